@@ -1,0 +1,151 @@
+//! AIMD with a delay trigger (paper 001 §2.1-2.2; the delay-triggered variant of §3.1 is the same
+//! controller with a lower `rtt_threshold_ms`).
+//!
+//! Each ACK grows the window by `additive_increase / cwnd` (so `additive_increase` packets per RTT);
+//! an RTT sample above `rtt_threshold_ms` or a lost packet multiplies it by `decrease_factor`, at most
+//! once per round trip.
+
+use ccscope_core::{Dur, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::common::DecreaseGuard;
+use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::{AckEvent, Controller, LossEvent};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Initial window in packets (paper 001 §2.2: 2).
+    pub initial_window: f64,
+    /// Packets added per round trip (paper 001 §2.2, Table 2: 2).
+    pub additive_increase: f64,
+    /// Window multiplier on congestion (paper 001 §2.2, Table 2: 0.4).
+    pub decrease_factor: f64,
+    /// RTT above which the window is decreased (paper 001 §2.2: 210 ms; §3.1 tuned: 100 ms).
+    pub rtt_threshold_ms: f64,
+    /// Decrease on packet loss too.
+    pub decrease_on_loss: bool,
+    /// Smallest window in packets.
+    pub min_window: f64,
+    /// No-ACK time before a packet is sent anyway.
+    pub timeout_ms: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            initial_window: 2.0,
+            additive_increase: 2.0,
+            decrease_factor: 0.4,
+            rtt_threshold_ms: 210.0,
+            decrease_on_loss: true,
+            min_window: 1.0,
+            timeout_ms: 1000.0,
+        }
+    }
+}
+
+impl crate::registry::Params for Params {
+    const SPEC: &'static [ParamSpec] = &[
+        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (paper 001 §2.2: 2)" },
+        ParamSpec { name: "additive_increase", unit: "packets/RTT", doc: "additive increase per RTT (paper 001 Table 2: 2)" },
+        ParamSpec { name: "decrease_factor", unit: "ratio", doc: "multiplicative decrease (paper 001 Table 2: 0.4)" },
+        ParamSpec { name: "rtt_threshold_ms", unit: "ms", doc: "decrease when an RTT exceeds this (paper 001 §2.2: 210; §3.1: 100)" },
+        ParamSpec { name: "decrease_on_loss", unit: "bool", doc: "also decrease on a lost packet" },
+        ParamSpec { name: "min_window", unit: "packets", doc: "window floor" },
+        ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before a packet is sent anyway" },
+    ];
+    fn validate(&self) -> Result<(), ParamError> {
+        check_window_params(self.initial_window, self.min_window, self.timeout_ms, self.rtt_threshold_ms)?;
+        if !(self.additive_increase >= 0.0) {
+            return Err(invalid("additive_increase", "must be >= 0"));
+        }
+        if !(self.decrease_factor > 0.0 && self.decrease_factor <= 1.0) {
+            return Err(invalid("decrease_factor", "must be in (0, 1]"));
+        }
+        Ok(())
+    }
+}
+
+/// Range checks shared by the window-based delay-triggered controllers.
+pub(crate) fn check_window_params(initial: f64, min: f64, timeout_ms: f64, threshold_ms: f64) -> Result<(), ParamError> {
+    if !(initial >= 0.0) {
+        return Err(invalid("initial_window", "must be >= 0"));
+    }
+    if !(min >= 0.0) {
+        return Err(invalid("min_window", "must be >= 0"));
+    }
+    if !(timeout_ms > 0.0) {
+        return Err(invalid("timeout_ms", "must be > 0"));
+    }
+    if !(threshold_ms > 0.0) {
+        return Err(invalid("rtt_threshold_ms", "must be > 0"));
+    }
+    Ok(())
+}
+
+#[derive(Debug)]
+pub struct Aimd {
+    p: Params,
+    cwnd: f64,
+    guard: DecreaseGuard,
+}
+
+impl Aimd {
+    pub fn new(p: Params) -> Self {
+        let cwnd = p.initial_window.max(p.min_window);
+        Aimd { p, cwnd, guard: DecreaseGuard::default() }
+    }
+
+    fn decrease(&mut self, now: Time, send_time: Time) {
+        if self.guard.may_decrease(send_time) {
+            self.cwnd = (self.cwnd * self.p.decrease_factor).max(self.p.min_window);
+            self.guard.decreased(now);
+        }
+    }
+}
+
+impl Controller for Aimd {
+    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+        if ev.rtt.as_ms_f64() > self.p.rtt_threshold_ms {
+            self.decrease(now, ev.send_time);
+        } else {
+            // Paper 001 §2.1: additive increase, spread over the ACKs of one window.
+            self.cwnd += self.p.additive_increase / self.cwnd.max(1.0);
+        }
+    }
+    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
+        if self.p.decrease_on_loss {
+            self.decrease(now, ev.send_time);
+        }
+    }
+    fn cwnd(&self) -> u32 {
+        self.cwnd as u32
+    }
+    fn timeout(&self) -> Dur {
+        Dur::from_ms_f64(self.p.timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Script;
+
+    #[test]
+    fn grows_by_additive_increase_per_window_of_acks() {
+        let mut s = Script::new(Aimd::new(Params { initial_window: 10.0, ..Default::default() }));
+        s.fill_window();
+        s.ack_all(Dur::from_ms(50));
+        // 10 ACKs at w ~ 10..12: w grows by ~2 over one window.
+        assert!((s.cc.cwnd - 11.84).abs() < 0.05, "cwnd {}", s.cc.cwnd);
+    }
+
+    #[test]
+    fn high_rtt_decreases_once_per_round_trip() {
+        let mut s = Script::new(Aimd::new(Params { initial_window: 10.0, ..Default::default() }));
+        s.fill_window();
+        s.ack_all(Dur::from_ms(300));
+        assert_eq!(s.cc.cwnd, 4.0);
+    }
+}

@@ -1,0 +1,108 @@
+//! ccscope-cc: congestion controllers as sans-IO state machines.
+//!
+//! A controller never reads a clock or touches a socket: the endpoint passes `now` and an event
+//! struct into a handler and reads the decisions (`cwnd`, `pacing_rate`, `next_timer`) back. The
+//! same object therefore drives the simulator and, later, real UDP sockets.
+
+pub mod common;
+pub mod registry;
+
+pub mod aiad;
+pub mod aimd;
+pub mod fixed;
+pub mod mimd;
+pub mod queue_gradient;
+pub mod timely;
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+pub use registry::{build, describe, ParamError, ParamSpec, CONTROLLERS};
+
+use ccscope_core::{Bandwidth, Dur, Time};
+
+/// A packet left the sender.
+#[derive(Clone, Copy, Debug)]
+pub struct SendEvent {
+    pub seq: u64,
+    pub bytes: u32,
+    /// Packets in flight after this one was sent.
+    pub in_flight: u32,
+    /// Sent because the flow's timeout fired rather than because the window was open.
+    pub after_timeout: bool,
+}
+
+/// An acknowledgement reached the sender. The receiver ACKs every packet.
+#[derive(Clone, Copy, Debug)]
+pub struct AckEvent {
+    /// Sequence number of the packet this ACK acknowledges.
+    pub seq: u64,
+    pub bytes: u32,
+    /// When the acknowledged packet was sent (sender clock).
+    pub send_time: Time,
+    /// When the receiver got it (the simulator shares one clock; real sockets would not).
+    pub recv_time: Time,
+    /// now - send_time.
+    pub rtt: Dur,
+    /// Packets still in flight after this ACK (and any losses it revealed).
+    pub in_flight: u32,
+    /// Highest sequence number sent so far.
+    pub last_sent_seq: u64,
+    /// The value `on_send` returned for this packet.
+    pub tag: u64,
+}
+
+/// Why a packet was declared lost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossCause {
+    /// Three later packets were acknowledged first (RFC 9002 §6.1.1 packet threshold).
+    Reordering,
+    /// The flow's timeout expired with the packet unacknowledged.
+    Timeout,
+}
+
+/// A packet was declared lost.
+#[derive(Clone, Copy, Debug)]
+pub struct LossEvent {
+    pub seq: u64,
+    pub bytes: u32,
+    pub send_time: Time,
+    pub in_flight: u32,
+    pub cause: LossCause,
+    pub tag: u64,
+}
+
+/// A congestion controller. Handlers get `now`; decisions are read back after every event.
+pub trait Controller: Send {
+    /// A packet was sent; the returned tag is handed back with its ACK or loss.
+    fn on_send(&mut self, _now: Time, _ev: &SendEvent) -> u64 {
+        0
+    }
+    fn on_ack(&mut self, now: Time, ev: &AckEvent);
+    fn on_loss(&mut self, _now: Time, _ev: &LossEvent) {}
+    /// No ACK arrived for `timeout()`; the sender will send one packet regardless of the window.
+    fn on_timeout(&mut self, _now: Time) {}
+    /// The time asked for by `next_timer` has come.
+    fn on_timer(&mut self, _now: Time) {}
+    /// When the controller wants `on_timer`; `None` for never.
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+    /// Congestion window in packets: the sender keeps at most this many in flight.
+    fn cwnd(&self) -> u32;
+    /// Optional pacing rate; `None` sends as fast as the window allows.
+    fn pacing_rate(&self) -> Option<Bandwidth> {
+        None
+    }
+    /// How long without an ACK before `on_timeout` (datagrump's `timeout_ms`).
+    fn timeout(&self) -> Dur {
+        Dur::from_ms(1000)
+    }
+    /// A short name of the controller's current state, for logs and plots.
+    fn state_name(&self) -> &'static str {
+        "run"
+    }
+}
+
+/// Any controller, boxed: the built-ins and ones written in Python share this type.
+pub type AnyController = Box<dyn Controller>;

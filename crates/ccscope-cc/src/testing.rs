@@ -1,0 +1,85 @@
+//! A scripted sender for unit tests: `send`, `ack`, `lose`, `advance`, so each test reads as a scenario.
+
+use std::collections::VecDeque;
+
+use ccscope_core::{Dur, Time};
+
+use crate::{AckEvent, Controller, LossCause, LossEvent, SendEvent};
+
+pub struct Script<C: Controller> {
+    pub cc: C,
+    pub now: Time,
+    next_seq: u64,
+    /// (seq, send time, tag) of packets in flight, oldest first.
+    pub in_flight: VecDeque<(u64, Time, u64)>,
+    pub bytes: u32,
+}
+
+impl<C: Controller> Script<C> {
+    pub fn new(cc: C) -> Self {
+        Script { cc, now: Time::ZERO, next_seq: 0, in_flight: VecDeque::new(), bytes: 1500 }
+    }
+
+    pub fn advance(&mut self, d: Dur) {
+        self.now += d;
+        while let Some(t) = self.cc.next_timer() {
+            if t > self.now {
+                break;
+            }
+            self.cc.on_timer(self.now);
+        }
+    }
+
+    pub fn send(&mut self, n: usize) {
+        for _ in 0..n {
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let ev = SendEvent { seq, bytes: self.bytes, in_flight: self.in_flight.len() as u32 + 1, after_timeout: false };
+            let tag = self.cc.on_send(self.now, &ev);
+            self.in_flight.push_back((seq, self.now, tag));
+        }
+    }
+
+    /// Send until the window is full.
+    pub fn fill_window(&mut self) {
+        let cwnd = self.cc.cwnd() as usize;
+        let n = cwnd.saturating_sub(self.in_flight.len());
+        self.send(n);
+    }
+
+    /// ACK the oldest packet in flight, `rtt` after it was sent (the clock moves to that time).
+    pub fn ack_oldest(&mut self, rtt: Dur) -> bool {
+        let Some((seq, sent, tag)) = self.in_flight.pop_front() else { return false };
+        if sent + rtt > self.now {
+            self.now = sent + rtt;
+        }
+        let ev = AckEvent {
+            seq,
+            bytes: self.bytes,
+            send_time: sent,
+            recv_time: sent + Dur(rtt.as_ns() / 2),
+            rtt,
+            in_flight: self.in_flight.len() as u32,
+            last_sent_seq: self.next_seq.saturating_sub(1),
+            tag,
+        };
+        self.cc.on_ack(self.now, &ev);
+        true
+    }
+
+    /// ACK everything in flight (not what those ACKs let the sender send).
+    pub fn ack_all(&mut self, rtt: Dur) {
+        let n = self.in_flight.len();
+        for _ in 0..n {
+            self.ack_oldest(rtt);
+        }
+    }
+
+    /// Declare the oldest packet lost.
+    pub fn lose_oldest(&mut self, cause: LossCause) -> bool {
+        let Some((seq, sent, tag)) = self.in_flight.pop_front() else { return false };
+        let ev = LossEvent { seq, bytes: self.bytes, send_time: sent, in_flight: self.in_flight.len() as u32, cause, tag };
+        self.cc.on_loss(self.now, &ev);
+        true
+    }
+}

@@ -1,0 +1,13 @@
+//! ccscope-core: integer time, units, the event queue and streaming statistics.
+//!
+//! Everything here is deterministic and allocation-free on the hot path once warmed up.
+
+pub mod event_queue;
+pub mod hist;
+pub mod time;
+pub mod units;
+
+pub use event_queue::{EventQueue, Phase};
+pub use hist::{IntHistogram, LogHistogram};
+pub use time::{Dur, Time};
+pub use units::Bandwidth;
