@@ -32,12 +32,16 @@ impl<C: Controller> Script<C> {
 
     pub fn send(&mut self, n: usize) {
         for _ in 0..n {
-            let seq = self.next_seq;
-            self.next_seq += 1;
-            let ev = SendEvent { seq, bytes: self.bytes, in_flight: self.in_flight.len() as u32 + 1, after_timeout: false };
-            let tag = self.cc.on_send(self.now, &ev);
-            self.in_flight.push_back((seq, self.now, tag));
+            self.send_one(false);
         }
+    }
+
+    fn send_one(&mut self, after_timeout: bool) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let ev = SendEvent { seq, bytes: self.bytes, in_flight: self.in_flight.len() as u32 + 1, after_timeout };
+        let tag = self.cc.on_send(self.now, &ev);
+        self.in_flight.push_back((seq, self.now, tag));
     }
 
     /// Send until the window is full.
@@ -75,6 +79,23 @@ impl<C: Controller> Script<C> {
         }
     }
 
+    /// The flow's timeout fired: tell the controller, then send one packet regardless of the window.
+    pub fn timeout(&mut self) {
+        self.cc.on_timeout(self.now);
+        self.send_one(true);
+    }
+
+    /// Send one packet and ACK the oldest in flight `rtt` after it was sent.
+    pub fn send_and_ack(&mut self, rtt: Dur) {
+        self.send(1);
+        self.ack_oldest(rtt);
+    }
+
+    /// Packets sent so far.
+    pub fn sent(&self) -> u64 {
+        self.next_seq
+    }
+
     /// Declare the oldest packet lost.
     pub fn lose_oldest(&mut self, cause: LossCause) -> bool {
         let Some((seq, sent, tag)) = self.in_flight.pop_front() else { return false };
@@ -82,4 +103,11 @@ impl<C: Controller> Script<C> {
         self.cc.on_loss(self.now, &ev);
         true
     }
+}
+
+/// Assert two floats agree to 1e-9 (relative for large values): hand-worked numbers are rounded by f64.
+#[track_caller]
+pub fn assert_close(actual: f64, expected: f64) {
+    let tol = 1e-9 * expected.abs().max(1.0);
+    assert!((actual - expected).abs() <= tol, "got {actual}, expected {expected}");
 }

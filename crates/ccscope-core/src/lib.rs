@@ -4,6 +4,7 @@
 
 pub mod event_queue;
 pub mod hist;
+pub mod rng;
 pub mod time;
 pub mod units;
 

@@ -1,0 +1,328 @@
+//! A link: random loss, then a queue, then a serializer that is either a constant rate or a Mahimahi
+//! trace of delivery opportunities.
+//!
+//! Trace semantics follow Mahimahi's `LinkQueue::rationalize`: every opportunity carries
+//! `MAHIMAHI_MTU` bytes; a packet larger than what is left of an opportunity keeps its remaining
+//! bytes for the next one; bytes an opportunity cannot use are wasted. An opportunity at time t
+//! serves packets that arrived at or before t (the link's service runs in the `Late` phase).
+
+use std::sync::Arc;
+
+use ccscope_core::{Bandwidth, Dur, Time};
+
+use crate::loss::LossModel;
+use crate::queue::AnyQueue;
+use crate::trace::{Trace, TraceCursor, MAHIMAHI_MTU};
+use crate::Packet;
+
+/// How a link serializes packets.
+#[derive(Clone, Debug)]
+pub enum Service {
+    Constant(Bandwidth),
+    Trace { trace: Arc<Trace>, once: bool },
+}
+
+#[derive(Debug)]
+enum Serializer {
+    Constant(Bandwidth),
+    Trace(TraceCursor),
+}
+
+/// Delivery capacity offered by the link, binned for time series.
+#[derive(Debug, Default)]
+pub struct Capacity {
+    pub total_bytes: u64,
+    pub bin_ns: u64,
+    pub bins: Vec<u64>,
+    /// Opportunity times (ms) not yet written to a packet log; `None` when no log is kept.
+    pub pending_log: Option<Vec<u64>>,
+}
+
+impl Capacity {
+    #[inline]
+    fn record(&mut self, t: Time, bytes: u64) {
+        self.total_bytes += bytes;
+        let b = (t.as_ns() / self.bin_ns) as usize;
+        if b >= self.bins.len() {
+            self.bins.resize(b + 1, 0);
+        }
+        self.bins[b] += bytes;
+        if let Some(log) = &mut self.pending_log {
+            log.push(t.as_ms_floor());
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Link {
+    pub queue: AnyQueue,
+    loss: LossModel,
+    ser: Serializer,
+    /// The packet on the wire and the bytes of it not yet sent.
+    in_transit: Option<(Packet, u32)>,
+    /// A service event is pending.
+    busy: bool,
+    pub capacity: Capacity,
+}
+
+impl Link {
+    pub fn new(service: &Service, queue: AnyQueue, loss: LossModel, bin: Dur, log_opportunities: bool) -> Link {
+        let ser = match service {
+            Service::Constant(r) => Serializer::Constant(*r),
+            Service::Trace { trace, once } => Serializer::Trace(TraceCursor::new(trace.clone(), *once)),
+        };
+        let capacity = Capacity {
+            bin_ns: bin.as_ns().max(1),
+            pending_log: log_opportunities.then(Vec::new),
+            ..Default::default()
+        };
+        Link { queue, loss, ser, in_transit: None, busy: false, capacity }
+    }
+
+    /// Packets and bytes held by the link (queued or on the wire).
+    pub fn backlog(&self) -> (u64, u64) {
+        let (p, b) = (self.queue.packets(), self.queue.bytes());
+        match self.in_transit {
+            Some((pkt, _)) => (p + 1, b + pkt.bytes as u64),
+            None => (p, b),
+        }
+    }
+
+    /// A packet reaches the link at `now`. Returns the time of a service event to schedule (phase
+    /// `Late`) if the link was idle. Lost or dropped packets are pushed onto `drops`.
+    #[inline]
+    pub fn arrive(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Packet>) -> Option<Time> {
+        if self.loss.drops() {
+            drops.push(pkt);
+            return None;
+        }
+        self.queue.enqueue(pkt, now, drops);
+        if self.busy || self.queue.is_empty() {
+            return None;
+        }
+        match &mut self.ser {
+            Serializer::Constant(rate) => {
+                let p = self.queue.dequeue(now, drops)?;
+                let done = now + rate.tx_time(p.bytes as u64);
+                self.in_transit = Some((p, 0));
+                self.busy = true;
+                Some(done)
+            }
+            Serializer::Trace(cur) => {
+                // Opportunities that passed while the queue was empty were wasted.
+                while let Some(t) = cur.peek() {
+                    if t >= now {
+                        break;
+                    }
+                    self.capacity.record(t, MAHIMAHI_MTU as u64);
+                    cur.advance();
+                }
+                let next = cur.peek()?;
+                self.busy = true;
+                Some(next)
+            }
+        }
+    }
+
+    /// The scheduled service event fires at `now`: departures are pushed onto `out` in order.
+    /// Returns the time of the next service event, if the link still has work.
+    #[inline]
+    pub fn service(&mut self, now: Time, out: &mut Vec<Packet>, drops: &mut Vec<Packet>) -> Option<Time> {
+        debug_assert!(self.busy);
+        match &mut self.ser {
+            Serializer::Constant(rate) => {
+                if let Some((p, _)) = self.in_transit.take() {
+                    out.push(p);
+                }
+                match self.queue.dequeue(now, drops) {
+                    Some(p) => {
+                        let done = now + rate.tx_time(p.bytes as u64);
+                        self.in_transit = Some((p, 0));
+                        Some(done)
+                    }
+                    None => {
+                        self.busy = false;
+                        None
+                    }
+                }
+            }
+            Serializer::Trace(cur) => {
+                // Mahimahi rationalize(): use every opportunity due by now.
+                while let Some(t) = cur.peek() {
+                    if t > now {
+                        break;
+                    }
+                    self.capacity.record(t, MAHIMAHI_MTU as u64);
+                    cur.advance();
+                    let mut left = MAHIMAHI_MTU;
+                    while left > 0 {
+                        if self.in_transit.is_none() {
+                            match self.queue.dequeue(now, drops) {
+                                Some(p) => self.in_transit = Some((p, p.bytes)),
+                                None => break,
+                            }
+                        }
+                        let (p, rem) = self.in_transit.as_mut().expect("set above");
+                        let used = left.min(*rem);
+                        *rem -= used;
+                        left -= used;
+                        if *rem == 0 {
+                            out.push(*p);
+                            self.in_transit = None;
+                        }
+                    }
+                }
+                if self.in_transit.is_some() || !self.queue.is_empty() {
+                    if let Some(next) = cur.peek() {
+                        return Some(next);
+                    }
+                }
+                self.busy = false;
+                None
+            }
+        }
+    }
+
+    /// Account the capacity offered up to (not including) `end`, for a run that stops there.
+    pub fn finish(&mut self, end: Time) {
+        match &mut self.ser {
+            Serializer::Constant(rate) => {
+                let bin = self.capacity.bin_ns;
+                let nbins = end.as_ns().div_ceil(bin) as usize;
+                self.capacity.bins.resize(nbins.max(self.capacity.bins.len()), 0);
+                let mut total = 0u64;
+                for (i, b) in self.capacity.bins.iter_mut().enumerate().take(nbins) {
+                    let lo = i as u64 * bin;
+                    let hi = ((i as u64 + 1) * bin).min(end.as_ns());
+                    *b = (rate.bps() as u128 * (hi - lo) as u128 / 8 / 1_000_000_000) as u64;
+                    total += *b;
+                }
+                self.capacity.total_bytes = total;
+            }
+            Serializer::Trace(cur) => {
+                if !self.busy {
+                    while let Some(t) = cur.peek() {
+                        if t >= end {
+                            break;
+                        }
+                        self.capacity.record(t, MAHIMAHI_MTU as u64);
+                        cur.advance();
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn is_trace(&self) -> bool {
+        matches!(self.ser, Serializer::Trace(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::loss::LossConfig;
+    use crate::queue::QueueConfig;
+    use ccscope_core::rng::stream;
+
+    fn trace_link(ms: Vec<u64>, once: bool) -> Link {
+        let svc = Service::Trace { trace: Arc::new(Trace::from_ms(ms).unwrap()), once };
+        let q = AnyQueue::new(&QueueConfig::Infinite, stream(0, 0), Bandwidth(0));
+        Link::new(&svc, q, LossModel::new(LossConfig::None, stream(0, 1)), Dur::from_ms(1), false)
+    }
+
+    /// Drive a link by hand: arrivals at given times, returns (departure ms, seq).
+    fn run(link: &mut Link, arrivals: &[(u64, u32)], until_ms: u64) -> Vec<(u64, u64)> {
+        let mut next: Option<Time> = None;
+        let mut out = Vec::new();
+        let mut drops = Vec::new();
+        let mut deps = Vec::new();
+        let mut ai = 0;
+        loop {
+            let na = arrivals.get(ai).map(|a| Time::from_ms(a.0));
+            // Arrivals at the same instant come before the link's (late-phase) service.
+            match (na, next) {
+                (Some(a), s) if s.is_none_or(|s| a <= s) => {
+                    if a > Time::from_ms(until_ms) { break; }
+                    let p = Packet::data(0, ai as u64, arrivals[ai].1, a);
+                    ai += 1;
+                    if let Some(t) = link.arrive(p, a, &mut drops) { next = Some(t); }
+                }
+                (_, Some(s)) => {
+                    if s > Time::from_ms(until_ms) { break; }
+                    next = link.service(s, &mut out, &mut drops);
+                    deps.extend(out.drain(..).map(|p| (s.as_ms_floor(), p.seq)));
+                }
+                _ => break,
+            }
+        }
+        deps
+    }
+
+    #[test]
+    fn a_full_size_packet_uses_one_opportunity() {
+        let mut l = trace_link(vec![5, 10], false);
+        assert_eq!(run(&mut l, &[(0, 1504), (0, 1504), (0, 1504)], 100), [(5, 0), (10, 1), (15, 2)]);
+    }
+
+    #[test]
+    fn a_packet_arriving_at_an_opportunity_instant_uses_it() {
+        let mut l = trace_link(vec![5, 10], false);
+        assert_eq!(run(&mut l, &[(5, 100)], 100), [(5, 0)]);
+    }
+
+    #[test]
+    fn small_packets_share_an_opportunity_and_leftover_bytes_are_wasted() {
+        // 1504 B = 3 x 500 B + 4 B wasted; the fourth waits for the next opportunity.
+        let mut l = trace_link(vec![10, 20], false);
+        assert_eq!(run(&mut l, &[(0, 500), (0, 500), (0, 500), (0, 500)], 100), [(10, 0), (10, 1), (10, 2), (20, 3)]);
+    }
+
+    #[test]
+    fn bytes_that_do_not_fit_carry_over_to_the_next_opportunity() {
+        // The second packet sends 504 B at t=1 and its last 496 B at t=2, leaving room for the third.
+        let mut l = trace_link(vec![1, 2, 3], false);
+        assert_eq!(run(&mut l, &[(0, 1000), (0, 1000), (0, 1000)], 100), [(1, 0), (2, 1), (2, 2)]);
+        let mut l = trace_link(vec![1, 2, 3], false);
+        // 2000 B needs two opportunities (1504 + 496); the next packet fits in the 1008 B left.
+        assert_eq!(run(&mut l, &[(0, 2000), (0, 1000)], 100), [(2, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn repeated_timestamps_are_several_opportunities_in_one_millisecond() {
+        let mut l = trace_link(vec![4, 4, 4, 8], false);
+        assert_eq!(run(&mut l, &[(0, 1504), (0, 1504), (0, 1504), (0, 1504)], 100), [(4, 0), (4, 1), (4, 2), (8, 3)]);
+    }
+
+    #[test]
+    fn the_trace_loops_and_once_stops_it() {
+        let mut l = trace_link(vec![3, 6], false);
+        let arr: Vec<_> = (0..5).map(|_| (0, 1504)).collect();
+        assert_eq!(run(&mut l, &arr, 100), [(3, 0), (6, 1), (9, 2), (12, 3), (15, 4)]);
+        let mut l = trace_link(vec![3, 6], true);
+        assert_eq!(run(&mut l, &arr, 100), [(3, 0), (6, 1)]);
+        assert_eq!(l.backlog().0, 3);
+    }
+
+    #[test]
+    fn idle_opportunities_are_counted_as_capacity_but_not_used() {
+        let mut l = trace_link(vec![1, 2, 3, 4], false);
+        // Arrives at 2.5 ms: opportunities 1 and 2 are gone; it leaves at 3.
+        let svc = run(&mut l, &[], 0);
+        assert!(svc.is_empty());
+        let mut drops = Vec::new();
+        let t = l.arrive(Packet::data(0, 0, 1504, Time(2_500_000)), Time(2_500_000), &mut drops);
+        assert_eq!(t, Some(Time::from_ms(3)));
+        assert_eq!(l.capacity.total_bytes, 2 * 1504);
+        l.finish(Time::from_ms(3));
+        assert_eq!(l.capacity.total_bytes, 2 * 1504);
+    }
+
+    #[test]
+    fn constant_rate_serializes_back_to_back() {
+        let q = AnyQueue::new(&QueueConfig::Infinite, stream(0, 0), Bandwidth(0));
+        let mut l = Link::new(&Service::Constant(Bandwidth::from_mbps(12.0)), q, LossModel::new(LossConfig::None, stream(0, 1)), Dur::from_ms(1), false);
+        let arr: Vec<_> = (0..3).map(|_| (0, 1500)).collect();
+        assert_eq!(run(&mut l, &arr, 100), [(1, 0), (2, 1), (3, 2)]);
+    }
+}

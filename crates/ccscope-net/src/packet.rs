@@ -1,0 +1,31 @@
+//! The packet: a small `Copy` record; payload bytes are never materialised.
+
+use ccscope_core::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketKind {
+    Data,
+    Ack,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    pub flow: u32,
+    pub kind: PacketKind,
+    /// Size on the wire (IP packet), the unit links and queues account in.
+    pub bytes: u32,
+    /// Data: its sequence number. Ack: the sequence number acknowledged.
+    pub seq: u64,
+    /// When the data packet left its sender (echoed in the ACK).
+    pub sent: Time,
+    /// Ack: when the receiver got the data packet.
+    pub recv: Time,
+    /// When it entered the queue it is in now (set by the link).
+    pub enqueued: Time,
+}
+
+impl Packet {
+    pub fn data(flow: u32, seq: u64, bytes: u32, sent: Time) -> Packet {
+        Packet { flow, kind: PacketKind::Data, bytes, seq, sent, recv: Time::ZERO, enqueued: sent }
+    }
+}
