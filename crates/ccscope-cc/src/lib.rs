@@ -4,6 +4,9 @@
 //! struct into a handler and reads the decisions (`cwnd`, `pacing_rate`, `next_timer`) back. The
 //! same object therefore drives the simulator and, later, real UDP sockets.
 
+// Parameter checks read `!(x >= lo)` on purpose: a NaN fails them, where `x < lo` would let it through.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 pub mod common;
 pub mod registry;
 
@@ -14,6 +17,8 @@ pub mod mimd;
 pub mod queue_gradient;
 pub mod timely;
 
+#[cfg(test)]
+mod properties;
 #[cfg(test)]
 pub(crate) mod testing;
 
@@ -106,3 +111,37 @@ pub trait Controller: Send {
 
 /// Any controller, boxed: the built-ins and ones written in Python share this type.
 pub type AnyController = Box<dyn Controller>;
+
+/// A boxed controller is a controller, so generic drivers (the test script, endpoints) take either.
+impl<C: Controller + ?Sized> Controller for Box<C> {
+    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
+        (**self).on_send(now, ev)
+    }
+    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+        (**self).on_ack(now, ev)
+    }
+    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
+        (**self).on_loss(now, ev)
+    }
+    fn on_timeout(&mut self, now: Time) {
+        (**self).on_timeout(now)
+    }
+    fn on_timer(&mut self, now: Time) {
+        (**self).on_timer(now)
+    }
+    fn next_timer(&self) -> Option<Time> {
+        (**self).next_timer()
+    }
+    fn cwnd(&self) -> u32 {
+        (**self).cwnd()
+    }
+    fn pacing_rate(&self) -> Option<Bandwidth> {
+        (**self).pacing_rate()
+    }
+    fn timeout(&self) -> Dur {
+        (**self).timeout()
+    }
+    fn state_name(&self) -> &'static str {
+        (**self).state_name()
+    }
+}

@@ -129,3 +129,105 @@ pub fn describe(name: &str) -> Result<Vec<(String, String, String, String)>, Par
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> toml::Table {
+        text.parse().expect("test TOML parses")
+    }
+
+    fn build_err(name: &str, params: &str) -> ParamError {
+        build(name, &table(params)).err().expect("build should fail")
+    }
+
+    #[test]
+    fn every_controller_builds_with_its_defaults() {
+        for info in CONTROLLERS {
+            assert!((info.build)(&toml::Table::new()).is_ok(), "{}", info.name);
+            assert!(build(info.name, &(info.defaults)()).is_ok(), "{} rejects its own defaults", info.name);
+        }
+    }
+
+    #[test]
+    fn every_spec_entry_has_a_default_and_every_default_a_spec_entry() {
+        for info in CONTROLLERS {
+            let defaults = (info.defaults)();
+            let mut spec: Vec<&str> = info.params.iter().map(|s| s.name).collect();
+            let mut keys: Vec<&str> = defaults.keys().map(String::as_str).collect();
+            spec.sort_unstable();
+            keys.sort_unstable();
+            assert_eq!(spec, keys, "{}", info.name);
+        }
+    }
+
+    #[test]
+    fn unknown_controller_error_lists_the_known_names() {
+        let e = build_err("cubic", "");
+        let ParamError::UnknownController { name, known } = &e else { panic!("{e:?}") };
+        assert_eq!(name, "cubic");
+        for info in CONTROLLERS {
+            assert!(known.split(", ").any(|k| k == info.name), "{known} lacks {}", info.name);
+        }
+        assert_eq!(e.key(), None);
+    }
+
+    #[test]
+    fn unknown_parameter_error_names_the_key() {
+        let e = build_err("timely", "gamma = 0.5");
+        let ParamError::UnknownParam { controller, key, known } = &e else { panic!("{e:?}") };
+        assert_eq!((controller.as_str(), key.as_str()), ("timely", "gamma"));
+        assert!(known.contains("alpha") && known.contains("t_high_ms"), "{known}");
+        assert_eq!(e.key(), Some("gamma"));
+    }
+
+    #[test]
+    fn wrong_type_is_invalid_for_that_key() {
+        let e = build_err("fixed", "window = \"x\"");
+        assert!(matches!(&e, ParamError::Invalid { key, .. } if key == "window"), "{e:?}");
+        // The other keys parse; the error still points at the bad one.
+        let e = build_err("aimd", "additive_increase = 1.0\ndecrease_on_loss = 3");
+        assert_eq!(e.key(), Some("decrease_on_loss"));
+    }
+
+    #[test]
+    fn validate_failure_is_invalid_for_that_key() {
+        let e = build_err("aimd", "decrease_factor = 1.5");
+        assert!(matches!(&e, ParamError::Invalid { key, .. } if key == "decrease_factor"), "{e:?}");
+        assert_eq!(build_err("timely", "t_low_ms = 200.0").key(), Some("t_high_ms"));
+        assert_eq!(build_err("mimd", "increase_factor = 0.5").key(), Some("increase_factor"));
+        assert_eq!(build_err("aiad", "additive_decrease = -1.0").key(), Some("additive_decrease"));
+        assert_eq!(build_err("queue_gradient", "beta = 2.0").key(), Some("beta"));
+    }
+
+    #[test]
+    fn overrides_reach_the_controller() {
+        let cc = build("fixed", &table("window = 7")).expect("builds");
+        assert_eq!(cc.cwnd(), 7);
+        let cc = build("timely", &table("initial_rate = 20.0")).expect("builds");
+        assert_eq!(cc.cwnd(), 20);
+    }
+
+    #[test]
+    fn describe_timely_lists_every_param_with_its_default() {
+        let rows = describe("timely").expect("timely is registered");
+        let expected = [
+            ("alpha", "0.8"),
+            ("beta", "0.3"),
+            ("delta", "0.25"),
+            ("t_low_ms", "60.0"),
+            ("t_high_ms", "150.0"),
+            ("min_rtt_ms", "50.0"),
+            ("initial_rate", "50.0"),
+            ("hai", "false"),
+            ("hai_threshold", "5"),
+            ("rate_floor", "1.0"),
+            ("max_window", "100000.0"),
+            ("timeout_ms", "1000.0"),
+        ];
+        let got: Vec<(&str, &str)> = rows.iter().map(|(n, d, _, _)| (n.as_str(), d.as_str())).collect();
+        assert_eq!(got, expected);
+        assert!(rows.iter().all(|(_, _, unit, doc)| !unit.is_empty() && !doc.is_empty()));
+    }
+}

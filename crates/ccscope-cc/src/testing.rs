@@ -91,11 +91,6 @@ impl<C: Controller> Script<C> {
         self.ack_oldest(rtt);
     }
 
-    /// Packets sent so far.
-    pub fn sent(&self) -> u64 {
-        self.next_seq
-    }
-
     /// Declare the oldest packet lost.
     pub fn lose_oldest(&mut self, cause: LossCause) -> bool {
         let Some((seq, sent, tag)) = self.in_flight.pop_front() else { return false };

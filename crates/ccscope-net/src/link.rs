@@ -34,6 +34,9 @@ pub struct Capacity {
     pub total_bytes: u64,
     pub bin_ns: u64,
     pub bins: Vec<u64>,
+    /// First and last opportunity (ms) accounted.
+    pub first_ms: Option<u64>,
+    pub last_ms: u64,
     /// Opportunity times (ms) not yet written to a packet log; `None` when no log is kept.
     pub pending_log: Option<Vec<u64>>,
 }
@@ -42,6 +45,9 @@ impl Capacity {
     #[inline]
     fn record(&mut self, t: Time, bytes: u64) {
         self.total_bytes += bytes;
+        let ms = t.as_ms_floor();
+        self.first_ms.get_or_insert(ms);
+        self.last_ms = self.last_ms.max(ms);
         let b = (t.as_ns() / self.bin_ns) as usize;
         if b >= self.bins.len() {
             self.bins.resize(b + 1, 0);
@@ -85,6 +91,14 @@ impl Link {
         match self.in_transit {
             Some((pkt, _)) => (p + 1, b + pkt.bytes as u64),
             None => (p, b),
+        }
+    }
+
+    /// Visit every packet held by the link (queued or on the wire).
+    pub fn for_each_packet(&self, mut f: impl FnMut(&Packet)) {
+        self.queue.for_each(&mut f);
+        if let Some((p, _)) = &self.in_transit {
+            f(p);
         }
     }
 

@@ -113,6 +113,10 @@ impl AnyQueue {
         self.fifo().q.is_empty()
     }
 
+    pub fn for_each(&self, f: &mut impl FnMut(&Packet)) {
+        self.fifo().q.iter().for_each(f);
+    }
+
     /// Offer `pkt` at `now`; dropped packets (the arrival or others) are pushed onto `drops`.
     #[inline]
     pub fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Packet>) {

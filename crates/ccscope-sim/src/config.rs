@@ -1,0 +1,1 @@
+pub fn load_scenario() {} pub struct ConfigError;

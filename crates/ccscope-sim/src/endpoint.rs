@@ -1,0 +1,221 @@
+//! Endpoints: a datagram sender driven by a controller, and a receiver that ACKs every packet.
+//!
+//! The sender keeps one record per outstanding packet in a ring indexed by sequence number, so an
+//! ACK finds its packet in O(1) and nothing is allocated per packet once the ring has grown.
+
+use std::collections::VecDeque;
+
+use ccscope_cc::{AckEvent, AnyController, LossCause, LossEvent, SendEvent};
+use ccscope_core::{Dur, Time};
+use ccscope_net::{Packet, PacketKind};
+
+/// RFC 9002 §6.1.1: a packet is lost once a packet this many sequence numbers later is ACKed.
+pub const PACKET_THRESHOLD: u64 = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    InFlight,
+    Acked,
+    Lost,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Outstanding {
+    sent: Time,
+    tag: u64,
+    state: State,
+}
+
+pub struct Sender {
+    pub flow: u32,
+    pub cc: AnyController,
+    pub packet_bytes: u32,
+    next_seq: u64,
+    /// Records for seqs base_seq.. ; the front is always InFlight (resolved ones are popped).
+    ring: VecDeque<Outstanding>,
+    base_seq: u64,
+    in_flight: u32,
+    pub active: bool,
+    /// Earliest time pacing allows the next packet.
+    next_send_at: Time,
+    /// A wake-up for pacing is scheduled at this time.
+    pub wake_at: Option<Time>,
+    /// Last time an ACK arrived (or the flow started), for the no-ACK timeout.
+    pub last_ack: Time,
+    /// A timeout check is scheduled at this time.
+    pub timeout_at: Option<Time>,
+    /// The controller timer currently scheduled, and its generation.
+    pub timer_at: Option<Time>,
+    pub timer_gen: u32,
+    pub sent: u64,
+    pub acked: u64,
+    pub lost: u64,
+    pub spurious: u64,
+}
+
+/// What a sender wants from the simulator after handling an event.
+#[derive(Default)]
+pub struct Wants {
+    /// Wake the sender at this time (pacing).
+    pub wake: Option<Time>,
+}
+
+impl Sender {
+    pub fn new(flow: u32, cc: AnyController, packet_bytes: u32) -> Sender {
+        Sender {
+            flow,
+            cc,
+            packet_bytes,
+            next_seq: 0,
+            ring: VecDeque::with_capacity(256),
+            base_seq: 0,
+            in_flight: 0,
+            active: false,
+            next_send_at: Time::ZERO,
+            wake_at: None,
+            last_ack: Time::ZERO,
+            timeout_at: None,
+            timer_at: None,
+            timer_gen: 0,
+            sent: 0,
+            acked: 0,
+            lost: 0,
+            spurious: 0,
+        }
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    fn send_one(&mut self, now: Time, after_timeout: bool, out: &mut Vec<Packet>) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.in_flight += 1;
+        self.sent += 1;
+        if self.ring.is_empty() {
+            self.base_seq = seq;
+        }
+        let ev = SendEvent { seq, bytes: self.packet_bytes, in_flight: self.in_flight, after_timeout };
+        let tag = self.cc.on_send(now, &ev);
+        debug_assert_eq!(self.base_seq + self.ring.len() as u64, seq);
+        self.ring.push_back(Outstanding { sent: now, tag, state: State::InFlight });
+        if let Some(rate) = self.cc.pacing_rate() {
+            self.next_send_at = now + rate.tx_time(self.packet_bytes as u64);
+        }
+        out.push(Packet::data(self.flow, seq, self.packet_bytes, now));
+    }
+
+    /// Send while the window and pacing allow. Returns a wake-up time if pacing holds packets back.
+    pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        while self.active && self.in_flight < self.cc.cwnd() {
+            if self.cc.pacing_rate().is_some() && now < self.next_send_at {
+                return Some(self.next_send_at);
+            }
+            self.send_one(now, false, out);
+        }
+        None
+    }
+
+    // Pop resolved records from the front so the front is the oldest packet in flight.
+    fn compact(&mut self) {
+        while let Some(o) = self.ring.front() {
+            if o.state == State::InFlight {
+                break;
+            }
+            self.ring.pop_front();
+            self.base_seq += 1;
+        }
+    }
+
+    fn declare_lost(&mut self, now: Time, idx: usize, cause: LossCause) {
+        let o = &mut self.ring[idx];
+        debug_assert_eq!(o.state, State::InFlight);
+        o.state = State::Lost;
+        self.in_flight -= 1;
+        self.lost += 1;
+        let ev = LossEvent {
+            seq: self.base_seq + idx as u64,
+            bytes: self.packet_bytes,
+            send_time: o.sent,
+            in_flight: self.in_flight,
+            cause,
+            tag: o.tag,
+        };
+        self.cc.on_loss(now, &ev);
+    }
+
+    /// An ACK for `ack.seq` arrived.
+    pub fn on_ack(&mut self, now: Time, ack: &Packet, out: &mut Vec<Packet>) -> Option<Time> {
+        debug_assert_eq!(ack.kind, PacketKind::Ack);
+        self.last_ack = now;
+        let Some(idx) = ack.seq.checked_sub(self.base_seq).map(|i| i as usize) else {
+            // Already resolved and compacted (declared lost earlier, then delivered late).
+            self.spurious += 1;
+            return self.try_send(now, out);
+        };
+        if idx >= self.ring.len() || self.ring[idx].state != State::InFlight {
+            self.spurious += 1;
+            return self.try_send(now, out);
+        }
+        self.ring[idx].state = State::Acked;
+        self.in_flight -= 1;
+        self.acked += 1;
+        let rec = self.ring[idx];
+        // Packet-threshold loss detection on everything sent PACKET_THRESHOLD before this one.
+        let mut i = 0;
+        while i < self.ring.len() && self.base_seq + (i as u64) + PACKET_THRESHOLD <= ack.seq {
+            if self.ring[i].state == State::InFlight {
+                self.declare_lost(now, i, LossCause::Reordering);
+            }
+            i += 1;
+        }
+        let ev = AckEvent {
+            seq: ack.seq,
+            bytes: self.packet_bytes,
+            send_time: rec.sent,
+            recv_time: ack.recv,
+            rtt: now - rec.sent,
+            in_flight: self.in_flight,
+            last_sent_seq: self.next_seq.saturating_sub(1),
+            tag: rec.tag,
+        };
+        self.cc.on_ack(now, &ev);
+        self.compact();
+        self.try_send(now, out)
+    }
+
+    /// No ACK for the controller's timeout: packets older than it are lost; send one packet anyway.
+    pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        let timeout = self.cc.timeout();
+        let mut i = 0;
+        while i < self.ring.len() && now.since(self.ring[i].sent) >= timeout {
+            if self.ring[i].state == State::InFlight {
+                self.declare_lost(now, i, LossCause::Timeout);
+            }
+            i += 1;
+        }
+        self.compact();
+        self.cc.on_timeout(now);
+        self.last_ack = now;
+        if self.active {
+            // datagrump: on timeout the sender transmits regardless of the window.
+            self.send_one(now, true, out);
+        }
+        self.try_send(now, out)
+    }
+
+    /// When the no-ACK timeout would fire, given the last ACK.
+    pub fn timeout_deadline(&self) -> Time {
+        self.last_ack + self.cc.timeout()
+    }
+
+    pub fn timeout(&self) -> Dur {
+        self.cc.timeout()
+    }
+}
+
+/// The receiver: turns every data packet into an ACK echoing its sequence number and send time.
+pub fn make_ack(data: &Packet, now: Time, ack_bytes: u32) -> Packet {
+    Packet { flow: data.flow, kind: PacketKind::Ack, bytes: ack_bytes, seq: data.seq, sent: data.sent, recv: now, enqueued: now }
+}

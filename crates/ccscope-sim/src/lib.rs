@@ -1,0 +1,13 @@
+//! ccscope-sim: scenarios, endpoints, the discrete-event loop and streaming metrics.
+
+pub mod config;
+pub mod endpoint;
+pub mod metrics;
+pub mod pktlog;
+pub mod scenario;
+pub mod sim;
+
+pub use config::{load_scenario, ConfigError};
+pub use metrics::{FlowSummary, RunResult, TimeBin};
+pub use scenario::{FlowSpec, LinkSpec, Scenario};
+pub use sim::{ControllerFactory, Simulation};
