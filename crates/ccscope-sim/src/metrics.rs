@@ -273,7 +273,7 @@ mod tests {
         let h = s.histogram();
         assert_eq!(h.count(), 11);
         assert_eq!(h.max(), Some(40));
-        assert_eq!(h.percentile(0.5), Some(11));
+        assert_eq!(h.percentile(0.5), Some(10));
         let r = reference(&deps);
         for q in [0.0, 0.1, 0.5, 0.9, 0.95, 1.0] {
             assert_eq!(h.percentile(q), r.percentile(q));
