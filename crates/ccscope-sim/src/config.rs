@@ -279,11 +279,25 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
     let Some(flows_item) = flows_item else {
         return Err(top.err("flows", "missing: a scenario needs at least one [[flows]] table"));
     };
-    let arr = flows_item.as_array_of_tables().ok_or_else(|| top.err("flows", "expected [[flows]] tables"))?;
+    // `[[flows]]` tables, or an inline array of tables (what TOML writers often emit).
+    let tables: Vec<(&dyn TableLike, Option<std::ops::Range<usize>>)> = if let Some(a) = flows_item.as_array_of_tables() {
+        a.iter().map(|t| (t as &dyn TableLike, t.span())).collect()
+    } else if let Some(a) = flows_item.as_array() {
+        let mut v = Vec::new();
+        for x in a.iter() {
+            match x.as_inline_table() {
+                Some(t) => v.push((t as &dyn TableLike, x.span())),
+                None => return Err(top.err("flows", "expected [[flows]] tables")),
+            }
+        }
+        v
+    } else {
+        return Err(top.err("flows", "expected [[flows]] tables"));
+    };
     let flow_values = values.get("flows").and_then(|v| v.as_array());
     let mut flows = Vec::new();
-    for (i, ft) in arr.iter().enumerate() {
-        let line = c.line_of(ft.span());
+    for (i, (ft, span)) in tables.into_iter().enumerate() {
+        let line = c.line_of(span);
         let mut t = Tbl { ctx: c, t: ft, path: format!("flows[{i}]"), line, used: Vec::new() };
         let fv = flow_values.and_then(|a| a.get(i)).and_then(|v| v.as_table());
         let (spec, count) = parse_flow(&mut t, fv)?;

@@ -1,5 +1,6 @@
 //! ccscope-sim: scenarios, endpoints, the discrete-event loop and streaming metrics.
 
+pub mod bench;
 pub mod config;
 pub mod endpoint;
 pub mod metrics;

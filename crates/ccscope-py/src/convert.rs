@@ -1,0 +1,161 @@
+//! Rust results to Python dicts and column buffers (the facade turns them into pandas/NumPy).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use ccscope_net::Service;
+use ccscope_sim::metrics::{FlowSummary, RunResult};
+use ccscope_sim::pktlog::PacketLog;
+use ccscope_sim::Scenario;
+
+pub fn toml_to_py(py: Python<'_>, v: &toml::Value) -> PyResult<PyObject> {
+    Ok(match v {
+        toml::Value::String(s) => s.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Integer(i) => i.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Boolean(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+        toml::Value::Datetime(d) => d.to_string().into_pyobject(py)?.into_any().unbind(),
+        toml::Value::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(toml_to_py(py, x)?)?;
+            }
+            l.into_any().unbind()
+        }
+        toml::Value::Table(t) => {
+            let d = PyDict::new(py);
+            for (k, x) in t {
+                d.set_item(k, toml_to_py(py, x)?)?;
+            }
+            d.into_any().unbind()
+        }
+    })
+}
+
+pub fn scenario_info<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("name", &sc.name)?;
+    d.set_item("seed", sc.seed)?;
+    d.set_item("duration_s", sc.duration.as_secs_f64())?;
+    d.set_item("flows", sc.flows.len())?;
+    d.set_item("controllers", sc.flows.iter().map(|f| f.controller.clone()).collect::<Vec<_>>())?;
+    let link = |s: &Service| match s {
+        Service::Constant(r) => format!("{} Mbit/s", r.as_mbps()),
+        Service::Trace { trace, once } => {
+            format!("trace {}{}", trace.path.display(), if *once { " (once)" } else { "" })
+        }
+    };
+    d.set_item("data_link", link(&sc.data_link.service))?;
+    d.set_item("ack_link", link(&sc.ack_link.service))?;
+    Ok(d)
+}
+
+fn summary<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("flow", f.flow.map(|x| x as i64).unwrap_or(-1))?;
+    d.set_item("controller", &f.controller)?;
+    d.set_item("sent", f.sent)?;
+    d.set_item("delivered", f.delivered)?;
+    d.set_item("dropped", f.dropped)?;
+    d.set_item("in_flight", f.in_flight)?;
+    d.set_item("declared_lost", f.declared_lost)?;
+    d.set_item("duration_s", f.duration_s)?;
+    d.set_item("throughput_mbps", f.throughput_mbps)?;
+    d.set_item("capacity_mbps", f.capacity_mbps)?;
+    d.set_item("utilization", f.utilization)?;
+    d.set_item("queue_delay_p95_ms", f.queue_delay_p95_ms)?;
+    d.set_item("queue_delay_mean_ms", f.queue_delay_mean_ms)?;
+    d.set_item("signal_delay_p95_ms", f.signal_delay_p95_ms)?;
+    d.set_item("one_way_delay_p95_ms", f.one_way_delay_p95_ms)?;
+    d.set_item("one_way_delay_mean_ms", f.one_way_delay_mean_ms)?;
+    d.set_item("loss_rate", f.loss_rate)?;
+    d.set_item("score", f.score)?;
+    d.set_item("log2_score", f.log2_score)?;
+    Ok(d)
+}
+
+fn bytes_of<'py, T: Copy>(py: Python<'py>, v: &[T], to: impl Fn(T) -> Vec<u8>) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(v.len() * std::mem::size_of::<T>());
+    for &x in v {
+        out.extend_from_slice(&to(x));
+    }
+    PyBytes::new(py, &out)
+}
+
+pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let total = summary(py, &r.total)?;
+    total.set_item("jain_index", r.jain_index)?;
+    total.set_item("events", r.events)?;
+    total.set_item("sim_end_s", r.sim_end_s)?;
+    let (s, dl, dr, inf) = r.acks;
+    total.set_item("acks_sent", s)?;
+    total.set_item("acks_delivered", dl)?;
+    total.set_item("acks_dropped", dr)?;
+    total.set_item("acks_in_flight", inf)?;
+    d.set_item("summary", total)?;
+    let flows = PyList::empty(py);
+    for f in &r.flows {
+        flows.append(summary(py, f)?)?;
+    }
+    d.set_item("flows", flows)?;
+
+    // Time series: one row per (flow, bin); flow -1 is the whole link.
+    let bin_s = r.bin_s;
+    let mbps = |bytes: u64| bytes as f64 * 8.0 / bin_s / 1e6;
+    let nbins = r.bins.iter().map(|b| b.len()).max().unwrap_or(0);
+    let mut cols: Vec<(&str, Vec<f64>)> = [
+        "time_s", "flow", "capacity_mbps", "ingress_mbps", "throughput_mbps", "delivered_mbps", "queue_delay_mean_ms",
+        "queue_delay_max_ms", "one_way_delay_mean_ms", "one_way_delay_max_ms", "drops", "cwnd",
+    ]
+    .iter()
+    .map(|n| (*n, Vec::with_capacity(nbins * r.bins.len())))
+    .collect();
+    let nflows = r.bins.len() - 1;
+    for (fi, bins) in r.bins.iter().enumerate() {
+        let flow = if fi == nflows { -1.0 } else { fi as f64 };
+        let mut last_cwnd = f64::NAN;
+        for i in 0..nbins {
+            let b = bins.get(i).copied().unwrap_or_default();
+            if b.cwnd > 0 {
+                last_cwnd = b.cwnd as f64;
+            }
+            let vals = [
+                i as f64 * bin_s,
+                flow,
+                if flow < 0.0 { mbps(b.capacity_bytes) } else { f64::NAN },
+                mbps(b.ingress_bytes),
+                mbps(b.departed_bytes),
+                mbps(b.delivered_bytes),
+                if b.departures > 0 { b.queue_delay_sum_ms as f64 / b.departures as f64 } else { f64::NAN },
+                if b.departures > 0 { b.queue_delay_max_ms as f64 } else { f64::NAN },
+                if b.deliveries > 0 { b.one_way_sum_ns as f64 / b.deliveries as f64 / 1e6 } else { f64::NAN },
+                if b.deliveries > 0 { b.one_way_max_ns as f64 / 1e6 } else { f64::NAN },
+                b.dropped as f64,
+                if flow < 0.0 { f64::NAN } else { last_cwnd },
+            ];
+            for (c, v) in cols.iter_mut().zip(vals) {
+                c.1.push(v);
+            }
+        }
+    }
+    let ts = PyDict::new(py);
+    for (name, v) in cols {
+        ts.set_item(name, bytes_of(py, &v, |x: f64| x.to_le_bytes().to_vec()))?;
+    }
+    d.set_item("timeseries", ts)?;
+
+    if let Some(log) = log {
+        let p = PyDict::new(py);
+        p.set_item("time_ns", bytes_of(py, &log.time_ns, |x: u64| x.to_le_bytes().to_vec()))?;
+        p.set_item("event", PyBytes::new(py, &log.event))?;
+        p.set_item("flow", bytes_of(py, &log.flow, |x: i32| x.to_le_bytes().to_vec()))?;
+        p.set_item("seq", bytes_of(py, &log.seq, |x: u64| x.to_le_bytes().to_vec()))?;
+        p.set_item("bytes", bytes_of(py, &log.bytes, |x: u32| x.to_le_bytes().to_vec()))?;
+        p.set_item("delay_ms", bytes_of(py, &log.delay_ms, |x: u64| x.to_le_bytes().to_vec()))?;
+        d.set_item("packets", p)?;
+    } else {
+        d.set_item("packets", py.None())?;
+    }
+    Ok(d)
+}

@@ -1,0 +1,131 @@
+//! ccscope._native: the Rust core exposed to Python. The typed facade lives in python/ccscope.
+
+mod controller;
+mod convert;
+
+use std::path::PathBuf;
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use ccscope_sim::{load_scenario, ConfigError, Simulation};
+
+create_exception!(_native, ScenarioError, PyValueError, "A scenario file or value is invalid (message names file, line and field).");
+create_exception!(_native, TraceError, ScenarioError, "A Mahimahi trace file is invalid (message names file, line and field).");
+create_exception!(_native, ControllerError, ScenarioError, "A controller name or parameter is invalid.");
+
+fn config_err(e: ConfigError) -> PyErr {
+    match &e {
+        ConfigError::Trace(_) => TraceError::new_err(e.to_string()),
+        ConfigError::Field { field, .. } if field.ends_with("controller") || e.to_string().contains("parameter") => {
+            ControllerError::new_err(e.to_string())
+        }
+        _ => ScenarioError::new_err(e.to_string()),
+    }
+}
+
+fn load(text: &str, file: Option<String>, search: Vec<String>) -> PyResult<ccscope_sim::Scenario> {
+    let search: Vec<PathBuf> = search.into_iter().map(PathBuf::from).collect();
+    load_scenario(text, file.as_deref().map(std::path::Path::new), &search).map_err(config_err)
+}
+
+/// Validate scenario text; returns a short description of what it holds.
+#[pyfunction]
+#[pyo3(signature = (text, file=None, search=vec![]))]
+fn validate_scenario<'py>(py: Python<'py>, text: &str, file: Option<String>, search: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+    let sc = load(text, file, search)?;
+    convert::scenario_info(py, &sc)
+}
+
+/// Run scenario text. `factory(index, params: dict) -> object` builds `controller = "python"` flows.
+#[pyfunction]
+#[pyo3(signature = (text, file=None, search=vec![], factory=None, log_path=None, seed=None))]
+fn run_scenario<'py>(
+    py: Python<'py>,
+    text: &str,
+    file: Option<String>,
+    search: Vec<String>,
+    factory: Option<PyObject>,
+    log_path: Option<String>,
+    seed: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut sc = load(text, file.clone(), search)?;
+    if let Some(s) = seed {
+        sc.seed = s;
+    }
+    if log_path.is_some() {
+        sc.packet_log = true;
+    }
+    let label = file.unwrap_or_else(|| "<scenario>".into());
+    let errors = controller::ErrorSlot::default();
+    let mut has_python = false;
+    let mut build_err: Option<PyErr> = None;
+    let sim = {
+        let mut make = |i: usize, f: &ccscope_sim::FlowSpec| -> Result<ccscope_cc::AnyController, ccscope_cc::ParamError> {
+            if f.controller != "python" {
+                return ccscope_cc::build(&f.controller, &f.params);
+            }
+            has_python = true;
+            let Some(factory) = &factory else {
+                return Err(ccscope_cc::registry::invalid("controller", "`python` controllers need the Python API (ccscope.run)"));
+            };
+            match controller::PyController::build(py, factory, i, &f.params, errors.clone()) {
+                Ok(c) => Ok(Box::new(c)),
+                Err(e) => {
+                    let msg = format!("{label}: field `flows[{i}].controller`: {}", e.value(py));
+                    build_err = Some(ControllerError::new_err(msg));
+                    Err(ccscope_cc::registry::invalid("controller", "python controller failed"))
+                }
+            }
+        };
+        Simulation::with_factory(&sc, &mut make)
+    };
+    if let Some(e) = build_err {
+        return Err(e);
+    }
+    let sim = sim.map_err(|e| ControllerError::new_err(format!("{label}: {e}")))?;
+    let (result, log) = if has_python { sim.run() } else { py.allow_threads(|| sim.run()) };
+    if let Some(e) = errors.take() {
+        return Err(e);
+    }
+    if let (Some(path), Some(log)) = (&log_path, &log) {
+        let f = std::fs::File::create(path).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
+        let mut w = std::io::BufWriter::new(f);
+        log.write_mahimahi(&mut w, false).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
+    }
+    let d = convert::result(py, &result, log.as_ref())?;
+    d.set_item("scenario", convert::scenario_info(py, &sc)?)?;
+    Ok(d)
+}
+
+/// Every built-in controller with its documented parameters and defaults.
+#[pyfunction]
+fn controllers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for c in ccscope_cc::CONTROLLERS {
+        let d = PyDict::new(py);
+        d.set_item("name", c.name)?;
+        d.set_item("summary", c.summary)?;
+        let params = PyList::empty(py);
+        for (name, default, unit, doc) in ccscope_cc::describe(c.name).expect("registered") {
+            params.append((name, default, unit, doc))?;
+        }
+        d.set_item("params", params)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(controllers, m)?)?;
+    m.add_class::<controller::Ack>()?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add("ControllerError", m.py().get_type::<ControllerError>())?;
+    Ok(())
+}

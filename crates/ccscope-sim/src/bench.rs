@@ -1,0 +1,241 @@
+//! Benchmark cases and a wall-clock harness (the one place outside tests that reads `Instant`).
+//!
+//! The cases are real scenarios loaded through `load_scenario`: the datagrump contest (paper 001)
+//! and loss-driven AIMD on a 100 Mbit/s droptail link with 1 and 16 flows. `measure` runs a case
+//! and reports delivered packets and simulated seconds per wall-clock second; `event_queue_baseline`
+//! compares the radix-heap `EventQueue` with `std::collections::BinaryHeap` on a hold model.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use ccscope_core::rng::{self, RngExt};
+use ccscope_core::{EventQueue, Phase, Time};
+
+use crate::config::{load_scenario, ConfigError};
+use crate::scenario::Scenario;
+use crate::sim::Simulation;
+
+const DATAGRUMP: &str = include_str!("../../../python/ccscope/examples/datagrump.toml");
+
+/// A named scenario to time.
+#[derive(Clone, Debug)]
+pub struct BenchCase {
+    pub name: &'static str,
+    pub scenario: Scenario,
+}
+
+/// TOML text of `n` loss-driven AIMD flows on a 100 Mbit/s, 20 ms, 1000-packet droptail path for 300 s.
+fn aimd_100m_toml(name: &str, n: usize) -> String {
+    let mut s = format!(
+        "name = \"{name}\"\nseed = 1\nduration_s = 300\nbin_ms = 500\n\n\
+         [data_link]\nrate_mbps = 100\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 1000 }}\n\n\
+         [ack_link]\nrate_mbps = 100\ndelay_ms = 20\n"
+    );
+    for i in 0..n {
+        // Starts spread evenly over [0, 1) s; a 1000 ms RTT threshold is never reached (max RTT
+        // = 40 ms + 1000 x 0.12 ms of queue = 160 ms), so only loss decreases the window.
+        let start_s = i as f64 / n as f64;
+        s.push_str(&format!("\n[[flows]]\ncontroller = \"aimd\"\nrtt_threshold_ms = 1000\nstart_s = {start_s}\n"));
+    }
+    s
+}
+
+/// The benchmark cases: "contest", "aimd-1x100M", "aimd-16x100M". Traces are looked up in `traces_dir`.
+pub fn cases(traces_dir: &Path) -> Result<Vec<BenchCase>, ConfigError> {
+    let search: Vec<PathBuf> = vec![traces_dir.to_path_buf()];
+    let contest = load_scenario(DATAGRUMP, None, &search)?;
+    let one = load_scenario(&aimd_100m_toml("aimd-1x100M", 1), None, &[])?;
+    let sixteen = load_scenario(&aimd_100m_toml("aimd-16x100M", 16), None, &[])?;
+    Ok(vec![
+        BenchCase { name: "contest", scenario: contest },
+        BenchCase { name: "aimd-1x100M", scenario: one },
+        BenchCase { name: "aimd-16x100M", scenario: sixteen },
+    ])
+}
+
+/// What one case costs: the median run of `measure`'s repeats.
+#[derive(Clone, Debug)]
+pub struct BenchFigures {
+    pub name: String,
+    /// Median wall-clock seconds of one run (build included, summary included).
+    pub wall_s: f64,
+    /// Simulated seconds of one run.
+    pub sim_s: f64,
+    /// Data packets delivered to receivers (all flows).
+    pub delivered: u64,
+    /// Events popped from the event queue.
+    pub events: u64,
+    pub pkts_per_wall_s: f64,
+    pub sim_s_per_wall_s: f64,
+}
+
+/// Run `case` `repeats` times (at least once) and report the median wall time.
+pub fn measure(case: &BenchCase, repeats: usize) -> BenchFigures {
+    let mut walls = Vec::with_capacity(repeats.max(1));
+    let mut last = None;
+    for _ in 0..repeats.max(1) {
+        let t0 = Instant::now();
+        let sim = Simulation::new(&case.scenario).expect("benchmark scenarios are valid");
+        let (res, _) = black_box(sim.run());
+        walls.push(t0.elapsed().as_secs_f64());
+        last = Some(res);
+    }
+    let res = last.expect("ran at least once");
+    walls.sort_by(f64::total_cmp);
+    let wall_s = walls[walls.len() / 2];
+    BenchFigures {
+        name: case.name.to_string(),
+        wall_s,
+        sim_s: res.sim_end_s,
+        delivered: res.total.delivered,
+        events: res.events,
+        pkts_per_wall_s: res.total.delivered as f64 / wall_s,
+        sim_s_per_wall_s: res.sim_end_s / wall_s,
+    }
+}
+
+/// Hold-model increments are uniform in [0, HOLD_RANGE_NS): pending events span about 1 ms.
+const HOLD_RANGE_NS: u64 = 1 << 20;
+
+/// Hold model on the radix heap: `pending` events resident; each step pops the minimum and pushes
+/// one event at now + a random increment.
+pub struct RadixHold {
+    q: EventQueue<u64>,
+    rng: rng::Rng,
+    n: u64,
+}
+
+impl RadixHold {
+    pub fn new(pending: usize, seed: u64) -> RadixHold {
+        let mut rng = rng::stream(seed, 0);
+        let mut q = EventQueue::new();
+        for i in 0..pending as u64 {
+            q.push(Time(rng.gen_range(0..HOLD_RANGE_NS)), Phase::Normal, i);
+        }
+        RadixHold { q, rng, n: pending as u64 }
+    }
+
+    /// One pop + one push; returns the popped event's time.
+    #[inline]
+    pub fn step(&mut self) -> u64 {
+        let (now, ev) = self.q.pop().expect("hold model keeps the queue non-empty");
+        let inc = self.rng.gen_range(0..HOLD_RANGE_NS);
+        self.q.push(Time(now.0 + inc), Phase::Normal, self.n);
+        self.n += 1;
+        now.0 ^ ev
+    }
+}
+
+/// The same hold model on `BinaryHeap<Reverse<(time, seq)>>` (ties break by insertion order too).
+pub struct HeapHold {
+    q: BinaryHeap<Reverse<(u64, u64)>>,
+    rng: rng::Rng,
+    n: u64,
+}
+
+impl HeapHold {
+    pub fn new(pending: usize, seed: u64) -> HeapHold {
+        let mut rng = rng::stream(seed, 0);
+        let mut q = BinaryHeap::with_capacity(pending + 1);
+        for i in 0..pending as u64 {
+            q.push(Reverse((rng.gen_range(0..HOLD_RANGE_NS), i)));
+        }
+        HeapHold { q, rng, n: pending as u64 }
+    }
+
+    #[inline]
+    pub fn step(&mut self) -> u64 {
+        let Reverse((now, seq)) = self.q.pop().expect("hold model keeps the queue non-empty");
+        let inc = self.rng.gen_range(0..HOLD_RANGE_NS);
+        self.q.push(Reverse((now + inc, self.n)));
+        self.n += 1;
+        now ^ seq
+    }
+}
+
+fn ns_per_op(ops: usize, mut step: impl FnMut() -> u64) -> f64 {
+    let ops = ops.max(1);
+    let t0 = Instant::now();
+    let mut acc = 0u64;
+    for _ in 0..ops {
+        acc = acc.wrapping_add(step());
+    }
+    black_box(acc);
+    t0.elapsed().as_secs_f64() * 1e9 / ops as f64
+}
+
+/// Nanoseconds per hold-model operation (pop + push) with `pending` events resident:
+/// (radix heap `EventQueue`, `BinaryHeap`). Both use the same seeded increments; filling the
+/// queues is not timed.
+pub fn event_queue_baseline(pending: usize, ops: usize) -> (f64, f64) {
+    let pending = pending.max(1);
+    let mut radix = RadixHold::new(pending, 7);
+    let radix_ns = ns_per_op(ops, || radix.step());
+    drop(radix);
+    let mut heap = HeapHold::new(pending, 7);
+    let heap_ns = ns_per_op(ops, || heap.step());
+    (radix_ns, heap_ns)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn traces() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces")
+    }
+
+    #[test]
+    fn bench_cases_load_and_the_contest_delivers_packets() {
+        let cs = cases(&traces()).unwrap();
+        let names: Vec<_> = cs.iter().map(|c| c.name).collect();
+        assert_eq!(names, ["contest", "aimd-1x100M", "aimd-16x100M"]);
+        assert_eq!(cs[1].scenario.flows.len(), 1);
+        assert_eq!(cs[2].scenario.flows.len(), 16);
+        assert_eq!(cs[2].scenario.duration.as_ns(), 300_000_000_000);
+        let starts: Vec<u64> = cs[2].scenario.flows.iter().map(|f| f.start.as_ns()).collect();
+        assert!(starts.windows(2).all(|w| w[0] < w[1]) && starts[15] < 1_000_000_000, "{starts:?}");
+        // Only the 140 s contest runs here: the 300 s cases are too slow for a debug build.
+        let f = measure(&cs[0], 1);
+        assert!(f.delivered > 0 && f.events > 0 && f.wall_s > 0.0, "{f:?}");
+        assert!((f.sim_s - 140.0).abs() < 1.0, "{f:?}");
+    }
+
+    #[test]
+    fn bench_hold_models_pop_the_same_times() {
+        let (mut r, mut h) = (RadixHold::new(100, 3), HeapHold::new(100, 3));
+        for _ in 0..1000 {
+            let (a, b) = (r.q.pop().unwrap(), h.q.pop().unwrap().0);
+            assert_eq!((a.0 .0, a.1), b);
+            let inc = r.rng.gen_range(0..HOLD_RANGE_NS);
+            assert_eq!(inc, h.rng.gen_range(0..HOLD_RANGE_NS));
+            r.q.push(Time(a.0 .0 + inc), Phase::Normal, r.n);
+            h.q.push(Reverse((b.0 + inc, h.n)));
+            r.n += 1;
+            h.n += 1;
+        }
+        let (a, b) = event_queue_baseline(100, 1000);
+        assert!(a > 0.0 && b > 0.0);
+    }
+
+    /// Prints the figures of docs/performance.md:
+    /// `cargo test --release -p ccscope-sim --lib bench_print_figures -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "slow; run in release to collect figures"]
+    fn bench_print_figures() {
+        for c in cases(&traces()).unwrap() {
+            let f = measure(&c, 3);
+            println!(
+                "{:<14} wall {:>8.4} s  sim {:>6.1} s  delivered {:>10}  events {:>10}  {:>12.0} pkt/wall-s  {:>9.1} sim-s/wall-s",
+                f.name, f.wall_s, f.sim_s, f.delivered, f.events, f.pkts_per_wall_s, f.sim_s_per_wall_s
+            );
+        }
+        for pending in [1_000, 1_000_000] {
+            let (r, h) = event_queue_baseline(pending, 2_000_000);
+            println!("event queue, {pending:>9} pending: radix {r:.1} ns/op, binary heap {h:.1} ns/op, heap/radix {:.2}", h / r);
+        }
+    }
+}

@@ -1,0 +1,194 @@
+"""The ``ccscope`` command line: a thin layer over :mod:`ccscope.api`.
+
+Errors in input print one line (file, line, field) on stderr and exit with status 2; no results
+folder is written.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ccscope import _native, api
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="ccscope: congestion-control laboratory")
+repro_app = typer.Typer(no_args_is_help=True, help="Regenerate a paper reproduction under docs/reproductions/.")
+app.add_typer(repro_app, name="repro")
+console = Console()
+err = Console(stderr=True)
+
+INPUT_ERRORS = (_native.ScenarioError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError)
+
+
+def fail(e: BaseException) -> "typer.Exit":
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    err.print(f"error: {msg}", markup=False, highlight=False, soft_wrap=True)
+    return typer.Exit(2)
+
+
+def parse_sets(sets: Optional[List[str]]) -> dict:
+    out = {}
+    for s in sets or []:
+        if "=" not in s:
+            raise _native.ScenarioError(f"--set {s}: expected KEY=VALUE")
+        k, v = s.split("=", 1)
+        out[k.strip()] = api.parse_value(v.strip())
+    return out
+
+
+def fmt(v, digits: int = 2) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def summary_table(res: api.Result, title: str) -> Table:
+    t = Table(title=title)
+    for col in ["flow", "controller", "Mbit/s", "util", "p95 qdelay ms", "p95 signal ms", "p95 owd ms", "loss", "score"]:
+        t.add_column(col, justify="right" if col not in ("controller",) else "left")
+    rows = res.flows.to_dict(orient="records") + [res.summary]
+    for r in rows:
+        t.add_row(
+            "all" if r["flow"] == -1 else str(r["flow"]),
+            str(r["controller"]),
+            fmt(r["throughput_mbps"], 3),
+            fmt(r["utilization"], 3),
+            fmt(r["queue_delay_p95_ms"], 0),
+            fmt(r["signal_delay_p95_ms"], 0),
+            fmt(r["one_way_delay_p95_ms"], 1),
+            fmt(r["loss_rate"], 4),
+            fmt(r["score"], 2),
+        )
+    return t
+
+
+@app.command()
+def run(
+    scenario: str = typer.Argument(..., help="Scenario TOML (or an embedded example: examples/NAME.toml)"),
+    out: Path = typer.Option(..., "-o", "--out", help="Results folder (written atomically)"),
+    seed: Optional[int] = typer.Option(None, help="Override the scenario's seed"),
+    sets: Optional[List[str]] = typer.Option(None, "--set", help="Override a value, e.g. flows.0.window=20"),
+    packets: bool = typer.Option(False, "--packets", help="Keep the per-packet log (packets.parquet, link.log)"),
+    plot: bool = typer.Option(False, "--plot", help="Also draw the throughput and delay plots"),
+) -> None:
+    """Run one scenario, print its table and write a results folder."""
+    try:
+        sc = api.Scenario.load(scenario).with_overrides(parse_sets(sets))
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "link.log" if packets else None
+            res = api.run(sc, seed=seed, packets=packets, log_path=log)
+            res.save(out, log)
+    except INPUT_ERRORS as e:
+        raise fail(e)
+    except ValueError as e:
+        raise fail(e)
+    console.print(summary_table(res, f"{res.scenario['name']} (seed {res.scenario['seed']}, {res.scenario['duration_s']:.1f} s)"))
+    if res.summary.get("jain_index") is not None and len(res.flows) > 1:
+        console.print(f"Jain's fairness index: {res.summary['jain_index']:.4f}")
+    if plot:
+        from ccscope import plots
+
+        for p in plots.plot_results(out):
+            console.print(f"wrote {p}")
+    console.print(f"results in {out}")
+
+
+@app.command()
+def validate(scenario: str = typer.Argument(..., help="Scenario TOML")) -> None:
+    """Check a scenario without running it."""
+    try:
+        info = api.Scenario.load(scenario).validate()
+    except INPUT_ERRORS as e:
+        raise fail(e)
+    console.print(info)
+
+
+@app.command()
+def plot(
+    results: Path = typer.Argument(..., help="Results folder from `ccscope run`"),
+    out: Optional[Path] = typer.Option(None, "-o", "--out", help="Where to write the figures (default: the results folder)"),
+    formats: str = typer.Option("png,svg", "--formats", help="Comma-separated: png, svg, pdf"),
+) -> None:
+    """Draw Mahimahi-style throughput and delay over time."""
+    from ccscope import plots
+
+    if not (results / "timeseries.parquet").exists():
+        raise fail(FileNotFoundError(f"{results}: not a results folder (no timeseries.parquet)"))
+    for p in plots.plot_results(results, out, tuple(f.strip() for f in formats.split(",") if f.strip())):
+        console.print(f"wrote {p}")
+
+
+@app.command()
+def sweep(
+    scenario: str = typer.Argument(..., help="Scenario TOML"),
+    params: Optional[List[str]] = typer.Option(None, "--param", help="KEY=V1,V2,... (repeatable; the grid is their product)"),
+    seeds: int = typer.Option(1, "--seeds", help="Seeds per grid point (1..N, or the scenario seed + i)"),
+    out: Path = typer.Option(Path("sweep-results"), "-o", "--out", help="Sweep folder (resumable)"),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0 = all cores)"),
+) -> None:
+    """Run a parameter grid in parallel and write one table (sweep.parquet)."""
+    from ccscope import sweep as sw
+
+    try:
+        grid = sw.parse_grid(params or [])
+        table = sw.run_sweep(scenario, grid, seeds=seeds, out=out, jobs=jobs or None, progress=True)
+    except INPUT_ERRORS as e:
+        raise fail(e)
+    except ValueError as e:
+        raise fail(e)
+    console.print(sw.render_table(table))
+    console.print(f"wrote {out / 'sweep.parquet'}")
+
+
+@app.command()
+def controllers() -> None:
+    """List the built-in controllers and their parameters with defaults."""
+    for c in api.controllers():
+        t = Table(title=f"{c['name']}: {c['summary']}", title_justify="left")
+        for col in ["parameter", "default", "unit", "meaning"]:
+            t.add_column(col)
+        for p in c["params"]:
+            t.add_row(*p)
+        console.print(t)
+
+
+@app.command()
+def bench(
+    repeats: int = typer.Option(3, help="Runs per case; the median is reported"),
+    cases: Optional[str] = typer.Option(None, help="Comma-separated case names (default: all)"),
+) -> None:
+    """Measure simulator speed (delivered packets and simulated seconds per wall-second)."""
+    from ccscope import bench as b
+
+    table = b.run_bench(repeats=repeats, names=[c.strip() for c in cases.split(",")] if cases else None)
+    console.print(b.render(table))
+
+
+@repro_app.command("datagrump")
+def repro_datagrump(
+    out: Path = typer.Option(Path("docs/reproductions/datagrump.md"), "-o", "--out", help="Markdown report to write"),
+) -> None:
+    """Paper 001: the fixed-window sweep and the controller ladder on the contest link."""
+    from ccscope import repro
+
+    path = repro.datagrump(out)
+    console.print(f"wrote {path}")
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:  # pragma: no cover
+        sys.exit(130)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

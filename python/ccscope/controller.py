@@ -1,0 +1,38 @@
+"""Base class for congestion controllers written in Python.
+
+A subclass runs in the Rust simulator unchanged, like datagrump's controller.cc: the simulator calls
+the event methods with the current time in milliseconds and re-reads ``cwnd`` (packets in flight
+allowed), ``timeout_ms`` and ``pacing_rate_mbps`` after every call. Use it from a scenario file with
+``controller = "python"`` and ``class = "module:Class"`` (or ``"path/to/file.py:Class"``); every other
+key of the flow table is passed to the constructor as a keyword argument.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ccscope._native import Ack
+
+
+class Controller:
+    #: Packets the sender may keep in flight.
+    cwnd: float = 1
+    #: Milliseconds without an ACK before ``on_timeout`` fires and one packet is sent regardless.
+    timeout_ms: float = 1000.0
+    #: Optional pacing rate; ``None`` sends as fast as the window allows.
+    pacing_rate_mbps: Optional[float] = None
+
+    def on_send(self, now_ms: float, seq: int, in_flight: int, after_timeout: bool) -> None:
+        """A packet left the sender."""
+
+    def on_ack(self, now_ms: float, ack: Ack) -> None:
+        """An ACK arrived (``ack.seq``, ``ack.rtt_ms``, ``ack.send_time_ms``, ``ack.recv_time_ms``, ...)."""
+
+    def on_loss(self, now_ms: float, seq: int, send_time_ms: float, in_flight: int, cause: str) -> None:
+        """A packet was declared lost (``cause`` is ``"reordering"`` or ``"timeout"``)."""
+
+    def on_timeout(self, now_ms: float) -> None:
+        """No ACK arrived for ``timeout_ms``."""
+
+
+__all__ = ["Ack", "Controller"]
