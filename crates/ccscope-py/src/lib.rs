@@ -118,11 +118,48 @@ fn controllers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(out)
 }
 
+/// Time the benchmark cases (median of `repeats`); traces are looked up in `traces_dir`.
+#[pyfunction]
+#[pyo3(signature = (traces_dir, names=None, repeats=3))]
+fn run_bench(py: Python<'_>, traces_dir: String, names: Option<Vec<String>>, repeats: usize) -> PyResult<Bound<'_, PyList>> {
+    let cases = ccscope_sim::bench::cases(std::path::Path::new(&traces_dir)).map_err(config_err)?;
+    if let Some(n) = &names {
+        for want in n {
+            if !cases.iter().any(|c| c.name == want) {
+                let known: Vec<_> = cases.iter().map(|c| c.name).collect();
+                return Err(ScenarioError::new_err(format!("unknown bench case `{want}` (known: {})", known.join(", "))));
+            }
+        }
+    }
+    let out = PyList::empty(py);
+    for c in cases.iter().filter(|c| names.as_ref().is_none_or(|n| n.iter().any(|x| x == c.name))) {
+        let f = py.allow_threads(|| ccscope_sim::bench::measure(c, repeats));
+        let d = PyDict::new(py);
+        d.set_item("case", f.name)?;
+        d.set_item("wall_s", f.wall_s)?;
+        d.set_item("sim_s", f.sim_s)?;
+        d.set_item("delivered", f.delivered)?;
+        d.set_item("events", f.events)?;
+        d.set_item("pkts_per_wall_s", f.pkts_per_wall_s)?;
+        d.set_item("sim_s_per_wall_s", f.sim_s_per_wall_s)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// ns per hold-model operation: (radix heap, binary heap) with `pending` resident events.
+#[pyfunction]
+fn event_queue_baseline(py: Python<'_>, pending: usize, ops: usize) -> (f64, f64) {
+    py.allow_threads(|| ccscope_sim::bench::event_queue_baseline(pending, ops))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(event_queue_baseline, m)?)?;
     m.add_class::<controller::Ack>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;

@@ -1,0 +1,29 @@
+"""Type stubs for the Rust extension module (crates/ccscope-py)."""
+
+from typing import Any, Callable, Optional
+
+class ScenarioError(ValueError): ...
+class TraceError(ScenarioError): ...
+class ControllerError(ScenarioError): ...
+
+class Ack:
+    seq: int
+    bytes: int
+    send_time_ms: float
+    recv_time_ms: float
+    rtt_ms: float
+    in_flight: int
+    last_sent_seq: int
+
+def validate_scenario(text: str, file: Optional[str] = None, search: list[str] = ...) -> dict[str, Any]: ...
+def run_scenario(
+    text: str,
+    file: Optional[str] = None,
+    search: list[str] = ...,
+    factory: Optional[Callable[[int, dict[str, Any]], Any]] = None,
+    log_path: Optional[str] = None,
+    seed: Optional[int] = None,
+) -> dict[str, Any]: ...
+def controllers() -> list[dict[str, Any]]: ...
+def run_bench(traces_dir: str, names: Optional[list[str]] = None, repeats: int = 3) -> list[dict[str, Any]]: ...
+def event_queue_baseline(pending: int, ops: int) -> tuple[float, float]: ...
