@@ -12,7 +12,10 @@ fn simulator(c: &mut Criterion) {
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../python/ccscope/data/traces");
     let mut g = c.benchmark_group("simulator");
     // One run of a 300 s case takes seconds: ten flat samples of one run each.
-    g.sample_size(10).sampling_mode(SamplingMode::Flat).warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(5));
+    g.sample_size(10)
+        .sampling_mode(SamplingMode::Flat)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(12));
     for case in cases(&traces).expect("benchmark scenarios load") {
         let (res, _) = Simulation::new(&case.scenario).expect("valid").run();
         g.throughput(Throughput::Elements(res.total.delivered));

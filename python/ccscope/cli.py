@@ -130,7 +130,7 @@ def plot(
 def sweep(
     scenario: str = typer.Argument(..., help="Scenario TOML"),
     params: Optional[List[str]] = typer.Option(None, "--param", help="KEY=V1,V2,... (repeatable; the grid is their product)"),
-    seeds: int = typer.Option(1, "--seeds", help="Seeds per grid point (1..N, or the scenario seed + i)"),
+    seeds: int = typer.Option(1, "--seeds", help="Seeds per grid point: runs seeds 1..N"),
     out: Path = typer.Option(Path("sweep-results"), "-o", "--out", help="Sweep folder (resumable)"),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0 = all cores)"),
 ) -> None:
