@@ -259,12 +259,12 @@ def datagrump(out: Path) -> Path:
         f"{capacity:.3f} Mbit/s (1504 B per delivery opportunity).",
         f"- Packets on the wire: {flow.get('packet_bytes', DEFAULT_PACKET_BYTES)} B data, "
         f"{flow.get('ack_bytes', DEFAULT_ACK_BYTES)} B ACK; one flow; seed {sc['seed']}.",
-        f"- Scenarios: the embedded examples `examples/fixed.toml` (with `flows.0.window` overridden), "
+        "- Scenarios: the embedded examples `examples/fixed.toml` (with `flows.0.window` overridden), "
         f"{', '.join('`examples/' + r.example + '.toml`' for r in LADDER)}.",
-        f"- Score = throughput (Mbit/s) / p95 signal delay (s); log2 score = log2(score) (the handout's "
-        f"`log(throughput/delay)`).",
+        "- Score = throughput (Mbit/s) / p95 signal delay (s); log2 score = log2(score) (the handout's "
+        "`log(throughput/delay)`).",
         f"- Software: ccscope {ccscope.__version__}; command: `{COMMAND}` "
-        f"({len(cache) + len(LADDER) + 2} runs).",
+        f"({len(cache) + len(LADDER) + 1} runs).",
         "",
         "## 1. Fixed-window sweep (paper §1.1)",
         "",
@@ -298,7 +298,7 @@ def datagrump(out: Path) -> Path:
         f"{sig[0]:.0f} ms to {sig[-1]:.0f} ms. From window 1 to 2 throughput goes "
         f"{w1.throughput_mbps:.3f} to {w2.throughput_mbps:.3f} Mbit/s and the signal delay "
         f"{w1.signal_delay_p95_ms:.0f} to {w2.signal_delay_p95_ms:.0f} ms (the paper, §1.1: throughput up, delay "
-        f"slightly down).",
+        "slightly down).",
         "",
         f"![Throughput against p95 signal delay]({figs[0].name})",
         "",
@@ -406,8 +406,8 @@ def datagrump(out: Path) -> Path:
         "- The paper's scores are those of the contest's `throughput/delay` function; ours use the "
         "definitions in `docs/metrics.md` (Mahimahi's throughput and signal delay, computed from the "
         "simulated link in whole milliseconds).",
-        f"- The paper found its best window with a ternary search between 5 and 20; we evaluate every "
-        f"integer window in that range.",
+        "- The paper found its best window with a ternary search between 5 and 20; we evaluate every "
+        "integer window in that range.",
         "- The controllers are ccscope's implementations written from the write-up's descriptions, not the "
         "team's `controller.cc`; choices the write-up leaves open are listed in `docs/deviations.md`. "
         "Parameters that are ccscope's own rather than the paper's:",

@@ -24,6 +24,9 @@ const SEQ_MASK: u128 = (1 << SEQ_BITS) - 1;
 /// Pending events of type `E`, popped in (time, phase, insertion) order.
 pub struct EventQueue<E> {
     buckets: Vec<Vec<(u128, E)>>,
+    /// Bit i set when bucket i is non-empty (buckets 0..128 in two words), so finding the first
+    /// non-empty bucket is a trailing-zeros count, not a scan.
+    occupied: [u128; 2],
     last: u128,
     len: usize,
     seq: u64,
@@ -37,7 +40,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { buckets: (0..BUCKETS).map(|_| Vec::new()).collect(), last: 0, len: 0, seq: 0 }
+        EventQueue { buckets: (0..BUCKETS).map(|_| Vec::new()).collect(), occupied: [0; 2], last: 0, len: 0, seq: 0 }
     }
 
     pub fn len(&self) -> usize {
@@ -57,6 +60,23 @@ impl<E> EventQueue<E> {
         (128 - (key ^ self.last).leading_zeros()) as usize
     }
 
+    #[inline]
+    fn put(&mut self, b: usize, item: (u128, E)) {
+        self.buckets[b].push(item);
+        self.occupied[b >> 7] |= 1 << (b & 127);
+    }
+
+    #[inline]
+    fn first_occupied(&self) -> Option<usize> {
+        if self.occupied[0] != 0 {
+            Some(self.occupied[0].trailing_zeros() as usize)
+        } else if self.occupied[1] != 0 {
+            Some(128 + self.occupied[1].trailing_zeros() as usize)
+        } else {
+            None
+        }
+    }
+
     /// Schedule `ev` at `at`; `at` earlier than the last popped time is clamped to it.
     pub fn push(&mut self, at: Time, phase: Phase, ev: E) {
         let seq = self.seq;
@@ -69,7 +89,7 @@ impl<E> EventQueue<E> {
             key = (self.last & !SEQ_MASK) | seq as u128;
         }
         let b = self.bucket_of(key);
-        self.buckets[b].push((key, ev));
+        self.put(b, (key, ev));
         self.len += 1;
     }
 
@@ -79,22 +99,24 @@ impl<E> EventQueue<E> {
             return None;
         }
         if self.buckets[0].is_empty() {
-            let i = (1..BUCKETS).find(|&i| !self.buckets[i].is_empty())?;
+            let i = self.first_occupied()?;
             // The new minimum is the smallest key in the first non-empty bucket; re-spread the
             // bucket relative to it. Every key lands in a strictly lower bucket.
             let min = self.buckets[i].iter().map(|e| e.0).min().expect("non-empty");
             self.last = min;
             let mut moving = std::mem::take(&mut self.buckets[i]);
+            self.occupied[i >> 7] &= !(1 << (i & 127));
             for (k, e) in moving.drain(..) {
                 let b = self.bucket_of(k);
                 debug_assert!(b < i);
-                self.buckets[b].push((k, e));
+                self.put(b, (k, e));
             }
             // Give the (now empty) vector back so its capacity is reused.
             self.buckets[i] = moving;
         }
         let (k, e) = self.buckets[0].pop().expect("bucket 0 holds the minimum");
         debug_assert!(self.buckets[0].is_empty(), "keys are unique");
+        self.occupied[0] &= !1;
         self.len -= 1;
         Some((Time((k >> 64) as u64), e))
     }
@@ -104,8 +126,8 @@ impl<E> EventQueue<E> {
         if let Some(&(k, _)) = self.buckets[0].last() {
             return Some(Time((k >> 64) as u64));
         }
-        self.buckets.iter().find(|b| !b.is_empty()).map(|b| {
-            let k = b.iter().map(|e| e.0).min().expect("non-empty");
+        self.first_occupied().map(|i| {
+            let k = self.buckets[i].iter().map(|e| e.0).min().expect("non-empty");
             Time((k >> 64) as u64)
         })
     }

@@ -114,11 +114,11 @@ impl Simulation {
 
     /// Run to the end of the scenario and summarise.
     pub fn run(mut self) -> (RunResult, Option<PacketLog>) {
-        while let Some(t) = self.events.peek_time() {
-            if t >= self.end {
+        // The first event at or past the end is dropped with the rest: nothing runs after the end.
+        while let Some((now, ev)) = self.events.pop() {
+            if now >= self.end {
                 break;
             }
-            let (now, ev) = self.events.pop().expect("peeked");
             self.n_events += 1;
             self.handle(now, ev);
         }

@@ -1,0 +1,256 @@
+"""The `ccscope` command line: run, --packets, plot, controllers, repro, and one clear error line (file,
+line, field; exit 2; no results folder) for every kind of bad input."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from ccscope import api
+from ccscope.cli import app
+
+# Click < 8.2 mixes stderr into stdout unless told not to; 8.2 and later always keep both apart.
+if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:
+    runner = CliRunner(mix_stderr=False)
+else:
+    runner = CliRunner()
+
+SHORT = ["--set", "duration_s=10"]
+CONTROLLER_NAMES = ["fixed", "aimd", "aiad", "mimd", "timely", "queue_gradient"]
+
+
+def all_output(res) -> str:
+    """Everything the command printed, stdout and stderr."""
+    try:
+        return res.stdout + res.stderr
+    except ValueError:  # stderr not captured separately
+        return res.output
+
+
+def error_text(res) -> str:
+    try:
+        return res.stderr
+    except ValueError:
+        return res.output
+
+
+# --- run ---------------------------------------------------------------------------------------------
+
+
+def test_run_prints_a_table_and_writes_a_results_folder(tmp_path):
+    out = tmp_path / "res"
+    res = runner.invoke(app, ["run", "examples/datagrump.toml", "-o", str(out), *SHORT])
+    assert res.exit_code == 0, all_output(res)
+    assert "Mbit/s" in res.stdout and "score" in res.stdout and "fixed" in res.stdout
+    assert "datagrump" in res.stdout
+    assert {p.name for p in out.iterdir()} == {"summary.json", "flows.parquet", "timeseries.parquet", "scenario.toml"}
+    r = api.load_result(out)
+    assert r.summary["sent"] == r.summary["delivered"] + r.summary["dropped"] + r.summary["in_flight"]
+    assert r.scenario["duration_s"] == 10.0
+    assert r.summary == api.run("examples/datagrump.toml", overrides={"duration_s": 10}).summary
+
+
+def test_run_set_and_seed_override_the_scenario(tmp_path):
+    out = tmp_path / "res"
+    res = runner.invoke(app, ["run", "examples/fixed.toml", "-o", str(out), *SHORT, "--set", "flows.0.window=3",
+                              "--seed", "9"])
+    assert res.exit_code == 0, all_output(res)
+    r = api.load_result(out)
+    expected = api.run("examples/fixed.toml", overrides={"duration_s": 10, "flows.0.window": 3}, seed=9)
+    assert r.summary == expected.summary and r.scenario["seed"] == 9
+
+
+LOG_LINE = re.compile(r"^(?P<t>\d+) (?:\+ \d+|# \d+|- \d+ \d+)$")
+
+
+def test_run_with_packets_writes_a_mahimahi_link_log(tmp_path):
+    out = tmp_path / "res"
+    res = runner.invoke(app, ["run", "examples/datagrump.toml", "-o", str(out), "--packets", *SHORT])
+    assert res.exit_code == 0, all_output(res)
+    assert (out / "packets.parquet").exists()
+    lines = (out / "link.log").read_text().splitlines()
+    header = [ln for ln in lines if ln.startswith("#")]
+    body = [ln for ln in lines if not ln.startswith("#")]
+    assert lines[: len(header)] == header  # the header comes first
+    assert "# base timestamp: 0" in header
+    bad = [ln for ln in body if not LOG_LINE.match(ln)]
+    assert bad == []
+    pk = pd.read_parquet(out / "packets.parquet")
+    counts = pk["event"].value_counts()
+    assert sum(ln.split()[1] == "+" for ln in body) == counts["arrival"]
+    assert sum(ln.split()[1] == "-" for ln in body) == counts["departure"]
+    assert sum(ln.split()[1] == "#" for ln in body) == counts["opportunity"]
+    # Every departure's delay is at most its timestamp (Mahimahi's mm-throughput-graph checks this).
+    for ln in body:
+        f = ln.split()
+        if f[1] == "-":
+            assert int(f[3]) <= int(f[0])
+
+
+@pytest.mark.xfail(reason="packet log goes back in time: idle delivery opportunities are logged late "
+                          "(sim.rs service_link/finish); Mahimahi writes its log in event order", strict=True)
+def test_link_log_timestamps_never_decrease(tmp_path):
+    out = tmp_path / "res"
+    res = runner.invoke(app, ["run", "examples/datagrump.toml", "-o", str(out), "--packets", *SHORT])
+    assert res.exit_code == 0, all_output(res)
+    times = [int(ln.split()[0]) for ln in (out / "link.log").read_text().splitlines() if not ln.startswith("#")]
+    assert times == sorted(times)
+
+
+def test_plot_draws_throughput_and_delay_figures(tmp_path):
+    out = tmp_path / "res"
+    assert runner.invoke(app, ["run", "examples/datagrump.toml", "-o", str(out), *SHORT]).exit_code == 0
+    res = runner.invoke(app, ["plot", str(out)])
+    assert res.exit_code == 0, all_output(res)
+    for name in ("throughput.png", "throughput.svg", "delay.png", "delay.svg"):
+        assert (out / name).stat().st_size > 1000, name
+    assert (out / "throughput.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_of_a_folder_without_results_exits_2(tmp_path):
+    res = runner.invoke(app, ["plot", str(tmp_path)])
+    assert res.exit_code == 2
+    assert str(tmp_path) in error_text(res)
+
+
+def test_controllers_lists_all_six():
+    res = runner.invoke(app, ["controllers"])
+    assert res.exit_code == 0, all_output(res)
+    for name in CONTROLLER_NAMES:
+        assert re.search(rf"^{name}: ", res.stdout, re.M), name
+    assert {c["name"] for c in api.controllers()} == set(CONTROLLER_NAMES)
+
+
+def test_repro_datagrump_writes_the_report_and_its_figures(tmp_path):
+    md = tmp_path / "repro" / "datagrump.md"
+    res = runner.invoke(app, ["repro", "datagrump", "-o", str(md)])
+    assert res.exit_code == 0, all_output(res)
+    text = md.read_text()
+    for heading in ("## Setup", "## 1. Fixed-window sweep", "## 2. Window 12", "## 3. Controller ladder",
+                    "## Differences from the paper"):
+        assert heading in text
+    assert "`ccscope repro datagrump`" in text and "![" in text
+    assert (tmp_path / "repro" / "datagrump.png").stat().st_size > 1000
+    assert (tmp_path / "repro" / "datagrump.svg").stat().st_size > 1000
+    assert sorted(p.name for p in md.parent.iterdir()) == ["datagrump.md", "datagrump.png", "datagrump.svg"]
+
+
+def test_console_script_runs_the_contest_example(tmp_path):
+    exe = Path(sys.executable).parent / "ccscope"
+    exe = str(exe) if exe.exists() else shutil.which("ccscope")
+    assert exe, "the ccscope console script is not installed"
+    out = tmp_path / "res"
+    proc = subprocess.run([exe, "run", "examples/datagrump.toml", "-o", str(out), *SHORT], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "score" in proc.stdout
+    assert (out / "summary.json").exists()
+
+
+# --- bad input ---------------------------------------------------------------------------------------
+
+SCENARIO_ON_TRACE = """\
+name = "bad"
+duration_s = 5
+
+[data_link]
+trace = "{trace}"
+delay_ms = 20
+
+[ack_link]
+rate_mbps = 10
+delay_ms = 20
+
+[[flows]]
+controller = "fixed"
+"""
+
+SCENARIO_ON_RATE = """\
+name = "bad"
+duration_s = 5
+
+[data_link]
+rate_mbps = {rate}
+delay_ms = 20
+
+[ack_link]
+rate_mbps = 10
+delay_ms = 20
+
+[[flows]]
+controller = "{controller}"
+{extra}"""
+
+# (case, trace text or None, scenario text, file the error must name, line, field)
+BAD_INPUTS = [
+    ("decreasing timestamp", "0\n5\n3\n10\n", SCENARIO_ON_TRACE, "bad.trace", 3, "timestamp"),
+    ("non-number line", "0\n5\nabc\n10\n", SCENARIO_ON_TRACE, "bad.trace", 3, "timestamp"),
+    ("empty trace", "", SCENARIO_ON_TRACE, "bad.trace", 1, "timestamp"),
+    ("zero-length period", "0\n", SCENARIO_ON_TRACE, "bad.trace", 1, "timestamp"),
+    ("negative rate", None, SCENARIO_ON_RATE.format(rate=-5, controller="fixed", extra=""), "bad.toml", 5,
+     "data_link.rate_mbps"),
+    ("unknown controller", None, SCENARIO_ON_RATE.format(rate=5, controller="bogus", extra=""), "bad.toml", 13,
+     "flows[0].controller"),
+    ("unknown parameter", None, SCENARIO_ON_RATE.format(rate=5, controller="fixed", extra="windoww = 3\n"),
+     "bad.toml", 14, "flows[0].windoww"),
+]
+
+
+@pytest.mark.parametrize("case,trace,scenario,file,line,field", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
+def test_bad_input_gives_one_error_line_with_file_line_and_field(tmp_path, case, trace, scenario, file, line, field):
+    if trace is not None:
+        (tmp_path / "bad.trace").write_text(trace)
+        scenario = scenario.format(trace="bad.trace")
+    sc = tmp_path / "bad.toml"
+    sc.write_text(scenario)
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["run", str(sc), "-o", str(out)])
+    assert res.exit_code == 2, all_output(res)
+    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
+    assert len(lines) == 1, lines
+    msg = lines[0]
+    assert msg in error_text(res)  # on stderr
+    assert file in msg
+    assert f"{file}:{line}:" in msg
+    assert field in msg
+    assert not out.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["bad.toml"] + (["bad.trace"] if trace is not None else []))
+
+
+@pytest.mark.parametrize("case,trace,scenario,file,line,field", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
+def test_bad_input_fails_the_same_way_through_validate(tmp_path, case, trace, scenario, file, line, field):
+    if trace is not None:
+        (tmp_path / "bad.trace").write_text(trace)
+        scenario = scenario.format(trace="bad.trace")
+    sc = tmp_path / "bad.toml"
+    sc.write_text(scenario)
+    res = runner.invoke(app, ["validate", str(sc)])
+    assert res.exit_code == 2
+    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
+    assert len(lines) == 1 and f"{file}:{line}:" in lines[0] and field in lines[0]
+
+
+def test_missing_scenario_file_exits_2_without_results(tmp_path):
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["run", str(tmp_path / "nope.toml"), "-o", str(out)])
+    assert res.exit_code == 2
+    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
+    assert len(lines) == 1 and "nope.toml" in lines[0]
+    assert not out.exists()
+
+
+def test_bad_set_value_names_the_field_and_exits_2(tmp_path):
+    out = tmp_path / "out"
+    res = runner.invoke(app, ["run", "examples/fixed.toml", "-o", str(out), "--set", "flows.0.window=-1"])
+    assert res.exit_code == 2
+    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
+    assert len(lines) == 1 and "flows[0].window" in lines[0]
+    assert not out.exists()

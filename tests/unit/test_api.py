@@ -1,0 +1,350 @@
+"""The Python API: every way to name a scenario, result frames, conservation, determinism, the packet
+log, Python controllers, config round-trips and atomic results folders."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ccscope
+from ccscope import api
+
+SHORT = {"duration_s": 10}
+
+SUMMARY_KEYS = {
+    "flow", "controller", "sent", "delivered", "dropped", "in_flight", "declared_lost", "duration_s",
+    "throughput_mbps", "capacity_mbps", "utilization", "queue_delay_p95_ms", "queue_delay_mean_ms",
+    "signal_delay_p95_ms", "one_way_delay_p95_ms", "one_way_delay_mean_ms", "loss_rate", "score",
+    "log2_score", "jain_index", "events", "sim_end_s", "acks_sent", "acks_delivered", "acks_dropped",
+    "acks_in_flight",
+}
+FLOW_COLUMNS = [
+    "flow", "controller", "sent", "delivered", "dropped", "in_flight", "declared_lost", "duration_s",
+    "throughput_mbps", "capacity_mbps", "utilization", "queue_delay_p95_ms", "queue_delay_mean_ms",
+    "signal_delay_p95_ms", "one_way_delay_p95_ms", "one_way_delay_mean_ms", "loss_rate", "score", "log2_score",
+]
+TIMESERIES_COLUMNS = [
+    "time_s", "flow", "capacity_mbps", "ingress_mbps", "throughput_mbps", "delivered_mbps",
+    "queue_delay_mean_ms", "queue_delay_max_ms", "one_way_delay_mean_ms", "one_way_delay_max_ms", "drops", "cwnd",
+]
+PACKET_COLUMNS = ["time_ms", "event", "flow", "seq", "bytes", "delay_ms"]
+
+
+# --- naming a scenario -------------------------------------------------------------------------------
+
+
+def test_run_by_path_str_and_path_object_agree(short):
+    path = api.EXAMPLES_DIR / "datagrump.toml"
+    a = ccscope.run(path, overrides=short)
+    b = ccscope.run(str(path), overrides=short)
+    assert a.summary == b.summary
+    assert a.scenario["name"] == "datagrump"
+    assert a.summary["delivered"] > 0
+
+
+def test_run_by_embedded_example_name_works_from_any_cwd(tmp_cwd, short):
+    assert not (tmp_cwd / "examples").exists()
+    by_name = ccscope.run("examples/datagrump.toml", overrides=short)
+    by_path = ccscope.run(api.EXAMPLES_DIR / "datagrump.toml", overrides=short)
+    assert by_name.summary == by_path.summary
+
+
+def test_run_by_dict_equals_run_by_path(short):
+    d = api.Scenario.load("examples/datagrump.toml").to_dict()
+    assert isinstance(d, dict) and d["flows"][0]["controller"] == "fixed"
+    assert ccscope.run(d, overrides=short).summary == ccscope.run("examples/datagrump.toml", overrides=short).summary
+
+
+def test_run_by_toml_text_equals_run_by_path(contest_toml, short):
+    assert "\n" in contest_toml
+    by_text = ccscope.run(contest_toml, overrides=short)
+    assert by_text.summary == ccscope.run("examples/datagrump.toml", overrides=short).summary
+
+
+def test_unknown_scenario_name_raises_scenario_error(tmp_cwd):
+    with pytest.raises(ccscope.ScenarioError, match="no_such_example"):
+        ccscope.run("examples/no_such_example.toml")
+
+
+# --- result shape ------------------------------------------------------------------------------------
+
+
+def test_result_has_summary_flows_and_timeseries_frames(short):
+    r = ccscope.run("examples/datagrump.toml", overrides=short)
+    assert SUMMARY_KEYS <= set(r.summary)
+    assert r.summary["flow"] == -1 and r.summary["controller"] == "all"
+    assert isinstance(r.flows, pd.DataFrame) and list(r.flows.columns) == FLOW_COLUMNS
+    assert len(r.flows) == 1 and r.flows.loc[0, "controller"] == "fixed"
+    assert isinstance(r.timeseries, pd.DataFrame) and list(r.timeseries.columns) == TIMESERIES_COLUMNS
+    assert set(r.timeseries["flow"]) == {-1, 0}
+    # 500 ms bins over 10 s, for the link row and the one flow.
+    assert (r.timeseries["flow"] == -1).sum() == 20
+    assert r.packets is None
+    assert r.scenario["duration_s"] == 10.0
+
+
+@pytest.mark.parametrize("example", api.examples())
+def test_every_example_conserves_packets_and_acks(example, short):
+    s = ccscope.run(f"examples/{example}.toml", overrides=short).summary
+    assert s["sent"] > 0
+    assert s["sent"] == s["delivered"] + s["dropped"] + s["in_flight"]
+    assert s["acks_sent"] == s["acks_delivered"] + s["acks_dropped"] + s["acks_in_flight"]
+    # An ACK is sent for every delivered packet.
+    assert s["acks_sent"] == s["delivered"]
+
+
+@pytest.mark.parametrize("example", api.examples())
+def test_every_example_conserves_packets_per_flow(example, short):
+    r = ccscope.run(f"examples/{example}.toml", overrides=short)
+    f = r.flows
+    assert (f["sent"] == f["delivered"] + f["dropped"] + f["in_flight"]).all()
+    for col in ("sent", "delivered", "dropped", "in_flight"):
+        assert f[col].sum() == r.summary[col]
+
+
+# --- determinism -------------------------------------------------------------------------------------
+
+
+def test_same_seed_gives_identical_results(short):
+    a = ccscope.run("examples/red_lossy.toml", overrides=short, seed=7)
+    b = ccscope.run("examples/red_lossy.toml", overrides=short, seed=7)
+    assert a.summary == b.summary
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    pd.testing.assert_frame_equal(a.timeseries, b.timeseries)
+
+
+def test_random_loss_scenario_differs_between_seeds(short):
+    a = ccscope.run("examples/red_lossy.toml", overrides=short, seed=1).summary
+    b = ccscope.run("examples/red_lossy.toml", overrides=short, seed=2).summary
+    assert a != b
+    assert a["dropped"] != b["dropped"]
+
+
+def test_seed_argument_overrides_the_scenario_seed(short):
+    a = ccscope.run("examples/red_lossy.toml", overrides={**short, "seed": 5})
+    b = ccscope.run("examples/red_lossy.toml", overrides=short, seed=5)
+    assert a.summary == b.summary and b.scenario["seed"] == 5
+
+
+# --- packet log --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("example", ["datagrump", "red_lossy"])
+def test_packet_log_accounts_for_every_data_packet(example, short):
+    r = ccscope.run(f"examples/{example}.toml", overrides=short, packets=True)
+    s = r.summary
+    pk = r.packets
+    assert isinstance(pk, pd.DataFrame) and list(pk.columns) == PACKET_COLUMNS
+    counts = pk["event"].value_counts()
+    arrivals, departures, drops = counts.get("arrival", 0), counts.get("departure", 0), counts.get("drop", 0)
+    assert arrivals == s["sent"]
+    assert drops == s["dropped"]
+    # Departed packets are delivered or still on the far delay line; the rest are still queued.
+    assert s["delivered"] <= departures <= arrivals - drops
+    assert arrivals - drops - departures <= s["in_flight"]
+    assert (pk.loc[pk.event == "departure", "bytes"] == 1500).all()
+    dep = pk[pk.event == "departure"]
+    assert dep["time_ms"].is_monotonic_increasing  # a FIFO link releases packets in time order
+
+
+PACKET_LOG_ORDER_BUG = (
+    "sim.rs service_link/finish push the trace link's idle delivery opportunities into the packet log "
+    "only when the link is next serviced, after arrivals at later times were logged, so the log "
+    "(packets.parquet and link.log) goes back in time; Mahimahi writes its log in event order"
+)
+
+
+@pytest.mark.xfail(reason=PACKET_LOG_ORDER_BUG, strict=True)
+def test_packet_log_is_in_time_order(short):
+    pk = ccscope.run("examples/datagrump.toml", overrides=short, packets=True).packets
+    assert pk["time_ms"].is_monotonic_increasing
+
+
+def test_packet_log_of_a_trace_link_has_its_delivery_opportunities(short):
+    pk = ccscope.run("examples/datagrump.toml", overrides=short, packets=True).packets
+    opp = pk[pk.event == "opportunity"]
+    assert len(opp) > 0 and (opp["bytes"] == 1504).all()
+
+
+def test_packet_log_does_not_change_the_results(short):
+    a = ccscope.run("examples/datagrump.toml", overrides=short)
+    b = ccscope.run("examples/datagrump.toml", overrides=short, packets=True)
+    assert a.summary == b.summary
+
+
+# --- Python controllers ------------------------------------------------------------------------------
+
+
+class FixedTwelve(ccscope.Controller):
+    cwnd = 12
+
+
+def test_python_fixed_window_equals_builtin_fixed_window_exactly():
+    builtin = ccscope.run("examples/datagrump.toml", overrides={"flows.0.window": 12})
+    py = ccscope.run("examples/datagrump.toml", overrides={"flows.0.controller": "python"},
+                     controllers={0: FixedTwelve()})
+    assert py.summary == builtin.summary
+    numeric = [c for c in builtin.flows.columns if c != "controller"]
+    pd.testing.assert_frame_equal(py.flows[numeric], builtin.flows[numeric])
+    pd.testing.assert_frame_equal(py.timeseries, builtin.timeseries)
+
+
+def test_python_controller_class_is_instantiated_when_passed_as_a_class(short):
+    py = ccscope.run("examples/datagrump.toml", overrides={**short, "flows.0.controller": "python"},
+                     controllers={0: FixedTwelve})
+    assert py.summary == ccscope.run("examples/datagrump.toml", overrides=short).summary
+
+
+CTL_PY = """\
+import ccscope
+
+CREATED = []
+
+
+class MyCtl(ccscope.Controller):
+    def __init__(self, window):
+        self.cwnd = window
+        CREATED.append(window)
+"""
+
+
+def test_python_controller_loaded_from_file_gets_its_kwarg(write, contest_toml, short):
+    write("ctl.py", CTL_PY)
+    # `class` and `window` go into the flow table; the file path resolves next to the scenario.
+    text = contest_toml.replace('controller = "fixed"\nwindow = 12',
+                                'controller = "python"\nclass = "ctl.py:MyCtl"\nwindow = 7')
+    assert 'class = "ctl.py:MyCtl"' in text
+    sc = write("py.toml", text)
+    py = ccscope.run(sc, overrides=short)
+    builtin = ccscope.run("examples/datagrump.toml", overrides={**short, "flows.0.window": 7})
+    assert py.summary == builtin.summary
+    assert py.flows.loc[0, "controller"] == "python"
+
+
+class Boom(Exception):
+    pass
+
+
+class RaisesOnAck(ccscope.Controller):
+    cwnd = 4
+
+    def on_ack(self, now_ms, ack):
+        raise Boom(f"on_ack at {now_ms} ms")
+
+
+def test_exception_in_python_controller_propagates_from_run(short):
+    with pytest.raises(Boom, match="on_ack at"):
+        ccscope.run("examples/datagrump.toml", overrides={**short, "flows.0.controller": "python"},
+                    controllers={0: RaisesOnAck()})
+
+
+def test_python_controller_without_class_is_an_error(short):
+    with pytest.raises(ValueError, match="class"):
+        ccscope.run("examples/datagrump.toml", overrides={**short, "flows.0.controller": "python"})
+
+
+# --- scenario round-trips ----------------------------------------------------------------------------
+
+rates = st.floats(min_value=0.01, max_value=10_000, allow_nan=False, allow_infinity=False)
+delays = st.one_of(st.integers(min_value=0, max_value=1000),
+                   st.floats(min_value=0, max_value=1000, allow_nan=False, allow_infinity=False))
+
+
+@settings(max_examples=60, deadline=None)
+@given(window=st.integers(min_value=1, max_value=100_000), data_rate=rates, ack_rate=rates,
+       data_delay=delays, ack_delay=delays, seed=st.integers(min_value=0, max_value=2**63 - 1),
+       duration=st.integers(min_value=1, max_value=10_000))
+def test_scenario_dict_round_trips_and_validates(window, data_rate, ack_rate, data_delay, ack_delay, seed, duration):
+    d = {
+        "name": "prop",
+        "seed": seed,
+        "duration_s": duration,
+        "data_link": {"rate_mbps": data_rate, "delay_ms": data_delay, "queue": {"kind": "droptail", "packets": window}},
+        "ack_link": {"rate_mbps": ack_rate, "delay_ms": ack_delay},
+        "flows": [{"controller": "fixed", "window": window}],
+    }
+    sc = api.Scenario.from_dict(d)
+    assert sc.to_dict() == d
+    assert api.Scenario(sc.text).to_dict() == d
+    info = sc.validate()
+    assert info["name"] == "prop" and info["seed"] == seed and info["duration_s"] == float(duration)
+    assert info["flows"] == 1 and info["controllers"] == ["fixed"]
+
+
+@settings(max_examples=20, deadline=None)
+@given(window=st.integers(min_value=1, max_value=1000), delay=delays)
+def test_trace_scenario_with_overrides_round_trips_and_validates(window, delay):
+    sc = api.Scenario.load("examples/datagrump.toml").with_overrides(
+        {"flows.0.window": window, "data_link.delay_ms": delay, "ack_link.delay_ms": delay})
+    d = sc.to_dict()
+    assert d["flows"][0]["window"] == window and d["data_link"]["delay_ms"] == delay
+    assert api.Scenario.from_dict(d, sc.file).to_dict() == d
+    assert sc.validate()["duration_s"] == 140.0
+
+
+# --- results folders ---------------------------------------------------------------------------------
+
+
+def _assert_same_result(a: api.Result, b: api.Result) -> None:
+    assert a.summary == b.summary
+    assert a.scenario == b.scenario
+    assert a.scenario_text == b.scenario_text
+    pd.testing.assert_frame_equal(a.flows, b.flows, check_dtype=False)
+    pd.testing.assert_frame_equal(a.timeseries, b.timeseries)
+    if a.packets is None:
+        assert b.packets is None
+    else:
+        pd.testing.assert_frame_equal(a.packets, b.packets, check_categorical=False)
+
+
+def test_save_then_load_round_trips(tmp_path, short):
+    r = ccscope.run("examples/red_lossy.toml", overrides=short, packets=True)
+    out = r.save(tmp_path / "res")
+    assert out == tmp_path / "res"
+    assert {p.name for p in out.iterdir()} == {
+        "summary.json", "flows.parquet", "timeseries.parquet", "packets.parquet", "scenario.toml"}
+    _assert_same_result(r, api.load_result(out))
+    assert json.loads((out / "summary.json").read_text())["summary"]["sent"] == r.summary["sent"]
+
+
+def test_saved_scenario_reruns_to_the_same_summary(tmp_path, short):
+    r = ccscope.run("examples/datagrump.toml", overrides=short)
+    out = r.save(tmp_path / "res")
+    assert ccscope.run(out / "scenario.toml").summary == r.summary
+
+
+def test_saving_over_an_existing_folder_replaces_it_whole(tmp_path, short):
+    out = tmp_path / "res"
+    first = ccscope.run("examples/datagrump.toml", overrides=short, packets=True)
+    first.save(out)
+    (out / "stray.txt").write_text("from an older run")
+    second = ccscope.run("examples/datagrump.toml", overrides={**short, "flows.0.window": 3})
+    second.save(out)
+    assert not (out / "packets.parquet").exists() and not (out / "stray.txt").exists()
+    _assert_same_result(second, api.load_result(out))
+    assert [p.name for p in tmp_path.iterdir()] == ["res"]  # no temporary or old folders left
+
+
+def test_failed_save_leaves_the_existing_folder_untouched(tmp_path, short):
+    out = tmp_path / "res"
+    good = ccscope.run("examples/datagrump.toml", overrides=short)
+    good.save(out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    bad = ccscope.run("examples/datagrump.toml", overrides=short)
+    bad.timeseries = pd.DataFrame({"unwritable": [object()]})  # pyarrow cannot store a bare object
+    with pytest.raises(Exception):
+        bad.save(out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["res"]
+
+
+def test_failed_first_save_writes_no_folder(tmp_path, short):
+    bad = ccscope.run("examples/datagrump.toml", overrides=short)
+    bad.flows = pd.DataFrame({"unwritable": [object()]})
+    with pytest.raises(Exception):
+        bad.save(tmp_path / "res")
+    assert list(tmp_path.iterdir()) == []
