@@ -95,8 +95,6 @@ def test_run_with_packets_writes_a_mahimahi_link_log(tmp_path):
             assert int(f[3]) <= int(f[0])
 
 
-@pytest.mark.xfail(reason="packet log goes back in time: idle delivery opportunities are logged late "
-                          "(sim.rs service_link/finish); Mahimahi writes its log in event order", strict=True)
 def test_link_log_timestamps_never_decrease(tmp_path):
     out = tmp_path / "res"
     res = runner.invoke(app, ["run", "examples/datagrump.toml", "-o", str(out), "--packets", *SHORT])

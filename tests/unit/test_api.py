@@ -151,14 +151,8 @@ def test_packet_log_accounts_for_every_data_packet(example, short):
     assert dep["time_ms"].is_monotonic_increasing  # a FIFO link releases packets in time order
 
 
-PACKET_LOG_ORDER_BUG = (
-    "sim.rs service_link/finish push the trace link's idle delivery opportunities into the packet log "
-    "only when the link is next serviced, after arrivals at later times were logged, so the log "
-    "(packets.parquet and link.log) goes back in time; Mahimahi writes its log in event order"
-)
 
 
-@pytest.mark.xfail(reason=PACKET_LOG_ORDER_BUG, strict=True)
 def test_packet_log_is_in_time_order(short):
     pk = ccscope.run("examples/datagrump.toml", overrides=short, packets=True).packets
     assert pk["time_ms"].is_monotonic_increasing

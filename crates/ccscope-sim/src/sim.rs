@@ -231,14 +231,26 @@ impl Simulation {
         if dir == DATA {
             self.stats[p.flow as usize].on_link_arrival(now, p.bytes, self.bin_ns);
             self.total.on_link_arrival(now, p.bytes, self.bin_ns);
-            if let Some(log) = &mut self.log {
-                log.push(now.as_ns(), LogEvent::Arrival, p.flow as i32, p.seq, p.bytes, 0);
-            }
         }
         if let Some(t) = self.links[dir].arrive(p, now, &mut self.drops) {
             self.events.push(t, Phase::Late, if dir == DATA { Ev::DataLink } else { Ev::AckLink });
         }
+        if dir == DATA && self.log.is_some() {
+            // Opportunities the idle link skipped came before this arrival: log them first.
+            self.log_opportunities();
+            if let Some(log) = &mut self.log {
+                log.push(now.as_ns(), LogEvent::Arrival, p.flow as i32, p.seq, p.bytes, 0);
+            }
+        }
         self.account_drops(now, dir);
+    }
+
+    fn log_opportunities(&mut self) {
+        if let (Some(log), Some(opps)) = (&mut self.log, &mut self.links[DATA].capacity.pending_log) {
+            for ms in opps.drain(..) {
+                log.push(ms * 1_000_000, LogEvent::Opportunity, -1, 0, ccscope_net::MAHIMAHI_MTU, 0);
+            }
+        }
     }
 
     fn account_drops(&mut self, now: Time, dir: usize) {
@@ -264,13 +276,7 @@ impl Simulation {
         }
         self.account_drops(now, dir);
         if dir == DATA {
-            if let Some(log) = &mut self.log {
-                if let Some(opps) = &mut self.links[DATA].capacity.pending_log {
-                    for ms in opps.drain(..) {
-                        log.push(ms * 1_000_000, LogEvent::Opportunity, -1, 0, ccscope_net::MAHIMAHI_MTU, 0);
-                    }
-                }
-            }
+            self.log_opportunities();
         }
         let mut out = std::mem::take(&mut self.out);
         for p in out.drain(..) {
@@ -312,11 +318,7 @@ impl Simulation {
     fn finish(mut self) -> (RunResult, Option<PacketLog>) {
         let end = self.end;
         self.links[DATA].finish(end);
-        if let (Some(log), Some(opps)) = (&mut self.log, &mut self.links[DATA].capacity.pending_log) {
-            for ms in opps.drain(..) {
-                log.push(ms * 1_000_000, LogEvent::Opportunity, -1, 0, ccscope_net::MAHIMAHI_MTU, 0);
-            }
-        }
+        self.log_opportunities();
         // Data packets still inside the network, counted where they physically are.
         let mut in_net = vec![0u64; self.senders.len()];
         self.links[DATA].for_each_packet(|p| in_net[p.flow as usize] += 1);
