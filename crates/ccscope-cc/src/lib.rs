@@ -14,8 +14,13 @@ pub mod aiad;
 pub mod aimd;
 pub mod fixed;
 pub mod mimd;
+pub mod cubic;
+pub mod newreno;
 pub mod queue_gradient;
+pub mod sprout;
 pub mod timely;
+pub mod vegas;
+pub mod verus;
 
 #[cfg(test)]
 mod properties;
@@ -26,6 +31,15 @@ pub use registry::{build, describe, ParamError, ParamSpec, CONTROLLERS};
 
 use ccscope_core::{Bandwidth, Dur, Time};
 
+/// How a flow's packets are carried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// datagrump-style datagrams: nothing is retransmitted; losses are only reported.
+    Datagram,
+    /// TCP-like: cumulative ACK + SACK, fast retransmit, NewReno recovery, RFC 6298 RTO.
+    Reliable,
+}
+
 /// A packet left the sender.
 #[derive(Clone, Copy, Debug)]
 pub struct SendEvent {
@@ -35,6 +49,8 @@ pub struct SendEvent {
     pub in_flight: u32,
     /// Sent because the flow's timeout fired rather than because the window was open.
     pub after_timeout: bool,
+    /// A retransmission (reliable transport).
+    pub retransmission: bool,
 }
 
 /// An acknowledgement reached the sender. The receiver ACKs every packet.
@@ -55,6 +71,20 @@ pub struct AckEvent {
     pub last_sent_seq: u64,
     /// The value `on_send` returned for this packet.
     pub tag: u64,
+    /// Packets newly acknowledged by this ACK (cumulatively or selectively); 1 for datagrams.
+    pub newly_acked: u32,
+    /// The sender is in loss recovery (between a congestion event and its recovery point).
+    pub in_recovery: bool,
+}
+
+/// Loss was detected outside recovery: a new congestion episode begins (at most one per round trip).
+#[derive(Clone, Copy, Debug)]
+pub struct CongestionEvent {
+    /// Packets in flight when the loss was detected (before any reduction).
+    pub in_flight: u32,
+    /// Send time of the lost packet that started the episode.
+    pub send_time: Time,
+    pub cause: LossCause,
 }
 
 /// Why a packet was declared lost.
@@ -85,6 +115,12 @@ pub trait Controller: Send {
     }
     fn on_ack(&mut self, now: Time, ev: &AckEvent);
     fn on_loss(&mut self, _now: Time, _ev: &LossEvent) {}
+    /// Once per loss episode, before the `on_loss` calls of that detection (RFC 5681 §3.2, RFC 6582).
+    fn on_congestion_event(&mut self, _now: Time, _ev: &CongestionEvent) {}
+    /// The reliable transport's recovery ended (the recovery point was cumulatively ACKed).
+    fn on_recovery_exit(&mut self, _now: Time) {}
+    /// The reliable transport's retransmission timer expired (RFC 6298 §5.5, RFC 5681 §3.1).
+    fn on_rto(&mut self, _now: Time) {}
     /// No ACK arrived for `timeout()`; the sender will send one packet regardless of the window.
     fn on_timeout(&mut self, _now: Time) {}
     /// The time asked for by `next_timer` has come.
@@ -125,6 +161,15 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
     }
     fn on_timeout(&mut self, now: Time) {
         (**self).on_timeout(now)
+    }
+    fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent) {
+        (**self).on_congestion_event(now, ev)
+    }
+    fn on_recovery_exit(&mut self, now: Time) {
+        (**self).on_recovery_exit(now)
+    }
+    fn on_rto(&mut self, now: Time) {
+        (**self).on_rto(now)
     }
     fn on_timer(&mut self, now: Time) {
         (**self).on_timer(now)

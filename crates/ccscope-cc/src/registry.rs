@@ -3,7 +3,7 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::{aiad, aimd, fixed, mimd, queue_gradient, timely, AnyController};
+use crate::{aiad, aimd, cubic, fixed, mimd, newreno, queue_gradient, sprout, timely, vegas, verus, AnyController};
 
 /// One documented parameter of a controller.
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +46,8 @@ pub fn invalid(key: &str, reason: impl Into<String>) -> ParamError {
 /// A registered controller.
 pub struct ControllerInfo {
     pub name: &'static str,
+    /// The transport a flow gets unless its scenario says otherwise.
+    pub transport: crate::Transport,
     pub summary: &'static str,
     pub params: &'static [ParamSpec],
     pub build: fn(&toml::Table) -> Result<AnyController, ParamError>,
@@ -54,8 +56,12 @@ pub struct ControllerInfo {
 
 macro_rules! entry {
     ($module:ident, $ty:ident, $summary:literal) => {
+        entry!($module, $ty, $summary, Datagram)
+    };
+    ($module:ident, $ty:ident, $summary:literal, $transport:ident) => {
         ControllerInfo {
             name: stringify!($module),
+            transport: crate::Transport::$transport,
             summary: $summary,
             params: <$module::Params as Params>::SPEC,
             build: |t| Ok(Box::new($module::$ty::new(parse_params(stringify!($module), t)?))),
@@ -72,6 +78,11 @@ pub const CONTROLLERS: &[ControllerInfo] = &[
     entry!(mimd, Mimd, "multiplicative increase and decrease on delay (paper 001 §3.3)"),
     entry!(timely, Timely, "TIMELY delay gradient (paper 001 §4.2, Algorithm 1)"),
     entry!(queue_gradient, QueueGradient, "delay thresholds with a queue-occupancy gradient (paper 001 §4.3)"),
+    entry!(newreno, NewReno, "TCP NewReno (RFC 5681, RFC 6582)", Reliable),
+    entry!(cubic, Cubic, "TCP Cubic (RFC 9438)", Reliable),
+    entry!(vegas, Vegas, "TCP Vegas (Brakmo and Peterson 1995)", Reliable),
+    entry!(verus, Verus, "Verus delay-profile control (paper 004; yzaki/verus reference)"),
+    entry!(sprout, Sprout, "Sprout-style stochastic forecasts (Winstein et al. 2013; keithw/sprout)"),
 ];
 
 fn defaults_of<P: Params>() -> toml::Table {
@@ -164,9 +175,9 @@ mod tests {
 
     #[test]
     fn unknown_controller_error_lists_the_known_names() {
-        let e = build_err("cubic", "");
+        let e = build_err("reno2000", "");
         let ParamError::UnknownController { name, known } = &e else { panic!("{e:?}") };
-        assert_eq!(name, "cubic");
+        assert_eq!(name, "reno2000");
         for info in CONTROLLERS {
             assert!(known.split(", ").any(|k| k == info.name), "{known} lacks {}", info.name);
         }

@@ -39,7 +39,7 @@ impl<C: Controller> Script<C> {
     fn send_one(&mut self, after_timeout: bool) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let ev = SendEvent { seq, bytes: self.bytes, in_flight: self.in_flight.len() as u32 + 1, after_timeout };
+        let ev = SendEvent { seq, bytes: self.bytes, in_flight: self.in_flight.len() as u32 + 1, after_timeout, retransmission: false };
         let tag = self.cc.on_send(self.now, &ev);
         self.in_flight.push_back((seq, self.now, tag));
     }
@@ -66,6 +66,8 @@ impl<C: Controller> Script<C> {
             in_flight: self.in_flight.len() as u32,
             last_sent_seq: self.next_seq.saturating_sub(1),
             tag,
+            newly_acked: 1,
+            in_recovery: false,
         };
         self.cc.on_ack(self.now, &ev);
         true

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use ccscope_cc::{AckEvent, AnyController, LossCause, LossEvent, SendEvent};
+use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Packet, PacketKind};
 
@@ -51,6 +51,8 @@ pub struct Sender {
     pub acked: u64,
     pub lost: u64,
     pub spurious: u64,
+    /// Highest sequence number outstanding when the current loss episode began.
+    recovery_point: Option<u64>,
 }
 
 /// What a sender wants from the simulator after handling an event.
@@ -81,6 +83,7 @@ impl Sender {
             acked: 0,
             lost: 0,
             spurious: 0,
+            recovery_point: None,
         }
     }
 
@@ -96,7 +99,7 @@ impl Sender {
         if self.ring.is_empty() {
             self.base_seq = seq;
         }
-        let ev = SendEvent { seq, bytes: self.packet_bytes, in_flight: self.in_flight, after_timeout };
+        let ev = SendEvent { seq, bytes: self.packet_bytes, in_flight: self.in_flight, after_timeout, retransmission: false };
         let tag = self.cc.on_send(now, &ev);
         debug_assert_eq!(self.base_seq + self.ring.len() as u64, seq);
         self.ring.push_back(Outstanding { sent: now, tag, state: State::InFlight });
@@ -129,6 +132,13 @@ impl Sender {
     }
 
     fn declare_lost(&mut self, now: Time, idx: usize, cause: LossCause) {
+        let seq = self.base_seq + idx as u64;
+        // A loss of a packet sent after the last episode began starts a new episode (once per RTT).
+        if self.recovery_point.is_none_or(|rp| seq > rp) {
+            self.recovery_point = Some(self.next_seq.saturating_sub(1));
+            let ev = CongestionEvent { in_flight: self.in_flight, send_time: self.ring[idx].sent, cause };
+            self.cc.on_congestion_event(now, &ev);
+        }
         let o = &mut self.ring[idx];
         debug_assert_eq!(o.state, State::InFlight);
         o.state = State::Lost;
@@ -179,6 +189,8 @@ impl Sender {
             in_flight: self.in_flight,
             last_sent_seq: self.next_seq.saturating_sub(1),
             tag: rec.tag,
+            newly_acked: 1,
+            in_recovery: self.recovery_point.is_some_and(|rp| ack.seq <= rp),
         };
         self.cc.on_ack(now, &ev);
         self.compact();
