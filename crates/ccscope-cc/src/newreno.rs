@@ -1,38 +1,295 @@
-//! TCP NewReno
+//! TCP NewReno: slow start and congestion avoidance (RFC 5681 §3.1), one window reduction per loss
+//! episode (RFC 5681 §3.2, RFC 6582 §3.2) and the loss window after a retransmission timeout
+//! (RFC 5681 §3.1), with the 10-packet initial window of RFC 6928.
 //!
-//! Placeholder: being written.
+//! The reliable transport keeps the recovery state (RFC 6582 recovery point, RFC 6675 pipe); this file
+//! only sets the window, in packets. Choices:
+//! - no window inflation (RFC 5681 §3.2 steps 4-5): the transport counts the pipe, so cwnd simply stays
+//!   at ssthresh until the recovery point is acknowledged, and ACKs in recovery do not grow it;
+//! - congestion avoidance counts acknowledged packets and adds one packet per window of them (RFC 5681
+//!   §3.1's RECOMMENDED byte counting), so the window grows by exactly one packet per round trip;
+//! - slow start adds every newly acknowledged packet up to ssthresh and passes the rest to congestion
+//!   avoidance (Linux `tcp_slow_start`; RFC 3465's per-ACK limit L is not applied);
+//! - ssthresh is half the flight in whole packets, rounded down (RFC 5681 eq. 4 in bytes allows a
+//!   fraction of a segment);
+//! - FlightSize at an RTO is the in-flight count of the last send or ACK before it: the transport
+//!   declares the whole flight lost before it calls `on_rto`.
 
 use ccscope_core::Time;
 use serde::{Deserialize, Serialize};
 
-use crate::registry::{ParamError, ParamSpec};
-use crate::{AckEvent, Controller};
+use crate::common::reno::{halved_ssthresh, slow_start, AckCounter, Phase};
+use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::{AckEvent, CongestionEvent, Controller, SendEvent};
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Params {}
+pub struct Params {
+    /// Initial window in packets (RFC 6928 §2: 10 segments).
+    pub initial_window: u32,
+    /// Initial slow-start threshold in packets; the default 4294967295 stands for "arbitrarily high"
+    /// (RFC 5681 §3.1).
+    pub initial_ssthresh: u32,
+    /// Window after a retransmission timeout in packets (RFC 5681 §3.1: loss window = 1 segment).
+    pub loss_window: u32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params { initial_window: 10, initial_ssthresh: u32::MAX, loss_window: 1 }
+    }
+}
 
 impl crate::registry::Params for Params {
-    const SPEC: &'static [ParamSpec] = &[];
+    const SPEC: &'static [ParamSpec] = &[
+        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (RFC 6928 §2: 10)" },
+        ParamSpec { name: "initial_ssthresh", unit: "packets", doc: "initial slow-start threshold (RFC 5681 §3.1: arbitrarily high, 4294967295)" },
+        ParamSpec { name: "loss_window", unit: "packets", doc: "window after a retransmission timeout (RFC 5681 §3.1: 1)" },
+    ];
     fn validate(&self) -> Result<(), ParamError> {
+        check_reno_params(self.initial_window, self.initial_ssthresh)?;
+        if self.loss_window < 1 {
+            return Err(invalid("loss_window", "must be >= 1"));
+        }
         Ok(())
     }
 }
 
+/// Range checks shared by the Reno-family controllers.
+pub(crate) fn check_reno_params(initial_window: u32, initial_ssthresh: u32) -> Result<(), ParamError> {
+    if initial_window < 1 {
+        return Err(invalid("initial_window", "must be >= 1"));
+    }
+    // RFC 5681 eq. 4 never sets ssthresh below 2 segments.
+    if initial_ssthresh < 2 {
+        return Err(invalid("initial_ssthresh", "must be >= 2"));
+    }
+    Ok(())
+}
+
 #[derive(Debug)]
 pub struct NewReno {
-    _p: Params,
+    p: Params,
+    cwnd: u32,
+    ssthresh: u32,
+    ca: AckCounter,
+    /// Packets in flight at the last send or ACK: FlightSize for an RTO (RFC 5681 eq. 4).
+    flight_size: u32,
+    in_recovery: bool,
 }
 
 impl NewReno {
     pub fn new(p: Params) -> Self {
-        NewReno { _p: p }
+        NewReno { cwnd: p.initial_window, ssthresh: p.initial_ssthresh, ca: AckCounter::default(), flight_size: 0, in_recovery: false, p }
+    }
+
+    pub fn ssthresh(&self) -> u32 {
+        self.ssthresh
     }
 }
 
 impl Controller for NewReno {
-    fn on_ack(&mut self, _now: Time, _ev: &AckEvent) {}
+    fn on_send(&mut self, _now: Time, ev: &SendEvent) -> u64 {
+        self.flight_size = ev.in_flight;
+        0
+    }
+
+    fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
+        self.flight_size = ev.in_flight;
+        self.in_recovery = ev.in_recovery;
+        // RFC 6582 §3.2 step 4, without inflation: the window holds until the recovery point is ACKed.
+        if ev.in_recovery {
+            return;
+        }
+        let mut acked = ev.newly_acked;
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 §3.1 eq. 2: slow start.
+            (self.cwnd, acked) = slow_start(self.cwnd, self.ssthresh, acked);
+        }
+        if acked > 0 {
+            // RFC 5681 §3.1: one packet per window of acknowledged packets.
+            self.cwnd = self.ca.increase(self.cwnd, acked);
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now: Time, ev: &CongestionEvent) {
+        // RFC 5681 §3.2 step 2 (eq. 4) and step 3 without inflation; RFC 6582 §3.2 step 2.
+        self.ssthresh = halved_ssthresh(ev.in_flight);
+        self.cwnd = self.ssthresh;
+        self.ca.reset();
+        self.in_recovery = true;
+    }
+
+    fn on_recovery_exit(&mut self, _now: Time) {
+        // RFC 6582 §3.2 step 3 (full ACK): cwnd is already ssthresh, there being no inflation to deflate.
+        self.in_recovery = false;
+    }
+
+    fn on_rto(&mut self, _now: Time) {
+        // RFC 5681 §3.1: ssthresh by eq. 4, cwnd = loss window.
+        self.ssthresh = halved_ssthresh(self.flight_size);
+        self.cwnd = self.p.loss_window;
+        self.ca.reset();
+        self.in_recovery = false;
+    }
+
     fn cwnd(&self) -> u32 {
-        1
+        self.cwnd.max(1)
+    }
+
+    fn state_name(&self) -> &'static str {
+        Phase::of(self.cwnd as f64, self.ssthresh as f64, self.in_recovery).name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::Params as _;
+    use crate::testing::Script;
+    use crate::LossCause;
+    use ccscope_core::Dur;
+
+    const RTT: Dur = Dur::from_ms(100);
+
+    fn newreno(p: Params) -> Script<NewReno> {
+        Script::new(NewReno::new(p))
+    }
+
+    /// Fill the window and ACK all of it: one round trip.
+    fn round(s: &mut Script<NewReno>) {
+        s.fill_window();
+        s.ack_all(RTT);
+    }
+
+    #[test]
+    fn slow_start_adds_one_packet_per_ack() {
+        let mut s = newreno(Params::default());
+        assert_eq!(s.cc.cwnd(), 10);
+        assert_eq!(s.cc.state_name(), "slow_start");
+        s.fill_window();
+        for expected in 11..=20 {
+            s.ack_oldest(RTT);
+            assert_eq!(s.cc.cwnd(), expected);
+        }
+        round(&mut s);
+        assert_eq!(s.cc.cwnd(), 40);
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh() {
+        let mut s = newreno(Params { initial_ssthresh: 15, ..Default::default() });
+        round(&mut s);
+        // 5 ACKs of slow start to 15, then 5 packets of credit towards the 16th.
+        assert_eq!(s.cc.cwnd(), 15);
+        assert_eq!(s.cc.state_name(), "congestion_avoidance");
+        s.fill_window();
+        for _ in 0..10 {
+            s.ack_oldest(RTT);
+        }
+        assert_eq!(s.cc.cwnd(), 16);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_packet_per_round_trip() {
+        let mut s = newreno(Params { initial_ssthresh: 10, ..Default::default() });
+        assert_eq!(s.cc.state_name(), "congestion_avoidance");
+        for expected in 11..=20 {
+            s.fill_window();
+            // The window holds until a whole window of packets has been acknowledged.
+            for _ in 1..expected - 1 {
+                s.ack_oldest(RTT);
+            }
+            assert_eq!(s.cc.cwnd(), expected - 1);
+            s.ack_oldest(RTT);
+            assert_eq!(s.cc.cwnd(), expected);
+        }
+    }
+
+    #[test]
+    fn three_dup_acks_halve_the_window_once() {
+        let mut s = newreno(Params::default());
+        round(&mut s);
+        s.fill_window();
+        assert_eq!((s.cc.cwnd(), s.in_flight.len()), (20, 20));
+        // RFC 5681 eq. 4: ssthresh = 20 / 2; cwnd = ssthresh.
+        s.congestion(LossCause::Reordering);
+        assert_eq!((s.cc.ssthresh(), s.cc.cwnd()), (10, 10));
+        assert_eq!(s.cc.state_name(), "recovery");
+        // More losses of the same episode reach only `on_loss`: no second reduction.
+        s.lose_oldest(LossCause::Reordering);
+        s.lose_oldest(LossCause::Reordering);
+        assert_eq!(s.cc.cwnd(), 10);
+        // ACKs in recovery do not grow the window.
+        for _ in 0..7 {
+            s.ack_oldest(RTT);
+        }
+        assert_eq!((s.cc.cwnd(), s.in_flight.len()), (10, 10));
+        s.recovery_exit();
+        assert_eq!(s.cc.state_name(), "congestion_avoidance");
+        // Congestion avoidance resumes: one packet after a window of 10 ACKs.
+        for _ in 0..9 {
+            s.ack_oldest(RTT);
+        }
+        assert_eq!(s.cc.cwnd(), 10);
+        s.ack_oldest(RTT);
+        assert_eq!(s.cc.cwnd(), 11);
+    }
+
+    #[test]
+    fn rto_sets_cwnd_to_one_and_ssthresh_to_half_the_flight() {
+        let mut s = newreno(Params::default());
+        s.fill_window();
+        s.ack_oldest(RTT);
+        s.ack_oldest(RTT);
+        s.fill_window();
+        assert_eq!((s.cc.cwnd(), s.in_flight.len()), (12, 12));
+        s.rto();
+        // RFC 5681 §3.1: ssthresh = 12 / 2, cwnd = 1 (the flight was declared lost first).
+        assert_eq!((s.cc.ssthresh(), s.cc.cwnd()), (6, 1));
+        assert_eq!(s.cc.state_name(), "slow_start");
+        // Slow start again: 1, 2, 4, then 6 = ssthresh.
+        for expected in [2, 4, 6] {
+            round(&mut s);
+            assert_eq!(s.cc.cwnd(), expected);
+        }
+        assert_eq!(s.cc.state_name(), "congestion_avoidance");
+    }
+
+    #[test]
+    fn rto_in_recovery_ends_recovery() {
+        let mut s = newreno(Params::default());
+        s.fill_window();
+        s.congestion(LossCause::Reordering);
+        assert_eq!(s.cc.state_name(), "recovery");
+        s.ack_oldest(RTT);
+        s.rto();
+        // The last ACK before the timeout saw 8 in flight (10 sent, one lost, one ACKed).
+        assert_eq!((s.cc.ssthresh(), s.cc.cwnd()), (4, 1));
+        assert_eq!(s.cc.state_name(), "slow_start");
+    }
+
+    #[test]
+    fn ssthresh_never_below_two() {
+        let mut s = newreno(Params::default());
+        s.send(3);
+        s.congestion(LossCause::Reordering);
+        // max(3 / 2, 2) = 2.
+        assert_eq!((s.cc.ssthresh(), s.cc.cwnd()), (2, 2));
+        s.recovery_exit();
+        s.ack_all(RTT);
+        s.send(1);
+        s.rto();
+        // max(1 / 2, 2) = 2; the loss window is 1.
+        assert_eq!((s.cc.ssthresh(), s.cc.cwnd()), (2, 1));
+    }
+
+    #[test]
+    fn validate_rejects_empty_windows() {
+        let key = |p: Params| p.validate().err().and_then(|e| e.key().map(str::to_string));
+        assert_eq!(key(Params { initial_window: 0, ..Default::default() }).as_deref(), Some("initial_window"));
+        assert_eq!(key(Params { initial_ssthresh: 1, ..Default::default() }).as_deref(), Some("initial_ssthresh"));
+        assert_eq!(key(Params { loss_window: 0, ..Default::default() }).as_deref(), Some("loss_window"));
+        assert_eq!(key(Params::default()), None);
     }
 }

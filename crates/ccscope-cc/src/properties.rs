@@ -32,6 +32,12 @@ enum Op {
     Timer,
     /// The flow's no-ACK timeout fired: one packet goes out regardless of the window.
     Timeout,
+    /// The reliable transport detects a loss: a congestion event (outside recovery), then the oldest is lost.
+    Congestion(LossCause),
+    /// The recovery point was cumulatively ACKed (when in recovery).
+    RecoveryExit,
+    /// The retransmission timer fired: the whole flight is lost, then `on_rto`.
+    Rto,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -45,6 +51,9 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u64..=500).prop_map(|ms| Op::Advance(Dur::from_ms(ms))),
         1 => Just(Op::Timer),
         1 => Just(Op::Timeout),
+        1 => prop_oneof![Just(LossCause::Reordering), Just(LossCause::Timeout)].prop_map(Op::Congestion),
+        1 => Just(Op::RecoveryExit),
+        1 => Just(Op::Rto),
     ]
 }
 
@@ -109,6 +118,21 @@ fn drive(info: &ControllerInfo, ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Timeout => {
                 s.timeout();
                 model_in_flight += 1;
+            }
+            Op::Congestion(cause) => {
+                // One congestion event per episode (RFC 6582 §3.2); later losses in it are plain losses.
+                let lost = if s.in_recovery { s.lose_oldest(cause) } else { s.congestion(cause) };
+                prop_assert_eq!(lost, model_in_flight > 0);
+                model_in_flight = model_in_flight.saturating_sub(1);
+            }
+            Op::RecoveryExit => {
+                if s.in_recovery {
+                    s.recovery_exit();
+                }
+            }
+            Op::Rto => {
+                s.rto();
+                model_in_flight = 0;
             }
         }
         check(info, &s, model_in_flight, prev_now, i + 1)?;

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 
 use ccscope_core::{Dur, Time};
 
-use crate::{AckEvent, Controller, LossCause, LossEvent, SendEvent};
+use crate::{AckEvent, CongestionEvent, Controller, LossCause, LossEvent, SendEvent};
 
 pub struct Script<C: Controller> {
     pub cc: C,
@@ -13,11 +13,13 @@ pub struct Script<C: Controller> {
     /// (seq, send time, tag) of packets in flight, oldest first.
     pub in_flight: VecDeque<(u64, Time, u64)>,
     pub bytes: u32,
+    /// What ACKs report as `in_recovery`: set by `congestion`, cleared by `recovery_exit` and `rto`.
+    pub in_recovery: bool,
 }
 
 impl<C: Controller> Script<C> {
     pub fn new(cc: C) -> Self {
-        Script { cc, now: Time::ZERO, next_seq: 0, in_flight: VecDeque::new(), bytes: 1500 }
+        Script { cc, now: Time::ZERO, next_seq: 0, in_flight: VecDeque::new(), bytes: 1500, in_recovery: false }
     }
 
     pub fn advance(&mut self, d: Dur) {
@@ -67,7 +69,7 @@ impl<C: Controller> Script<C> {
             last_sent_seq: self.next_seq.saturating_sub(1),
             tag,
             newly_acked: 1,
-            in_recovery: false,
+            in_recovery: self.in_recovery,
         };
         self.cc.on_ack(self.now, &ev);
         true
@@ -99,6 +101,30 @@ impl<C: Controller> Script<C> {
         let ev = LossEvent { seq, bytes: self.bytes, send_time: sent, in_flight: self.in_flight.len() as u32, cause, tag };
         self.cc.on_loss(self.now, &ev);
         true
+    }
+
+    /// The reliable transport detects a loss (3 dup ACKs or SACK): `on_congestion_event` with the flight
+    /// before the loss, then the oldest packet is declared lost; ACKs are in recovery from here on.
+    pub fn congestion(&mut self, cause: LossCause) -> bool {
+        let Some(&(_, sent, _)) = self.in_flight.front() else { return false };
+        let ev = CongestionEvent { in_flight: self.in_flight.len() as u32, send_time: sent, cause };
+        self.cc.on_congestion_event(self.now, &ev);
+        self.in_recovery = true;
+        self.lose_oldest(cause)
+    }
+
+    /// The recovery point was cumulatively acknowledged.
+    pub fn recovery_exit(&mut self) {
+        self.in_recovery = false;
+        self.cc.on_recovery_exit(self.now);
+    }
+
+    /// The retransmission timer fired: every packet in flight is declared lost, then `on_rto` (the
+    /// reliable transport's order).
+    pub fn rto(&mut self) {
+        while self.lose_oldest(LossCause::Timeout) {}
+        self.in_recovery = false;
+        self.cc.on_rto(self.now);
     }
 }
 

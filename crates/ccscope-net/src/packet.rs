@@ -22,10 +22,15 @@ pub struct Packet {
     pub recv: Time,
     /// When it entered the queue it is in now (set by the link).
     pub enqueued: Time,
+    /// Ack of the reliable transport: the next sequence number expected (cumulative ACK).
+    pub ack_cum: u64,
+    /// Ack of the reliable transport: up to three SACK blocks [start, end), most recent first
+    /// (RFC 2018 §4); empty blocks have start == end.
+    pub sack: [(u64, u64); 3],
 }
 
 impl Packet {
     pub fn data(flow: u32, seq: u64, bytes: u32, sent: Time) -> Packet {
-        Packet { flow, kind: PacketKind::Data, bytes, seq, sent, recv: Time::ZERO, enqueued: sent }
+        Packet { flow, kind: PacketKind::Data, bytes, seq, sent, recv: Time::ZERO, enqueued: sent, ack_cum: 0, sack: [(0, 0); 3] }
     }
 }

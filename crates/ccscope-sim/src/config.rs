@@ -50,8 +50,22 @@ impl ConfigError {
 }
 
 /// Keys of a flow table that are not controller parameters.
-const FLOW_KEYS: &[&str] =
-    &["controller", "count", "start_s", "stop_s", "delay_ms", "ack_delay_ms", "packet_bytes", "ack_bytes"];
+const FLOW_KEYS: &[&str] = &[
+    "controller",
+    "count",
+    "start_s",
+    "stop_s",
+    "delay_ms",
+    "ack_delay_ms",
+    "packet_bytes",
+    "ack_bytes",
+    "transport",
+    "transfers_bytes",
+    "think_s",
+    "min_rto_ms",
+    "max_rto_ms",
+    "initial_rto_ms",
+];
 
 struct Ctx<'a> {
     file: String,
@@ -465,6 +479,31 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec,
             return Err(t.err("ack_bytes", "must be in 28..=65535"));
         }
         f.ack_bytes = b as u32;
+    }
+    f.transport = match t.str("transport")? {
+        None => None,
+        Some("datagram") => Some(ccscope_cc::Transport::Datagram),
+        Some("reliable") => Some(ccscope_cc::Transport::Reliable),
+        Some(other) => return Err(t.err("transport", format!("unknown transport `{other}` (known: datagram, reliable)"))),
+    };
+    let think = Dur::from_secs_f64(t.non_negative("think_s")?.unwrap_or(0.0));
+    if let Some(item) = t.get("transfers_bytes") {
+        let arr = item.as_array().ok_or_else(|| t.err("transfers_bytes", "expected an array of sizes in bytes"))?;
+        let mut packets = Vec::new();
+        for v in arr.iter() {
+            match v.as_integer() {
+                Some(b) if b > 0 => packets.push((b as u64).div_ceil(f.packet_bytes as u64)),
+                _ => return Err(t.err("transfers_bytes", format!("`{}` is not a positive integer", v.to_string().trim()))),
+            }
+        }
+        f.app = crate::endpoint::App::Transfers { packets, think };
+    }
+    let d = crate::endpoint::RtoParams::default();
+    f.rto.min = t.positive("min_rto_ms")?.map(Dur::from_ms_f64).unwrap_or(d.min);
+    f.rto.max = t.positive("max_rto_ms")?.map(Dur::from_ms_f64).unwrap_or(d.max);
+    f.rto.initial = t.positive("initial_rto_ms")?.map(Dur::from_ms_f64).unwrap_or(d.initial);
+    if f.rto.min > f.rto.max {
+        return Err(t.err("min_rto_ms", "must not exceed max_rto_ms"));
     }
     if let Some(v) = values {
         for (k, val) in v {

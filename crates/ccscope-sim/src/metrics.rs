@@ -84,6 +84,8 @@ pub struct FlowStats {
     pub departed_bytes: u64,
     pub delivered: u64,
     pub delivered_bytes: u64,
+    /// Distinct packets' bytes delivered in order to the application.
+    pub goodput_bytes: u64,
     pub first_ms: Option<u64>,
     pub last_ms: u64,
     pub queue_delay: IntHistogram,
@@ -171,6 +173,9 @@ pub struct FlowSummary {
     pub declared_lost: u64,
     pub duration_s: f64,
     pub throughput_mbps: f64,
+    /// Distinct data delivered in order to the application, per second of the flow's duration.
+    pub goodput_mbps: f64,
+    pub retransmissions: u64,
     pub capacity_mbps: f64,
     pub utilization: f64,
     pub queue_delay_p95_ms: Option<f64>,
@@ -196,6 +201,7 @@ impl FlowSummary {
             dropped: s.dropped,
             duration_s: dur_s,
             throughput_mbps: tput,
+            goodput_mbps: if dur_s > 0.0 { s.goodput_bytes as f64 * 8.0 / dur_s / 1e6 } else { 0.0 },
             capacity_mbps,
             utilization: if capacity_mbps > 0.0 { tput / capacity_mbps } else { 0.0 },
             queue_delay_p95_ms: s.queue_delay.percentile(0.95).map(|v| v as f64),

@@ -1,6 +1,9 @@
 //! A scenario: two links (data and ACK direction), the flows that share them, and run settings.
 
+use ccscope_cc::Transport;
 use ccscope_core::{Dur, Time};
+
+pub use crate::endpoint::{App, RtoParams};
 use ccscope_net::{LossConfig, QueueConfig, Service};
 
 /// One direction of the path: random loss, a queue, a serializer, then propagation delay.
@@ -30,6 +33,12 @@ pub struct FlowSpec {
     pub packet_bytes: u32,
     /// ACK size on the wire (datagrump: 48 B header + 28 B UDP/IP = 76).
     pub ack_bytes: u32,
+    /// Transport; `None` takes the controller's default (datagram for paper 001's, reliable for TCPs).
+    pub transport: Option<Transport>,
+    /// What the application sends (reliable transport).
+    pub app: App,
+    /// Retransmission timer settings (reliable transport).
+    pub rto: RtoParams,
 }
 
 impl FlowSpec {
@@ -43,6 +52,9 @@ impl FlowSpec {
             ack_delay: None,
             packet_bytes: 1500,
             ack_bytes: 76,
+            transport: None,
+            app: App::Bulk,
+            rto: RtoParams::default(),
         }
     }
 }

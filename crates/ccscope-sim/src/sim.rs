@@ -6,12 +6,12 @@
 //! data meets the link before the delay and its ACKs meet the delay before the link.
 
 
-use ccscope_cc::{AnyController, ParamError};
+use ccscope_cc::{AnyController, ParamError, Transport};
 use ccscope_core::rng;
 use ccscope_core::{Bandwidth, Dur, EventQueue, Phase, Time};
 use ccscope_net::{AnyQueue, Link, LossModel, Packet, PacketKind, Pipe, Service};
 
-use crate::endpoint::{make_ack, Sender};
+use crate::endpoint::{DatagramSender, Receiver, ReliableSender, Sender};
 use crate::metrics::{jain_index, FlowStats, FlowSummary, RunResult};
 use crate::pktlog::{LogEvent, PacketLog};
 use crate::scenario::{FlowSpec, Scenario};
@@ -24,7 +24,7 @@ enum Ev {
     Start(u32),
     Stop(u32),
     Wake(u32),
-    Timeout(u32),
+    Timeout(u32, u32),
     Timer(u32, u32),
     DataLink,
     AckLink,
@@ -35,13 +35,27 @@ enum Ev {
 const DATA: usize = 0;
 const ACK: usize = 1;
 
+/// Per-flow bookkeeping of the events the simulator has scheduled for a sender.
+#[derive(Default)]
+struct FlowSched {
+    /// A pacing wake-up is scheduled at this time.
+    wake_at: Option<Time>,
+    /// A timeout check is scheduled at this time, with this generation.
+    timeout_at: Option<Time>,
+    timeout_gen: u32,
+    /// The controller timer currently scheduled, and its generation.
+    timer_at: Option<Time>,
+    timer_gen: u32,
+}
+
 pub struct Simulation {
     events: EventQueue<Ev>,
     links: [Link; 2],
     fwd: Vec<Pipe>,
     rev: Vec<Pipe>,
     senders: Vec<Sender>,
-    ack_bytes: Vec<u32>,
+    receivers: Vec<Receiver>,
+    sched: Vec<FlowSched>,
     controllers: Vec<String>,
     stats: Vec<FlowStats>,
     total: FlowStats,
@@ -81,9 +95,16 @@ impl Simulation {
         let links = [mk_link(&sc.data_link, 0, sc.packet_log), mk_link(&sc.ack_link, 1, false)];
         let mut senders = Vec::with_capacity(sc.flows.len());
         let mut events = EventQueue::new();
+        let mut receivers = Vec::with_capacity(sc.flows.len());
         for (i, f) in sc.flows.iter().enumerate() {
             let cc = factory(i, f)?;
-            senders.push(Sender::new(i as u32, cc, f.packet_bytes));
+            let default = ccscope_cc::registry::find(&f.controller).map(|c| c.transport).unwrap_or(Transport::Datagram);
+            let transport = f.transport.unwrap_or(default);
+            senders.push(match transport {
+                Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes)),
+                Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, f.app.clone(), f.rto)),
+            });
+            receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes));
             events.push(f.start, Phase::Normal, Ev::Start(i as u32));
             if let Some(stop) = f.stop {
                 events.push(stop, Phase::Normal, Ev::Stop(i as u32));
@@ -94,8 +115,9 @@ impl Simulation {
             links,
             fwd: sc.flows.iter().map(|f| Pipe::new(f.delay.unwrap_or(sc.data_link.delay))).collect(),
             rev: sc.flows.iter().map(|f| Pipe::new(f.ack_delay.unwrap_or(sc.ack_link.delay))).collect(),
+            sched: senders.iter().map(|_| FlowSched::default()).collect(),
             senders,
-            ack_bytes: sc.flows.iter().map(|f| f.ack_bytes).collect(),
+            receivers,
             controllers: sc.flows.iter().map(|f| f.controller.clone()).collect(),
             stats: sc.flows.iter().map(|_| FlowStats::new()).collect(),
             total: FlowStats::new(),
@@ -128,36 +150,36 @@ impl Simulation {
     fn handle(&mut self, now: Time, ev: Ev) {
         match ev {
             Ev::Start(f) => {
-                let s = &mut self.senders[f as usize];
-                s.active = true;
-                s.last_ack = now;
+                self.senders[f as usize].start(now);
                 self.after_sender(now, f, true);
             }
-            Ev::Stop(f) => self.senders[f as usize].active = false,
+            Ev::Stop(f) => self.senders[f as usize].stop(),
             Ev::Wake(f) => {
-                let s = &mut self.senders[f as usize];
-                if s.wake_at == Some(now) {
-                    s.wake_at = None;
+                if self.sched[f as usize].wake_at == Some(now) {
+                    self.sched[f as usize].wake_at = None;
                     self.after_sender(now, f, true);
                 }
             }
-            Ev::Timeout(f) => {
-                let s = &mut self.senders[f as usize];
-                s.timeout_at = None;
-                if !s.active {
+            Ev::Timeout(f, gen) => {
+                let sc = &mut self.sched[f as usize];
+                if sc.timeout_gen != gen {
                     return;
                 }
-                if s.timeout_deadline() <= now {
+                sc.timeout_at = None;
+                let s = &mut self.senders[f as usize];
+                if !s.active() {
+                    return;
+                }
+                if s.timeout_deadline().is_some_and(|d| d <= now) {
                     let wake = s.on_timeout(now, &mut self.sends);
                     self.set_wake(now, f, wake);
                 }
                 self.after_sender(now, f, false);
             }
             Ev::Timer(f, gen) => {
-                let s = &mut self.senders[f as usize];
-                if s.timer_gen == gen {
-                    s.timer_at = None;
-                    s.cc.on_timer(now);
+                if self.sched[f as usize].timer_gen == gen {
+                    self.sched[f as usize].timer_at = None;
+                    self.senders[f as usize].cc().on_timer(now);
                     self.after_sender(now, f, true);
                 }
             }
@@ -184,9 +206,9 @@ impl Simulation {
 
     fn set_wake(&mut self, _now: Time, f: u32, wake: Option<Time>) {
         if let Some(t) = wake {
-            let s = &mut self.senders[f as usize];
-            if s.wake_at.is_none_or(|w| w > t) {
-                s.wake_at = Some(t);
+            let sc = &mut self.sched[f as usize];
+            if sc.wake_at.is_none_or(|w| w > t) {
+                sc.wake_at = Some(t);
                 self.events.push(t, Phase::Normal, Ev::Wake(f));
             }
         }
@@ -200,20 +222,28 @@ impl Simulation {
         }
         self.flush_sends(now);
         let s = &mut self.senders[f as usize];
-        if s.active && s.timeout_at.is_none() {
-            let t = s.timeout_deadline().max(now);
-            s.timeout_at = Some(t);
-            self.events.push(t, Phase::Normal, Ev::Timeout(f));
-        }
-        let want = s.cc.next_timer();
-        if want != s.timer_at {
-            s.timer_gen = s.timer_gen.wrapping_add(1);
-            s.timer_at = want;
-            if let Some(t) = want {
-                self.events.push(t.max(now), Phase::Normal, Ev::Timer(f, s.timer_gen));
+        let sc = &mut self.sched[f as usize];
+        // The timeout check is lazy: a later deadline is found when the pending check fires; only
+        // an earlier one needs a new event (older events are recognised by their generation).
+        if s.active() {
+            if let Some(d) = s.timeout_deadline() {
+                if sc.timeout_at.is_none_or(|t| d < t) {
+                    let d = d.max(now);
+                    sc.timeout_gen = sc.timeout_gen.wrapping_add(1);
+                    sc.timeout_at = Some(d);
+                    self.events.push(d, Phase::Normal, Ev::Timeout(f, sc.timeout_gen));
+                }
             }
         }
-        let cwnd = s.cc.cwnd();
+        let want = s.cc().next_timer();
+        if want != sc.timer_at {
+            sc.timer_gen = sc.timer_gen.wrapping_add(1);
+            sc.timer_at = want;
+            if let Some(t) = want {
+                self.events.push(t.max(now), Phase::Normal, Ev::Timer(f, sc.timer_gen));
+            }
+        }
+        let cwnd = s.cwnd();
         self.stats[f as usize].bin(now, self.bin_ns).cwnd = cwnd;
     }
 
@@ -308,7 +338,10 @@ impl Simulation {
         let f = p.flow as usize;
         self.stats[f].on_delivery(now, p.sent, p.bytes, self.bin_ns);
         self.total.on_delivery(now, p.sent, p.bytes, self.bin_ns);
-        let ack = make_ack(&p, now, self.ack_bytes[f]);
+        let (ack, in_order) = self.receivers[f].on_data(&p, now);
+        let good = in_order * p.bytes as u64;
+        self.stats[f].goodput_bytes += good;
+        self.total.goodput_bytes += good;
         self.acks_sent += 1;
         if let Some(t) = self.rev[f].push(now, ack) {
             self.events.push(t, Phase::Normal, Ev::RevPipe(p.flow));
@@ -353,12 +386,14 @@ impl Simulation {
             s.flow = Some(i as u32);
             s.controller = self.controllers[i].clone();
             s.in_flight = in_net[i];
-            s.declared_lost = self.senders[i].lost;
+            s.declared_lost = self.senders[i].declared_lost();
+            s.retransmissions = self.senders[i].retransmissions();
             flows.push(s);
         }
         let mut total = FlowSummary::from_stats(&self.total, dur_ms, cap_mbps);
         total.in_flight = in_net.iter().sum();
         total.declared_lost = flows.iter().map(|f| f.declared_lost).sum();
+        total.retransmissions = flows.iter().map(|f| f.retransmissions).sum();
         total.controller = "all".into();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_mbps).collect();
 

@@ -2,8 +2,12 @@
 
 pub mod decrease_guard;
 pub mod ewma;
+pub mod poisson;
+pub mod reno;
 pub mod rtt;
+pub mod spline;
 
 pub use decrease_guard::DecreaseGuard;
 pub use ewma::Ewma;
 pub use rtt::RttEstimator;
+pub use spline::SmoothingSpline;

@@ -1,4 +1,4 @@
-//! Endpoints: a datagram sender driven by a controller, and a receiver that ACKs every packet.
+//! The datagram sender (datagrump's): a controller's window, no retransmission; losses are reported.
 //!
 //! The sender keeps one record per outstanding packet in a ring indexed by sequence number, so an
 //! ACK finds its packet in O(1) and nothing is allocated per packet once the ring has grown.
@@ -26,7 +26,7 @@ struct Outstanding {
     state: State,
 }
 
-pub struct Sender {
+pub struct DatagramSender {
     pub flow: u32,
     pub cc: AnyController,
     pub packet_bytes: u32,
@@ -38,15 +38,8 @@ pub struct Sender {
     pub active: bool,
     /// Earliest time pacing allows the next packet.
     next_send_at: Time,
-    /// A wake-up for pacing is scheduled at this time.
-    pub wake_at: Option<Time>,
     /// Last time an ACK arrived (or the flow started), for the no-ACK timeout.
     pub last_ack: Time,
-    /// A timeout check is scheduled at this time.
-    pub timeout_at: Option<Time>,
-    /// The controller timer currently scheduled, and its generation.
-    pub timer_at: Option<Time>,
-    pub timer_gen: u32,
     pub sent: u64,
     pub acked: u64,
     pub lost: u64,
@@ -55,16 +48,9 @@ pub struct Sender {
     recovery_point: Option<u64>,
 }
 
-/// What a sender wants from the simulator after handling an event.
-#[derive(Default)]
-pub struct Wants {
-    /// Wake the sender at this time (pacing).
-    pub wake: Option<Time>,
-}
-
-impl Sender {
-    pub fn new(flow: u32, cc: AnyController, packet_bytes: u32) -> Sender {
-        Sender {
+impl DatagramSender {
+    pub fn new(flow: u32, cc: AnyController, packet_bytes: u32) -> DatagramSender {
+        DatagramSender {
             flow,
             cc,
             packet_bytes,
@@ -74,11 +60,7 @@ impl Sender {
             in_flight: 0,
             active: false,
             next_send_at: Time::ZERO,
-            wake_at: None,
             last_ack: Time::ZERO,
-            timeout_at: None,
-            timer_at: None,
-            timer_gen: 0,
             sent: 0,
             acked: 0,
             lost: 0,
@@ -218,8 +200,13 @@ impl Sender {
     }
 
     /// When the no-ACK timeout would fire, given the last ACK.
-    pub fn timeout_deadline(&self) -> Time {
-        self.last_ack + self.cc.timeout()
+    pub fn timeout_deadline(&self) -> Option<Time> {
+        Some(self.last_ack + self.cc.timeout())
+    }
+
+    pub fn start(&mut self, now: Time) {
+        self.active = true;
+        self.last_ack = now;
     }
 
     pub fn timeout(&self) -> Dur {
@@ -227,7 +214,3 @@ impl Sender {
     }
 }
 
-/// The receiver: turns every data packet into an ACK echoing its sequence number and send time.
-pub fn make_ack(data: &Packet, now: Time, ack_bytes: u32) -> Packet {
-    Packet { flow: data.flow, kind: PacketKind::Ack, bytes: ack_bytes, seq: data.seq, sent: data.sent, recv: now, enqueued: now }
-}

@@ -1,0 +1,77 @@
+//! Endpoints: senders driven by a controller over a datagram or a reliable transport, and the
+//! receivers that ACK every packet.
+
+pub mod datagram;
+pub mod receiver;
+pub mod reliable;
+
+use ccscope_cc::{AnyController, Transport};
+use ccscope_core::Time;
+use ccscope_net::Packet;
+
+pub use datagram::DatagramSender;
+pub use receiver::Receiver;
+pub use reliable::{App, ReliableSender, RtoParams};
+
+/// A flow's sender, of either transport (enum dispatch: no virtual call per packet).
+pub enum Sender {
+    Datagram(DatagramSender),
+    Reliable(ReliableSender),
+}
+
+macro_rules! each {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            Sender::Datagram($s) => $e,
+            Sender::Reliable($s) => $e,
+        }
+    };
+}
+
+impl Sender {
+    pub fn transport(&self) -> Transport {
+        match self {
+            Sender::Datagram(_) => Transport::Datagram,
+            Sender::Reliable(_) => Transport::Reliable,
+        }
+    }
+    pub fn cc(&mut self) -> &mut AnyController {
+        each!(self, s => &mut s.cc)
+    }
+    pub fn cwnd(&self) -> u32 {
+        each!(self, s => s.cc.cwnd())
+    }
+    pub fn active(&self) -> bool {
+        each!(self, s => s.active)
+    }
+    pub fn start(&mut self, now: Time) {
+        each!(self, s => s.start(now))
+    }
+    pub fn stop(&mut self) {
+        each!(self, s => s.active = false)
+    }
+    /// Send what the window, pacing and application allow; returns a wake-up time if held back.
+    pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        each!(self, s => s.try_send(now, out))
+    }
+    pub fn on_ack(&mut self, now: Time, ack: &Packet, out: &mut Vec<Packet>) -> Option<Time> {
+        each!(self, s => s.on_ack(now, ack, out))
+    }
+    /// The transport's timer fired (datagrump's no-ACK timeout, or the RFC 6298 RTO).
+    pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        each!(self, s => s.on_timeout(now, out))
+    }
+    /// When the transport's timer would fire, if it is armed.
+    pub fn timeout_deadline(&self) -> Option<Time> {
+        each!(self, s => s.timeout_deadline())
+    }
+    pub fn declared_lost(&self) -> u64 {
+        each!(self, s => s.lost)
+    }
+    pub fn retransmissions(&self) -> u64 {
+        match self {
+            Sender::Datagram(_) => 0,
+            Sender::Reliable(s) => s.retransmitted,
+        }
+    }
+}
