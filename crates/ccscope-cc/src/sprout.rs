@@ -1,38 +1,733 @@
-//! Sprout
+//! Sprout: stochastic forecasts of a varying link (Winstein, Sivaraman and Balakrishnan, "Stochastic
+//! Forecasts Achieve High Throughput and Low Delay over Cellular Networks", NSDI 2013; reference
+//! implementation keithw/sprout: `src/sprout/{process,receiver,processforecaster}.cc` and
+//! `src/network/sproutconn.cc`).
 //!
-//! Placeholder: being written.
+//! **Model** (Sprout §3.1-3.2; reference `Process`). The link delivers packets as a Poisson process whose
+//! rate λ wanders. A belief over λ is kept on `bins` rates `0, Δ, 2Δ, ..., max_rate_pps`; bin 0 is the
+//! outage state λ = 0. It starts uniform, and every tick (20 ms) it
+//! 1. evolves: λ takes a Brownian step of standard deviation `sigma_pps √tick` (the Gaussian is
+//!    discretised exactly on the grid and cut at 5 standard deviations, the cut tails folded into the
+//!    farthest taps); mass that falls below the first positive bin enters the outage bin (the only way
+//!    in, as in the reference's open-ended first bin) and mass above the top bin stays there; the
+//!    outage bin is left at `outage_escape_rate` per second, the leaving mass spread like the positive
+//!    half of the same Gaussian;
+//! 2. observes the `k` packets that arrived during the tick (in MTU units, rounded as the reference
+//!    rounds: any fraction below one counts as one) and multiplies by their likelihood;
+//! 3. normalises.
+//!
+//! **Censoring** (the reference's `time_to_next`/`_score_time` rule). Few arrivals say little about λ
+//! when the sender let the link run dry. A tick counts as a full observation, likelihood
+//! `P(N = k | λ·tick)`, when the link was backlogged at its end: the first packet the receiver got after
+//! the tick had been sent at least one minimum one-way delay before the tick ended, so it had been
+//! waiting. Otherwise the count is only a lower bound and the likelihood is `P(N >= k | λ·tick)`; for
+//! `k = 0` that is 1, the reference's skipped tick.
+//!
+//! **Forecast** (Sprout §3.3; reference `ProcessForecastInterval`). For each horizon `h = 1..8` ticks, the
+//! `1 - confidence` (5 %) quantile of the packets delivered in the next `h` ticks. Given a starting
+//! bin, the count is Poisson with a random mean: over `h` ticks the path of a Brownian rate averages to
+//! λ with variance `sigma² h tick / 3`, which we take as gamma distributed, so each bin contributes a
+//! negative binomial; the forecast is the quantile of their mixture under the belief. The outage bin
+//! forecasts no deliveries. Quantiles are made non-decreasing in `h`.
+//!
+//! **Window** (sproutconn.cc `window_size`). Sprout may send `forecast(now + 5 ticks) - forecast(now) -
+//! queued` more bytes, `queued` being its packets sent but not yet delivered. ccscope's `cwnd` bounds the
+//! packets in flight, so `cwnd = in_flight + that`, at least `min_window`.
+//!
+//! **Placement.** ccscope controllers run at the sender only, so the receiver's model runs here, on the
+//! receiver timestamps the ACKs carry (`AckEvent::recv_time`): arrivals are counted per 20 ms tick of
+//! receiver time, and a tick is scored once an ACK for a packet received after it comes back, one ACK
+//! path later, where Sprout's forecast would also arrive. If no such ACK has come by the tick's end plus
+//! the smallest ACK-path delay seen plus one tick of grace, the tick is scored anyway with the arrivals
+//! known (the receiver's clock would have moved on without packets), and it counts as backlogged when
+//! a packet sent a minimum one-way delay before its end is still unacknowledged: this is how an outage
+//! reaches the model while no ACK arrives. `now` in the forecast is the receiver time the sender has
+//! news of, `now - min ACK delay`; packets the forecast says were delivered since the belief's last tick,
+//! beyond the arrivals already counted, are taken off `queued` as sproutconn.cc does.
+//!
+//! Departures from the reference are listed in `docs/deviations.md` (Sprout).
 
-use ccscope_core::Time;
+use std::collections::VecDeque;
+
+use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::registry::{ParamError, ParamSpec};
-use crate::{AckEvent, Controller};
+use crate::common::poisson::{self, CountRecursion};
+use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+/// At most this many ticks are scored one by one in one call; older silent ticks of a longer gap are
+/// evolved and scored in one step, so a jump in time costs no more than a few ticks.
+const MAX_EXACT_TICKS: u64 = 4;
+/// Largest window handed out, in packets.
+const MAX_WINDOW: f64 = 10_000_000.0;
+/// Bins with less probability than this are left out of the forecast's mixture.
+const NEGLIGIBLE: f64 = 1e-14;
+/// Most packets a forecast horizon may expect at the top rate; beyond it `P(0)` of the count
+/// recursion underflows.
+const MAX_HORIZON_PACKETS: f64 = 500.0;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct Params {}
+pub struct Params {
+    /// Length of one tick of the model in ms (reference receiver.hh TICK_LENGTH: 20).
+    pub tick_ms: f64,
+    /// Rate bins, the outage bin λ = 0 included (reference NUM_BINS: 256).
+    pub bins: u32,
+    /// Highest rate of the grid in packets/s (reference MAX_ARRIVAL_RATE: 1000).
+    pub max_rate_pps: f64,
+    /// Volatility of λ in packets/s per √s (reference BROWNIAN_MOTION_RATE: 200).
+    pub sigma_pps: f64,
+    /// Rate at which the outage state is left, per s (reference OUTAGE_ESCAPE_RATE: 1).
+    pub outage_escape_rate: f64,
+    /// Forecast horizons in ticks (reference NUM_TICKS: 8).
+    pub forecast_ticks: u32,
+    /// Delay the window aims at in ms (sproutconn.h TARGET_DELAY_TICKS: 5 ticks = 100).
+    pub target_delay_ms: f64,
+    /// Probability with which forecast deliveries happen (Sprout §3.3 and receiver.cc: 0.95).
+    pub confidence: f64,
+    /// Window floor in packets (ours: Sprout may allow nothing; 1 keeps a flow from stalling).
+    pub min_window: f64,
+    /// No-ACK time in ms before a packet is sent anyway (datagrump: 1000).
+    pub timeout_ms: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            tick_ms: 20.0,
+            bins: 256,
+            max_rate_pps: 1000.0,
+            sigma_pps: 200.0,
+            outage_escape_rate: 1.0,
+            forecast_ticks: 8,
+            target_delay_ms: 100.0,
+            confidence: 0.95,
+            min_window: 1.0,
+            timeout_ms: 1000.0,
+        }
+    }
+}
 
 impl crate::registry::Params for Params {
-    const SPEC: &'static [ParamSpec] = &[];
+    const SPEC: &'static [ParamSpec] = &[
+        ParamSpec { name: "tick_ms", unit: "ms", doc: "model tick (reference TICK_LENGTH: 20)" },
+        ParamSpec { name: "bins", unit: "bins", doc: "rate bins including the outage bin (reference NUM_BINS: 256)" },
+        ParamSpec { name: "max_rate_pps", unit: "packets/s", doc: "top of the rate grid (reference MAX_ARRIVAL_RATE: 1000)" },
+        ParamSpec { name: "sigma_pps", unit: "packets/s/√s", doc: "Brownian volatility of the rate (reference BROWNIAN_MOTION_RATE: 200)" },
+        ParamSpec { name: "outage_escape_rate", unit: "1/s", doc: "rate of leaving the outage state (reference OUTAGE_ESCAPE_RATE: 1)" },
+        ParamSpec { name: "forecast_ticks", unit: "ticks", doc: "forecast horizons (reference NUM_TICKS: 8)" },
+        ParamSpec { name: "target_delay_ms", unit: "ms", doc: "delay the window aims at (sproutconn TARGET_DELAY_TICKS 5 = 100)" },
+        ParamSpec { name: "confidence", unit: "probability", doc: "forecast quantile is 1 - this (Sprout §3.3: 0.95)" },
+        ParamSpec { name: "min_window", unit: "packets", doc: "window floor (ours; Sprout may send nothing)" },
+        ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)" },
+    ];
     fn validate(&self) -> Result<(), ParamError> {
+        if !(self.tick_ms >= 0.001 && self.tick_ms.is_finite()) {
+            return Err(invalid("tick_ms", "must be finite and >= 0.001"));
+        }
+        if !(2..=4096).contains(&self.bins) {
+            return Err(invalid("bins", "must be in 2..=4096"));
+        }
+        if !(self.max_rate_pps > 0.0 && self.max_rate_pps.is_finite()) {
+            return Err(invalid("max_rate_pps", "must be > 0 and finite"));
+        }
+        if !(self.sigma_pps >= 0.0 && self.sigma_pps.is_finite()) {
+            return Err(invalid("sigma_pps", "must be >= 0 and finite"));
+        }
+        if !(self.outage_escape_rate >= 0.0 && self.outage_escape_rate.is_finite()) {
+            return Err(invalid("outage_escape_rate", "must be >= 0 and finite"));
+        }
+        if !(1..=64).contains(&self.forecast_ticks) {
+            return Err(invalid("forecast_ticks", "must be in 1..=64"));
+        }
+        let horizon_packets = self.max_rate_pps * self.forecast_ticks as f64 * self.tick_ms / 1000.0;
+        if !(horizon_packets <= MAX_HORIZON_PACKETS) {
+            return Err(invalid("max_rate_pps", format!("max_rate_pps x forecast_ticks x tick must be <= {MAX_HORIZON_PACKETS} packets")));
+        }
+        let horizon_ms = self.forecast_ticks as f64 * self.tick_ms;
+        if !(self.target_delay_ms > 0.0 && self.target_delay_ms <= horizon_ms * (1.0 + 1e-9)) {
+            return Err(invalid("target_delay_ms", format!("must be > 0 and <= forecast_ticks x tick_ms ({horizon_ms} ms)")));
+        }
+        if !(self.confidence > 0.0 && self.confidence < 1.0) {
+            return Err(invalid("confidence", "must be in (0, 1)"));
+        }
+        if !(self.min_window >= 0.0 && self.min_window <= MAX_WINDOW) {
+            return Err(invalid("min_window", "must be in [0, 1e7]"));
+        }
+        if !(self.timeout_ms > 0.0 && self.timeout_ms.is_finite()) {
+            return Err(invalid("timeout_ms", "must be > 0 and finite"));
+        }
         Ok(())
+    }
+}
+
+/// `P(Z > z)` for a standard normal `Z`, to about 1e-7 relative (Chebyshev fit of erfc, Press et al.,
+/// Numerical Recipes §6.2).
+fn normal_upper_tail(z: f64) -> f64 {
+    let x = z.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.5 * x);
+    let poly = -1.26551223
+        + t * (1.00002368
+            + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+    let erfc = t * (-x * x + poly).exp();
+    if z >= 0.0 {
+        0.5 * erfc
+    } else {
+        1.0 - 0.5 * erfc
+    }
+}
+
+/// The rate's dynamics over one span of time on the grid (reference `Process::evolve`).
+#[derive(Debug)]
+struct Transition {
+    /// Probability of moving `d` bins, at index `d + w`; the two end taps hold the tails beyond.
+    taps: Vec<f64>,
+    /// Running sums of `taps`.
+    cum: Vec<f64>,
+    /// Half width in bins.
+    w: usize,
+    /// Probability of a move of at least one bin up, the spread of mass leaving the outage.
+    up: f64,
+    /// Probability that the outage state lasts the whole span.
+    stay: f64,
+}
+
+impl Transition {
+    fn with_capacity(bins: usize) -> Self {
+        Transition { taps: Vec::with_capacity(2 * bins + 1), cum: Vec::with_capacity(2 * bins + 1), w: 0, up: 0.0, stay: 1.0 }
+    }
+
+    /// A Gaussian step of `sd_bins` bins and outage persistence `stay`; reuses the buffers.
+    fn set(&mut self, sd_bins: f64, stay: f64, bins: usize) {
+        self.stay = stay;
+        self.taps.clear();
+        self.cum.clear();
+        let w = if sd_bins > 0.0 { ((5.0 * sd_bins).ceil() as usize).clamp(1, bins - 1) } else { 0 };
+        self.w = w;
+        self.taps.resize(2 * w + 1, 0.0);
+        if w == 0 {
+            self.taps[0] = 1.0;
+        } else {
+            for d in 0..=w {
+                let p = if d == w {
+                    normal_upper_tail((d as f64 - 0.5) / sd_bins)
+                } else if d == 0 {
+                    1.0 - 2.0 * normal_upper_tail(0.5 / sd_bins)
+                } else {
+                    normal_upper_tail((d as f64 - 0.5) / sd_bins) - normal_upper_tail((d as f64 + 0.5) / sd_bins)
+                };
+                self.taps[w + d] = p.max(0.0);
+                self.taps[w - d] = p.max(0.0);
+            }
+        }
+        let total: f64 = self.taps.iter().sum();
+        let mut run = 0.0;
+        for t in self.taps.iter_mut() {
+            *t /= total;
+            run += *t;
+            self.cum.push(run);
+        }
+        self.up = if w == 0 { 0.0 } else { self.taps[w + 1..].iter().sum() };
+    }
+
+    /// `dst = src` moved one span forward; `dst` is overwritten.
+    fn apply(&self, src: &[f64], dst: &mut [f64]) {
+        let n = src.len();
+        let w = self.w;
+        let total = self.cum[2 * w];
+        dst.fill(0.0);
+        // The outage bin persists or is left, for a rate drawn from the positive half of the step.
+        dst[0] += src[0] * self.stay;
+        let leaving = src[0] * (1.0 - self.stay);
+        if leaving > 0.0 {
+            if self.up > 0.0 {
+                for d in 1..=w {
+                    dst[d.min(n - 1)] += leaving * self.taps[w + d] / self.up;
+                }
+            } else {
+                dst[1] += leaving;
+            }
+        }
+        for i in 1..n {
+            let m = src[i];
+            if m == 0.0 {
+                continue;
+            }
+            // Taps t <= w - i land below the first positive bin: the outage.
+            if w >= i {
+                dst[0] += m * self.cum[w - i];
+            }
+            let lo = if i > w { i - w } else { 1 };
+            let hi = (i + w).min(n - 2);
+            let mut j = lo;
+            while j <= hi {
+                dst[j] += m * self.taps[j + w - i];
+                j += 1;
+            }
+            // Taps t >= n - 1 - i + w land on or above the top bin.
+            let t_top = n - 1 - i + w;
+            if t_top <= 2 * w {
+                dst[n - 1] += m * (total - if t_top > 0 { self.cum[t_top - 1] } else { 0.0 });
+            }
+        }
+    }
+}
+
+/// The receiver's belief about the link rate and the forecast drawn from it (reference `Process` and
+/// `Receiver`).
+#[derive(Debug)]
+struct RateModel {
+    /// Probability of each rate bin; bin `i` is `i * bin_pps` packets/s, bin 0 the outage.
+    belief: Vec<f64>,
+    scratch: Vec<f64>,
+    bin_pps: f64,
+    tick_s: f64,
+    /// Expected arrivals per tick in each bin, `λ_i tick`, and their logarithms.
+    x: Vec<f64>,
+    ln_x: Vec<f64>,
+    one_tick: Transition,
+    /// Rebuilt for each fast-forward.
+    span: Transition,
+    sd_bins_per_tick: f64,
+    escape_rate: f64,
+    /// Count distribution of bin `i` over `h` ticks at index `(h - 1) * bins + i`.
+    horizon: Vec<CountRecursion>,
+    /// Lower-quantile forecast of cumulative deliveries after `h` ticks, at index `h` (0 at index 0).
+    forecast: Vec<u32>,
+    /// Quantile level, `1 - confidence`.
+    alpha: f64,
+    /// Scan limit of the quantile search.
+    max_count: u32,
+    /// Scratch of the quantile scan: bins in the mixture, and each bin's current count probability.
+    active: Vec<usize>,
+    pmf: Vec<f64>,
+}
+
+impl RateModel {
+    fn new(p: &Params) -> Self {
+        let n = (p.bins as usize).max(2);
+        let ticks = (p.forecast_ticks as usize).max(1);
+        let tick_s = p.tick_ms / 1000.0;
+        let bin_pps = p.max_rate_pps / (n - 1) as f64;
+        let x: Vec<f64> = (0..n).map(|i| i as f64 * bin_pps * tick_s).collect();
+        let ln_x = x.iter().map(|v| v.ln()).collect();
+        let sd_bins_per_tick = p.sigma_pps * tick_s.sqrt() / bin_pps;
+        let mut one_tick = Transition::with_capacity(n);
+        one_tick.set(sd_bins_per_tick, (-p.outage_escape_rate * tick_s).exp(), n);
+        // Over h ticks a Brownian rate averages to its start with variance sigma² h tick / 3.
+        let mut horizon = Vec::with_capacity(ticks * n);
+        for h in 1..=ticks {
+            let span_s = h as f64 * tick_s;
+            let extra_var = p.sigma_pps.powi(2) * span_s.powi(3) / 3.0;
+            horizon.extend((0..n).map(|i| if i == 0 { CountRecursion::ZERO } else { CountRecursion::mixed_poisson(x[i] * h as f64, extra_var) }));
+        }
+        let top_mean = p.max_rate_pps * ticks as f64 * tick_s;
+        let top_var = top_mean + p.sigma_pps.powi(2) * (ticks as f64 * tick_s).powi(3) / 3.0;
+        let mut model = RateModel {
+            belief: vec![1.0 / n as f64; n],
+            scratch: vec![0.0; n],
+            bin_pps,
+            tick_s,
+            x,
+            ln_x,
+            one_tick,
+            span: Transition::with_capacity(n),
+            sd_bins_per_tick,
+            escape_rate: p.outage_escape_rate,
+            horizon,
+            forecast: vec![0; ticks + 1],
+            alpha: 1.0 - p.confidence,
+            max_count: (top_mean + 12.0 * top_var.sqrt() + 20.0).ceil() as u32,
+            active: Vec::with_capacity(n),
+            pmf: vec![0.0; n],
+        };
+        model.update_forecast();
+        model
+    }
+
+    fn bins(&self) -> usize {
+        self.belief.len()
+    }
+
+    fn rate_pps(&self, i: usize) -> f64 {
+        i as f64 * self.bin_pps
+    }
+
+    /// One tick of Brownian motion and outage dynamics (Sprout §3.1).
+    fn evolve(&mut self) {
+        self.one_tick.apply(&self.belief, &mut self.scratch);
+        std::mem::swap(&mut self.belief, &mut self.scratch);
+    }
+
+    /// `ticks` ticks of dynamics in one step.
+    fn evolve_span(&mut self, ticks: u64) {
+        let n = self.bins();
+        let t = ticks as f64;
+        self.span.set(self.sd_bins_per_tick * t.sqrt(), (-self.escape_rate * self.tick_s * t).exp(), n);
+        self.span.apply(&self.belief, &mut self.scratch);
+        std::mem::swap(&mut self.belief, &mut self.scratch);
+    }
+
+    /// Bayes' rule with a log-likelihood per bin; an observation impossible under every bin is ignored.
+    fn reweight(belief: &mut [f64], lp: &mut [f64], ll: impl Fn(usize) -> f64) {
+        let mut best = f64::NEG_INFINITY;
+        for i in 0..belief.len() {
+            lp[i] = if belief[i] > 0.0 { belief[i].ln() + ll(i) } else { f64::NEG_INFINITY };
+            if lp[i] > best {
+                best = lp[i];
+            }
+        }
+        if !best.is_finite() {
+            return;
+        }
+        let mut sum = 0.0;
+        for i in 0..belief.len() {
+            lp[i] = (lp[i] - best).exp();
+            sum += lp[i];
+        }
+        if !(sum > 0.0 && sum.is_finite()) {
+            return;
+        }
+        for i in 0..belief.len() {
+            belief[i] = lp[i] / sum;
+        }
+    }
+
+    /// `k` arrivals in one tick (Sprout §3.2); `censored` when the link may have run dry, so that `k` is
+    /// only a lower bound on what it could have delivered.
+    fn observe(&mut self, k: u64, censored: bool) {
+        let (x, ln_x) = (&self.x, &self.ln_x);
+        if censored {
+            if k == 0 {
+                return;
+            }
+            let ln_k_fact = poisson::ln_factorial(k);
+            Self::reweight(&mut self.belief, &mut self.scratch, |i| poisson::ln_sf(k, x[i], ln_k_fact));
+        } else {
+            Self::reweight(&mut self.belief, &mut self.scratch, |i| poisson::ln_pmf_kernel(k, x[i], ln_x[i]));
+        }
+    }
+
+    /// No arrivals over `ticks` backlogged ticks, the rate taken as constant over them.
+    fn observe_silence(&mut self, ticks: u64) {
+        let (x, t) = (&self.x, ticks as f64);
+        Self::reweight(&mut self.belief, &mut self.scratch, |i| -x[i] * t);
+    }
+
+    /// The lower-quantile forecast for every horizon (reference `Receiver::forecast`).
+    fn update_forecast(&mut self) {
+        let n = self.bins();
+        self.active.clear();
+        for (i, &b) in self.belief.iter().enumerate() {
+            if b > NEGLIGIBLE {
+                self.active.push(i);
+            }
+        }
+        for h in 1..self.forecast.len() {
+            let dists = &self.horizon[(h - 1) * n..h * n];
+            let mut cdf = 0.0;
+            for &i in &self.active {
+                self.pmf[i] = dists[i].p0;
+                cdf += self.belief[i] * self.pmf[i];
+            }
+            let mut c = 0;
+            while cdf < self.alpha && c < self.max_count {
+                for &i in &self.active {
+                    self.pmf[i] *= dists[i].ratio(c);
+                    cdf += self.belief[i] * self.pmf[i];
+                }
+                c += 1;
+            }
+            self.forecast[h] = c.max(self.forecast[h - 1]);
+        }
+    }
+
+    /// The forecast at a fractional horizon, linear between ticks and flat beyond the last.
+    fn forecast_at(&self, ticks: f64) -> f64 {
+        let last = self.forecast.len() - 1;
+        let t = ticks.clamp(0.0, last as f64);
+        let lo = t.floor() as usize;
+        if lo >= last {
+            return self.forecast[last] as f64;
+        }
+        let f = t - lo as f64;
+        self.forecast[lo] as f64 * (1.0 - f) + self.forecast[lo + 1] as f64 * f
+    }
+
+    fn mean_pps(&self) -> f64 {
+        self.belief.iter().enumerate().map(|(i, b)| b * self.rate_pps(i)).sum()
+    }
+
+    fn variance_pps2(&self) -> f64 {
+        let mean = self.mean_pps();
+        self.belief.iter().enumerate().map(|(i, b)| b * (self.rate_pps(i) - mean).powi(2)).sum()
+    }
+
+    /// Expected deliveries over `h` ticks.
+    fn mean_forecast(&self, h: usize) -> f64 {
+        self.mean_pps() * self.tick_s * h as f64
+    }
+
+    fn outage_probability(&self) -> f64 {
+        self.belief[0]
     }
 }
 
 #[derive(Debug)]
 pub struct Sprout {
-    _p: Params,
+    p: Params,
+    model: RateModel,
+    tick: Dur,
+    /// Target delay in ticks.
+    target_ticks: f64,
+    /// Start of the tick being counted, receiver clock; `None` until the first ACK.
+    open_start: Option<Time>,
+    /// Arrivals in the open tick, in MTU units.
+    open_count: f64,
+    /// Smallest `recv_time - send_time` seen.
+    owd_min: Option<Dur>,
+    /// Smallest `now - recv_time` seen: how long news from the receiver takes.
+    ack_delay_min: Option<Dur>,
+    /// (seq, send time) of packets neither ACKed nor lost, oldest first.
+    outstanding: VecDeque<(u64, Time)>,
+    /// Highest sequence number ACKed or lost; everything before it is done too (FIFO path).
+    highest_done: Option<u64>,
+    in_flight: u32,
+    /// Largest packet seen, the unit of the counts.
+    mtu: u32,
+    now: Time,
+    cwnd: f64,
 }
 
 impl Sprout {
     pub fn new(p: Params) -> Self {
-        Sprout { _p: p }
+        let model = RateModel::new(&p);
+        let tick = Dur::from_ms_f64(p.tick_ms).max(Dur(1));
+        let target_ticks = p.target_delay_ms / p.tick_ms;
+        let mut s = Sprout {
+            model,
+            tick,
+            target_ticks,
+            open_start: None,
+            open_count: 0.0,
+            owd_min: None,
+            ack_delay_min: None,
+            outstanding: VecDeque::with_capacity(1024),
+            highest_done: None,
+            in_flight: 0,
+            mtu: 1,
+            now: Time::ZERO,
+            cwnd: 0.0,
+            p,
+        };
+        s.update_window();
+        s
+    }
+
+    /// Lower-quantile forecast of cumulative deliveries after `h` ticks of the belief's clock, `h = 0..=H`.
+    pub fn forecast(&self) -> &[u32] {
+        &self.model.forecast
+    }
+
+    /// Probability of each rate bin; bin `i` is `i * max_rate_pps / (bins - 1)` packets/s.
+    pub fn belief(&self) -> &[f64] {
+        &self.model.belief
+    }
+
+    /// Mean of the belief in packets/s.
+    pub fn mean_rate_pps(&self) -> f64 {
+        self.model.mean_pps()
+    }
+
+    /// Sprout's window: packets it may send now beyond those in flight (sproutconn.cc `window_size`).
+    pub fn window(&self) -> f64 {
+        let (span, drain) = self.span_and_drain();
+        span - (self.in_flight as f64 - drain).max(0.0)
+    }
+
+    /// Ticks of the belief's clock elapsed at the receiver time the sender has news of.
+    fn elapsed_ticks(&self) -> f64 {
+        match (self.open_start, self.ack_delay_min) {
+            (Some(start), Some(ack_delay)) => {
+                let news = Time(self.now.as_ns().saturating_sub(ack_delay.as_ns()));
+                news.since(start).as_ns() as f64 / self.tick.as_ns() as f64
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// Forecast deliveries from now to the target delay, and those since the belief's clock not yet seen.
+    fn span_and_drain(&self) -> (f64, f64) {
+        let e = self.elapsed_ticks();
+        let now = self.model.forecast_at(e);
+        let span = self.model.forecast_at(e + self.target_ticks) - now;
+        (span, (now - self.open_count).max(0.0))
+    }
+
+    fn update_window(&mut self) {
+        let (span, drain) = self.span_and_drain();
+        // in_flight + window, where window = span - max(0, in_flight - drain).
+        let cwnd = span + drain.min(self.in_flight as f64);
+        self.cwnd = cwnd.max(self.p.min_window).min(MAX_WINDOW);
+    }
+
+    fn touch(&mut self, now: Time) {
+        self.now = self.now.max(now);
+    }
+
+    fn tick_floor(&self, t: Time) -> Time {
+        let tick = self.tick.as_ns();
+        Time(t.as_ns() / tick * tick)
+    }
+
+    fn done(&mut self, seq: u64) {
+        self.highest_done = Some(self.highest_done.map_or(seq, |h| h.max(seq)));
+        while self.outstanding.front().is_some_and(|&(s, _)| Some(s) <= self.highest_done) {
+            self.outstanding.pop_front();
+        }
+    }
+
+    /// Score every tick that ends at or before `end`; ticks ending at or after `backlogged_from` are
+    /// full observations, the others censored.
+    fn close_through(&mut self, end: Time, backlogged_from: Option<Time>) {
+        let Some(start) = self.open_start else { return };
+        let tick = self.tick.as_ns();
+        let n = end.as_ns().saturating_sub(start.as_ns()) / tick;
+        if n == 0 {
+            return;
+        }
+        let from = backlogged_from.map_or(u64::MAX, |t| t.as_ns());
+        // Tick j (1-based) ends at start + j tick.
+        let backlogged = |j: u64| start.as_ns().saturating_add(j.saturating_mul(tick)) >= from;
+        let k = match self.open_count {
+            c if c > 0.0 && c < 1.0 => 1,
+            c => (c + 0.5).floor().min(1e9) as u64,
+        };
+        self.model.evolve();
+        self.model.observe(k, !backlogged(1));
+        // Ticks 2..=n heard nothing; the oldest of a long run are fast-forwarded together.
+        let silent = n - 1;
+        let fast = silent.saturating_sub(MAX_EXACT_TICKS);
+        if fast > 0 {
+            // Ticks 2..=fast+1 end at or after `from` from the first j with start + j tick >= from.
+            let first = if from == u64::MAX { u64::MAX } else { from.saturating_sub(start.as_ns()).div_ceil(tick).max(2) };
+            let full = (fast + 2).saturating_sub(first).min(fast);
+            self.model.evolve_span(fast);
+            if full > 0 {
+                self.model.observe_silence(full);
+            }
+        }
+        for j in fast + 2..=n {
+            self.model.evolve();
+            if backlogged(j) {
+                self.model.observe(0, false);
+            }
+        }
+        self.open_start = Some(Time(start.as_ns().saturating_add(n.saturating_mul(tick))));
+        self.open_count = 0.0;
+        self.model.update_forecast();
+    }
+
+    /// Score the ticks whose ACKs would all have arrived by now (with a tick of grace): the receiver's
+    /// clock moves on while nothing arrives.
+    fn close_by_time(&mut self) {
+        let (Some(start), Some(ack_delay)) = (self.open_start, self.ack_delay_min) else { return };
+        let known = Time(self.now.as_ns().saturating_sub(ack_delay.as_ns().saturating_add(self.tick.as_ns())));
+        let end = self.tick_floor(known);
+        if end <= start {
+            return;
+        }
+        let owd = self.owd_min.unwrap_or(Dur::ZERO);
+        let backlogged_from = self.outstanding.front().map(|&(_, sent)| sent + owd);
+        self.close_through(end, backlogged_from);
+    }
+
+    fn after_event(&mut self) {
+        self.close_by_time();
+        self.update_window();
     }
 }
 
 impl Controller for Sprout {
-    fn on_ack(&mut self, _now: Time, _ev: &AckEvent) {}
+    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
+        self.touch(now);
+        self.mtu = self.mtu.max(ev.bytes);
+        self.in_flight = ev.in_flight;
+        let fresh = self.highest_done.is_none_or(|h| ev.seq > h) && self.outstanding.back().is_none_or(|&(s, _)| ev.seq > s);
+        if !ev.retransmission && fresh {
+            self.outstanding.push_back((ev.seq, self.now));
+        }
+        self.after_event();
+        0
+    }
+
+    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+        self.touch(now);
+        self.mtu = self.mtu.max(ev.bytes);
+        self.in_flight = ev.in_flight;
+        self.done(ev.seq);
+        let recv = ev.recv_time.min(self.now);
+        let owd = recv.since(ev.send_time);
+        self.owd_min = Some(self.owd_min.map_or(owd, |m| m.min(owd)));
+        let ack_delay = self.now.since(recv);
+        self.ack_delay_min = Some(self.ack_delay_min.map_or(ack_delay, |m| m.min(ack_delay)));
+        let start = match self.open_start {
+            Some(s) => s,
+            None => {
+                let s = self.tick_floor(recv);
+                self.open_start = Some(s);
+                s
+            }
+        };
+        if recv >= start + self.tick {
+            // This packet waited at the bottleneck from its send time plus the minimum one-way delay
+            // (FIFO), so the link was backlogged at the end of every tick after that.
+            let backlogged_from = ev.send_time + self.owd_min.unwrap_or(Dur::ZERO);
+            self.close_through(self.tick_floor(recv), Some(backlogged_from));
+        }
+        if self.open_start.is_some_and(|s| recv >= s) {
+            self.open_count += ev.newly_acked.max(1) as f64 * ev.bytes as f64 / self.mtu.max(1) as f64;
+        }
+        self.after_event();
+    }
+
+    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
+        self.touch(now);
+        self.in_flight = ev.in_flight;
+        self.done(ev.seq);
+        self.after_event();
+    }
+
+    fn on_timeout(&mut self, now: Time) {
+        self.touch(now);
+        self.after_event();
+    }
+
+    fn on_timer(&mut self, now: Time) {
+        self.touch(now);
+        self.after_event();
+    }
+
+    fn next_timer(&self) -> Option<Time> {
+        Some(self.tick_floor(self.now) + self.tick)
+    }
+
     fn cwnd(&self) -> u32 {
-        1
+        self.cwnd as u32
+    }
+
+    fn timeout(&self) -> Dur {
+        Dur::from_ms_f64(self.p.timeout_ms)
+    }
+
+    fn state_name(&self) -> &'static str {
+        if self.open_start.is_none() {
+            "startup"
+        } else if self.model.outage_probability() >= self.model.alpha {
+            "outage"
+        } else {
+            "forecast"
+        }
     }
 }

@@ -11,7 +11,7 @@
 //! sends `S = max(0, w_bar + w_crt (2 - n) / (n - 1))` packets, `n = ceil(d_t_bar / epoch)`.
 //!
 //! Losses: a packet missing for `loss_timeout_ms` after a later one was ACKed is lost; the first such
-//! loss starts a loss phase with `w_bar = 0.7 w_lost` and `d_est = profile(w_bar)`, during which the
+//! loss starts a loss phase with `w_bar = min(w_bar, 0.7 w_lost)` and `d_est = profile(w_bar)`, during which the
 //! profile is frozen and each ACK adds `1 / w_bar`; the phase ends on an ACK of a packet whose window
 //! was <= `w_bar`. Slow start grows `w_bar` by one per ACK from 1 and ends on an RTT above 500 ms or
 //! a loss. A no-ACK timeout restarts slow start if nothing was ACKed, else enters the loss phase with
@@ -22,7 +22,8 @@
 //!   and nothing else until the next one. `cwnd()` is therefore `in_flight + budget`, where `budget`
 //!   is set to `S` at each epoch and drops by one per packet sent: the sender sends exactly `S`
 //!   packets at the epoch tick, and ACKs arriving mid-epoch (which lower `in_flight`) do not open the
-//!   window. In slow start Verus keeps `w_bar` packets in flight, so there `cwnd() = w_bar`.
+//!   window. (A pacing rate of `S` per epoch would spread the burst over the epoch instead.) In slow
+//!   start Verus keeps `w_bar` packets in flight, so there `cwnd() = w_bar`.
 //! - **`w_crt`** is the sender's count of packets in flight (from the events), minus packets of an
 //!   earlier slow-start session (Verus ignores their ACKs).
 //! - **Losses.** The datagram sender declares a packet lost three packets later (or at the no-ACK

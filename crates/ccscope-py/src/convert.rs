@@ -63,6 +63,7 @@ fn summary<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>
     d.set_item("throughput_mbps", f.throughput_mbps)?;
     d.set_item("goodput_mbps", f.goodput_mbps)?;
     d.set_item("retransmissions", f.retransmissions)?;
+    d.set_item("rtos", f.rtos)?;
     d.set_item("capacity_mbps", f.capacity_mbps)?;
     d.set_item("utilization", f.utilization)?;
     d.set_item("queue_delay_p95_ms", f.queue_delay_p95_ms)?;

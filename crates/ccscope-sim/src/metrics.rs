@@ -176,6 +176,8 @@ pub struct FlowSummary {
     /// Distinct data delivered in order to the application, per second of the flow's duration.
     pub goodput_mbps: f64,
     pub retransmissions: u64,
+    /// Retransmission-timer expiries (reliable transport).
+    pub rtos: u64,
     pub capacity_mbps: f64,
     pub utilization: f64,
     pub queue_delay_p95_ms: Option<f64>,

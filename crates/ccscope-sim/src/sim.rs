@@ -388,12 +388,14 @@ impl Simulation {
             s.in_flight = in_net[i];
             s.declared_lost = self.senders[i].declared_lost();
             s.retransmissions = self.senders[i].retransmissions();
+            s.rtos = self.senders[i].rtos();
             flows.push(s);
         }
         let mut total = FlowSummary::from_stats(&self.total, dur_ms, cap_mbps);
         total.in_flight = in_net.iter().sum();
         total.declared_lost = flows.iter().map(|f| f.declared_lost).sum();
         total.retransmissions = flows.iter().map(|f| f.retransmissions).sum();
+        total.rtos = flows.iter().map(|f| f.rtos).sum();
         total.controller = "all".into();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_mbps).collect();
 

@@ -16,9 +16,9 @@
 //! - `lambda -> inf` forces `f'' = 0`: the weighted least-squares line (`f64::INFINITY` gives it exactly).
 //! - Beyond the data the fit is extended linearly (a natural spline has `f'' = 0` at the end knots).
 //!
-//! `lambda` has units of y^2 x^3 / (x-spacing), so its effect depends on the spacing of the data: for
-//! points at unit spacing with unit weights the fit averages over roughly `lambda^(1/4)` neighbours on
-//! each side. There is no default here; callers choose it (Verus: `spline_lambda`, default 1000).
+//! `lambda` has units of weight x x^3, so its effect depends on the spacing of the data: for points at
+//! unit spacing with unit weights the fit averages over roughly `lambda^(1/4)` neighbours on each side.
+//! There is no default here; callers choose it (Verus: `spline_lambda`, default 1000, about 5.6 windows).
 
 /// A fitted natural cubic spline: knots, fitted values and second derivatives at the knots.
 #[derive(Clone, Debug)]

@@ -68,6 +68,12 @@ impl Sender {
     pub fn declared_lost(&self) -> u64 {
         each!(self, s => s.lost)
     }
+    pub fn rtos(&self) -> u64 {
+        match self {
+            Sender::Datagram(_) => 0,
+            Sender::Reliable(s) => s.rtos,
+        }
+    }
     pub fn retransmissions(&self) -> u64 {
         match self {
             Sender::Datagram(_) => 0,

@@ -40,8 +40,8 @@ pub struct RtoParams {
 
 impl Default for RtoParams {
     fn default() -> Self {
-        // RFC 6298 §2.1 initial 1 s; minimum 200 ms as Linux (the RFC's 1 s is widely relaxed); §2.5 max 60 s.
-        RtoParams { initial: Dur::from_ms(1000), min: Dur::from_ms(200), max: Dur::from_ms(60_000) }
+        // RFC 6298 §2.1 initial 1 s, §2.4 minimum 1 s (as ns-3; Linux uses 200 ms), §2.5 max 60 s.
+        RtoParams { initial: Dur::from_ms(1000), min: Dur::from_ms(1000), max: Dur::from_ms(60_000) }
     }
 }
 
@@ -86,6 +86,9 @@ pub struct ReliableSender {
     sack_scan: u64,
     highest_sacked: Option<u64>,
     dupacks: u32,
+    /// RFC 6675 §5 step 3: on entering recovery the first lost packet is resent at once, whatever
+    /// the pipe says.
+    fast_retransmit: bool,
     recovery_point: Option<u64>,
     /// After an RTO, losses of packets sent before it do not start a new episode.
     rto_point: Option<u64>,
@@ -123,6 +126,7 @@ impl ReliableSender {
             sack_scan: 0,
             highest_sacked: None,
             dupacks: 0,
+            fast_retransmit: false,
             recovery_point: None,
             rto_point: None,
             rtt: RttEstimator::default(),
@@ -200,7 +204,8 @@ impl ReliableSender {
         if self.next_transfer_at.is_some_and(|t| now >= t) {
             self.next_transfer_at = None;
         }
-        while self.active && self.in_flight < self.cc.cwnd() {
+        while self.active && (self.in_flight < self.cc.cwnd() || (self.fast_retransmit && self.lost_waiting > 0)) {
+            self.fast_retransmit = false;
             if self.lost_waiting > 0 {
                 // Retransmit the lowest packet declared lost.
                 let mut seq = self.lost_scan.max(self.snd_una);
@@ -232,6 +237,7 @@ impl ReliableSender {
             self.recovery_point = Some(self.snd_nxt.saturating_sub(1));
             let ev = CongestionEvent { in_flight: in_flight_before, send_time: s.sent, cause };
             self.cc.on_congestion_event(now, &ev);
+            self.fast_retransmit = true;
         }
         self.seg(seq).state = State::Lost;
         self.in_flight -= 1;
