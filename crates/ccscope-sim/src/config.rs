@@ -60,6 +60,7 @@ const FLOW_KEYS: &[&str] = &[
     "packet_bytes",
     "ack_bytes",
     "transport",
+    "start_jitter_s",
     "transfers_bytes",
     "think_s",
     "min_rto_ms",
@@ -462,6 +463,7 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec,
     let mut f = FlowSpec::new(controller);
     let count = t.uint("count")?.unwrap_or(1);
     f.start = Time::from_secs_f64(t.non_negative("start_s")?.unwrap_or(0.0));
+    f.start_jitter = Dur::from_secs_f64(t.non_negative("start_jitter_s")?.unwrap_or(0.0));
     f.stop = t.positive("stop_s")?.map(Time::from_secs_f64);
     if f.stop.is_some_and(|s| s <= f.start) {
         return Err(t.err("stop_s", "must be later than start_s"));

@@ -24,6 +24,8 @@ pub struct FlowSpec {
     /// Controller parameters, validated against the controller's `Params` schema.
     pub params: toml::Table,
     pub start: Time,
+    /// The flow starts at `start` plus a uniform random delay in [0, start_jitter), drawn from the seed.
+    pub start_jitter: Dur,
     pub stop: Option<Time>,
     /// Overrides the data link's propagation delay for this flow.
     pub delay: Option<Dur>,
@@ -47,6 +49,7 @@ impl FlowSpec {
             controller: controller.to_string(),
             params: toml::Table::new(),
             start: Time::ZERO,
+            start_jitter: Dur::ZERO,
             stop: None,
             delay: None,
             ack_delay: None,

@@ -105,7 +105,13 @@ impl Simulation {
                 Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, f.app.clone(), f.rto)),
             });
             receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes));
-            events.push(f.start, Phase::Normal, Ev::Start(i as u32));
+            let jitter = if f.start_jitter > Dur::ZERO {
+                use ccscope_core::rng::RngExt;
+                Dur(rng::stream(sc.seed, 100 + i as u64).gen_range(0..f.start_jitter.as_ns()))
+            } else {
+                Dur::ZERO
+            };
+            events.push(f.start + jitter, Phase::Normal, Ev::Start(i as u32));
             if let Some(stop) = f.stop {
                 events.push(stop, Phase::Normal, Ev::Stop(i as u32));
             }
