@@ -58,7 +58,7 @@ use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// At most this many ticks are scored one by one in one call; older silent ticks of a longer gap are
 /// evolved and scored in one step, so a jump in time costs no more than a few ticks.
-const MAX_EXACT_TICKS: u64 = 4;
+const MAX_EXACT_TICKS: u64 = 2;
 /// Largest window handed out, in packets.
 const MAX_WINDOW: f64 = 10_000_000.0;
 /// Bins with less probability than this are left out of the forecast's mixture.
@@ -194,20 +194,13 @@ struct Transition {
 }
 
 impl Transition {
-    fn with_capacity(bins: usize) -> Self {
-        Transition { taps: Vec::with_capacity(2 * bins + 1), cum: Vec::with_capacity(2 * bins + 1), w: 0, up: 0.0, stay: 1.0 }
-    }
-
-    /// A Gaussian step of `sd_bins` bins and outage persistence `stay`; reuses the buffers.
-    fn set(&mut self, sd_bins: f64, stay: f64, bins: usize) {
-        self.stay = stay;
-        self.taps.clear();
-        self.cum.clear();
+    /// A Gaussian step of `sd_bins` bins, cut at 5 standard deviations (reference `evolve`), and outage
+    /// persistence `stay`.
+    fn new(sd_bins: f64, stay: f64, bins: usize) -> Self {
         let w = if sd_bins > 0.0 { ((5.0 * sd_bins).ceil() as usize).clamp(1, bins - 1) } else { 0 };
-        self.w = w;
-        self.taps.resize(2 * w + 1, 0.0);
+        let mut taps = vec![0.0; 2 * w + 1];
         if w == 0 {
-            self.taps[0] = 1.0;
+            taps[0] = 1.0;
         } else {
             for d in 0..=w {
                 let p = if d == w {
@@ -217,25 +210,28 @@ impl Transition {
                 } else {
                     normal_upper_tail((d as f64 - 0.5) / sd_bins) - normal_upper_tail((d as f64 + 0.5) / sd_bins)
                 };
-                self.taps[w + d] = p.max(0.0);
-                self.taps[w - d] = p.max(0.0);
+                taps[w + d] = p.max(0.0);
+                taps[w - d] = p.max(0.0);
             }
         }
-        let total: f64 = self.taps.iter().sum();
+        let total: f64 = taps.iter().sum();
         let mut run = 0.0;
-        for t in self.taps.iter_mut() {
+        let mut cum = Vec::with_capacity(taps.len());
+        for t in taps.iter_mut() {
             *t /= total;
             run += *t;
-            self.cum.push(run);
+            cum.push(run);
         }
-        self.up = if w == 0 { 0.0 } else { self.taps[w + 1..].iter().sum() };
+        let up = if w == 0 { 0.0 } else { taps[w + 1..].iter().sum() };
+        Transition { taps, cum, w, up, stay }
     }
 
     /// `dst = src` moved one span forward; `dst` is overwritten.
     fn apply(&self, src: &[f64], dst: &mut [f64]) {
         let n = src.len();
         let w = self.w;
-        let total = self.cum[2 * w];
+        let (taps, cum) = (&self.taps[..], &self.cum[..]);
+        let total = cum[2 * w];
         dst.fill(0.0);
         // The outage bin persists or is left, for a rate drawn from the positive half of the step.
         dst[0] += src[0] * self.stay;
@@ -243,7 +239,7 @@ impl Transition {
         if leaving > 0.0 {
             if self.up > 0.0 {
                 for d in 1..=w {
-                    dst[d.min(n - 1)] += leaving * self.taps[w + d] / self.up;
+                    dst[d.min(n - 1)] += leaving * taps[w + d] / self.up;
                 }
             } else {
                 dst[1] += leaving;
@@ -256,22 +252,43 @@ impl Transition {
             }
             // Taps t <= w - i land below the first positive bin: the outage.
             if w >= i {
-                dst[0] += m * self.cum[w - i];
+                dst[0] += m * cum[w - i];
             }
             let lo = if i > w { i - w } else { 1 };
             let hi = (i + w).min(n - 2);
             let mut j = lo;
             while j <= hi {
-                dst[j] += m * self.taps[j + w - i];
+                dst[j] += m * taps[j + w - i];
                 j += 1;
             }
             // Taps t >= n - 1 - i + w land on or above the top bin.
             let t_top = n - 1 - i + w;
             if t_top <= 2 * w {
-                dst[n - 1] += m * (total - if t_top > 0 { self.cum[t_top - 1] } else { 0.0 });
+                dst[n - 1] += m * (total - if t_top > 0 { cum[t_top - 1] } else { 0.0 });
             }
         }
     }
+}
+
+/// Radii of three box filters whose repeated application has about the variance of a Gaussian of
+/// `sd` bins (Kovesi, "Fast almost-Gaussian filtering", DICTA 2010), each at most `cap`.
+fn box_radii(sd: f64, cap: usize) -> [usize; 3] {
+    if !(sd > 0.0) {
+        return [0; 3];
+    }
+    let var = sd * sd;
+    let mut wl = ((4.0 * var + 1.0).sqrt().floor() as i64).max(1);
+    if wl % 2 == 0 {
+        wl -= 1;
+    }
+    let wl_f = wl as f64;
+    let m = ((12.0 * var - 3.0 * wl_f * wl_f - 12.0 * wl_f - 9.0) / (-4.0 * wl_f - 4.0)).round().clamp(0.0, 3.0) as usize;
+    let (rl, ru) = (((wl - 1) / 2) as usize, ((wl + 1) / 2) as usize);
+    let mut radii = [ru.min(cap); 3];
+    for r in radii.iter_mut().take(m) {
+        *r = rl.min(cap);
+    }
+    radii
 }
 
 /// The receiver's belief about the link rate and the forecast drawn from it (reference `Process` and
@@ -287,8 +304,9 @@ struct RateModel {
     x: Vec<f64>,
     ln_x: Vec<f64>,
     one_tick: Transition,
-    /// Rebuilt for each fast-forward.
-    span: Transition,
+    /// Scratch of the fast-forward's box filters, three grids long.
+    pad: Vec<f64>,
+    pad_out: Vec<f64>,
     sd_bins_per_tick: f64,
     escape_rate: f64,
     /// Count distribution of bin `i` over `h` ticks at index `(h - 1) * bins + i`.
@@ -313,8 +331,7 @@ impl RateModel {
         let x: Vec<f64> = (0..n).map(|i| i as f64 * bin_pps * tick_s).collect();
         let ln_x = x.iter().map(|v| v.ln()).collect();
         let sd_bins_per_tick = p.sigma_pps * tick_s.sqrt() / bin_pps;
-        let mut one_tick = Transition::with_capacity(n);
-        one_tick.set(sd_bins_per_tick, (-p.outage_escape_rate * tick_s).exp(), n);
+        let one_tick = Transition::new(sd_bins_per_tick, (-p.outage_escape_rate * tick_s).exp(), n);
         // Over h ticks a Brownian rate averages to its start with variance sigma² h tick / 3.
         let mut horizon = Vec::with_capacity(ticks * n);
         for h in 1..=ticks {
@@ -332,7 +349,8 @@ impl RateModel {
             x,
             ln_x,
             one_tick,
-            span: Transition::with_capacity(n),
+            pad: vec![0.0; 3 * n],
+            pad_out: vec![0.0; 3 * n],
             sd_bins_per_tick,
             escape_rate: p.outage_escape_rate,
             horizon,
@@ -360,13 +378,56 @@ impl RateModel {
         std::mem::swap(&mut self.belief, &mut self.scratch);
     }
 
-    /// `ticks` ticks of dynamics in one step.
+    /// `ticks` ticks of dynamics in one step, for the silent part of a long gap. The Gaussian is
+    /// approximated by three box filters of about its variance, O(bins) whatever the span (boxes are at
+    /// most as wide as the grid); the outage lasts with the span's probability and the mass leaving it is
+    /// spread evenly over rates up to twice the mean of the half-normal step.
     fn evolve_span(&mut self, ticks: u64) {
         let n = self.bins();
         let t = ticks as f64;
-        self.span.set(self.sd_bins_per_tick * t.sqrt(), (-self.escape_rate * self.tick_s * t).exp(), n);
-        self.span.apply(&self.belief, &mut self.scratch);
-        std::mem::swap(&mut self.belief, &mut self.scratch);
+        let sd = self.sd_bins_per_tick * t.sqrt();
+        let stay = (-self.escape_rate * self.tick_s * t).exp();
+        let outage = self.belief[0];
+        self.belief[0] = 0.0;
+        for r in box_radii(sd, n) {
+            self.box_pass(r);
+        }
+        self.belief[0] += outage * stay;
+        let leaving = outage * (1.0 - stay);
+        if leaving > 0.0 {
+            let k = ((2.0 * sd * std::f64::consts::FRAC_2_PI.sqrt()).round() as usize).clamp(1, n - 1);
+            for b in &mut self.belief[1..=k] {
+                *b += leaving / k as f64;
+            }
+        }
+    }
+
+    /// One box filter of radius `r` over the positive bins; what spills below the first enters the
+    /// outage bin, what spills above the last stays in it.
+    fn box_pass(&mut self, r: usize) {
+        if r == 0 {
+            return;
+        }
+        let n = self.bins();
+        let m = n - 1;
+        let len = m + 2 * r;
+        let (pad, out) = (&mut self.pad[..len], &mut self.pad_out[..len]);
+        pad.fill(0.0);
+        pad[r..r + m].copy_from_slice(&self.belief[1..]);
+        let inv = 1.0 / (2 * r + 1) as f64;
+        let mut sum: f64 = pad[..=r].iter().sum();
+        for k in 0..len {
+            out[k] = (sum * inv).max(0.0);
+            if k + r + 1 < len {
+                sum += pad[k + r + 1];
+            }
+            if k >= r {
+                sum -= pad[k - r];
+            }
+        }
+        self.belief[0] += out[..r].iter().sum::<f64>();
+        self.belief[1..].copy_from_slice(&out[r..r + m]);
+        self.belief[m] += out[r + m..].iter().sum::<f64>();
     }
 
     /// Bayes' rule with a log-likelihood per bin; an observation impossible under every bin is ignored.
