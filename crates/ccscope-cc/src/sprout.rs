@@ -58,7 +58,7 @@ use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// At most this many ticks are scored one by one in one call; older silent ticks of a longer gap are
 /// evolved and scored in one step, so a jump in time costs no more than a few ticks.
-const MAX_EXACT_TICKS: u64 = 2;
+const MAX_EXACT_TICKS: u64 = 1;
 /// Largest window handed out, in packets.
 const MAX_WINDOW: f64 = 10_000_000.0;
 /// Bins with less probability than this are left out of the forecast's mixture.
