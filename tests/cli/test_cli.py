@@ -24,7 +24,7 @@ else:
     runner = CliRunner()
 
 SHORT = ["--set", "duration_s=10"]
-CONTROLLER_NAMES = ["fixed", "aimd", "aiad", "mimd", "timely", "queue_gradient"]
+CONTROLLER_NAMES = ["fixed", "aimd", "aiad", "mimd", "timely", "queue_gradient", "newreno", "cubic", "vegas", "verus", "sprout"]
 
 
 def all_output(res) -> str:
@@ -119,7 +119,7 @@ def test_plot_of_a_folder_without_results_exits_2(tmp_path):
     assert str(tmp_path) in error_text(res)
 
 
-def test_controllers_lists_all_six():
+def test_controllers_lists_every_registered_controller():
     res = runner.invoke(app, ["controllers"])
     assert res.exit_code == 0, all_output(res)
     for name in CONTROLLER_NAMES:

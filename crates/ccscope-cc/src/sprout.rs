@@ -61,6 +61,9 @@ use crate::{AckEvent, Controller, LossEvent, SendEvent};
 const MAX_EXACT_TICKS: u64 = 1;
 /// Largest window handed out, in packets.
 const MAX_WINDOW: f64 = 10_000_000.0;
+/// Bins with less probability than this are dropped when the belief evolves: so thin a tail cannot move
+/// a forecast, and leaving it out keeps a tick cheap.
+const UNPROPAGATED: f64 = 1e-20;
 /// Bins with less probability than this are left out of the forecast's mixture.
 const NEGLIGIBLE: f64 = 1e-14;
 /// Most packets a forecast horizon may expect at the top rate; beyond it `P(0)` of the count
@@ -247,7 +250,7 @@ impl Transition {
         }
         for i in 1..n {
             let m = src[i];
-            if m == 0.0 {
+            if m < UNPROPAGATED {
                 continue;
             }
             // Taps t <= w - i land below the first positive bin: the outage.
