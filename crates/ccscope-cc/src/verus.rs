@@ -329,7 +329,10 @@ pub struct Verus {
     next_refit: Option<Time>,
     /// After slow start ends on a loss, drop profile points at and above this window at the next refit.
     curve_stop: Option<u32>,
+    dbg_id: u32,
+    dbg_n: u64,
 }
+static DBG_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 impl Verus {
     pub fn new(p: Params) -> Self {
@@ -356,6 +359,8 @@ impl Verus {
             next_epoch: None,
             next_refit: None,
             curve_stop: None,
+            dbg_id: DBG_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            dbg_n: 0,
         }
     }
 
@@ -528,6 +533,13 @@ impl Verus {
         let s = self.send_budget(self.w_bar);
         self.d_max_last = Some(D_MAX_LAST_KEEP * d_max_last + (1.0 - D_MAX_LAST_KEEP) * d_max);
         self.budget = if hold { 0 } else { s };
+        self.dbg_n += 1;
+        if std::env::var("VERUS_DEBUG").is_ok() && self.dbg_n % 200 == 0 {
+            let (lo, hi) = (self.profile.points.iter().position(Option::is_some), self.profile.points.len());
+            eprintln!("id {} t {:.1} ph {:?} d_min {:.1} d_est {:.1} dml {:.1} dmax {:.1} dtbar {:.1} w_bar {:.1} wcrt {} S {} hold {} prof [{:?}..{}] f(2) {:?} f(w) {:?} miss {}",
+              self.dbg_id, now.as_ms_f64()/1000.0, self.phase, self.d_min, self.d_est, d_max_last, d_max, self.d_t_bar.unwrap_or(0.0), self.w_bar, self.w_crt(), s, hold, lo, hi,
+              self.profile.delay_at(2.0).map(|v| v.round()), self.profile.delay_at(self.w_bar).map(|v| v.round()), self.missing.len());
+        }
     }
 }
 
