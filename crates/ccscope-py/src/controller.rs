@@ -78,7 +78,17 @@ impl PyController {
         if !b.hasattr("on_ack")? {
             return Err(pyo3::exceptions::PyTypeError::new_err("a Python controller needs an on_ack(now_ms, ack) method"));
         }
-        let has = |n: &str| b.getattr(n).map(|a| a.is_callable()).unwrap_or(false);
+        // A hook counts only if the class overrides the no-op of `ccscope.Controller`: skipping the
+        // inherited no-ops saves a Python call per packet.
+        let base = py.import("ccscope.controller").and_then(|m| m.getattr("Controller")).ok();
+        let cls = b.get_type();
+        let has = |n: &str| {
+            let Ok(f) = cls.getattr(n) else { return b.getattr(n).map(|a| a.is_callable()).unwrap_or(false) };
+            match base.as_ref().and_then(|c| c.getattr(n).ok()) {
+                Some(inherited) if f.is(&inherited) => false,
+                _ => f.is_callable(),
+            }
+        };
         let mut c = PyController {
             on_send: has("on_send"),
             on_loss: has("on_loss"),
