@@ -156,6 +156,8 @@ class Result:
     timeseries: pd.DataFrame
     packets: Optional[pd.DataFrame]
     scenario: dict
+    #: Every change of every flow's window (time_ms, flow, cwnd), when run with ``cwnd=True``.
+    cwnd: Optional[pd.DataFrame] = None
     scenario_text: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -178,7 +180,16 @@ class Result:
                     "delay_ms": np.frombuffer(p["delay_ms"], dtype="<u8"),
                 }
             )
-        return cls(d["summary"], pd.DataFrame(d["flows"]), ts, pk, d["scenario"], text)
+        cw = None
+        if len(d["cwnd"]["time_ns"]):
+            cw = pd.DataFrame(
+                {
+                    "time_ms": np.frombuffer(d["cwnd"]["time_ns"], dtype="<u8") / 1e6,
+                    "flow": np.frombuffer(d["cwnd"]["flow"], dtype="<u4").astype("int32"),
+                    "cwnd": np.frombuffer(d["cwnd"]["cwnd"], dtype="<u4"),
+                }
+            )
+        return cls(d["summary"], pd.DataFrame(d["flows"]), ts, pk, d["scenario"], cw, text)
 
     def save(self, out: Union[str, Path], log_path: Optional[Path] = None) -> Path:
         """Write the results folder atomically: it appears complete or not at all."""
@@ -192,6 +203,8 @@ class Result:
             self.timeseries.to_parquet(tmp / "timeseries.parquet", index=False)
             if self.packets is not None:
                 self.packets.to_parquet(tmp / "packets.parquet", index=False)
+            if self.cwnd is not None:
+                self.cwnd.to_parquet(tmp / "cwnd.parquet", index=False)
             if log_path is not None and log_path.exists():
                 shutil.move(str(log_path), tmp / "link.log")
             (tmp / "scenario.toml").write_text(self.scenario_text)
@@ -222,12 +235,14 @@ def load_result(path: Union[str, Path]) -> Result:
     path = Path(path)
     meta = json.loads((path / "summary.json").read_text())
     pk = path / "packets.parquet"
+    cw = path / "cwnd.parquet"
     return Result(
         meta["summary"],
         pd.read_parquet(path / "flows.parquet"),
         pd.read_parquet(path / "timeseries.parquet"),
         pd.read_parquet(pk) if pk.exists() else None,
         meta["scenario"],
+        pd.read_parquet(cw) if cw.exists() else None,
         (path / "scenario.toml").read_text() if (path / "scenario.toml").exists() else "",
     )
 
@@ -240,6 +255,7 @@ def run(
     packets: bool = False,
     log_path: Optional[Union[str, Path]] = None,
     controllers: Optional[Mapping[int, Any]] = None,
+    cwnd: bool = False,
 ) -> Result:
     """Run a scenario (path, TOML text, dict or :class:`Scenario`) and return its :class:`Result`.
 
@@ -249,6 +265,8 @@ def run(
     sc = as_scenario(scenario).with_overrides(overrides or {})
     if packets:
         sc = sc.with_overrides({"packet_log": True})
+    if cwnd:
+        sc = sc.with_overrides({"cwnd_log": True})
 
     def factory(index: int, params: dict) -> Any:
         if controllers and index in controllers:

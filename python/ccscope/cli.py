@@ -77,6 +77,7 @@ def run(
     seed: Optional[int] = typer.Option(None, help="Override the scenario's seed"),
     sets: Optional[List[str]] = typer.Option(None, "--set", help="Override a value, e.g. flows.0.window=20"),
     packets: bool = typer.Option(False, "--packets", help="Keep the per-packet log (packets.parquet, link.log)"),
+    cwnd: bool = typer.Option(False, "--cwnd", help="Record every window change (cwnd.parquet)"),
     plot: bool = typer.Option(False, "--plot", help="Also draw the throughput and delay plots"),
 ) -> None:
     """Run one scenario, print its table and write a results folder."""
@@ -84,7 +85,7 @@ def run(
         sc = api.Scenario.load(scenario).with_overrides(parse_sets(sets))
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "link.log" if packets else None
-            res = api.run(sc, seed=seed, packets=packets, log_path=log)
+            res = api.run(sc, seed=seed, packets=packets, log_path=log, cwnd=cwnd)
             res.save(out, log)
     except INPUT_ERRORS as e:
         raise fail(e)
@@ -180,6 +181,27 @@ def repro_datagrump(
     from ccscope import repro
 
     path = repro.datagrump(out)
+    console.print(f"wrote {path}")
+
+
+@repro_app.command("verus")
+def repro_verus(
+    out: Path = typer.Option(Path("docs/reproductions/verus.md"), "-o", "--out", help="Markdown report to write"),
+    traces: Optional[Path] = typer.Option(
+        None, "--traces", help="Mahimahi trace folder (default: $CCSCOPE_TRACE_PATH, then ../shared/traces)"
+    ),
+    seeds: int = typer.Option(5, "--seeds", help="Start-jitter seeds per scheme and trace: runs seeds 1..N"),
+    duration: Optional[float] = typer.Option(None, "--duration", help="Cap on each run, seconds (default: one loop of the trace)"),
+) -> None:
+    """Paper 004: Verus R = 2, 4, 6 against Cubic, NewReno, Vegas and Sprout on every trace."""
+    from ccscope import repro_verus as rv
+
+    try:
+        path = rv.verus(out, traces=traces, seeds=seeds, duration=duration, log=lambda m: err.print(m, markup=False))
+    except INPUT_ERRORS as e:
+        raise fail(e)
+    except ValueError as e:
+        raise fail(e)
     console.print(f"wrote {path}")
 
 

@@ -31,23 +31,21 @@
 //! forecasts no deliveries. Quantiles are made non-decreasing in `h`.
 //!
 //! **Window** (sproutconn.cc `window_size`). Sprout may send `forecast(now + 5 ticks) - forecast(now) -
-//! queued` more bytes, `queued` being its packets sent but not yet delivered. ccscope's `cwnd` bounds the
-//! packets in flight, so `cwnd = in_flight + that`, at least `min_window`.
+//! queued` more (bytes there, packets here), `queued` being its packets sent but not yet delivered.
+//! ccscope's `cwnd` bounds the packets in flight, so `cwnd = in_flight + that`, at least `min_window`.
 //!
 //! **Placement.** ccscope controllers run at the sender only, so the receiver's model runs here, on the
 //! receiver timestamps the ACKs carry (`AckEvent::recv_time`): arrivals are counted per 20 ms tick of
 //! receiver time, and a tick is scored once an ACK for a packet received after it comes back, one ACK
-//! path later, where Sprout's forecast would also arrive. If no such ACK has come by the tick's end plus
-//! the smallest ACK-path delay seen plus one tick of grace, the tick is scored anyway with the arrivals
-//! known (the receiver's clock would have moved on without packets), and it counts as backlogged when
-//! a packet sent a minimum one-way delay before its end is still unacknowledged: this is how an outage
-//! reaches the model while no ACK arrives. `now` in the forecast is the receiver time the sender has
-//! news of, `now - min ACK delay`; packets the forecast says were delivered since the belief's last tick,
-//! beyond the arrivals already counted, are taken off `queued` as sproutconn.cc does.
+//! path later, which is when Sprout's forecast for it would reach the sender too. While no ACK comes
+//! the belief waits and the forecast slides as in sproutconn.cc: `now` in the forecast is the receiver
+//! time the sender has news of, `now - smallest ACK delay seen`, in ticks since the belief's last
+//! scored tick; packets the forecast says were delivered since then, beyond the arrivals already
+//! counted, come off `queued`; once the whole forecast has elapsed the window is empty. An outage thus
+//! stops the sender within the forecast horizon, and is scored (mass moved to λ = 0) when the first
+//! ACK after it shows the silent ticks, which were backlogged.
 //!
 //! Departures from the reference are listed in `docs/deviations.md` (Sprout).
-
-use std::collections::VecDeque;
 
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -56,8 +54,9 @@ use crate::common::poisson::{self, CountRecursion};
 use crate::registry::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
-/// At most this many ticks are scored one by one in one call; older silent ticks of a longer gap are
-/// evolved and scored in one step, so a jump in time costs no more than a few ticks.
+/// When one ACK closes several ticks, the counted tick and at most this many silent ticks after it are
+/// scored one by one; older silent ticks are evolved and scored in one step, so a jump in time costs
+/// no more than a few ticks.
 const MAX_EXACT_TICKS: u64 = 1;
 /// Largest window handed out, in packets.
 const MAX_WINDOW: f64 = 10_000_000.0;
@@ -181,7 +180,7 @@ fn normal_upper_tail(z: f64) -> f64 {
     }
 }
 
-/// The rate's dynamics over one span of time on the grid (reference `Process::evolve`).
+/// The rate's dynamics over one tick on the grid (reference `Process::evolve`).
 #[derive(Debug)]
 struct Transition {
     /// Probability of moving `d` bins, at index `d + w`; the two end taps hold the tails beyond.
@@ -229,7 +228,7 @@ impl Transition {
         Transition { taps, cum, w, up, stay }
     }
 
-    /// `dst = src` moved one span forward; `dst` is overwritten.
+    /// `dst = src` moved one tick forward; `dst` is overwritten.
     fn apply(&self, src: &[f64], dst: &mut [f64]) {
         let n = src.len();
         let w = self.w;
@@ -294,6 +293,17 @@ fn box_radii(sd: f64, cap: usize) -> [usize; 3] {
     radii
 }
 
+/// One bin of the forecast's mixture: its probability and its count distribution, at count `c` of the
+/// scan.
+#[derive(Clone, Copy, Debug)]
+struct Component {
+    weight: f64,
+    a: f64,
+    b: f64,
+    /// `P(count = c)`.
+    p: f64,
+}
+
 /// The receiver's belief about the link rate and the forecast drawn from it (reference `Process` and
 /// `Receiver`).
 #[derive(Debug)]
@@ -320,9 +330,9 @@ struct RateModel {
     alpha: f64,
     /// Scan limit of the quantile search.
     max_count: u32,
-    /// Scratch of the quantile scan: bins in the mixture, and each bin's current count probability.
+    /// Scratch of the quantile scan: bins in the mixture, and their count distributions.
     active: Vec<usize>,
-    pmf: Vec<f64>,
+    mix: Vec<Component>,
 }
 
 impl RateModel {
@@ -361,7 +371,7 @@ impl RateModel {
             alpha: 1.0 - p.confidence,
             max_count: (top_mean + 12.0 * top_var.sqrt() + 20.0).ceil() as u32,
             active: Vec::with_capacity(n),
-            pmf: vec![0.0; n],
+            mix: Vec::with_capacity(n),
         };
         model.update_forecast();
         model
@@ -446,15 +456,15 @@ impl RateModel {
             return;
         }
         let mut sum = 0.0;
-        for i in 0..belief.len() {
-            lp[i] = (lp[i] - best).exp();
-            sum += lp[i];
+        for v in lp.iter_mut() {
+            *v = (*v - best).exp();
+            sum += *v;
         }
         if !(sum > 0.0 && sum.is_finite()) {
             return;
         }
-        for i in 0..belief.len() {
-            belief[i] = lp[i] / sum;
+        for (b, v) in belief.iter_mut().zip(lp.iter()) {
+            *b = v / sum;
         }
     }
 
@@ -490,16 +500,21 @@ impl RateModel {
         }
         for h in 1..self.forecast.len() {
             let dists = &self.horizon[(h - 1) * n..h * n];
+            let mix = &mut self.mix;
+            mix.clear();
             let mut cdf = 0.0;
             for &i in &self.active {
-                self.pmf[i] = dists[i].p0;
-                cdf += self.belief[i] * self.pmf[i];
+                let d = dists[i];
+                mix.push(Component { weight: self.belief[i], a: d.a, b: d.b, p: d.p0 });
+                cdf += self.belief[i] * d.p0;
             }
+            // Smallest c with P(count <= c) >= alpha (reference `lower_quantile`).
             let mut c = 0;
             while cdf < self.alpha && c < self.max_count {
-                for &i in &self.active {
-                    self.pmf[i] *= dists[i].ratio(c);
-                    cdf += self.belief[i] * self.pmf[i];
+                let (cf, inv) = (c as f64, 1.0 / (c as f64 + 1.0));
+                for m in mix.iter_mut() {
+                    m.p *= (m.a + m.b * cf) * inv;
+                    cdf += m.weight * m.p;
                 }
                 c += 1;
             }
@@ -523,12 +538,14 @@ impl RateModel {
         self.belief.iter().enumerate().map(|(i, b)| b * self.rate_pps(i)).sum()
     }
 
+    #[cfg(test)]
     fn variance_pps2(&self) -> f64 {
         let mean = self.mean_pps();
         self.belief.iter().enumerate().map(|(i, b)| b * (self.rate_pps(i) - mean).powi(2)).sum()
     }
 
     /// Expected deliveries over `h` ticks.
+    #[cfg(test)]
     fn mean_forecast(&self, h: usize) -> f64 {
         self.mean_pps() * self.tick_s * h as f64
     }
@@ -553,10 +570,6 @@ pub struct Sprout {
     owd_min: Option<Dur>,
     /// Smallest `now - recv_time` seen: how long news from the receiver takes.
     ack_delay_min: Option<Dur>,
-    /// (seq, send time) of packets neither ACKed nor lost, oldest first.
-    outstanding: VecDeque<(u64, Time)>,
-    /// Highest sequence number ACKed or lost; everything before it is done too (FIFO path).
-    highest_done: Option<u64>,
     in_flight: u32,
     /// Largest packet seen, the unit of the counts.
     mtu: u32,
@@ -577,8 +590,6 @@ impl Sprout {
             open_count: 0.0,
             owd_min: None,
             ack_delay_min: None,
-            outstanding: VecDeque::with_capacity(1024),
-            highest_done: None,
             in_flight: 0,
             mtu: 1,
             now: Time::ZERO,
@@ -645,23 +656,16 @@ impl Sprout {
         Time(t.as_ns() / tick * tick)
     }
 
-    fn done(&mut self, seq: u64) {
-        self.highest_done = Some(self.highest_done.map_or(seq, |h| h.max(seq)));
-        while self.outstanding.front().is_some_and(|&(s, _)| Some(s) <= self.highest_done) {
-            self.outstanding.pop_front();
-        }
-    }
-
     /// Score every tick that ends at or before `end`; ticks ending at or after `backlogged_from` are
     /// full observations, the others censored.
-    fn close_through(&mut self, end: Time, backlogged_from: Option<Time>) {
+    fn close_through(&mut self, end: Time, backlogged_from: Time) {
         let Some(start) = self.open_start else { return };
         let tick = self.tick.as_ns();
         let n = end.as_ns().saturating_sub(start.as_ns()) / tick;
         if n == 0 {
             return;
         }
-        let from = backlogged_from.map_or(u64::MAX, |t| t.as_ns());
+        let from = backlogged_from.as_ns();
         // Tick j (1-based) ends at start + j tick.
         let backlogged = |j: u64| start.as_ns().saturating_add(j.saturating_mul(tick)) >= from;
         let k = match self.open_count {
@@ -669,13 +673,13 @@ impl Sprout {
             c => (c + 0.5).floor().min(1e9) as u64,
         };
         self.model.evolve();
-        self.model.observe(k, !backlogged(1));
+        self.model.observe(k, k == 0 && !backlogged(1));
         // Ticks 2..=n heard nothing; the oldest of a long run are fast-forwarded together.
         let silent = n - 1;
         let fast = silent.saturating_sub(MAX_EXACT_TICKS);
         if fast > 0 {
             // Ticks 2..=fast+1 end at or after `from` from the first j with start + j tick >= from.
-            let first = if from == u64::MAX { u64::MAX } else { from.saturating_sub(start.as_ns()).div_ceil(tick).max(2) };
+            let first = from.saturating_sub(start.as_ns()).div_ceil(tick).max(2);
             let full = (fast + 2).saturating_sub(first).min(fast);
             self.model.evolve_span(fast);
             if full > 0 {
@@ -692,25 +696,6 @@ impl Sprout {
         self.open_count = 0.0;
         self.model.update_forecast();
     }
-
-    /// Score the ticks whose ACKs would all have arrived by now (with a tick of grace): the receiver's
-    /// clock moves on while nothing arrives.
-    fn close_by_time(&mut self) {
-        let (Some(start), Some(ack_delay)) = (self.open_start, self.ack_delay_min) else { return };
-        let known = Time(self.now.as_ns().saturating_sub(ack_delay.as_ns().saturating_add(self.tick.as_ns())));
-        let end = self.tick_floor(known);
-        if end <= start {
-            return;
-        }
-        let owd = self.owd_min.unwrap_or(Dur::ZERO);
-        let backlogged_from = self.outstanding.front().map(|&(_, sent)| sent + owd);
-        self.close_through(end, backlogged_from);
-    }
-
-    fn after_event(&mut self) {
-        self.close_by_time();
-        self.update_window();
-    }
 }
 
 impl Controller for Sprout {
@@ -718,11 +703,7 @@ impl Controller for Sprout {
         self.touch(now);
         self.mtu = self.mtu.max(ev.bytes);
         self.in_flight = ev.in_flight;
-        let fresh = self.highest_done.is_none_or(|h| ev.seq > h) && self.outstanding.back().is_none_or(|&(s, _)| ev.seq > s);
-        if !ev.retransmission && fresh {
-            self.outstanding.push_back((ev.seq, self.now));
-        }
-        self.after_event();
+        self.update_window();
         0
     }
 
@@ -730,7 +711,6 @@ impl Controller for Sprout {
         self.touch(now);
         self.mtu = self.mtu.max(ev.bytes);
         self.in_flight = ev.in_flight;
-        self.done(ev.seq);
         let recv = ev.recv_time.min(self.now);
         let owd = recv.since(ev.send_time);
         self.owd_min = Some(self.owd_min.map_or(owd, |m| m.min(owd)));
@@ -748,29 +728,28 @@ impl Controller for Sprout {
             // This packet waited at the bottleneck from its send time plus the minimum one-way delay
             // (FIFO), so the link was backlogged at the end of every tick after that.
             let backlogged_from = ev.send_time + self.owd_min.unwrap_or(Dur::ZERO);
-            self.close_through(self.tick_floor(recv), Some(backlogged_from));
+            self.close_through(self.tick_floor(recv), backlogged_from);
         }
-        if self.open_start.is_some_and(|s| recv >= s) {
-            self.open_count += ev.newly_acked.max(1) as f64 * ev.bytes as f64 / self.mtu.max(1) as f64;
-        }
-        self.after_event();
+        // A packet received before the open tick (reordered on the way back) is counted in it.
+        self.open_count += ev.newly_acked.max(1) as f64 * ev.bytes as f64 / self.mtu.max(1) as f64;
+        self.update_window();
     }
 
     fn on_loss(&mut self, now: Time, ev: &LossEvent) {
         self.touch(now);
         self.in_flight = ev.in_flight;
-        self.done(ev.seq);
-        self.after_event();
+        self.update_window();
     }
 
     fn on_timeout(&mut self, now: Time) {
         self.touch(now);
-        self.after_event();
+        self.update_window();
     }
 
+    /// The forecast slides with time (sproutconn.cc `update_queue_estimate`).
     fn on_timer(&mut self, now: Time) {
         self.touch(now);
-        self.after_event();
+        self.update_window();
     }
 
     fn next_timer(&self) -> Option<Time> {
@@ -790,8 +769,364 @@ impl Controller for Sprout {
             "startup"
         } else if self.model.outage_probability() >= self.model.alpha {
             "outage"
+        } else if self.elapsed_ticks() >= self.p.forecast_ticks as f64 {
+            // No news for the whole forecast: Sprout sends nothing more until an ACK comes.
+            "stale"
         } else {
             "forecast"
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use super::*;
+    use crate::registry::Params as _;
+    use crate::testing::Script;
+
+    fn total(m: &RateModel) -> f64 {
+        m.belief.iter().sum()
+    }
+
+    fn point_mass(m: &mut RateModel, bin: usize) {
+        m.belief.fill(0.0);
+        m.belief[bin] = 1.0;
+    }
+
+    /// 500 packets/s exactly on the grid (4 packets/s per bin) with no volatility, so every forecast
+    /// is a plain Poisson quantile.
+    fn known_rate_params() -> Params {
+        Params { sigma_pps: 0.0, max_rate_pps: 1020.0, ..Default::default() }
+    }
+
+    /// A FIFO bottleneck serving `rate_pps` (nothing during `outage`), `fwd` from it to the receiver and
+    /// `back` for the ACK, driven by the controller's window and timer.
+    struct Link {
+        rate_pps: f64,
+        fwd: Dur,
+        back: Dur,
+        outage: Option<(Time, Time)>,
+        now: Time,
+        last_depart: Time,
+        next_seq: u64,
+        /// (seq, sent, received, ACK arrival) of packets in flight, in delivery order.
+        pending: VecDeque<(u64, Time, Time, Time)>,
+        /// Send times.
+        sends: Vec<Time>,
+        /// (receive time, time spent waiting at the bottleneck).
+        waits: Vec<(Time, Dur)>,
+        /// (time, cwnd) after every event.
+        windows: Vec<(Time, u32)>,
+    }
+
+    impl Link {
+        fn new(rate_pps: f64, fwd_ms: u64, back_ms: u64) -> Self {
+            Link {
+                rate_pps,
+                fwd: Dur::from_ms(fwd_ms),
+                back: Dur::from_ms(back_ms),
+                outage: None,
+                now: Time::ZERO,
+                last_depart: Time::ZERO,
+                next_seq: 0,
+                pending: VecDeque::new(),
+                sends: Vec::new(),
+                waits: Vec::new(),
+                windows: Vec::new(),
+            }
+        }
+
+        fn send(&mut self, cc: &mut Sprout) {
+            let service = Dur::from_secs_f64(1.0 / self.rate_pps);
+            let mut start = self.now.max(self.last_depart);
+            if let Some((from, to)) = self.outage {
+                if start >= from && start < to {
+                    start = to;
+                }
+            }
+            let depart = start + service;
+            self.last_depart = depart;
+            let seq = self.next_seq;
+            self.next_seq += 1;
+            let recv = depart + self.fwd;
+            self.pending.push_back((seq, self.now, recv, recv + self.back));
+            self.sends.push(self.now);
+            self.waits.push((recv, start.since(self.now)));
+            let ev = SendEvent { seq, bytes: 1500, in_flight: self.pending.len() as u32, after_timeout: false, retransmission: false };
+            cc.on_send(self.now, &ev);
+        }
+
+        fn run(&mut self, cc: &mut Sprout, until: Time) {
+            loop {
+                while (self.pending.len() as u32) < cc.cwnd() {
+                    self.send(cc);
+                }
+                let timer = cc.next_timer().expect("sprout always asks for a timer");
+                let ack = self.pending.front().map(|p| p.3);
+                let t = ack.map_or(timer, |a| a.min(timer));
+                if t > until {
+                    self.now = until;
+                    return;
+                }
+                self.now = t;
+                if ack == Some(t) {
+                    let (seq, sent, recv, _) = self.pending.pop_front().expect("an ACK is due");
+                    let ev = AckEvent {
+                        seq,
+                        bytes: 1500,
+                        send_time: sent,
+                        recv_time: recv,
+                        rtt: t - sent,
+                        in_flight: self.pending.len() as u32,
+                        last_sent_seq: self.next_seq - 1,
+                        tag: 0,
+                        newly_acked: 1,
+                        in_recovery: false,
+                    };
+                    cc.on_ack(t, &ev);
+                } else {
+                    cc.on_timer(t);
+                }
+                self.windows.push((t, cc.cwnd()));
+            }
+        }
+    }
+
+    #[test]
+    fn default_params_are_the_reference_values_and_validate() {
+        let p = Params::default();
+        assert_eq!((p.tick_ms, p.bins, p.max_rate_pps, p.sigma_pps), (20.0, 256, 1000.0, 200.0));
+        assert_eq!((p.outage_escape_rate, p.forecast_ticks, p.target_delay_ms, p.confidence), (1.0, 8, 100.0, 0.95));
+        assert!(p.validate().is_ok());
+    }
+
+    #[test]
+    fn validate_rejects_out_of_range_params() {
+        let bad = |p: Params| p.validate().expect_err("should be rejected").key().map(str::to_string);
+        assert_eq!(bad(Params { bins: 1, ..Default::default() }).as_deref(), Some("bins"));
+        assert_eq!(bad(Params { confidence: 1.0, ..Default::default() }).as_deref(), Some("confidence"));
+        assert_eq!(bad(Params { forecast_ticks: 0, ..Default::default() }).as_deref(), Some("forecast_ticks"));
+        // 8 ticks x 20 ms = 160 ms of forecast: a 200 ms target lies beyond it.
+        assert_eq!(bad(Params { target_delay_ms: 200.0, ..Default::default() }).as_deref(), Some("target_delay_ms"));
+        // 10,000 packets/s over 160 ms is 1600 packets, beyond what the count recursion can start from.
+        assert_eq!(bad(Params { max_rate_pps: 10_000.0, ..Default::default() }).as_deref(), Some("max_rate_pps"));
+        assert_eq!(bad(Params { sigma_pps: f64::NAN, ..Default::default() }).as_deref(), Some("sigma_pps"));
+    }
+
+    #[test]
+    fn startup_window_comes_from_the_uniform_prior() {
+        let cc = Sprout::new(Params::default());
+        // 5 % of a uniform 0..1000 packets/s is about 50 packets/s: 3 packets in 100 ms, after Poisson noise.
+        assert_eq!(cc.forecast()[5], 3);
+        assert_eq!((cc.cwnd(), cc.state_name()), (3, "startup"));
+    }
+
+    #[test]
+    fn belief_starts_uniform_and_stays_normalised() {
+        let mut m = RateModel::new(&Params::default());
+        assert!(m.belief.iter().all(|&b| b == 1.0 / 256.0));
+        for (k, censored) in [(0, false), (3, false), (8, false), (25, false), (0, true), (5, true), (0, false), (40, false)] {
+            m.evolve();
+            m.observe(k, censored);
+            assert!((total(&m) - 1.0).abs() < 1e-9, "sum {} after k = {k}", total(&m));
+            assert!(m.belief.iter().all(|&b| b >= 0.0 && b.is_finite()));
+        }
+        m.evolve_span(500);
+        m.observe_silence(3);
+        assert!((total(&m) - 1.0).abs() < 1e-9, "sum {}", total(&m));
+    }
+
+    #[test]
+    fn belief_mean_converges_near_an_observed_300_packets_per_second() {
+        // Model alone: 6 arrivals per 20 ms tick for 5 s.
+        let mut m = RateModel::new(&Params::default());
+        for _ in 0..250 {
+            m.evolve();
+            m.observe(6, false);
+        }
+        assert!((m.mean_pps() - 300.0).abs() < 25.0, "mean {}", m.mean_pps());
+        // Whole controller, fed by ACKs from a 300 packets/s bottleneck it keeps busy.
+        let mut cc = Sprout::new(Params::default());
+        let mut link = Link::new(300.0, 20, 20);
+        link.run(&mut cc, Time::from_ms(10_000));
+        assert!((cc.mean_rate_pps() - 300.0).abs() < 30.0, "mean {}", cc.mean_rate_pps());
+        assert_eq!(cc.state_name(), "forecast");
+    }
+
+    #[test]
+    fn diffusion_widens_the_belief_when_no_information_arrives() {
+        let mut m = RateModel::new(&Params::default());
+        point_mass(&mut m, 128);
+        let start = m.mean_pps();
+        let mut var = m.variance_pps2();
+        for tick in 1..=10 {
+            m.evolve();
+            let v = m.variance_pps2();
+            assert!(v > var, "tick {tick}: variance {v} did not grow from {var}");
+            var = v;
+            if tick == 1 {
+                // sigma² tick = 200² x 0.02 = 800 (pps)², plus a twelfth of a bin² from the grid.
+                assert!((v - 800.0).abs() < 0.03 * 800.0, "one-tick variance {v}");
+            }
+        }
+        assert!((m.mean_pps() - start).abs() < 1.0, "mean moved from {start} to {}", m.mean_pps());
+        // A censored tick without arrivals carries no information: the belief only diffuses.
+        let before = m.belief.clone();
+        m.observe(0, true);
+        assert_eq!(m.belief, before);
+    }
+
+    #[test]
+    fn fast_forward_diffuses_about_as_much_as_the_ticks_it_replaces() {
+        let (mut exact, mut fast) = (RateModel::new(&Params::default()), RateModel::new(&Params::default()));
+        point_mass(&mut exact, 128);
+        point_mass(&mut fast, 128);
+        for _ in 0..10 {
+            exact.evolve();
+        }
+        fast.evolve_span(10);
+        let (ve, vf) = (exact.variance_pps2(), fast.variance_pps2());
+        assert!((vf - ve).abs() < 0.05 * ve, "fast-forward variance {vf}, ten ticks {ve}");
+        assert!((fast.mean_pps() - exact.mean_pps()).abs() < 2.0);
+    }
+
+    #[test]
+    fn censored_count_rules_out_only_rates_too_low_to_deliver_it() {
+        let mut m = RateModel::new(&Params::default());
+        m.observe(5, true);
+        // 5 in 20 ms is 250 packets/s: rates four times that are untouched (P(N < 5 | 20) = 2e-5), rates
+        // near zero all but excluded.
+        assert!((m.belief[255] / m.belief[250] - 1.0).abs() < 1e-4);
+        assert!(m.belief[0] == 0.0 && m.belief[3] < 1e-5 * m.belief[200]);
+    }
+
+    #[test]
+    fn forecast_of_a_known_rate_is_the_poisson_quantile() {
+        let mut m = RateModel::new(&known_rate_params());
+        point_mass(&mut m, 125);
+        m.update_forecast();
+        // 500 packets/s: 10 h expected in h ticks; 5th percentiles of Poisson(10 h), worked by hand.
+        assert_eq!(m.forecast, [0, 5, 13, 21, 30, 39, 48, 57, 66]);
+    }
+
+    #[test]
+    fn lower_quantile_forecast_is_below_the_mean_and_grows_with_the_horizon() {
+        let mut m = RateModel::new(&Params::default());
+        let check = |m: &RateModel| {
+            for h in 1..=8 {
+                assert!((m.forecast[h] as f64) < m.mean_forecast(h), "h {h}: {} vs mean {}", m.forecast[h], m.mean_forecast(h));
+                assert!(m.forecast[h] >= m.forecast[h - 1], "forecast {:?}", m.forecast);
+            }
+        };
+        check(&m);
+        for _ in 0..100 {
+            m.evolve();
+            m.observe(8, false);
+        }
+        m.update_forecast();
+        check(&m);
+        assert!(m.forecast[8] > m.forecast[1], "forecast {:?}", m.forecast);
+    }
+
+    #[test]
+    fn window_is_the_forecast_to_the_target_minus_the_queued_estimate() {
+        let mut cc = Sprout::new(known_rate_params());
+        point_mass(&mut cc.model, 125);
+        cc.model.update_forecast();
+        // Forecast [0, 5, 13, 21, 30, 39, 48, 57, 66]; the sender has news up to the belief's clock.
+        let start = Time::from_ms(1000);
+        cc.open_start = Some(start);
+        cc.ack_delay_min = Some(Dur::from_ms(10));
+        cc.now = start + Dur::from_ms(10);
+        cc.in_flight = 12;
+        cc.update_window();
+        // Nothing forecast yet, so all 12 are queued: 39 - 0 - 12.
+        assert_eq!(cc.window(), 27.0);
+        assert_eq!(cc.cwnd(), 39);
+        // 30 ms later (1.5 ticks) with 3 arrivals counted: forecast(1.5) = 9 of which 6 unseen leave the
+        // queue estimate at 12 - 6 = 6; forecast(6.5) - forecast(1.5) = 52.5 - 9 = 43.5.
+        cc.now += Dur::from_ms(30);
+        cc.open_count = 3.0;
+        cc.update_window();
+        assert_eq!(cc.window(), 43.5 - 6.0);
+        assert_eq!(cc.cwnd(), 49);
+        // More queued than the forecast delivers: Sprout sends nothing, the floor still allows one packet.
+        cc.in_flight = 60;
+        cc.update_window();
+        assert!(cc.window() < 0.0);
+        cc.model.belief.fill(0.0);
+        cc.model.belief[0] = 1.0;
+        cc.model.update_forecast();
+        cc.update_window();
+        assert_eq!(cc.cwnd(), 1);
+    }
+
+    #[test]
+    fn steady_five_megabit_link_settles_near_the_delay_target() {
+        // 5 Mbit/s of 1500-byte packets, 40 ms of propagation round trip.
+        let rate = 5e6 / (1500.0 * 8.0);
+        let mut cc = Sprout::new(Params::default());
+        let mut link = Link::new(rate, 20, 20);
+        link.run(&mut cc, Time::from_ms(30_000));
+        let settled = Time::from_ms(5_000);
+        let max_window = link.windows.iter().filter(|w| w.0 >= settled).map(|w| w.1).max().expect("windows");
+        // In flight at most rate x (RTT + 100 ms), with 10 % to spare.
+        assert!((max_window as f64) <= rate * (0.04 + 0.1) * 1.1, "window {max_window}");
+        let waits: Vec<f64> = link.waits.iter().filter(|w| w.0 >= settled).map(|w| w.1.as_ms_f64()).collect();
+        let mean_wait = waits.iter().sum::<f64>() / waits.len() as f64;
+        assert!(mean_wait <= 100.0, "mean queueing delay {mean_wait} ms");
+        // And the link stays busy.
+        let throughput = waits.len() as f64 / 25.0;
+        assert!(throughput > 0.9 * rate, "throughput {throughput} of {rate} packets/s");
+    }
+
+    #[test]
+    fn outage_moves_mass_to_zero_and_closes_the_window_quickly() {
+        let rate = 5e6 / (1500.0 * 8.0);
+        let mut cc = Sprout::new(Params::default());
+        let mut link = Link::new(rate, 20, 20);
+        let (from, to) = (Time::from_ms(5_000), Time::from_ms(6_000));
+        link.outage = Some((from, to));
+        link.run(&mut cc, from);
+        assert!(cc.cwnd() > 10, "cwnd before the outage {}", cc.cwnd());
+        assert!(cc.model.outage_probability() < 0.01);
+        // No ACKs come back: the forecast slides past its horizon and Sprout stops sending.
+        link.run(&mut cc, from + Dur::from_ms(200));
+        assert_eq!(cc.state_name(), "stale");
+        assert!(cc.window() <= 0.0, "window {}", cc.window());
+        let last_send = *link.sends.last().expect("sends");
+        assert!(last_send.since(from) <= Dur::from_ms(160), "sent until {} after the outage began", last_send.since(from));
+        link.run(&mut cc, to);
+        assert_eq!(*link.sends.last().expect("sends"), last_send);
+        // The first ACK after the outage (42.4 ms after it ends: 2.4 ms of service, 20 + 20 ms of path)
+        // shows the silent ticks, which were backlogged: the mass moves to the outage state.
+        link.run(&mut cc, to + Dur::from_ms(50));
+        assert!(cc.model.outage_probability() > 0.9, "P(outage) {}", cc.model.outage_probability());
+        assert_eq!(cc.forecast()[8], 0);
+        assert_eq!((cc.state_name(), cc.cwnd()), ("outage", 1));
+        // Deliveries resume and so does the window.
+        link.run(&mut cc, to + Dur::from_ms(1_000));
+        assert!(cc.cwnd() > 10, "cwnd after the outage {}", cc.cwnd());
+    }
+
+    #[test]
+    fn huge_time_jumps_and_stale_receive_times_neither_panic_nor_break_the_belief() {
+        let mut s = Script::new(Sprout::new(Params::default()));
+        s.send(10);
+        s.ack_oldest(Dur::from_ms(40));
+        s.advance(Dur::from_secs_f64(1e6));
+        s.ack_oldest(Dur::from_ms(2000));
+        s.send(5);
+        s.ack_oldest(Dur::from_ms(1));
+        s.advance(Dur::from_ms(20));
+        // An ACK for a packet received before the tick being counted is counted in it.
+        let count = s.cc.open_count;
+        s.ack_oldest(Dur::from_ms(1));
+        assert_eq!(s.cc.open_count, count + 1.0);
+        assert!((s.cc.belief().iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!(s.cc.cwnd() >= 1 && s.cc.window().is_finite());
+        assert!(s.cc.next_timer().is_some_and(|t| t > s.now));
     }
 }

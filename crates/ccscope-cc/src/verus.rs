@@ -54,6 +54,9 @@ const SS_EXIT_D_EST_FACTOR: f64 = 0.75;
 const D_MIN_BUMP_MS: f64 = 10.0;
 /// After a loss ends slow start, profile points at windows >= max(this, w_lost) are dropped at the refit.
 const CURVE_STOP_FLOOR: u32 = 100;
+/// A profile whose largest recorded window is below this restarts slow start at the refit
+/// (reference: the spline needs M = max_w / N >= 5 basis functions for some N >= 1).
+const MIN_PROFILE_WINDOW: usize = 5;
 /// The no-ACK timeout is this many times the latest RTT, clamped (reference: 5 x delay).
 const TIMEOUT_RTT_MULTIPLE: f64 = 5.0;
 /// `delta_d_bar` must exceed this (ms) to count as a rise (reference: 0.0001).
@@ -274,6 +277,11 @@ impl Profile {
         }
     }
 
+    /// The largest window with a recorded delay (0 if none).
+    fn largest_window(&self) -> usize {
+        self.points.iter().rposition(Option::is_some).unwrap_or(0)
+    }
+
     fn has_fit(&self) -> bool {
         self.fit.is_some()
     }
@@ -404,6 +412,7 @@ impl Verus {
 
     /// Reference `restartSlowStart`: forget everything learnt and start over at one packet.
     fn restart_slow_start(&mut self) {
+        if std::env::var("VERUS_DEBUG").is_ok() { eprintln!("RESTART id {} d_est {:.1} d_min {:.1} wcrt {} ph {:?} pts {}", self.dbg_id, self.d_est, self.d_min, self.w_crt(), self.phase, self.profile.points.iter().filter(|p| p.is_some()).count()); }
         self.transition_to(Phase::SlowStart);
         self.w_bar = 1.0;
         self.d_est = 0.0;
@@ -437,6 +446,7 @@ impl Verus {
         } else {
             self.d_est = self.d_min_floor();
         }
+        if std::env::var("VERUS_DEBUG").is_ok() { eprintln!("LOSS id {} w_lost {} from_ss {} w_bar {:.1} d_est {:.1}", self.dbg_id, w_lost, from_slow_start, self.w_bar, self.d_est); }
         if from_slow_start {
             self.curve_stop = Some(w_lost.max(CURVE_STOP_FLOOR));
         }
@@ -495,6 +505,11 @@ impl Verus {
         if self.next_refit.is_none_or(|t| now >= t) {
             self.profile.refit(self.p.spline_lambda, self.curve_stop.take());
             self.next_refit = Some(now + Dur::from_ms_f64(self.p.profile_refit_ms));
+            if self.profile.largest_window() < MIN_PROFILE_WINDOW {
+                // Reference: "Alglib M<4!" -- too few windows to fit a profile; start over.
+                self.restart_slow_start();
+                return;
+            }
         }
         let d_max = match self.epoch_max_rtt.take() {
             Some(m) => m,
@@ -526,9 +541,11 @@ impl Verus {
         }
         let Some(w) = self.profile.window_for(self.d_est, self.p.max_window) else {
             // Reference: "can't map delay on delay curve".
+            if std::env::var("VERUS_DEBUG").is_ok() { if let Some(f) = &self.profile.fit { eprintln!("NOMAP id {} t {:.1} d_est {:.1} last_knot {} f(last) {:.1} slope {:.4} maxpref {:.1}", self.dbg_id, now.as_ms_f64()/1000.0, self.d_est, f.last_knot, f.spline.eval(f.last_knot), f.spline.end_slope(), f.prefix_max.last().unwrap()); } else { eprintln!("NOMAP nofit"); } }
             self.restart_slow_start();
             return;
         };
+        if std::env::var("VERUS_DEBUG").is_ok() && w > 1000 && (self.w_bar as u32) < 1000 { if let Some(f) = &self.profile.fit { eprintln!("BIGW id {} t {:.1} w {} old {} d_est {:.1} d_min {:.1} last_knot {} f(last) {:.1} slope {:.5} maxpref {:.1}", self.dbg_id, now.as_ms_f64()/1000.0, w, self.w_bar, self.d_est, self.d_min, f.last_knot, f.spline.eval(f.last_knot), f.spline.end_slope(), f.prefix_max.last().unwrap()); } else { eprintln!("BIGW nofit id {} w {}", self.dbg_id, w); } }
         self.w_bar = (w as f64).max(1.0);
         let s = self.send_budget(self.w_bar);
         self.d_max_last = Some(D_MAX_LAST_KEEP * d_max_last + (1.0 - D_MAX_LAST_KEEP) * d_max);
@@ -570,6 +587,7 @@ impl Controller for Verus {
         self.latest_rtt_ms = Some(rtt_ms);
         if self.phase == Phase::SlowStart && rtt_ms > self.p.ss_exit_rtt_ms {
             // Reference: slow start exceeded SS_EXIT_THRESHOLD.
+            if std::env::var("VERUS_DEBUG").is_ok() { eprintln!("SSEXIT-DELAY id {} t {:.1} w {} rtt {:.1} d_min {:.1}", self.dbg_id, now.as_ms_f64()/1000.0, w, rtt_ms, self.d_min); }
             let d_min = if self.d_min.is_finite() { self.d_min } else { rtt_ms };
             self.w_bar = (self.p.md_factor * w as f64).max(1.0);
             self.d_est = SS_EXIT_D_EST_FACTOR * d_min * self.p.r;
@@ -632,6 +650,7 @@ impl Controller for Verus {
     }
 
     fn on_timer(&mut self, now: Time) {
+        if std::env::var("VERUS_DEBUG2").is_ok() { eprintln!("TIMER id {} now {:.3} next {:?}", self.dbg_id, now.as_ms_f64(), self.next_epoch.map(|t| t.as_ms_f64())); }
         if self.next_epoch.is_some_and(|t| now >= t) {
             self.next_epoch = Some(now + Dur::from_ms_f64(self.p.epoch_ms));
             self.on_epoch(now);

@@ -11,6 +11,9 @@ pub enum LossConfig {
     /// Gilbert-Elliott: a Markov chain over Good/Bad stepped once per packet; each state has its own
     /// loss probability. Mean burst length 1 / p_bg; stationary P(Bad) = p_gb / (p_gb + p_bg).
     GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64 },
+    /// Drop exactly the packets with these arrival indices (0-based, sorted), as ns-3's
+    /// `ReceiveListErrorModel`: for scripted tests.
+    List(Vec<u64>),
 }
 
 impl LossConfig {
@@ -19,6 +22,7 @@ impl LossConfig {
         match *self {
             LossConfig::None => 0.0,
             LossConfig::Bernoulli { p } => p,
+            LossConfig::List(_) => 0.0,
             LossConfig::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
                 let pi_bad = if p_gb + p_bg > 0.0 { p_gb / (p_gb + p_bg) } else { 0.0 };
                 (1.0 - pi_bad) * loss_good + pi_bad * loss_bad
@@ -32,18 +36,31 @@ pub struct LossModel {
     cfg: LossConfig,
     rng: Rng,
     bad: bool,
+    /// Packets offered so far, and the next index of a `List` to drop.
+    seen: u64,
+    next: usize,
 }
 
 impl LossModel {
     pub fn new(cfg: LossConfig, rng: Rng) -> Self {
-        LossModel { cfg, rng, bad: false }
+        LossModel { cfg, rng, bad: false, seen: 0, next: 0 }
     }
 
     /// Decide the fate of the next packet: true drops it.
     #[inline]
     pub fn drops(&mut self) -> bool {
+        let i = self.seen;
+        self.seen += 1;
         match self.cfg {
             LossConfig::None => false,
+            LossConfig::List(ref l) => {
+                if l.get(self.next) == Some(&i) {
+                    self.next += 1;
+                    true
+                } else {
+                    false
+                }
+            }
             LossConfig::Bernoulli { p } => self.rng.gen::<f64>() < p,
             LossConfig::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
                 let flip = if self.bad { p_bg } else { p_gb };

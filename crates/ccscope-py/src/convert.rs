@@ -148,6 +148,12 @@ pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> P
     }
     d.set_item("timeseries", ts)?;
 
+    let cw = PyDict::new(py);
+    cw.set_item("time_ns", bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.0.to_le_bytes().to_vec()))?;
+    cw.set_item("flow", bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.1.to_le_bytes().to_vec()))?;
+    cw.set_item("cwnd", bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.2.to_le_bytes().to_vec()))?;
+    d.set_item("cwnd", cw)?;
+
     if let Some(log) = log {
         let p = PyDict::new(py);
         p.set_item("time_ns", bytes_of(py, &log.time_ns, |x: u64| x.to_le_bytes().to_vec()))?;

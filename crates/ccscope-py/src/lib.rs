@@ -118,15 +118,21 @@ fn controllers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(out)
 }
 
-/// Time the benchmark cases (median of `repeats`); traces are looked up in `traces_dir`.
+/// Time the benchmark cases (median of `repeats`); traces are looked up in each of `traces_dirs`.
+/// One dict per measured case; when `names` is None, also one `{"case", "skipped": reason}` dict per
+/// case left out because its trace is not on the search path.
 #[pyfunction]
-#[pyo3(signature = (traces_dir, names=None, repeats=3))]
-fn run_bench(py: Python<'_>, traces_dir: String, names: Option<Vec<String>>, repeats: usize) -> PyResult<Bound<'_, PyList>> {
-    let cases = ccscope_sim::bench::cases(std::path::Path::new(&traces_dir)).map_err(config_err)?;
+#[pyo3(signature = (traces_dirs, names=None, repeats=3))]
+fn run_bench(py: Python<'_>, traces_dirs: Vec<String>, names: Option<Vec<String>>, repeats: usize) -> PyResult<Bound<'_, PyList>> {
+    let search: Vec<std::path::PathBuf> = traces_dirs.iter().map(std::path::PathBuf::from).collect();
+    let (cases, skipped) = ccscope_sim::bench::cases(&search).map_err(config_err)?;
     if let Some(n) = &names {
         for want in n {
             if !cases.iter().any(|c| c.name == want) {
-                let known: Vec<_> = cases.iter().map(|c| c.name).collect();
+                if let Some(s) = skipped.iter().find(|s| s.name == want) {
+                    return Err(TraceError::new_err(format!("bench case `{want}` is unavailable: {}", s.reason)));
+                }
+                let known: Vec<_> = cases.iter().map(|c| c.name).chain(skipped.iter().map(|s| s.name)).collect();
                 return Err(ScenarioError::new_err(format!("unknown bench case `{want}` (known: {})", known.join(", "))));
             }
         }
@@ -140,9 +146,19 @@ fn run_bench(py: Python<'_>, traces_dir: String, names: Option<Vec<String>>, rep
         d.set_item("sim_s", f.sim_s)?;
         d.set_item("delivered", f.delivered)?;
         d.set_item("events", f.events)?;
+        d.set_item("goodput_mbps", f.goodput_mbps)?;
         d.set_item("pkts_per_wall_s", f.pkts_per_wall_s)?;
         d.set_item("sim_s_per_wall_s", f.sim_s_per_wall_s)?;
         out.append(d)?;
+    }
+    // Cases left out for a missing trace (only when all cases were asked for): a row with the reason.
+    if names.is_none() {
+        for s in &skipped {
+            let d = PyDict::new(py);
+            d.set_item("case", s.name)?;
+            d.set_item("skipped", &s.reason)?;
+            out.append(d)?;
+        }
     }
     Ok(out)
 }

@@ -1,9 +1,11 @@
 //! Benchmark cases and a wall-clock harness (the one place outside tests that reads `Instant`).
 //!
-//! The cases are real scenarios loaded through `load_scenario`: the datagrump contest (paper 001)
-//! and loss-driven AIMD on a 100 Mbit/s droptail link with 1 and 16 flows. `measure` runs a case
-//! and reports delivered packets and simulated seconds per wall-clock second; `event_queue_baseline`
-//! compares the radix-heap `EventQueue` with `std::collections::BinaryHeap` on a hold model.
+//! The cases are real scenarios loaded through `load_scenario`: the datagrump contest (paper 001),
+//! loss-driven AIMD on a 100 Mbit/s droptail link with 1 and 16 flows, four Verus flows on the
+//! TMobile-LTE-driving trace behind paper 000's RED queue, and 16 Cubic (reliable transport) flows
+//! at 100 Mbit/s. `measure` runs a case and reports delivered packets and simulated seconds per
+//! wall-clock second; `event_queue_baseline` compares the radix-heap `EventQueue` with
+//! `std::collections::BinaryHeap` on a hold model.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -27,6 +29,17 @@ pub struct BenchCase {
     pub scenario: Scenario,
 }
 
+/// A case that `cases` left out, and why (a trace it needs is not in the search path).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SkippedCase {
+    pub name: &'static str,
+    pub reason: String,
+}
+
+/// The trace of the "verus-4users-red" case; not shipped with the package (it is in the shared
+/// trace set, `../shared/traces` next to the repository).
+pub const VERUS_TRACE: &str = "TMobile-LTE-driving.down";
+
 /// TOML text of `n` loss-driven AIMD flows on a 100 Mbit/s, 20 ms, 1000-packet droptail path for 300 s.
 fn aimd_100m_toml(name: &str, n: usize) -> String {
     let mut s = format!(
@@ -43,16 +56,86 @@ fn aimd_100m_toml(name: &str, n: usize) -> String {
     s
 }
 
-/// The benchmark cases: "contest", "aimd-1x100M", "aimd-16x100M". Traces are looked up in `traces_dir`.
-pub fn cases(traces_dir: &Path) -> Result<Vec<BenchCase>, ConfigError> {
-    let search: Vec<PathBuf> = vec![traces_dir.to_path_buf()];
-    let contest = load_scenario(DATAGRUMP, None, &search)?;
+/// TOML text of 4 Verus flows (default parameters, 1450-byte packets as in the Verus paper) on the
+/// TMobile-LTE-driving downlink trace (looped), 20 ms each way, behind paper 000's RED queue;
+/// ACKs over a constant 100 Mbit/s link; 300 s.
+fn verus_4users_red_toml() -> String {
+    format!(
+        "name = \"verus-4users-red\"\nseed = 1\nduration_s = 300\nbin_ms = 500\n\n\
+         [data_link]\ntrace = \"{VERUS_TRACE}\"\ndelay_ms = 20\n\
+         queue = {{ kind = \"red\", min_bytes = 375000, max_bytes = 1125000, max_p = 0.001, weight = 0.002 }}\n\n\
+         [ack_link]\nrate_mbps = 100\ndelay_ms = 20\n\n\
+         [[flows]]\ncontroller = \"verus\"\ncount = 4\npacket_bytes = 1450\n"
+    )
+}
+
+/// TOML text of 16 Cubic flows (reliable transport, its default) on the 100 Mbit/s, 20 ms,
+/// 1000-packet droptail path of the AIMD cases, starts at i/16 s; 300 s.
+fn cubic_16x100m_toml() -> String {
+    let mut s = String::from(
+        "name = \"cubic-16x100M\"\nseed = 1\nduration_s = 300\nbin_ms = 500\n\n\
+         [data_link]\nrate_mbps = 100\ndelay_ms = 20\nqueue = { kind = \"droptail\", packets = 1000 }\n\n\
+         [ack_link]\nrate_mbps = 100\ndelay_ms = 20\n",
+    );
+    for i in 0..16 {
+        let start_s = i as f64 / 16.0;
+        s.push_str(&format!("\n[[flows]]\ncontroller = \"cubic\"\nstart_s = {start_s}\n"));
+    }
+    s
+}
+
+/// The benchmark cases, in order: "contest", "aimd-1x100M", "aimd-16x100M", "verus-4users-red",
+/// "cubic-16x100M". Traces are looked up in each directory of `search` in turn. "verus-4users-red"
+/// needs [`VERUS_TRACE`]; when no directory of `search` holds it, the case is left out and
+/// reported in the second list instead of failing.
+pub fn cases(search: &[PathBuf]) -> Result<(Vec<BenchCase>, Vec<SkippedCase>), ConfigError> {
+    let contest = load_scenario(DATAGRUMP, None, search)?;
     let one = load_scenario(&aimd_100m_toml("aimd-1x100M", 1), None, &[])?;
     let sixteen = load_scenario(&aimd_100m_toml("aimd-16x100M", 16), None, &[])?;
-    Ok(vec![
+    let mut out = vec![
         BenchCase { name: "contest", scenario: contest },
         BenchCase { name: "aimd-1x100M", scenario: one },
         BenchCase { name: "aimd-16x100M", scenario: sixteen },
+    ];
+    let mut skipped = Vec::new();
+    if search.iter().any(|d| d.join(VERUS_TRACE).is_file()) {
+        let verus = load_scenario(&verus_4users_red_toml(), None, search)?;
+        out.push(BenchCase { name: "verus-4users-red", scenario: verus });
+    } else {
+        let dirs: Vec<String> = search.iter().map(|d| d.display().to_string()).collect();
+        skipped.push(SkippedCase {
+            name: "verus-4users-red",
+            reason: format!(
+                "trace `{VERUS_TRACE}` not found in [{}]; put the shared trace set on the search path \
+                 (e.g. CCSCOPE_TRACE_PATH=../shared/traces)",
+                dirs.join(", ")
+            ),
+        });
+    }
+    let cubic = load_scenario(&cubic_16x100m_toml(), None, &[])?;
+    out.push(BenchCase { name: "cubic-16x100M", scenario: cubic });
+    Ok((out, skipped))
+}
+
+/// TOML text of the ns-3 dumbbell of `../shared/bench/ns3` (`dumbbell.cc`, its defaults): `n` flows
+/// of `controller` through a 12 Mbit/s, 20 ms, 1000-packet droptail bottleneck, ACKs back over the
+/// same 12 Mbit/s, 20 ms link, 1500-byte data packets, 52-byte ACKs (IP 20 + TCP 20 + timestamp
+/// option 12), starts uniform in [0, 1) s, 300 s.
+pub fn ns3_dumbbell_toml(controller: &str, n: usize) -> String {
+    format!(
+        "name = \"ns3-dumbbell-{controller}-{n}\"\nseed = 1\nduration_s = 300\nbin_ms = 500\n\n\
+         [data_link]\nrate_mbps = 12\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 1000 }}\n\n\
+         [ack_link]\nrate_mbps = 12\ndelay_ms = 20\n\n\
+         [[flows]]\ncontroller = \"{controller}\"\ncount = {n}\nstart_jitter_s = 1\npacket_bytes = 1500\nack_bytes = 52\n"
+    )
+}
+
+/// The two ns-3 comparison scenarios (not part of [`cases`]): "ns3-cubic-1x12M" (one Cubic flow,
+/// `dumbbell --nFlows=1 --tcp=Cubic`) and "ns3-newreno-16x12M" (`--nFlows=16 --tcp=NewReno`).
+pub fn ns3_dumbbell_cases() -> Result<Vec<BenchCase>, ConfigError> {
+    Ok(vec![
+        BenchCase { name: "ns3-cubic-1x12M", scenario: load_scenario(&ns3_dumbbell_toml("cubic", 1), None, &[])? },
+        BenchCase { name: "ns3-newreno-16x12M", scenario: load_scenario(&ns3_dumbbell_toml("newreno", 16), None, &[])? },
     ])
 }
 
@@ -68,6 +151,8 @@ pub struct BenchFigures {
     pub delivered: u64,
     /// Events popped from the event queue.
     pub events: u64,
+    /// Distinct data delivered in order, Mbit/s of on-wire packet bytes (the summary's `goodput_mbps`).
+    pub goodput_mbps: f64,
     pub pkts_per_wall_s: f64,
     pub sim_s_per_wall_s: f64,
 }
@@ -92,6 +177,7 @@ pub fn measure(case: &BenchCase, repeats: usize) -> BenchFigures {
         sim_s: res.sim_end_s,
         delivered: res.total.delivered,
         events: res.events,
+        goodput_mbps: res.total.goodput_mbps,
         pkts_per_wall_s: res.total.delivered as f64 / wall_s,
         sim_s_per_wall_s: res.sim_end_s / wall_s,
     }
@@ -188,24 +274,64 @@ pub fn event_queue_baseline(pending: usize, ops: usize) -> (f64, f64) {
 mod tests {
     use super::*;
 
-    fn traces() -> PathBuf {
+    fn shipped() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces")
+    }
+
+    /// The shipped traces, then the shared trace set next to the repository when it is there.
+    fn traces() -> Vec<PathBuf> {
+        let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
+        let mut v = vec![shipped()];
+        if shared.is_dir() {
+            v.push(shared);
+        }
+        v
     }
 
     #[test]
     fn bench_cases_load_and_the_contest_delivers_packets() {
-        let cs = cases(&traces()).unwrap();
-        let names: Vec<_> = cs.iter().map(|c| c.name).collect();
-        assert_eq!(names, ["contest", "aimd-1x100M", "aimd-16x100M"]);
+        let (all, skipped) = cases(&traces()).unwrap();
+        let names: Vec<_> = all.iter().map(|c| c.name).chain(skipped.iter().map(|s| s.name)).collect();
+        assert_eq!(names.len(), 5, "{names:?}");
+        for n in ["contest", "aimd-1x100M", "aimd-16x100M", "verus-4users-red", "cubic-16x100M"] {
+            assert!(names.contains(&n), "{names:?}");
+        }
+        let cs = &all;
         assert_eq!(cs[1].scenario.flows.len(), 1);
         assert_eq!(cs[2].scenario.flows.len(), 16);
         assert_eq!(cs[2].scenario.duration.as_ns(), 300_000_000_000);
         let starts: Vec<u64> = cs[2].scenario.flows.iter().map(|f| f.start.as_ns()).collect();
         assert!(starts.windows(2).all(|w| w[0] < w[1]) && starts[15] < 1_000_000_000, "{starts:?}");
+        let cubic = cs.iter().find(|c| c.name == "cubic-16x100M").unwrap();
+        assert_eq!(cubic.scenario.flows.len(), 16);
+        assert!(cubic.scenario.flows.iter().all(|f| f.controller == "cubic"));
+        assert_eq!(cubic.scenario.duration.as_ns(), 300_000_000_000);
+        if let Some(v) = cs.iter().find(|c| c.name == "verus-4users-red") {
+            assert_eq!(v.scenario.flows.len(), 4);
+            assert!(v.scenario.flows.iter().all(|f| f.controller == "verus" && f.packet_bytes == 1450));
+        }
         // Only the 140 s contest runs here: the 300 s cases are too slow for a debug build.
         let f = measure(&cs[0], 1);
         assert!(f.delivered > 0 && f.events > 0 && f.wall_s > 0.0, "{f:?}");
         assert!((f.sim_s - 140.0).abs() < 1.0, "{f:?}");
+    }
+
+    #[test]
+    fn bench_verus_case_is_skipped_with_a_note_when_its_trace_is_missing() {
+        let (all, skipped) = cases(&[shipped()]).unwrap();
+        let names: Vec<_> = all.iter().map(|c| c.name).collect();
+        assert_eq!(names, ["contest", "aimd-1x100M", "aimd-16x100M", "cubic-16x100M"]);
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].name, "verus-4users-red");
+        assert!(skipped[0].reason.contains(VERUS_TRACE), "{}", skipped[0].reason);
+    }
+
+    #[test]
+    fn bench_ns3_dumbbell_cases_load() {
+        let cs = ns3_dumbbell_cases().unwrap();
+        assert_eq!(cs[0].scenario.flows.len(), 1);
+        assert_eq!(cs[1].scenario.flows.len(), 16);
+        assert!(cs[1].scenario.flows.iter().all(|f| f.controller == "newreno" && f.packet_bytes == 1500));
     }
 
     #[test]
@@ -230,16 +356,36 @@ mod tests {
     #[test]
     #[ignore = "slow; run in release to collect figures"]
     fn bench_print_figures() {
-        for c in cases(&traces()).unwrap() {
+        let (all, skipped) = cases(&traces()).unwrap();
+        for s in &skipped {
+            println!("{:<16} skipped: {}", s.name, s.reason);
+        }
+        for c in all {
             let f = measure(&c, 3);
             println!(
-                "{:<14} wall {:>8.4} s  sim {:>6.1} s  delivered {:>10}  events {:>10}  {:>12.0} pkt/wall-s  {:>9.1} sim-s/wall-s",
+                "{:<16} wall {:>8.4} s  sim {:>6.1} s  delivered {:>10}  events {:>10}  {:>12.0} pkt/wall-s  {:>9.1} sim-s/wall-s",
                 f.name, f.wall_s, f.sim_s, f.delivered, f.events, f.pkts_per_wall_s, f.sim_s_per_wall_s
             );
         }
         for pending in [1_000, 1_000_000] {
             let (r, h) = event_queue_baseline(pending, 2_000_000);
             println!("event queue, {pending:>9} pending: radix {r:.1} ns/op, binary heap {h:.1} ns/op, heap/radix {:.2}", h / r);
+        }
+    }
+
+    /// Prints ccscope's side of the ns-3 comparison in docs/performance.md (median of 3 runs):
+    /// `cargo test --release -p ccscope-sim --lib bench_print_ns3_dumbbell -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "slow; run in release to collect figures"]
+    fn bench_print_ns3_dumbbell() {
+        for c in ns3_dumbbell_cases().unwrap() {
+            let f = measure(&c, 3);
+            // ns-3 reports goodput as application bytes: 1448 of each 1500-byte packet.
+            let payload = f.goodput_mbps * 1448.0 / 1500.0;
+            println!(
+                "{:<18} wall {:>8.4} s  sim {:>6.1} s  delivered {:>9}  events {:>9}  {:>10.0} pkt/wall-s  goodput {:.3} Mbit/s ({payload:.3} of payload)",
+                f.name, f.wall_s, f.sim_s, f.delivered, f.events, f.pkts_per_wall_s, f.goodput_mbps
+            );
         }
     }
 }

@@ -290,6 +290,7 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
     };
     let bin = Dur::from_ms_f64(top.positive("bin_ms")?.unwrap_or(500.0));
     let packet_log = top.bool("packet_log")?.unwrap_or(false);
+    let cwnd_log = top.bool("cwnd_log")?.unwrap_or(false);
     let flows_item = top.get("flows");
     let Some(flows_item) = flows_item else {
         return Err(top.err("flows", "missing: a scenario needs at least one [[flows]] table"));
@@ -324,7 +325,7 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
         return Err(top.err("flows", "no flows (count = 0 everywhere)"));
     }
     top.done()?;
-    Ok(Scenario { name, seed, duration, data_link, ack_link, flows, bin, packet_log })
+    Ok(Scenario { name, seed, duration, data_link, ack_link, flows, bin, packet_log, cwnd_log })
 }
 
 struct RawLink {
@@ -452,7 +453,21 @@ fn parse_loss(mut t: Tbl<'_, '_>) -> R<LossConfig> {
             loss_good: prob(&mut t, "loss_good", 0.0)?,
             loss_bad: prob(&mut t, "loss_bad", 1.0)?,
         },
-        other => return Err(t.err("kind", format!("unknown loss model `{other}` (known: none, bernoulli, gilbert_elliott)"))),
+        "list" => {
+            let item = t.get("packets").ok_or_else(|| t.err("kind", "a list loss model needs `packets = [indices]`"))?;
+            let arr = item.as_array().ok_or_else(|| t.err("packets", "expected an array of packet indices"))?;
+            let mut v = Vec::new();
+            for x in arr.iter() {
+                match x.as_integer() {
+                    Some(i) if i >= 0 => v.push(i as u64),
+                    _ => return Err(t.err("packets", format!("`{}` is not a non-negative index", x.to_string().trim()))),
+                }
+            }
+            v.sort_unstable();
+            v.dedup();
+            LossConfig::List(v)
+        }
+        other => return Err(t.err("kind", format!("unknown loss model `{other}` (known: none, bernoulli, gilbert_elliott, list)"))),
     };
     t.done()?;
     Ok(l)

@@ -240,6 +240,8 @@ pub struct RunResult {
     pub sim_end_s: f64,
     /// ACK-direction accounting: sent, delivered, dropped, in flight.
     pub acks: (u64, u64, u64, u64),
+    /// (time ns, flow, cwnd packets) at every window change, if `cwnd_log` was set.
+    pub cwnd: Vec<(u64, u32, u32)>,
 }
 
 #[cfg(test)]

@@ -76,6 +76,8 @@ pub struct Scenario {
     pub bin: Dur,
     /// Keep a per-packet log of the data link (memory grows with the run).
     pub packet_log: bool,
+    /// Record every change of every flow's congestion window (memory grows with the run).
+    pub cwnd_log: bool,
 }
 
 impl LinkSpec {

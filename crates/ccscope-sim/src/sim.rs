@@ -62,6 +62,9 @@ pub struct Simulation {
     bin_ns: u64,
     end: Time,
     log: Option<PacketLog>,
+    /// (time ns, flow, cwnd) at every change, when asked for; last value per flow.
+    cwnd_log: Option<Vec<(u64, u32, u32)>>,
+    last_cwnd: Vec<u32>,
     // Scratch buffers reused for every event: the hot path allocates nothing.
     out: Vec<Packet>,
     drops: Vec<Packet>,
@@ -130,6 +133,8 @@ impl Simulation {
             bin_ns: bin.as_ns(),
             end: Time(sc.duration.as_ns()),
             log: sc.packet_log.then(PacketLog::default),
+            cwnd_log: sc.cwnd_log.then(Vec::new),
+            last_cwnd: vec![u32::MAX; sc.flows.len()],
             out: Vec::with_capacity(64),
             drops: Vec::with_capacity(64),
             sends: Vec::with_capacity(64),
@@ -251,6 +256,12 @@ impl Simulation {
         }
         let cwnd = s.cwnd();
         self.stats[f as usize].bin(now, self.bin_ns).cwnd = cwnd;
+        if let Some(log) = &mut self.cwnd_log {
+            if self.last_cwnd[f as usize] != cwnd {
+                self.last_cwnd[f as usize] = cwnd;
+                log.push((now.as_ns(), f, cwnd));
+            }
+        }
     }
 
     fn flush_sends(&mut self, now: Time) {
@@ -422,6 +433,7 @@ impl Simulation {
             events: self.n_events,
             sim_end_s: end.as_secs_f64(),
             acks: (self.acks_sent, self.acks_delivered, self.acks_dropped, acks_in_net),
+            cwnd: self.cwnd_log.take().unwrap_or_default(),
         };
         (result, self.log)
     }

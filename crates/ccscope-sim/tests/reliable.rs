@@ -77,3 +77,56 @@ fn the_same_seed_reproduces_a_lossy_reliable_run_exactly() {
     let text = scenario("{ kind = \"gilbert_elliott\", p_gb = 0.01, p_bg = 0.3 }", "controller = \"fixed\"\nwindow = 25\ntransport = \"reliable\"");
     assert_eq!(format!("{:?}", run(&text).flows), format!("{:?}", run(&text).flows));
 }
+
+fn cwnd_trace(controller: &str, drops: &str, secs: u32) -> (RunResult, Vec<(f64, u32)>) {
+    cwnd_trace_with(controller, drops, secs, "")
+}
+
+fn cwnd_trace_with(controller: &str, drops: &str, secs: u32, extra: &str) -> (RunResult, Vec<(f64, u32)>) {
+    let text = format!(
+        "duration_s = {secs}\ncwnd_log = true\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+         queue = {{ kind = \"droptail\", packets = 1000 }}\nloss = {{ kind = \"list\", packets = [{drops}] }}\n\
+         [ack_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"{controller}\"\n{extra}\n"
+    );
+    let r = run(&text);
+    let trace = r.cwnd.iter().map(|&(t, _, w)| (t as f64 / 1e6, w)).collect();
+    (r, trace)
+}
+
+#[test]
+fn newreno_one_loss_halves_the_flight_once_then_grows_one_packet_per_rtt() {
+    // Packet 60 is lost in the third round of slow start (rounds of 10, 20, 40 packets).
+    let (r, tr) = cwnd_trace("newreno", "60", 3);
+    conserved(&r);
+    assert_eq!((r.total.retransmissions, r.total.rtos), (1, 0));
+    let w: Vec<u32> = tr.iter().map(|x| x.1).collect();
+    // Slow start from the initial window of 10 (RFC 6928), one packet per packet ACKed or SACKed.
+    assert_eq!(w[..63], (10..=72).collect::<Vec<_>>()[..]);
+    // Third duplicate ACK with 70 in flight: ssthresh = cwnd = 70 / 2 (RFC 5681 eq. 4), once.
+    assert_eq!(w[63], 35);
+    // No growth during recovery; after the retransmission is ACKed, +1 per round trip (~42 ms).
+    let exit = tr[64].0;
+    assert!(exit - tr[63].0 > 80.0, "recovery lasted {} ms", exit - tr[63].0);
+    assert_eq!(w[64..70], [36, 37, 38, 39, 40, 41]);
+    for pair in tr[64..80].windows(2) {
+        let gap = pair[1].0 - pair[0].0;
+        assert!((40.0..=60.0).contains(&gap), "CA step after {gap} ms");
+    }
+}
+
+#[test]
+fn newreno_rto_after_a_tail_loss_restarts_slow_start_from_one_packet() {
+    // A 100-packet transfer whose last five packets are lost: no later packet can produce
+    // duplicate ACKs, so only the retransmission timer (RFC 6298, 1 s minimum) recovers them.
+    let (r, tr) = cwnd_trace_with("newreno", "95, 96, 97, 98, 99", 5, "transfers_bytes = [150000]");
+    conserved(&r);
+    assert_eq!(r.total.rtos, 1);
+    assert_eq!(r.flows[0].delivered, 100);
+    let i = tr.iter().position(|x| x.1 == 1).expect("cwnd fell to 1 on the RTO");
+    // The timer fired about 1 s (the minimum RTO) after the last new ACK.
+    assert!(tr[i].0 > 1000.0, "RTO at {} ms", tr[i].0);
+    // RFC 5681 §3.1: ssthresh = max(5 in flight / 2, 2) = 2, cwnd = 1. Slow start to 2 on the first
+    // ACK, then congestion avoidance: +1 after a window (2) of ACKs; the five ACKs end at 3.
+    let after: Vec<u32> = tr[i..].iter().map(|x| x.1).collect();
+    assert_eq!(after, [1, 2, 3]);
+}
