@@ -9,6 +9,7 @@ from typing import Optional
 
 import pandas as pd
 from rich.table import Table
+from rich.text import Text
 
 from ccscope import _native, api
 from ccscope.controller import Controller
@@ -106,5 +107,6 @@ def render(df: pd.DataFrame) -> Table:
                   f"{py['us_per_call']:.2f} us/call", f"{py['slowdown']:.1f}x slower")
     skipped = df.attrs.get("skipped") or []
     if skipped:
-        t.caption = "\n".join(f"skipped {name}: {reason}" for name, reason in skipped)
+        # Text, not markup: the reason lists directories in brackets.
+        t.caption = Text("\n".join(f"skipped {name}: {reason}" for name, reason in skipped))
     return t

@@ -673,7 +673,7 @@ impl Sprout {
             c => (c + 0.5).floor().min(1e9) as u64,
         };
         self.model.evolve();
-        self.model.observe(k, k == 0 && !backlogged(1));
+        self.model.observe(k, !backlogged(1));
         // Ticks 2..=n heard nothing; the oldest of a long run are fast-forwarded together.
         let silent = n - 1;
         let fast = silent.saturating_sub(MAX_EXACT_TICKS);

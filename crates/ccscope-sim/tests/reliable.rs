@@ -130,3 +130,45 @@ fn newreno_rto_after_a_tail_loss_restarts_slow_start_from_one_packet() {
     let after: Vec<u32> = tr[i..].iter().map(|x| x.1).collect();
     assert_eq!(after, [1, 2, 3]);
 }
+
+#[test]
+fn cubic_window_follows_the_cubic_function_between_losses() {
+    // One Cubic flow, 100 Mbit/s, 100 ms RTT (BDP 833 packets), 400-packet droptail buffer: losses
+    // come only from buffer overflow, every ~10 s. RFC 9438 §4.2: W(t) = C (t - K)^3 + W_max with
+    // K = cbrt((W_max - cwnd_epoch) / C), C = 0.4, t from the start of congestion avoidance.
+    let text = "duration_s = 60\ncwnd_log = true\n[data_link]\nrate_mbps = 100\ndelay_ms = 50\n\
+                queue = { kind = \"droptail\", packets = 400 }\n[ack_link]\nrate_mbps = 100\ndelay_ms = 50\n\
+                [[flows]]\ncontroller = \"cubic\"\n";
+    let r = run(text);
+    conserved(&r);
+    let tr: Vec<(f64, f64)> = r.cwnd.iter().map(|&(t, _, w)| (t as f64 / 1e9, w as f64)).collect();
+    // Reductions: a drop of more than 20% between consecutive samples.
+    let cuts: Vec<usize> = (1..tr.len()).filter(|&i| tr[i].1 < 0.8 * tr[i - 1].1).collect();
+    assert!(cuts.len() >= 3, "expected several loss epochs, got {}", cuts.len());
+    let mut checked = 0;
+    for k in 1..cuts.len() - 1 {
+        let (i, next) = (cuts[k], cuts[k + 1]);
+        let (w_before, w_epoch) = (tr[i - 1].1, tr[i].1);
+        // Congestion avoidance starts at the first increase after the reduction (recovery exit).
+        let t0 = tr[i + 1].0;
+        // W_max is the window at the loss, or lower with fast convergence (RFC 9438 §4.7).
+        let best = [w_before, w_before * (1.0 + 0.7) / 2.0]
+            .iter()
+            .map(|&w_max| {
+                let k_s = ((w_max - w_epoch) / 0.4).cbrt();
+                tr[i + 1..next]
+                    .iter()
+                    .filter(|p| p.0 - t0 > 0.5)
+                    .map(|&(t, w)| {
+                        let model = 0.4 * (t - t0 - k_s).powi(3) + w_max;
+                        ((w - model) / model).abs()
+                    })
+                    .fold(0.0f64, f64::max)
+            })
+            .fold(f64::MAX, f64::min);
+        eprintln!("epoch {k}: worst relative error {best:.5}");
+        assert!(best < 0.01, "epoch {k}: worst relative error {best:.4}");
+        checked += 1;
+    }
+    assert!(checked >= 2);
+}
