@@ -46,4 +46,4 @@ macro_rules! golden {
     )*};
 }
 
-golden!(datagrump, fixed, aimd, delay_triggered, aiad, mimd, timely, queue_gradient, constant_rate, red_lossy);
+golden!(datagrump, fixed, aimd, delay_triggered, aiad, mimd, timely, queue_gradient, constant_rate, red_lossy, newreno, cubic, vegas, sprout);
