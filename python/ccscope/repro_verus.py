@@ -172,8 +172,19 @@ def trace_period_s(path: Path) -> float:
 
 def trace_mean_mbps(path: Path) -> float:
     """Mean capacity over one loop: 1504 bytes per delivery opportunity (Mahimahi)."""
-    n = sum(1 for line in path.read_text().split() if line)
-    return n * 1504 * 8 / trace_period_s(path) / 1e6
+    return trace_stats(path)[0]
+
+
+def trace_stats(path: Path) -> tuple[float, float, float, int]:
+    """(mean Mbit/s, longest gap between delivery opportunities in s and where it starts in s, number of
+    gaps longer than 1 s) over one loop."""
+    import numpy as np
+
+    t = np.loadtxt(path, dtype=np.int64, ndmin=1)
+    gaps = np.diff(t)
+    i = int(np.argmax(gaps)) if len(gaps) else 0
+    mean = float(len(t) * 1504 * 8 / (t[-1] / 1000.0) / 1e6)
+    return mean, (float(gaps[i]) / 1000.0 if len(gaps) else 0.0), float(t[i]) / 1000.0, int((gaps > 1000).sum())
 
 
 @dataclass(frozen=True)
@@ -500,6 +511,7 @@ def verus(
         return aggs[(queue, trace, key)]
 
     caps = {d.data: A(d.data, "cubic").capacity for d in dirs}
+    stats = {d.data: trace_stats(trace_dir / d.data) for d in dirs}
     figs = {d.data: _figure(d, {s.key: A(d.data, s.key) for s in SCHEMES}, caps[d.data],
                             fig_dir / _fig_stem(d.data), seeds) for d in dirs}
 
@@ -594,6 +606,20 @@ def verus(
     L += ["", f"(a) holds on {n_a} of {len(dirs)} directions "
           f"(delay rises on {sum(c.delay_rises for c in ca.values())}, throughput holds on "
           f"{sum(c.throughput_holds for c in ca.values())}).", ""]
+    for d in dirs:
+        if ca[d.data].delay_rises:
+            continue
+        vs = [A(d.data, k) for k in VERUS_KEYS]
+        p95_rises = vs[0].p95 < vs[1].p95 < vs[2].p95
+        tail = [SCHEME_BY_KEY[k].label for k, v in zip(VERUS_KEYS, vs) if v.mean_delay > v.p95]
+        _, gap, gap_at, n_gaps = stats[d.data]
+        L.append(f"- `{d.data}`: the p95 delay R=2/4/6 is {' / '.join(_ms(v.p95) for v in vs)} ms "
+                 f"({'it rises with R' if p95_rises else 'it does not rise with R either'})."
+                 + (f" The mean exceeds the p95 for {', '.join(tail)}: a few packets caught in an outage dominate "
+                    f"it (longest outage in the trace {gap:.0f} s at {gap_at:.0f} s, {n_gaps} longer than 1 s)."
+                    if tail else ""))
+    if not all(c.delay_rises for c in ca.values()):
+        L.append("")
     L += [
         f"**(b) Verus R=2 has a lower p95 delay than Cubic while keeping at least {CUBIC_SHARE:.0%} of Cubic's "
         "throughput** (paper 004 §2.3: \"an order of magnitude lower delay\" than Cubic at some R).",
@@ -705,9 +731,11 @@ def verus(
           "seed mean, error bars of one standard deviation, and each seed as a small dot.", ""]
     for d in dirs:
         ack = f"ACKs over `{d.ack}`" if d.ack else f"ACKs over a constant {UNPAIRED_ACK_MBPS:g} Mbit/s link (no partner trace)"
+        mean, gap, gap_at, n_gaps = stats[d.data]
         L += [f"### {d.data}", "",
-              f"{ack}; {_duration(d, duration):.1f} s; capacity {caps[d.data]:.2f} Mbit/s "
-              f"(trace README: {trace_mean_mbps(trace_dir / d.data):.2f} over a full loop).", ""]
+              f"{ack}; {_duration(d, duration):.1f} s; capacity {caps[d.data]:.2f} Mbit/s ({mean:.2f} over a full "
+              f"loop); longest outage {gap:.1f} s (at {gap_at:.0f} s), {n_gaps} outage{'s' if n_gaps != 1 else ''} "
+              "longer than 1 s.", ""]
         rows = []
         for s in SCHEMES:
             a = A(d.data, s.key)

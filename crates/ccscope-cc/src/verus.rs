@@ -507,6 +507,7 @@ impl Verus {
             self.next_refit = Some(now + Dur::from_ms_f64(self.p.profile_refit_ms));
             if self.profile.largest_window() < MIN_PROFILE_WINDOW {
                 // Reference: "Alglib M<4!" -- too few windows to fit a profile; start over.
+                if std::env::var("VERUS_DEBUG").is_ok() { eprintln!("FEWW id {} t {:.1}", self.dbg_id, now.as_ms_f64()/1000.0); }
                 self.restart_slow_start();
                 return;
             }

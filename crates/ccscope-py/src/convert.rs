@@ -78,7 +78,7 @@ fn summary<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>
 }
 
 fn bytes_of<'py, T: Copy>(py: Python<'py>, v: &[T], to: impl Fn(T) -> Vec<u8>) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(v.len() * std::mem::size_of::<T>());
+    let mut out = Vec::with_capacity(std::mem::size_of_val(v));
     for &x in v {
         out.extend_from_slice(&to(x));
     }

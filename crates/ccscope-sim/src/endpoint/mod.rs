@@ -14,6 +14,7 @@ pub use receiver::Receiver;
 pub use reliable::{App, ReliableSender, RtoParams};
 
 /// A flow's sender, of either transport (enum dispatch: no virtual call per packet).
+#[allow(clippy::large_enum_variant)]
 pub enum Sender {
     Datagram(DatagramSender),
     Reliable(ReliableSender),
