@@ -39,10 +39,12 @@ def _numbers(r: dict[str, rv.Agg]) -> str:
 
 
 def test_each_run_covers_one_loop_of_the_trace(res):
+    d = _trace_dir()
     for t in TESTED:
+        mean = rv.trace_mean_mbps(d / t)
         for a in res[t].values():
             assert a.n == 1
-            assert a.capacity == pytest.approx(rv.trace_mean_mbps(_trace_dir() / t), rel=0.01)
+            assert a.capacity == pytest.approx(mean, rel=0.01)
 
 
 @pytest.mark.parametrize("trace", TESTED)

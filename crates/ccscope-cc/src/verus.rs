@@ -54,8 +54,8 @@ const SS_EXIT_D_EST_FACTOR: f64 = 0.75;
 const D_MIN_BUMP_MS: f64 = 10.0;
 /// After a loss ends slow start, profile points at windows >= max(this, w_lost) are dropped at the refit.
 const CURVE_STOP_FLOOR: u32 = 100;
-/// A profile whose largest recorded window is below this restarts slow start at the refit
-/// (reference: the spline needs M = max_w / N >= 5 basis functions for some N >= 1).
+/// A refit that finds no recorded window at or above this restarts slow start (reference: the
+/// spline needs `M = max_w / N >= 5` basis functions for some `N >= 1`, else "Alglib M<4!").
 const MIN_PROFILE_WINDOW: usize = 5;
 /// The no-ACK timeout is this many times the latest RTT, clamped (reference: 5 x delay).
 const TIMEOUT_RTT_MULTIPLE: f64 = 5.0;
@@ -337,10 +337,7 @@ pub struct Verus {
     next_refit: Option<Time>,
     /// After slow start ends on a loss, drop profile points at and above this window at the next refit.
     curve_stop: Option<u32>,
-    dbg_id: u32,
-    dbg_n: u64,
 }
-static DBG_ID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 impl Verus {
     pub fn new(p: Params) -> Self {
@@ -367,8 +364,6 @@ impl Verus {
             next_epoch: None,
             next_refit: None,
             curve_stop: None,
-            dbg_id: DBG_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            dbg_n: 0,
         }
     }
 
@@ -412,7 +407,6 @@ impl Verus {
 
     /// Reference `restartSlowStart`: forget everything learnt and start over at one packet.
     fn restart_slow_start(&mut self) {
-        if std::env::var("VERUS_DEBUG").is_ok() { eprintln!("RESTART id {} d_est {:.1} d_min {:.1} wcrt {} ph {:?} pts {}", self.dbg_id, self.d_est, self.d_min, self.w_crt(), self.phase, self.profile.points.iter().filter(|p| p.is_some()).count()); }
         self.transition_to(Phase::SlowStart);
         self.w_bar = 1.0;
         self.d_est = 0.0;
@@ -446,7 +440,6 @@ impl Verus {
         } else {
             self.d_est = self.d_min_floor();
         }
-        if std::env::var("VERUS_DEBUG").is_ok() { eprintln!("LOSS id {} w_lost {} from_ss {} w_bar {:.1} d_est {:.1}", self.dbg_id, w_lost, from_slow_start, self.w_bar, self.d_est); }
         if from_slow_start {
             self.curve_stop = Some(w_lost.max(CURVE_STOP_FLOOR));
         }
@@ -506,8 +499,10 @@ impl Verus {
             self.profile.refit(self.p.spline_lambda, self.curve_stop.take());
             self.next_refit = Some(now + Dur::from_ms_f64(self.p.profile_refit_ms));
             if self.profile.largest_window() < MIN_PROFILE_WINDOW {
-                // Reference: "Alglib M<4!" -- too few windows to fit a profile; start over.
-                if std::env::var("VERUS_DEBUG").is_ok() { eprintln!("FEWW id {} t {:.1}", self.dbg_id, now.as_ms_f64()/1000.0); }
+                // Reference: too few windows to fit a profile, start over. Without this, a slow start
+                // that ends on its first ACKs (an RTT above 500 ms behind other flows' queue) leaves a
+                // profile of window 1 only: every lookup returns 1, only window 1 is ever recorded
+                // again, and the flow sends one packet per RTT for good.
                 self.restart_slow_start();
                 return;
             }
@@ -542,22 +537,13 @@ impl Verus {
         }
         let Some(w) = self.profile.window_for(self.d_est, self.p.max_window) else {
             // Reference: "can't map delay on delay curve".
-            if std::env::var("VERUS_DEBUG").is_ok() { if let Some(f) = &self.profile.fit { eprintln!("NOMAP id {} t {:.1} d_est {:.1} last_knot {} f(last) {:.1} slope {:.4} maxpref {:.1}", self.dbg_id, now.as_ms_f64()/1000.0, self.d_est, f.last_knot, f.spline.eval(f.last_knot), f.spline.end_slope(), f.prefix_max.last().unwrap()); } else { eprintln!("NOMAP nofit"); } }
             self.restart_slow_start();
             return;
         };
-        if std::env::var("VERUS_DEBUG").is_ok() && w > 1000 && (self.w_bar as u32) < 1000 { if let Some(f) = &self.profile.fit { eprintln!("BIGW id {} t {:.1} w {} old {} d_est {:.1} d_min {:.1} last_knot {} f(last) {:.1} slope {:.5} maxpref {:.1}", self.dbg_id, now.as_ms_f64()/1000.0, w, self.w_bar, self.d_est, self.d_min, f.last_knot, f.spline.eval(f.last_knot), f.spline.end_slope(), f.prefix_max.last().unwrap()); } else { eprintln!("BIGW nofit id {} w {}", self.dbg_id, w); } }
         self.w_bar = (w as f64).max(1.0);
         let s = self.send_budget(self.w_bar);
         self.d_max_last = Some(D_MAX_LAST_KEEP * d_max_last + (1.0 - D_MAX_LAST_KEEP) * d_max);
         self.budget = if hold { 0 } else { s };
-        self.dbg_n += 1;
-        if std::env::var("VERUS_DEBUG").is_ok() && self.dbg_n % 200 == 0 {
-            let (lo, hi) = (self.profile.points.iter().position(Option::is_some), self.profile.points.len());
-            eprintln!("id {} t {:.1} ph {:?} d_min {:.1} d_est {:.1} dml {:.1} dmax {:.1} dtbar {:.1} w_bar {:.1} wcrt {} S {} hold {} prof [{:?}..{}] f(2) {:?} f(w) {:?} miss {}",
-              self.dbg_id, now.as_ms_f64()/1000.0, self.phase, self.d_min, self.d_est, d_max_last, d_max, self.d_t_bar.unwrap_or(0.0), self.w_bar, self.w_crt(), s, hold, lo, hi,
-              self.profile.delay_at(2.0).map(|v| v.round()), self.profile.delay_at(self.w_bar).map(|v| v.round()), self.missing.len());
-        }
     }
 }
 
@@ -588,7 +574,6 @@ impl Controller for Verus {
         self.latest_rtt_ms = Some(rtt_ms);
         if self.phase == Phase::SlowStart && rtt_ms > self.p.ss_exit_rtt_ms {
             // Reference: slow start exceeded SS_EXIT_THRESHOLD.
-            if std::env::var("VERUS_DEBUG").is_ok() { eprintln!("SSEXIT-DELAY id {} t {:.1} w {} rtt {:.1} d_min {:.1}", self.dbg_id, now.as_ms_f64()/1000.0, w, rtt_ms, self.d_min); }
             let d_min = if self.d_min.is_finite() { self.d_min } else { rtt_ms };
             self.w_bar = (self.p.md_factor * w as f64).max(1.0);
             self.d_est = SS_EXIT_D_EST_FACTOR * d_min * self.p.r;
@@ -651,7 +636,6 @@ impl Controller for Verus {
     }
 
     fn on_timer(&mut self, now: Time) {
-        if std::env::var("VERUS_DEBUG2").is_ok() { eprintln!("TIMER id {} now {:.3} next {:?}", self.dbg_id, now.as_ms_f64(), self.next_epoch.map(|t| t.as_ms_f64())); }
         if self.next_epoch.is_some_and(|t| now >= t) {
             self.next_epoch = Some(now + Dur::from_ms_f64(self.p.epoch_ms));
             self.on_epoch(now);
@@ -743,6 +727,41 @@ mod tests {
         assert_close(s.cc.d_est, 0.75 * 100.0 * 6.0);
         // Nothing more is sent until the next epoch.
         assert_eq!(s.cc.cwnd() as usize, s.in_flight.len());
+    }
+
+    /// Run the epochs due now (or the next one).
+    fn next_epoch(s: &mut Script<Verus>) {
+        let due = s.cc.next_timer().expect("epoch timer");
+        s.advance(if due > s.now { due - s.now } else { Dur::ZERO });
+    }
+
+    #[test]
+    fn a_profile_below_five_windows_restarts_slow_start_at_the_refit() {
+        // Behind other flows' standing queue the first RTT is above 500 ms: slow start ends with
+        // w_bar = max(1, 0.7 x 1) and a profile holding window 1 only.
+        let mut s = Script::new(Verus::new(Params::default()));
+        s.fill_window();
+        s.ack_oldest(ms(800));
+        assert_eq!((s.cc.phase(), s.cc.profile.largest_window()), (Phase::Normal, 1));
+        // The refit at the first epoch finds no window >= 5 (reference: "Alglib M<4!"): slow start
+        // again, in a new session. Before, the flow kept w_bar = 1 (every lookup of a one-window
+        // profile gives 1, so only window 1 was ever recorded again) and sent one packet per RTT.
+        next_epoch(&mut s);
+        assert_eq!((s.cc.phase(), s.cc.session, s.cc.cwnd()), (Phase::SlowStart, 1, 1));
+        assert_eq!(s.cc.d_min, f64::INFINITY);
+        // This time windows 1, 2, 4 and 8 see RTTs under 500 ms before one above: the profile is kept.
+        for rtt in [100, 150, 250, 450] {
+            s.fill_window();
+            s.ack_all(ms(rtt));
+        }
+        assert_eq!((s.cc.cwnd(), s.cc.profile.largest_window()), (16, 8));
+        s.fill_window();
+        s.ack_oldest(ms(600));
+        assert_eq!(s.cc.phase(), Phase::Loss { after_slow_start: true });
+        next_epoch(&mut s);
+        assert_eq!((s.cc.phase(), s.cc.session), (Phase::Loss { after_slow_start: true }, 1));
+        assert!(s.cc.profile.largest_window() >= MIN_PROFILE_WINDOW);
+        assert!(s.cc.profile.has_fit());
     }
 
     #[test]

@@ -1,8 +1,9 @@
 use ccscope_sim::{load_scenario, RunResult, Simulation};
 
 fn run(cc: &str, n: u32, queue: &str, extra: &str) -> RunResult {
+    let top = std::env::var("TOP").unwrap_or_default().replace("\\n", "\n") + "\n";
     let text = format!(
-        "duration_s = 300\nbin_ms = 1000\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\nqueue = {queue}\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"{cc}\"\ncount = {n}\n{extra}\n"
+        "{top}duration_s = 300\nbin_ms = 1000\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\nqueue = {queue}\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"{cc}\"\ncount = {n}\n{extra}\n"
     );
     let sc = load_scenario(&text, None, &[]).unwrap();
     Simulation::new(&sc).unwrap().run().0
