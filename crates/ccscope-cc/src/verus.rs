@@ -15,7 +15,8 @@
 //! profile is frozen and each ACK adds `1 / w_bar`; the phase ends on an ACK of a packet whose window
 //! was <= `w_bar`. Slow start grows `w_bar` by one per ACK from 1 and ends on an RTT above 500 ms or
 //! a loss. A no-ACK timeout restarts slow start if nothing was ACKed, else enters the loss phase with
-//! `d_est = d_min`.
+//! `d_est = d_min`. Slow start also restarts (forgetting `d_min` and the profile) when the profile has
+//! no window whose delay exceeds `d_est`, and when a refit finds no recorded window of 5 or more.
 //!
 //! Mapping onto ccscope's window-based senders (see docs/deviations.md, "Verus"):
 //! - **Epoch budget as a window.** Verus sends its `S` packets as a burst at the start of the epoch

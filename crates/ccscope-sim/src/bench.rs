@@ -10,7 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use ccscope_core::rng::{self, RngExt};
@@ -273,6 +273,7 @@ pub fn event_queue_baseline(pending: usize, ops: usize) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn shipped() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces")
