@@ -2,6 +2,7 @@
 //! so adding a component never shifts another's random sequence.
 
 pub use rand::Rng as RngExt;
+pub use rand::RngCore;
 use rand::SeedableRng;
 
 /// The one generator type used everywhere (PCG is stable across crate versions, unlike `StdRng`).

@@ -529,6 +529,15 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec,
             }
         }
     }
+    // A model file named relative to the scenario is resolved next to it.
+    if let Some(toml::Value::String(m)) = f.params.get("model") {
+        let p = Path::new(m);
+        if p.is_relative() {
+            if let Some(full) = t.ctx.dir.as_ref().map(|d| d.join(p)).filter(|c| c.exists()) {
+                f.params.insert("model".into(), toml::Value::String(full.display().to_string()));
+            }
+        }
+    }
     // Built-in controllers are checked here so the error points into the file; Python ones are
     // checked by the bindings when the class is instantiated.
     if f.controller != "python" {

@@ -8,6 +8,7 @@
 
 use ccscope_cc::{AnyController, ParamError, Transport};
 use ccscope_core::rng;
+use ccscope_core::rng::RngCore as _;
 use ccscope_core::{Bandwidth, Dur, EventQueue, Phase, Time};
 use ccscope_net::{AnyQueue, Link, LossModel, Packet, PacketKind, Pipe, Service};
 
@@ -100,6 +101,18 @@ impl Simulation {
         let mut events = EventQueue::new();
         let mut receivers = Vec::with_capacity(sc.flows.len());
         for (i, f) in sc.flows.iter().enumerate() {
+            // Controllers that draw random numbers declare a `seed` parameter; unless the scenario
+            // sets it, each flow gets its own stream derived from the scenario seed.
+            let mut f_seeded;
+            let f = match ccscope_cc::registry::find(&f.controller) {
+                Ok(info) if info.params.iter().any(|p| p.name == "seed") && !f.params.contains_key("seed") => {
+                    f_seeded = f.clone();
+                    let s = rng::stream(sc.seed, 1000 + i as u64).next_u64() >> 1;
+                    f_seeded.params.insert("seed".into(), toml::Value::Integer(s as i64));
+                    &f_seeded
+                }
+                _ => f,
+            };
             let cc = factory(i, f)?;
             let default = ccscope_cc::registry::find(&f.controller).map(|c| c.transport).unwrap_or(Transport::Datagram);
             let transport = f.transport.unwrap_or(default);
