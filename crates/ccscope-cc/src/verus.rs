@@ -36,7 +36,7 @@
 //! - The packet tag carries the slow-start session in its high 32 bits and `floor(w_bar)` at send
 //!   time in its low 32 bits.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -297,6 +297,59 @@ fn untag(tag: u64) -> (u32, u32) {
     ((tag >> 32) as u32, tag as u32)
 }
 
+/// Windows of the packets sent and not yet ACKed or found missing, by sequence number. The sender's
+/// sequence numbers are consecutive, so a ring replaces a map: nothing is allocated per packet.
+#[derive(Debug, Default)]
+struct SentRing {
+    base: u64,
+    slots: VecDeque<Option<u32>>,
+}
+
+impl SentRing {
+    fn insert(&mut self, seq: u64, w: u32) {
+        if self.slots.is_empty() {
+            self.base = seq;
+        }
+        if seq < self.base {
+            return;
+        }
+        let i = (seq - self.base) as usize;
+        if i >= self.slots.len() {
+            self.slots.resize(i + 1, None);
+        }
+        self.slots[i] = Some(w);
+    }
+
+    fn remove(&mut self, seq: u64) -> Option<u32> {
+        let i = seq.checked_sub(self.base)? as usize;
+        let v = self.slots.get_mut(i)?.take();
+        self.trim();
+        v
+    }
+
+    /// Take every entry in [lo, hi) in sequence order.
+    fn drain_range(&mut self, lo: u64, hi: u64, mut f: impl FnMut(u64, u32)) {
+        let end = hi.min(self.base + self.slots.len() as u64);
+        for s in lo.max(self.base)..end {
+            if let Some(w) = self.slots[(s - self.base) as usize].take() {
+                f(s, w);
+            }
+        }
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        while self.slots.front() == Some(&None) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.clear();
+    }
+}
+
 #[derive(Debug)]
 pub struct Verus {
     p: Params,
@@ -323,9 +376,9 @@ pub struct Verus {
     /// Slow-start session, carried in the tags (reference `ss_id`).
     session: u32,
     /// Window of each packet sent and not yet ACKed or found missing, by sequence number.
-    sent: BTreeMap<u64, u32>,
+    sent: SentRing,
     /// Packets found missing: (when, window), by sequence number.
-    missing: BTreeMap<u64, (Time, u32)>,
+    missing: VecDeque<(u64, Time, u32)>,
     /// Highest sequence number ACKed in this session (reference `seqLast`).
     highest_acked: Option<u64>,
     /// When `highest_acked` last advanced.
@@ -356,8 +409,8 @@ impl Verus {
             in_flight: 0,
             stale_in_flight: 0,
             session: 0,
-            sent: BTreeMap::new(),
-            missing: BTreeMap::new(),
+            sent: SentRing::default(),
+            missing: VecDeque::new(),
             highest_acked: None,
             last_ack: None,
             last_sent: None,
@@ -452,11 +505,11 @@ impl Verus {
     fn expire_missing(&mut self, now: Time) {
         let expiry = Dur::from_ms_f64(self.p.loss_timeout_ms);
         let mut first_lost = None;
-        while let Some((&seq, &(noticed, w))) = self.missing.first_key_value() {
+        while let Some(&(_, noticed, w)) = self.missing.front() {
             if now.since(noticed) < expiry {
                 break;
             }
-            self.missing.remove(&seq);
+            self.missing.pop_front();
             first_lost.get_or_insert(w);
         }
         if let Some(w) = first_lost {
@@ -589,20 +642,19 @@ impl Controller for Verus {
         let expected = self.highest_acked.map_or(0, |h| h + 1);
         let accepted = if ev.seq >= expected {
             // Everything unACKed below this sequence number is missing from now on.
-            let gap: Vec<u64> = self.sent.range(expected..ev.seq).map(|(&s, _)| s).collect();
-            for s in gap {
-                if let Some(ws) = self.sent.remove(&s) {
-                    self.missing.insert(s, (now, ws));
-                }
-            }
+            let missing = &mut self.missing;
+            self.sent.drain_range(expected, ev.seq, |s, ws| missing.push_back((s, now, ws)));
             self.highest_acked = Some(ev.seq);
             self.last_ack = Some(now);
             true
         } else {
             // Out of order: accepted only while still missing (not yet declared lost).
-            self.missing.remove(&ev.seq).is_some()
+            match self.missing.binary_search_by_key(&ev.seq, |m| m.0) {
+                Ok(i) => self.missing.remove(i).is_some(),
+                Err(_) => false,
+            }
         };
-        self.sent.remove(&ev.seq);
+        self.sent.remove(ev.seq);
         if accepted {
             self.on_delay_sample(rtt_ms, w);
         }
@@ -984,7 +1036,7 @@ mod tests {
         // ACK the second and third first: the first is missing.
         let first = s.in_flight.pop_front().expect("sent");
         s.ack_all(ms(60));
-        assert!(s.cc.missing.contains_key(&first.0));
+        assert!(s.cc.missing.iter().any(|m| m.0 == first.0));
         s.now += ms(150);
         s.cc.expire_missing(s.now);
         assert_eq!(s.cc.state_name(), "loss");

@@ -1,0 +1,461 @@
+"""The (delay, window) discrete-time Markov chain of paper 000 (model-driven congestion control).
+
+States are S_kl = (d_k, w_l) (§3.1 Eq. 2); the chain is trained by counting transitions between
+consecutive samples of each user and normalising every row to 1 (§4.1, Eq. 5); the delay range is
+reduced by truncation at a percentile and quantization into 1/2/5/10/20 ms intervals (§4.2); the
+matrix size is m = n_d * n_w (Eq. 6, Table 2). The matrix is only ever held as scipy CSR.
+
+The ``.ccm`` file format (read by the Rust side too) is specified in docs/markov.md.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ccscope._native import ScenarioError
+
+MAGIC = b"CCSCOPEM"
+VERSION = 1
+META_KEYS = (
+    "quantize_ms",
+    "truncate_percentile",
+    "d_min_ms",
+    "d_max_ms",
+    "w_min",
+    "w_max",
+    "n_d",
+    "n_w",
+    "samples",
+    "transitions",
+    "sources",
+    "created_by",
+)
+SAMPLE_COLUMNS = {"user": "i", "t_ms": "if", "d_ms": "i", "w": "i"}
+ROW_SUM_TOL = 1e-12
+FNV_OFFSET = 0xCBF29CE484222325
+FNV_PRIME = 0x100000001B3
+_HEAD = struct.Struct("<8sII")  # magic, version, meta_len
+_SIZES = struct.Struct("<QQ")  # n_states, nnz
+
+PathLike = Union[str, os.PathLike]
+
+
+# --------------------------------------------------------------------------- checksum
+
+
+_FNV_C = r"""
+#include <stdint.h>
+#include <stddef.h>
+uint64_t fnv1a64(const unsigned char *p, size_t n, uint64_t h) {
+    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ULL; }
+    return h;
+}
+"""
+_fnv_lib: Any = None
+
+
+def _fnv_native() -> Any:
+    """A C FNV-1a built once with the system compiler (pure Python is ~95 ns/byte); None if unavailable."""
+    global _fnv_lib
+    if _fnv_lib is not None:
+        return _fnv_lib or None
+    _fnv_lib = False
+    if os.environ.get("CCSCOPE_PURE_FNV"):
+        return None
+    try:
+        tag = hashlib.sha256(_FNV_C.encode()).hexdigest()[:12]
+        so = Path(tempfile.gettempdir()) / f"ccscope-fnv1a-{tag}-{os.getuid() if hasattr(os, 'getuid') else 0}.so"
+        if not so.exists():
+            src = so.with_suffix(".c")
+            src.write_text(_FNV_C)
+            tmp = so.with_suffix(f".{os.getpid()}.tmp")
+            subprocess.run(
+                ["cc", "-O2", "-shared", "-fPIC", "-o", str(tmp), str(src)],
+                check=True, capture_output=True, timeout=30,
+            )
+            os.replace(tmp, so)
+        lib = ctypes.CDLL(str(so))
+        lib.fnv1a64.restype = ctypes.c_uint64
+        lib.fnv1a64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
+        _fnv_lib = lib
+    except Exception:  # no compiler, read-only tmp, ...: fall back to pure Python
+        _fnv_lib = False
+    return _fnv_lib or None
+
+
+def fnv1a64(data: Union[bytes, bytearray, memoryview], pure: bool = False) -> int:
+    """FNV-1a 64-bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3)."""
+    data = bytes(data)
+    lib = None if pure else _fnv_native()
+    if lib is not None:
+        return int(lib.fnv1a64(data, len(data), FNV_OFFSET))
+    h, mask = FNV_OFFSET, 0xFFFFFFFFFFFFFFFF
+    for b in data:
+        h = ((h ^ b) * FNV_PRIME) & mask
+    return h
+
+
+# --------------------------------------------------------------------------- samples
+
+
+def _check_frame(df: pd.DataFrame, name: str) -> pd.DataFrame:
+    for col, kinds in SAMPLE_COLUMNS.items():
+        if col not in df.columns:
+            raise ScenarioError(f"{name}: missing column `{col}` (need user, t_ms, d_ms, w)")
+        dt = df[col].dtype
+        if dt.kind not in kinds:
+            want = "integer" if kinds == "i" else "number"
+            raise ScenarioError(f"{name}: column `{col}`: expected {want}, found {dt}")
+        if dt.kind == "f" and df[col].isna().any():
+            raise ScenarioError(f"{name}: column `{col}`: contains NaN")
+    if len(df) and (df["d_ms"] < 0).any():
+        raise ScenarioError(f"{name}: column `d_ms`: negative delay")
+    if len(df) and (df["w"] < 0).any():
+        raise ScenarioError(f"{name}: column `w`: negative window")
+    return df
+
+
+def load_samples(paths: Union[PathLike, Sequence[PathLike]]) -> pd.DataFrame:
+    """Read and validate Parquet sample files; adds a `source` column (file index) so that
+    transitions never cross files. ``df.attrs["sources"]`` holds one dict per file."""
+    import pyarrow.parquet as pq
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    frames, sources = [], []
+    for i, p in enumerate(paths):
+        p = Path(p)
+        if not p.is_file():
+            raise ScenarioError(f"{p}: no such sample file")
+        try:
+            table = pq.read_table(p)
+        except Exception as e:
+            raise ScenarioError(f"{p}: not a readable Parquet file ({str(e).splitlines()[0]})") from None
+        df = _check_frame(table.to_pandas(), str(p))
+        src: Dict[str, Any] = {"file": p.name}
+        meta = table.schema.metadata or {}
+        for key in ("trace", "users", "seed"):
+            raw = meta.get(key.encode())
+            if raw is not None:
+                val = raw.decode("utf-8", "replace")
+                src[key] = int(val) if val.lstrip("-").isdigit() else val
+        sources.append(src)
+        frames.append(df[list(SAMPLE_COLUMNS)].assign(source=i))
+    if not frames:
+        raise ScenarioError("no sample files given")
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs["sources"] = sources
+    return out
+
+
+# --------------------------------------------------------------------------- model
+
+
+@dataclass
+class MarkovModel:
+    """A row-stochastic CSR matrix over the grid of (delay interval, w) states plus its metadata."""
+
+    P: sp.csr_matrix
+    meta: Dict[str, Any] = field(default_factory=dict)
+    path: Optional[Path] = None
+
+    @property
+    def n_d(self) -> int:
+        return int(self.meta["n_d"])
+
+    @property
+    def n_w(self) -> int:
+        return int(self.meta["n_w"])
+
+    @property
+    def m(self) -> int:
+        return self.n_d * self.n_w
+
+    def state(self, d_ms: int, w: int) -> int:
+        """State index of a (d, w) pair: d_bin * n_w + (w - w_min)."""
+        q, d0 = self.meta["quantize_ms"], self.meta["d_min_ms"]
+        return (int(d_ms) - d0) // q * self.n_w + (int(w) - self.meta["w_min"])
+
+    def interval(self, d_bin: int) -> tuple:
+        """[lo, hi) delay interval in ms of a delay bin."""
+        q, d0 = self.meta["quantize_ms"], self.meta["d_min_ms"]
+        return (d0 + d_bin * q, d0 + (d_bin + 1) * q)
+
+    def to_bytes(self) -> bytes:
+        meta = json.dumps({k: self.meta[k] for k in META_KEYS}, sort_keys=True, separators=(",", ":"))
+        mb = meta.encode("utf-8")
+        P = self.P
+        body = b"".join(
+            [
+                _HEAD.pack(MAGIC, VERSION, len(mb)),
+                mb,
+                _SIZES.pack(self.m, P.nnz),
+                np.ascontiguousarray(P.indptr, dtype="<u8").tobytes(),
+                np.ascontiguousarray(P.indices, dtype="<u4").tobytes(),
+                np.ascontiguousarray(P.data, dtype="<f8").tobytes(),
+            ]
+        )
+        return body + struct.pack("<Q", fnv1a64(body))
+
+    def save(self, path: PathLike) -> Path:
+        """Write the .ccm file atomically (temp file in the same folder + os.replace)."""
+        path = Path(path)
+        blob = self.to_bytes()
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        self.path = path
+        return path
+
+    @classmethod
+    def load(cls, path: PathLike) -> "MarkovModel":
+        path = Path(path)
+        name = str(path)
+        try:
+            buf = path.read_bytes()
+        except FileNotFoundError:
+            raise ScenarioError(f"{name}: no such model file") from None
+        except IsADirectoryError:
+            raise ScenarioError(f"{name}: is a directory, not a model file") from None
+        model = cls.from_bytes(buf, name)
+        model.path = path
+        return model
+
+    @classmethod
+    def from_bytes(cls, buf: bytes, name: str = "<model>") -> "MarkovModel":
+        def bad(msg: str) -> ScenarioError:
+            return ScenarioError(f"{name}: {msg}")
+
+        if len(buf) < _HEAD.size:
+            raise bad(f"truncated: expected at least {_HEAD.size} header bytes, found {len(buf)}")
+        magic, version, meta_len = _HEAD.unpack_from(buf, 0)
+        if magic != MAGIC:
+            raise bad(f"bad magic {magic!r} (not a ccscope .ccm model; expected {MAGIC!r})")
+        if version != VERSION:
+            raise bad(f"unsupported version {version} (this reader knows version {VERSION})")
+        off = _HEAD.size
+        if len(buf) < off + meta_len + _SIZES.size:
+            raise bad(f"truncated: expected {meta_len} bytes of metadata and 16 bytes of sizes, found {len(buf) - off}")
+        try:
+            meta = json.loads(buf[off : off + meta_len].decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise bad(f"metadata is not UTF-8 JSON ({e})") from None
+        if not isinstance(meta, dict):
+            raise bad("metadata is not a JSON object")
+        missing = [k for k in META_KEYS if k not in meta]
+        if missing:
+            raise bad(f"metadata lacks key(s) {', '.join(missing)}")
+        off += meta_len
+        n_states, nnz = _SIZES.unpack_from(buf, off)
+        off += _SIZES.size
+        if n_states != meta["n_d"] * meta["n_w"]:
+            raise bad(f"n_states {n_states} != n_d * n_w = {meta['n_d']} * {meta['n_w']}")
+        csr_len = 8 * (n_states + 1) + 12 * nnz
+        have = len(buf) - off - 8
+        if have < csr_len:
+            raise bad(f"truncated: expected {csr_len} bytes of CSR data, found {max(have, 0)}")
+        if have > csr_len:
+            raise bad(f"{have - csr_len} trailing bytes after CSR data")
+        (stored,) = struct.unpack_from("<Q", buf, len(buf) - 8)
+        if fnv1a64(memoryview(buf)[: len(buf) - 8]) != stored:
+            raise bad("checksum mismatch (file corrupt)")
+        indptr = np.frombuffer(buf, dtype="<u8", count=n_states + 1, offset=off)
+        off += 8 * (n_states + 1)
+        indices = np.frombuffer(buf, dtype="<u4", count=nnz, offset=off)
+        off += 4 * nnz
+        data = np.frombuffer(buf, dtype="<f8", count=nnz, offset=off)
+        if indptr[0] != 0 or indptr[-1] != nnz:
+            raise bad(f"indptr must run from 0 to nnz={nnz}, runs from {indptr[0]} to {indptr[-1]}")
+        if np.any(np.diff(indptr.astype(np.int64)) < 0):
+            raise bad("indptr is not monotone")
+        if nnz and int(indices.max()) >= n_states:
+            raise bad(f"column index {int(indices.max())} out of range (n_states={n_states})")
+        if nnz > 1:
+            step = np.diff(indices.astype(np.int64))
+            row_start = np.zeros(nnz, dtype=bool)
+            row_start[indptr[:-1][indptr[:-1] < nnz].astype(np.int64)] = True
+            if np.any((step <= 0) & ~row_start[1:]):
+                raise bad("column indices not strictly increasing within a row")
+        if nnz and (not np.all(np.isfinite(data)) or np.any(data <= 0) or np.any(data > 1)):
+            raise bad("probabilities must be finite and in (0, 1]")
+        rows = np.flatnonzero(np.diff(indptr.astype(np.int64)) > 0)
+        if len(rows):
+            sums = np.add.reduceat(data, indptr[rows].astype(np.int64))
+            worst = int(np.argmax(np.abs(sums - 1.0)))
+            if abs(sums[worst] - 1.0) > ROW_SUM_TOL:
+                raise bad(f"row {int(rows[worst])} sums to {sums[worst]!r}, not 1 (Eq. 5)")
+        P = sp.csr_matrix(
+            (data.astype(np.float64), indices.astype(np.int32), indptr.astype(np.int64)),
+            shape=(n_states, n_states),
+        )
+        return cls(P=P, meta=meta)
+
+    def file_size(self) -> int:
+        meta = json.dumps({k: self.meta[k] for k in META_KEYS}, sort_keys=True, separators=(",", ":"))
+        return _HEAD.size + len(meta.encode()) + _SIZES.size + 8 * (self.m + 1) + 12 * self.P.nnz + 8
+
+
+# --------------------------------------------------------------------------- training
+
+
+def _as_samples(samples: Any) -> pd.DataFrame:
+    if isinstance(samples, pd.DataFrame):
+        df = _check_frame(samples, "<samples>")
+        if "source" not in df.columns:
+            df = df.assign(source=0)
+        return df
+    return load_samples(samples)
+
+
+def train(samples: Any, quantize_ms: int = 2, truncate: Optional[float] = 99.9) -> MarkovModel:
+    """Count (d, w) -> (d', w') transitions between consecutive samples of each user and normalise rows.
+
+    Truncation (§4.2): samples with d above the `truncate` percentile of all d are *removed*; a
+    transition into or out of a removed sample is dropped (not bridged). `truncate=None` or 100 keeps all.
+    Quantization (§4.2): d_bin = (d - d_min) // quantize_ms, d_min the smallest kept delay.
+    State space (Eq. 1, 6): the full grid of n_d delay intervals x all w in w_min..w_max.
+    Rows of states never left are all-zero (no self-loop is invented).
+    """
+    if int(quantize_ms) != quantize_ms or quantize_ms < 1:
+        raise ScenarioError(f"quantize_ms: expected a positive integer, got {quantize_ms!r}")
+    quantize_ms = int(quantize_ms)
+    if truncate is not None and not (0 < truncate <= 100):
+        raise ScenarioError(f"truncate: expected a percentile in (0, 100], got {truncate!r}")
+    df = _as_samples(samples)
+    if len(df) == 0:
+        raise ScenarioError("no samples to train on")
+    src = df["source"].to_numpy(np.int64)
+    user = df["user"].to_numpy(np.int64)
+    t = df["t_ms"].to_numpy(np.float64)
+    d = df["d_ms"].to_numpy(np.int64)
+    w = df["w"].to_numpy(np.int64)
+    # §4.1: consecutive samples of one user (within one source file), in time order; stable for ties.
+    order = np.lexsort((t, user, src))
+    src, user, d, w = src[order], user[order], d[order], w[order]
+    keep = np.ones(len(d), dtype=bool)
+    if truncate is not None and truncate < 100:
+        keep = d <= np.percentile(d, truncate)  # §4.2 truncating: outliers removed
+    dk, wk = d[keep], w[keep]
+    d_min, d_max = int(dk.min()), int(dk.max())
+    w_min, w_max = int(wk.min()), int(wk.max())
+    n_d = (d_max - d_min) // quantize_ms + 1
+    n_w = w_max - w_min + 1
+    m = n_d * n_w
+    if m > np.iinfo(np.uint32).max:
+        raise ScenarioError(f"state space too large: m = {m} exceeds u32 column indices")
+    state = (np.maximum(d - d_min, 0) // quantize_ms) * n_w + (w - w_min)
+    same = (src[1:] == src[:-1]) & (user[1:] == user[:-1]) & keep[1:] & keep[:-1]
+    rows, cols = state[:-1][same], state[1:][same]
+    counts = sp.coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(m, m)).tocsr()  # duplicates summed
+    counts.sum_duplicates()
+    counts.sort_indices()
+    row_tot = np.diff(counts.indptr)
+    sums = np.add.reduceat(counts.data, counts.indptr[:-1][row_tot > 0]) if counts.nnz else np.zeros(0)
+    denom = np.repeat(sums, row_tot[row_tot > 0])
+    P = sp.csr_matrix((counts.data / denom, counts.indices, counts.indptr), shape=(m, m))  # Eq. 5
+    from ccscope import __version__
+
+    meta = {
+        "quantize_ms": quantize_ms,
+        "truncate_percentile": None if truncate is None else float(truncate),
+        "d_min_ms": d_min,
+        "d_max_ms": d_max,
+        "w_min": w_min,
+        "w_max": w_max,
+        "n_d": int(n_d),
+        "n_w": int(n_w),
+        "samples": int(keep.sum()),
+        "transitions": int(len(rows)),
+        "sources": list(df.attrs.get("sources", [])),
+        "created_by": f"ccscope {__version__} models.markov.train",
+    }
+    return MarkovModel(P=P, meta=meta)
+
+
+# --------------------------------------------------------------------------- inspection
+
+
+def inspect(model: MarkovModel) -> Dict[str, Any]:
+    """Table 2 figures of a model: matrix size m, nnz, file size, samples, ranges, density."""
+    meta = model.meta
+    m = model.m
+    size = model.path.stat().st_size if model.path is not None and model.path.exists() else model.file_size()
+    return {
+        "quantize_ms": meta["quantize_ms"],
+        "truncate_percentile": meta["truncate_percentile"],
+        "m": m,
+        "n_d": model.n_d,
+        "n_w": model.n_w,
+        "nnz": int(model.P.nnz),
+        "density": (model.P.nnz / (m * m)) if m else 0.0,
+        "file_bytes": int(size),
+        "samples": meta["samples"],
+        "transitions": meta["transitions"],
+        "d_range_ms": (meta["d_min_ms"], meta["d_max_ms"]),
+        "w_range": (meta["w_min"], meta["w_max"]),
+        "empty_rows": int(np.count_nonzero(np.diff(model.P.indptr) == 0)),
+    }
+
+
+def heatmap(
+    model: MarkovModel, out_png: PathLike, first_intervals: int = 10, zoom_interval: Optional[int] = None
+) -> Path:
+    """Figures 5-6: transition probabilities on a log colour scale, white = no transition.
+
+    Left: the first `first_intervals` delay intervals (first_intervals * n_w states); right (if
+    `zoom_interval` is given): the n_w x n_w block of that interval. Only plotted blocks are densified.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+
+    n_w = model.n_w
+    k = max(1, min(first_intervals, model.n_d))
+    blocks = [(0, k * n_w, f"first {k} delay intervals")]
+    if zoom_interval is not None:
+        if not 0 <= zoom_interval < model.n_d:
+            raise ScenarioError(f"--zoom {zoom_interval}: interval out of range 0..{model.n_d - 1}")
+        lo, hi = model.interval(zoom_interval)
+        blocks.append((zoom_interval * n_w, (zoom_interval + 1) * n_w, f"interval {zoom_interval}: {lo}-{hi} ms"))
+    fig, axes = plt.subplots(1, len(blocks), figsize=(6 * len(blocks), 5.2), squeeze=False)
+    for ax, (a, b, title) in zip(axes[0], blocks):
+        block = model.P[a:b, a:b].toarray()
+        masked = np.ma.masked_less_equal(block, 0)
+        vmin = float(masked.min()) if masked.count() else 1e-6
+        im = ax.imshow(masked, cmap="Blues", norm=LogNorm(vmin=vmin, vmax=1.0), interpolation="nearest")
+        for i in range(1, (b - a) // n_w):
+            ax.axhline(i * n_w - 0.5, color="0.85", lw=0.5)
+            ax.axvline(i * n_w - 0.5, color="0.85", lw=0.5)
+        ax.set_title(f"q = {model.meta['quantize_ms']} ms, {title}")
+        ax.set_xlabel("next state S_rv")
+        ax.set_ylabel("present state S_kl")
+        fig.colorbar(im, ax=ax, label="transition probability")
+    fig.tight_layout()
+    out = Path(out_png)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
