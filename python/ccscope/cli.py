@@ -20,6 +20,8 @@ from ccscope import _native, api
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="ccscope: congestion-control laboratory")
 repro_app = typer.Typer(no_args_is_help=True, help="Regenerate a paper reproduction under docs/reproductions/.")
 app.add_typer(repro_app, name="repro")
+markov_app = typer.Typer(no_args_is_help=True, help="Train and inspect (delay, window) Markov models (paper 000).")
+app.add_typer(markov_app, name="markov")
 console = Console()
 err = Console(stderr=True)
 
@@ -223,6 +225,63 @@ def repro_verus(
     except ValueError as e:
         raise fail(e)
     console.print(f"wrote {path}")
+
+
+def _markov_table(figures: dict, title: str) -> Table:
+    t = Table(title=title)
+    t.add_column("figure")
+    t.add_column("value", justify="right")
+    for k, v in figures.items():
+        if isinstance(v, tuple):
+            v = f"{v[0]} .. {v[1]}"
+        elif isinstance(v, float):
+            v = f"{v:.3g}"
+        t.add_row(k, str(v))
+    return t
+
+
+@markov_app.command("train")
+def markov_train(
+    samples: List[Path] = typer.Argument(..., help="Parquet sample files (columns user, t_ms, d_ms, w)"),
+    quantize: int = typer.Option(2, "--quantize", help="Delay interval width, ms (paper: 1, 2, 5, 10, 20)"),
+    truncate: float = typer.Option(99.9, "--truncate", help="Drop samples above this delay percentile (100 = keep all)"),
+    out: Path = typer.Option(Path("model.ccm"), "-o", "--out", help="Model file to write (.ccm)"),
+) -> None:
+    """Count state transitions and write a row-normalised .ccm model (paper 000 §4, Eq. 5)."""
+    import time
+
+    from ccscope.models import markov
+
+    try:
+        t0 = time.perf_counter()
+        model = markov.train(samples, quantize_ms=quantize, truncate=truncate)
+        train_s = time.perf_counter() - t0
+        model.save(out)
+    except INPUT_ERRORS as e:
+        raise fail(e)
+    figures = markov.inspect(model)
+    figures["train_s"] = round(train_s, 3)
+    console.print(_markov_table(figures, f"{out}"))
+
+
+@markov_app.command("inspect")
+def markov_inspect(
+    model_path: Path = typer.Argument(..., help="Model file (.ccm)"),
+    heatmap: Optional[Path] = typer.Option(None, "--heatmap", help="Write the Figure 5/6 heatmap PNG here"),
+    zoom: Optional[int] = typer.Option(None, "--zoom", help="Also plot delay interval K alone (needs --heatmap)"),
+) -> None:
+    """Print a model's Table 2 figures; optionally draw its transition heatmap."""
+    from ccscope.models import markov
+
+    try:
+        model = markov.MarkovModel.load(model_path)
+        if heatmap is not None:
+            markov.heatmap(model, heatmap, zoom_interval=zoom)
+    except INPUT_ERRORS as e:
+        raise fail(e)
+    console.print(_markov_table(markov.inspect(model), f"{model_path}"))
+    if heatmap is not None:
+        console.print(f"wrote {heatmap}")
 
 
 def main() -> None:

@@ -4,8 +4,9 @@
 //!
 //! The reliable transport keeps the recovery state (RFC 6582, RFC 6675); this file sets the window in
 //! packets, kept as `f64`. Choices:
-//! - HyStart++ (RFC 9406, suggested by RFC 9438 §4.10) is absent: slow start is NewReno's (RFC 5681
-//!   §3.1), adding every newly acknowledged packet up to ssthresh;
+//! - slow start adds every newly acknowledged packet up to ssthresh (RFC 5681 §3.1) and, with
+//!   `hystart` (default on, as Linux), leaves early through HyStart++'s Conservative Slow Start
+//!   (RFC 9406, `common::hystart`) when the per-round minimum RTT rises;
 //! - the reduction is computed from cwnd, ssthresh = max(cwnd beta_cubic, 2), as Linux and Windows do;
 //!   RFC 9438 §4.6 writes `flight_size beta_cubic` and asks cwnd-based senders to stop cwnd growing
 //!   while application-limited, which ccscope does not do (bulk flows are always window-limited);
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::common::reno::Phase;
 use crate::common::RttEstimator;
+use crate::common::hystart::{HyStart, Phase as HyStartPhase};
 use crate::newreno::check_reno_params;
 use crate::registry::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller};
@@ -41,11 +43,21 @@ pub struct Params {
     pub initial_window: u32,
     /// Initial slow-start threshold in packets; 4294967295 stands for "arbitrarily high" (RFC 5681 §3.1).
     pub initial_ssthresh: u32,
+    /// Leave slow start on a rise of the round's minimum RTT (HyStart++, RFC 9406; RFC 9438 §4.10).
+    pub hystart: bool,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params { c: 0.4, beta_cubic: 0.7, fast_convergence: true, reno_friendly: true, initial_window: 10, initial_ssthresh: u32::MAX }
+        Params {
+            c: 0.4,
+            beta_cubic: 0.7,
+            fast_convergence: true,
+            reno_friendly: true,
+            initial_window: 10,
+            initial_ssthresh: u32::MAX,
+            hystart: true,
+        }
     }
 }
 
@@ -57,6 +69,7 @@ impl crate::registry::Params for Params {
         ParamSpec { name: "reno_friendly", unit: "bool", doc: "never grow slower than the Reno estimate W_est (RFC 9438 §4.3: on)" },
         ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (RFC 6928 §2: 10)" },
         ParamSpec { name: "initial_ssthresh", unit: "packets", doc: "initial slow-start threshold (RFC 5681 §3.1: arbitrarily high, 4294967295)" },
+        ParamSpec { name: "hystart", unit: "bool", doc: "HyStart++ slow-start exit (RFC 9406, as Linux: on)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         if !(self.c > 0.0 && self.c.is_finite()) {
@@ -115,6 +128,7 @@ pub struct Cubic {
     rtt: RttEstimator,
     in_recovery: bool,
     region: Region,
+    hystart: HyStart,
 }
 
 impl Cubic {
@@ -129,6 +143,7 @@ impl Cubic {
             rtt: RttEstimator::default(),
             in_recovery: false,
             region: Region::Concave,
+            hystart: HyStart::default(),
             p,
         }
     }
@@ -218,9 +233,18 @@ impl Controller for Cubic {
         }
         let mut acked = ev.newly_acked as f64;
         if self.cwnd < self.ssthresh {
-            // RFC 5681 §3.1 eq. 2 (RFC 9438 §4.10): slow start up to ssthresh, the rest to congestion avoidance.
-            let grown = (self.cwnd + acked).min(self.ssthresh);
-            acked -= grown - self.cwnd;
+            let mut divisor = 1.0;
+            if self.p.hystart {
+                divisor = self.hystart.on_ack(now, ev.seq, ev.last_sent_seq, ev.rtt);
+                if self.hystart.phase() == HyStartPhase::Done {
+                    // RFC 9406 §4.2: CSS is over: ssthresh = cwnd, on to congestion avoidance.
+                    self.ssthresh = self.cwnd;
+                }
+            }
+            // RFC 5681 §3.1 eq. 2 (RFC 9438 §4.10): slow start up to ssthresh, the rest to congestion
+            // avoidance; Conservative Slow Start grows by a quarter (RFC 9406 §4.2).
+            let grown = (self.cwnd + acked / divisor).min(self.ssthresh);
+            acked = (acked - (grown - self.cwnd) * divisor).max(0.0);
             self.cwnd = grown;
         }
         if acked > 0.0 {
@@ -239,6 +263,7 @@ impl Controller for Cubic {
         self.epoch = None;
         self.after_rto = false;
         self.in_recovery = true;
+        self.hystart.reset();
     }
 
     fn on_recovery_exit(&mut self, _now: Time) {
@@ -250,6 +275,7 @@ impl Controller for Cubic {
         self.cwnd_prior = self.cwnd;
         self.ssthresh = (self.cwnd * self.p.beta_cubic).max(2.0);
         self.cwnd = 1.0;
+        self.hystart.reset();
         self.epoch = None;
         self.after_rto = true;
         self.in_recovery = false;

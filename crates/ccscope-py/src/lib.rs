@@ -169,11 +169,18 @@ fn event_queue_baseline(py: Python<'_>, pending: usize, ops: usize) -> (f64, f64
     py.allow_threads(|| ccscope_sim::bench::event_queue_baseline(pending, ops))
 }
 
+/// FNV-1a 64-bit hash (offset basis 0xcbf29ce484222325, prime 0x100000001b3): the `.ccm` trailer.
+#[pyfunction]
+fn fnv1a64(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
+    m.add_function(wrap_pyfunction!(fnv1a64, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(event_queue_baseline, m)?)?;
     m.add_class::<controller::Ack>()?;

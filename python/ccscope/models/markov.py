@@ -10,22 +10,19 @@ The ``.ccm`` file format (read by the Rust side too) is specified in docs/markov
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
 import json
 import os
 import struct
-import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from ccscope import _native
 from ccscope._native import ScenarioError
 
 MAGIC = b"CCSCOPEM"
@@ -57,60 +54,14 @@ PathLike = Union[str, os.PathLike]
 # --------------------------------------------------------------------------- checksum
 
 
-_FNV_C = r"""
-#include <stdint.h>
-#include <stddef.h>
-uint64_t fnv1a64(const unsigned char *p, size_t n, uint64_t h) {
-    for (size_t i = 0; i < n; i++) { h ^= p[i]; h *= 0x100000001b3ULL; }
-    return h;
-}
-"""
-_fnv_lib: Any = None
-
-
-def _fnv_native() -> Any:
-    """A C FNV-1a built once with the system compiler (pure Python is ~95 ns/byte); None if unavailable."""
-    global _fnv_lib
-    if _fnv_lib is not None:
-        return _fnv_lib or None
-    _fnv_lib = False
-    if os.environ.get("CCSCOPE_PURE_FNV"):
-        return None
-    try:
-        tag = hashlib.sha256(_FNV_C.encode()).hexdigest()[:12]
-        so = Path(tempfile.gettempdir()) / f"ccscope-fnv1a-{tag}-{os.getuid() if hasattr(os, 'getuid') else 0}.so"
-        if not so.exists():
-            src = so.with_suffix(".c")
-            src.write_text(_FNV_C)
-            tmp = so.with_suffix(f".{os.getpid()}.tmp")
-            subprocess.run(
-                ["cc", "-O2", "-shared", "-fPIC", "-o", str(tmp), str(src)],
-                check=True, capture_output=True, timeout=30,
-            )
-            os.replace(tmp, so)
-        lib = ctypes.CDLL(str(so))
-        lib.fnv1a64.restype = ctypes.c_uint64
-        lib.fnv1a64.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
-        _fnv_lib = lib
-    except Exception:  # no compiler, read-only tmp, ...: fall back to pure Python
-        _fnv_lib = False
-    return _fnv_lib or None
-
-
 def fnv1a64(data: Union[bytes, bytearray, memoryview], pure: bool = False) -> int:
-    """FNV-1a 64-bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3)."""
-    data = bytes(data)
-    lib = None if pure else _fnv_native()
-    if lib is not None:
-        return int(lib.fnv1a64(data, len(data), FNV_OFFSET))
+    """FNV-1a 64-bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3), in Rust unless `pure`."""
+    if not pure:
+        return int(_native.fnv1a64(bytes(data)))
     h, mask = FNV_OFFSET, 0xFFFFFFFFFFFFFFFF
-    for b in data:
+    for b in bytes(data):
         h = ((h ^ b) * FNV_PRIME) & mask
     return h
-
-
-# --------------------------------------------------------------------------- samples
-
 
 def _check_frame(df: pd.DataFrame, name: str) -> pd.DataFrame:
     for col, kinds in SAMPLE_COLUMNS.items():
@@ -440,7 +391,7 @@ def heatmap(
         if not 0 <= zoom_interval < model.n_d:
             raise ScenarioError(f"--zoom {zoom_interval}: interval out of range 0..{model.n_d - 1}")
         lo, hi = model.interval(zoom_interval)
-        blocks.append((zoom_interval * n_w, (zoom_interval + 1) * n_w, f"interval {zoom_interval}: {lo}-{hi} ms"))
+        blocks.append((zoom_interval * n_w, (zoom_interval + 1) * n_w, f"interval {zoom_interval}: d in [{lo}, {hi}) ms"))
     fig, axes = plt.subplots(1, len(blocks), figsize=(6 * len(blocks), 5.2), squeeze=False)
     for ax, (a, b, title) in zip(axes[0], blocks):
         block = model.P[a:b, a:b].toarray()

@@ -1,7 +1,9 @@
 //! Machinery shared by several controllers; each piece lives here once.
 
+pub mod ccm;
 pub mod decrease_guard;
 pub mod ewma;
+pub mod hystart;
 pub mod poisson;
 pub mod reno;
 pub mod rtt;

@@ -1,0 +1,426 @@
+//! The `.ccm` model file: a sparse (delay, window) Markov transition matrix (paper 000 §3.1, §4.2).
+//!
+//! Layout, all little-endian: magic `b"CCSCOPEM"`; `u32` version (1); `u32 meta_len`; `meta_len`
+//! bytes of UTF-8 JSON metadata (`quantize_ms`, `d_min_ms`, `d_max_ms`, `w_min`, `w_max`, `n_d`,
+//! `n_w`, and any other keys); `u64 n_states` (= `n_d * n_w`); `u64 nnz`; `(n_states + 1)` `u64` CSR
+//! row pointers; `nnz` `u32` column indices; `nnz` `f64` probabilities; a `u64` trailer, the FNV-1a
+//! 64-bit hash of every preceding byte. State `d_bin * n_w + (w - w_min)` is delay bin `d_bin`, whose
+//! interval is `[d_min_ms + d_bin quantize_ms, d_min_ms + (d_bin + 1) quantize_ms)`, and window `w`.
+//!
+//! The metadata is read with a small extractor of top-level numeric fields (no JSON dependency): the
+//! first `"key": number` occurrence of each key counts; other keys are kept verbatim in `meta_json`.
+
+use std::path::Path;
+
+const MAGIC: &[u8; 8] = b"CCSCOPEM";
+const VERSION: u32 = 1;
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+/// A non-empty row's probabilities must sum to 1 within this (paper 000 Eq. 5).
+const ROW_SUM_TOLERANCE: f64 = 1e-6;
+/// Refuse matrices above this many states (the paper's largest has 25 488).
+const MAX_STATES: u64 = 1 << 28;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CcmError {
+    #[error("cannot read the model: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("not a .ccm model (bad magic)")]
+    BadMagic,
+    #[error("unsupported .ccm version {0} (this build reads version {VERSION})")]
+    UnsupportedVersion(u32),
+    #[error("truncated .ccm model: {expected} bytes expected, {found} found")]
+    Truncated { expected: u64, found: u64 },
+    #[error(".ccm checksum mismatch (file corrupted)")]
+    Checksum,
+    #[error("inconsistent .ccm model: {0}")]
+    Inconsistent(String),
+}
+
+/// FNV-1a 64-bit.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(FNV_OFFSET, |h, &b| (h ^ b as u64).wrapping_mul(FNV_PRIME))
+}
+
+/// The state space of a model (the metadata fields the controller uses).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Meta {
+    /// Width of a delay bin, ms (paper 000 §4.2: 2, 5, 10 or 20).
+    pub quantize_ms: f64,
+    /// Lower edge of delay bin 0, ms.
+    pub d_min_ms: f64,
+    /// Largest delay of the training samples after truncation, ms (informational).
+    pub d_max_ms: f64,
+    /// Smallest window (packets per epoch) of the state space.
+    pub w_min: u32,
+    /// Largest window of the state space.
+    pub w_max: u32,
+    /// Number of delay bins.
+    pub n_d: u32,
+    /// Number of windows, `w_max - w_min + 1`.
+    pub n_w: u32,
+}
+
+impl Meta {
+    pub fn n_states(&self) -> u64 {
+        self.n_d as u64 * self.n_w as u64
+    }
+
+    fn check(&self) -> Result<(), CcmError> {
+        let bad = |s: &str| Err(CcmError::Inconsistent(s.to_string()));
+        if !(self.quantize_ms > 0.0 && self.quantize_ms.is_finite()) {
+            return bad("quantize_ms must be > 0 and finite");
+        }
+        if !(self.d_min_ms.is_finite() && self.d_max_ms.is_finite() && self.d_max_ms >= self.d_min_ms) {
+            return bad("need finite d_min_ms <= d_max_ms");
+        }
+        if self.w_max < self.w_min {
+            return bad("w_max < w_min");
+        }
+        if self.n_w as u64 != self.w_max as u64 - self.w_min as u64 + 1 {
+            return bad("n_w != w_max - w_min + 1");
+        }
+        if self.n_d == 0 {
+            return bad("n_d must be >= 1");
+        }
+        if self.n_states() > MAX_STATES {
+            return bad("too many states");
+        }
+        Ok(())
+    }
+
+    fn to_json(&self) -> String {
+        format!(
+            "{{\"quantize_ms\": {:?}, \"d_min_ms\": {:?}, \"d_max_ms\": {:?}, \"w_min\": {}, \"w_max\": {}, \"n_d\": {}, \"n_w\": {}}}",
+            self.quantize_ms, self.d_min_ms, self.d_max_ms, self.w_min, self.w_max, self.n_d, self.n_w
+        )
+    }
+
+    fn from_json(json: &str) -> Result<Meta, CcmError> {
+        let int = |key: &str| -> Result<u32, CcmError> {
+            let v = json_number(json, key)?;
+            if v >= 0.0 && v <= u32::MAX as f64 && v.fract() == 0.0 {
+                Ok(v as u32)
+            } else {
+                Err(CcmError::Inconsistent(format!("metadata `{key}` must be a non-negative integer, got {v}")))
+            }
+        };
+        Ok(Meta {
+            quantize_ms: json_number(json, "quantize_ms")?,
+            d_min_ms: json_number(json, "d_min_ms")?,
+            d_max_ms: json_number(json, "d_max_ms")?,
+            w_min: int("w_min")?,
+            w_max: int("w_max")?,
+            n_d: int("n_d")?,
+            n_w: int("n_w")?,
+        })
+    }
+}
+
+/// The number after the first `"key":` in `json`.
+fn json_number(json: &str, key: &str) -> Result<f64, CcmError> {
+    let missing = || CcmError::Inconsistent(format!("metadata lacks a numeric `{key}`"));
+    let quoted = format!("\"{key}\"");
+    let mut from = 0;
+    while let Some(i) = json[from..].find(&quoted) {
+        let rest = json[from + i + quoted.len()..].trim_start();
+        from += i + quoted.len();
+        let Some(rest) = rest.strip_prefix(':') else { continue };
+        let rest = rest.trim_start();
+        let end = rest.find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c))).unwrap_or(rest.len());
+        return rest[..end].parse::<f64>().map_err(|_| missing());
+    }
+    Err(missing())
+}
+
+/// A loaded, validated model: the metadata and the transition matrix in CSR form.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    pub meta: Meta,
+    /// The metadata JSON as stored.
+    pub meta_json: String,
+    /// Row `s` holds entries `indptr[s]..indptr[s + 1]`.
+    pub indptr: Vec<u64>,
+    pub indices: Vec<u32>,
+    pub probs: Vec<f64>,
+}
+
+/// A little-endian reader over the file bytes; running past the end is `Truncated`.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    /// The file's length as the structure says it should be (for the error).
+    expected: u64,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], CcmError> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
+        let Some(end) = end else {
+            return Err(CcmError::Truncated { expected: self.expected.max((self.pos + n) as u64), found: self.bytes.len() as u64 });
+        };
+        let s = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn u32(&mut self) -> Result<u32, CcmError> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self) -> Result<u64, CcmError> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+    }
+}
+
+impl Model {
+    /// Build a model from its rows: `rows[s]` lists `(next state, probability)` for state `s`.
+    pub fn from_rows(meta: Meta, rows: &[Vec<(u32, f64)>]) -> Result<Model, CcmError> {
+        meta.check()?;
+        if rows.len() as u64 != meta.n_states() {
+            return Err(CcmError::Inconsistent(format!("{} rows for {} states", rows.len(), meta.n_states())));
+        }
+        let mut indptr = vec![0u64];
+        let (mut indices, mut probs) = (Vec::new(), Vec::new());
+        for row in rows {
+            for &(c, p) in row {
+                indices.push(c);
+                probs.push(p);
+            }
+            indptr.push(indices.len() as u64);
+        }
+        let m = Model { meta_json: meta.to_json(), meta, indptr, indices, probs };
+        m.check_matrix()?;
+        Ok(m)
+    }
+
+    pub fn n_states(&self) -> usize {
+        self.indptr.len() - 1
+    }
+
+    /// State index of (delay bin, window); `None` outside the state space.
+    pub fn state(&self, d_bin: u32, w: u32) -> Option<usize> {
+        if d_bin >= self.meta.n_d || w < self.meta.w_min || w > self.meta.w_max {
+            return None;
+        }
+        Some(d_bin as usize * self.meta.n_w as usize + (w - self.meta.w_min) as usize)
+    }
+
+    /// (delay bin, window) of a state index.
+    pub fn state_of(&self, s: u32) -> (u32, u32) {
+        (s / self.meta.n_w, self.meta.w_min + s % self.meta.n_w)
+    }
+
+    /// The stored transitions `(next state, probability)` out of state `s`.
+    pub fn row(&self, s: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let (lo, hi) = (self.indptr[s] as usize, self.indptr[s + 1] as usize);
+        self.indices[lo..hi].iter().copied().zip(self.probs[lo..hi].iter().copied())
+    }
+
+    /// The file bytes (the spec's layout, checksum included).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let meta = self.meta_json.as_bytes();
+        let mut b = Vec::with_capacity(40 + meta.len() + self.indptr.len() * 8 + self.indices.len() * 12);
+        b.extend_from_slice(MAGIC);
+        b.extend_from_slice(&VERSION.to_le_bytes());
+        b.extend_from_slice(&(meta.len() as u32).to_le_bytes());
+        b.extend_from_slice(meta);
+        b.extend_from_slice(&(self.n_states() as u64).to_le_bytes());
+        b.extend_from_slice(&(self.indices.len() as u64).to_le_bytes());
+        self.indptr.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        self.indices.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        self.probs.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        let h = fnv1a64(&b);
+        b.extend_from_slice(&h.to_le_bytes());
+        b
+    }
+
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), CcmError> {
+        std::fs::write(path, self.to_bytes())?;
+        Ok(())
+    }
+
+    pub fn load(path: impl AsRef<Path>) -> Result<Model, CcmError> {
+        Model::from_bytes(&std::fs::read(path)?)
+    }
+
+    /// Parse and validate file bytes. A short file is `Truncated` (the length its header implies vs.
+    /// the length found) even though its checksum fails too; any other damage is `Checksum`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Model, CcmError> {
+        let found = bytes.len() as u64;
+        let mut r = Reader { bytes, pos: 0, expected: 0 };
+        if r.take(8)? != MAGIC {
+            return Err(CcmError::BadMagic);
+        }
+        let version = r.u32()?;
+        if version != VERSION {
+            return Err(CcmError::UnsupportedVersion(version));
+        }
+        let meta_len = r.u32()? as u64;
+        // Length implied by the header, computed before reading the body so truncation is reported as such.
+        let expected = (|| -> Option<u64> {
+            let counts_at = 16 + meta_len;
+            let at = |o: u64| bytes.get(o as usize..o as usize + 8).map(|s| u64::from_le_bytes(s.try_into().expect("8")));
+            let n_states = at(counts_at)?;
+            let nnz = at(counts_at + 8)?;
+            let body = n_states.checked_add(1)?.checked_mul(8)?.checked_add(nnz.checked_mul(12)?)?;
+            counts_at.checked_add(16)?.checked_add(body)?.checked_add(8)
+        })();
+        let checksum_ok = found >= 8 && {
+            let (body, trailer) = bytes.split_at(bytes.len() - 8);
+            fnv1a64(body) == u64::from_le_bytes(trailer.try_into().expect("8"))
+        };
+        match expected {
+            None if !checksum_ok => return Err(CcmError::Truncated { expected: (16 + meta_len + 16 + 8).max(found + 1), found }),
+            Some(e) if e > found => return Err(CcmError::Truncated { expected: e, found }),
+            _ if !checksum_ok => return Err(CcmError::Checksum),
+            Some(e) if e < found => return Err(CcmError::Inconsistent(format!("{} bytes after the trailer", found - e))),
+            _ => {}
+        }
+        r.expected = expected.unwrap_or(found);
+        let meta_json = std::str::from_utf8(r.take(meta_len as usize)?)
+            .map_err(|_| CcmError::Inconsistent("metadata is not UTF-8".into()))?
+            .to_string();
+        if !meta_json.trim_start().starts_with('{') {
+            return Err(CcmError::Inconsistent("metadata is not a JSON object".into()));
+        }
+        let meta = Meta::from_json(&meta_json)?;
+        meta.check()?;
+        let n_states = r.u64()?;
+        if n_states != meta.n_states() {
+            return Err(CcmError::Inconsistent(format!("n_states {n_states} != n_d * n_w = {}", meta.n_states())));
+        }
+        let nnz = r.u64()?;
+        let indptr = (0..=n_states).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
+        let indices = (0..nnz).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
+        let probs = (0..nnz).map(|_| r.u64().map(f64::from_bits)).collect::<Result<Vec<_>, _>>()?;
+        let m = Model { meta, meta_json, indptr, indices, probs };
+        m.check_matrix()?;
+        Ok(m)
+    }
+
+    /// CSR structure, column range, probabilities in [0, 1], each non-empty row summing to 1 (Eq. 5).
+    fn check_matrix(&self) -> Result<(), CcmError> {
+        let bad = |s: String| Err(CcmError::Inconsistent(s));
+        let nnz = self.indices.len() as u64;
+        if self.indptr.first() != Some(&0) || self.indptr.last() != Some(&nnz) || self.probs.len() as u64 != nnz {
+            return bad(format!("indptr must run from 0 to nnz = {nnz}"));
+        }
+        if let Some(i) = self.indptr.windows(2).position(|w| w[1] < w[0]) {
+            return bad(format!("indptr decreases at row {i}"));
+        }
+        let n = self.n_states() as u64;
+        if let Some(&c) = self.indices.iter().find(|&&c| c as u64 >= n) {
+            return bad(format!("column {c} >= n_states {n}"));
+        }
+        if let Some(p) = self.probs.iter().find(|p| !(**p >= 0.0 && **p <= 1.0)) {
+            return bad(format!("probability {p} outside [0, 1]"));
+        }
+        for s in 0..self.n_states() {
+            let (count, sum) = self.row(s).fold((0, 0.0), |(c, t), (_, p)| (c + 1, t + p));
+            if count > 0 && (sum - 1.0).abs() > ROW_SUM_TOLERANCE {
+                return bad(format!("row {s} sums to {sum}, not 1"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta() -> Meta {
+        Meta { quantize_ms: 10.0, d_min_ms: 20.0, d_max_ms: 40.0, w_min: 1, w_max: 3, n_d: 2, n_w: 3 }
+    }
+
+    fn model() -> Model {
+        let mut rows = vec![Vec::new(); 6];
+        rows[0] = vec![(1, 0.25), (3, 0.75)];
+        rows[4] = vec![(5, 1.0)];
+        Model::from_rows(meta(), &rows).expect("valid")
+    }
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("ccscope-ccm-{}-{name}.ccm", std::process::id()))
+    }
+
+    #[test]
+    fn ccm_write_then_load_round_trips() {
+        let path = temp("roundtrip");
+        let m = model();
+        m.write(&path).expect("write");
+        let back = Model::load(&path).expect("load");
+        std::fs::remove_file(&path).ok();
+        assert_eq!(back, m);
+        assert_eq!(back.row(0).collect::<Vec<_>>(), vec![(1, 0.25), (3, 0.75)]);
+        assert_eq!(back.state(1, 2), Some(4));
+        assert_eq!(back.state_of(4), (1, 2));
+    }
+
+    #[test]
+    fn ccm_fnv1a_matches_the_published_vectors() {
+        assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn ccm_corrupt_byte_is_a_checksum_error() {
+        let mut b = model().to_bytes();
+        let n = b.len();
+        b[n - 12] ^= 0x01; // inside the last probability
+        assert!(matches!(Model::from_bytes(&b), Err(CcmError::Checksum)));
+        let mut b = model().to_bytes();
+        b[20] ^= 0x20; // inside the metadata
+        assert!(matches!(Model::from_bytes(&b), Err(CcmError::Checksum)));
+    }
+
+    #[test]
+    fn ccm_truncated_file_reports_expected_and_found_lengths() {
+        let b = model().to_bytes();
+        let full = b.len() as u64;
+        for cut in [1usize, 8, 30] {
+            match Model::from_bytes(&b[..b.len() - cut]) {
+                Err(CcmError::Truncated { expected, found }) => {
+                    assert_eq!(expected, full);
+                    assert_eq!(found, full - cut as u64);
+                }
+                other => panic!("cut {cut}: {other:?}"),
+            }
+        }
+        assert!(matches!(Model::from_bytes(&b[..5]), Err(CcmError::Truncated { found: 5, .. })));
+        assert!(matches!(Model::from_bytes(&b[..14]), Err(CcmError::Truncated { found: 14, .. })));
+    }
+
+    #[test]
+    fn ccm_wrong_magic_and_version_are_refused() {
+        let mut b = model().to_bytes();
+        b[0] = b'X';
+        assert!(matches!(Model::from_bytes(&b), Err(CcmError::BadMagic)));
+        let mut b = model().to_bytes();
+        b[8] = 2;
+        assert!(matches!(Model::from_bytes(&b), Err(CcmError::UnsupportedVersion(2))));
+    }
+
+    #[test]
+    fn ccm_inconsistent_structure_is_refused_even_with_a_good_checksum() {
+        let mut m = model();
+        m.probs[0] = 0.5; // row 0 sums to 1.25
+        assert!(matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(_))));
+        let mut m = model();
+        m.indices[0] = 6; // column out of range
+        assert!(matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(_))));
+        let mut m = model();
+        m.meta_json = m.meta_json.replace("\"n_w\": 3", "\"n_w\": 4");
+        assert!(matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(_))));
+    }
+
+    #[test]
+    fn ccm_metadata_extractor_reads_numbers_among_other_keys() {
+        let json = r#"{"name": "x", "nested": {"a": [1, 2]}, "quantize_ms" : 5, "d_min_ms": 1.5e1,
+            "d_max_ms": 300.0, "w_min": 0, "w_max": 99, "n_d": 57, "n_w": 100, "trained_on": ["t1"]}"#;
+        let m = Meta::from_json(json).expect("parses");
+        assert_eq!(m, Meta { quantize_ms: 5.0, d_min_ms: 15.0, d_max_ms: 300.0, w_min: 0, w_max: 99, n_d: 57, n_w: 100 });
+        assert!(Meta::from_json(r#"{"quantize_ms": 5}"#).is_err());
+        assert!(Meta::from_json(r#"{"quantize_ms": 5, "d_min_ms": 0, "d_max_ms": 1, "w_min": 1.5, "w_max": 2, "n_d": 1, "n_w": 1}"#).is_err());
+    }
+}

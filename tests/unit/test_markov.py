@@ -1,0 +1,234 @@
+"""The (delay, window) Markov chain of paper 000: training (§4, Eq. 5), the .ccm format, the CLI."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from ccscope import ScenarioError
+from ccscope.cli import app
+from ccscope.models import markov as mk
+
+
+def synth(n: int = 50_000, users: int = 3, seed: int = 7) -> pd.DataFrame:
+    """A seeded random walk in d (>= 20 ms, rare spikes) and w (0..35) per user, one sample per 5 ms."""
+    g = np.random.default_rng(seed)
+    per = n // users
+    frames = []
+    for u in range(users):
+        d = np.clip(40 + np.cumsum(g.integers(-2, 3, per)), 20, 400)
+        d = d + (g.random(per) < 0.0005) * g.integers(500, 900, per)
+        w = np.clip(10 + np.cumsum(g.integers(-1, 2, per)), 0, 35)
+        frames.append(
+            pd.DataFrame({"user": u, "t_ms": np.arange(per) * 5.0, "d_ms": d.astype(np.int64), "w": w.astype(np.int64)})
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.fixture(scope="module")
+def samples() -> pd.DataFrame:
+    return synth()
+
+
+@pytest.fixture(scope="module")
+def model(samples) -> mk.MarkovModel:
+    return mk.train(samples, quantize_ms=2, truncate=99.9)
+
+
+def write_parquet(df: pd.DataFrame, path, **meta) -> None:
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **{k: str(v) for k, v in meta.items()}})
+    pq.write_table(table, path)
+
+
+def test_nonempty_rows_sum_to_one_eq5(model):
+    P = model.P
+    nonempty = np.diff(P.indptr) > 0
+    sums = np.asarray(P.sum(axis=1)).ravel()
+    assert nonempty.any()
+    assert np.all(np.abs(sums[nonempty] - 1.0) <= 1e-12)
+    assert np.all(sums[~nonempty] == 0)  # states never left stay all-zero rows
+    assert P.shape == (model.m, model.m) and model.m == model.n_d * model.n_w
+
+
+def test_two_trainings_are_byte_identical(samples, tmp_path):
+    a = mk.train(samples).save(tmp_path / "a.ccm").read_bytes()
+    shuffled = samples.sample(frac=1.0, random_state=3)  # row order must not matter
+    b = mk.train(shuffled).save(tmp_path / "b.ccm").read_bytes()
+    assert a == b
+
+
+def test_save_load_round_trips(model, tmp_path):
+    path = model.save(tmp_path / "m.ccm")
+    back = mk.MarkovModel.load(path)
+    assert np.array_equal(back.P.indptr, model.P.indptr)
+    assert np.array_equal(back.P.indices, model.P.indices)
+    assert np.array_equal(back.P.data, model.P.data)
+    assert back.meta == json.loads(json.dumps(model.meta))
+    assert mk.inspect(back)["file_bytes"] == path.stat().st_size == model.file_size()
+
+
+def test_file_layout_matches_spec(model):
+    blob = model.to_bytes()
+    magic, version, meta_len = struct.unpack_from("<8sII", blob, 0)
+    assert (magic, version) == (b"CCSCOPEM", 1)
+    meta = json.loads(blob[16 : 16 + meta_len])
+    assert set(meta) == set(mk.META_KEYS)
+    n_states, nnz = struct.unpack_from("<QQ", blob, 16 + meta_len)
+    assert n_states == meta["n_d"] * meta["n_w"] and nnz == model.P.nnz
+    assert len(blob) == 16 + meta_len + 16 + 8 * (n_states + 1) + 12 * nnz + 8
+    assert struct.unpack("<Q", blob[-8:])[0] == mk.fnv1a64(blob[:-8], pure=True)
+
+
+def test_fnv1a_known_vectors():
+    for fn in (lambda b: mk.fnv1a64(b, pure=True), mk.fnv1a64):
+        assert fn(b"") == 0xCBF29CE484222325
+        assert fn(b"a") == 0xAF63DC4C8601EC8C
+        assert fn(b"foobar") == 0x85944171F73967E8
+
+
+def test_coarser_quantization_shrinks_state_space(samples):
+    n_d = []
+    for q in (1, 2, 5, 10, 20):
+        m = mk.train(samples, quantize_ms=q)
+        span = m.meta["d_max_ms"] - m.meta["d_min_ms"]
+        assert m.n_d == span // q + 1  # Eq. 6 with d in q-ms intervals
+        assert m.m == m.n_d * m.n_w
+        n_d.append(m.n_d)
+    assert n_d == sorted(n_d, reverse=True) and len(set(n_d)) == 5
+
+
+def test_paper_table2_dimensions_from_its_ranges():
+    # Fig. 5a: d in 20..727 ms, w in 0..35 -> Table 2: m = 25488, 12744, 5112, 2556, 1296.
+    df = pd.DataFrame({"user": 0, "t_ms": [0.0, 5.0, 10.0, 15.0], "d_ms": [20, 727, 20, 727], "w": [0, 35, 35, 0]})
+    got = [mk.train(df, quantize_ms=q, truncate=None).m for q in (1, 2, 5, 10, 20)]
+    assert got == [25488, 12744, 5112, 2556, 1296]
+
+
+def test_truncation_at_99_9_drops_top_tenth_of_a_percent(samples):
+    thr = np.percentile(samples["d_ms"], 99.9)
+    m = mk.train(samples, truncate=99.9)
+    full = mk.train(samples, truncate=None)
+    dropped = len(samples) - m.meta["samples"]
+    assert 0 < dropped <= 0.001 * len(samples) + 1
+    assert dropped == int((samples["d_ms"] > thr).sum())
+    assert m.meta["d_max_ms"] <= thr < full.meta["d_max_ms"]
+    assert m.m < full.m
+
+
+def test_hand_counted_transitions():
+    # user 0: (10,1)->(11,1)->(10,1)->(11,2); user 1: (10,1)->(10,1). q = 1, d_min 10, w 1..2, n_w 2.
+    df = pd.DataFrame(
+        {
+            "user": [0, 1, 0, 0, 1, 0],
+            "t_ms": [0.0, 0.0, 5.0, 10.0, 5.0, 15.0],
+            "d_ms": [10, 10, 11, 10, 10, 11],
+            "w": [1, 1, 1, 1, 1, 2],
+        }
+    )
+    m = mk.train(df, quantize_ms=1, truncate=None)
+    s = m.state
+    assert (m.n_d, m.n_w, m.meta["transitions"]) == (2, 2, 4)
+    P = m.P.toarray()  # 4 x 4: tiny by construction
+    expect = np.zeros((4, 4))
+    expect[s(10, 1), s(11, 1)] = 1 / 3  # (10,1) left 3 times: ->(11,1), ->(11,2), ->(10,1)
+    expect[s(10, 1), s(11, 2)] = 1 / 3
+    expect[s(10, 1), s(10, 1)] = 1 / 3
+    expect[s(11, 1), s(10, 1)] = 1.0
+    assert np.array_equal(P, expect)  # row (11,2) and (10,2) never left: all-zero
+
+
+def test_quantized_hand_count_uses_intervals():
+    df = pd.DataFrame({"user": 0, "t_ms": [0.0, 1.0, 2.0], "d_ms": [20, 21, 23], "w": [0, 0, 0]})
+    m = mk.train(df, quantize_ms=2, truncate=None)
+    assert m.n_d == 2 and m.interval(1) == (22, 24)
+    assert m.P[0, 0] == 0.5 and m.P[0, 1] == 0.5  # 20->21 stays in [20,22), 21->23 moves to [22,24)
+
+
+def corrupt(tmp_path, blob: bytes, name: str = "bad.ccm"):
+    p = tmp_path / name
+    p.write_bytes(blob)
+    with pytest.raises(ScenarioError) as ei:
+        mk.MarkovModel.load(p)
+    msg = str(ei.value)
+    assert "\n" not in msg and msg.startswith(str(p) + ": ")
+    return msg
+
+
+def test_corrupt_files_give_one_line_errors(model, tmp_path):
+    blob = bytearray(model.to_bytes())
+    flipped = bytearray(blob)
+    flipped[len(flipped) - 20] ^= 0x01
+    assert "checksum mismatch (file corrupt)" in corrupt(tmp_path, bytes(flipped))
+    msg = corrupt(tmp_path, bytes(blob[:1000]))
+    assert "truncated: expected" in msg and "bytes of CSR data, found" in msg
+    assert "truncated" in corrupt(tmp_path, bytes(blob[:10]))
+    assert "bad magic" in corrupt(tmp_path, b"NOTAMODL" + bytes(blob[8:]))
+    wrong = bytearray(blob)
+    wrong[8:12] = struct.pack("<I", 2)
+    assert "unsupported version 2" in corrupt(tmp_path, bytes(wrong))
+    assert "trailing bytes" in corrupt(tmp_path, bytes(blob) + b"x")
+    with pytest.raises(ScenarioError, match="no such model file"):
+        mk.MarkovModel.load(tmp_path / "absent.ccm")
+
+
+def test_structural_checks_behind_a_valid_checksum(model, tmp_path):
+    blob = bytearray(model.to_bytes()[:-8])
+    meta_len = struct.unpack_from("<I", blob, 12)[0]
+    data_off = 16 + meta_len + 16 + 8 * (model.m + 1) + 4 * model.P.nnz
+    struct.pack_into("<d", blob, data_off, 0.25)  # first row no longer sums to 1
+    blob += struct.pack("<Q", mk.fnv1a64(bytes(blob)))
+    assert "sums to" in corrupt(tmp_path, bytes(blob))
+
+
+def test_missing_column_names_file_and_column(samples, tmp_path):
+    p = tmp_path / "s.parquet"
+    write_parquet(samples.drop(columns=["w"]), p)
+    with pytest.raises(ScenarioError, match=r"s\.parquet: missing column `w`"):
+        mk.load_samples([p])
+    write_parquet(samples.assign(d_ms=samples["d_ms"] + 0.5), p)
+    with pytest.raises(ScenarioError, match=r"column `d_ms`: expected integer"):
+        mk.load_samples(p)
+
+
+def test_parquet_metadata_becomes_sources(samples, tmp_path):
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    write_parquet(samples, a, trace="att-lte", users=3, seed=1)
+    write_parquet(samples, b, trace="tmobile", users=3, seed=2)
+    m = mk.train([a, b])
+    assert m.meta["sources"] == [
+        {"file": "a.parquet", "trace": "att-lte", "users": 3, "seed": 1},
+        {"file": "b.parquet", "trace": "tmobile", "users": 3, "seed": 2},
+    ]
+    # same users in two files: no transition crosses a file boundary
+    assert m.meta["transitions"] == 2 * mk.train(samples).meta["transitions"]
+
+
+def test_cli_train_and_inspect(samples, tmp_path):
+    p = tmp_path / "s.parquet"
+    write_parquet(samples, p)
+    out, png = tmp_path / "m.ccm", tmp_path / "h.png"
+    runner = CliRunner()
+    r = runner.invoke(app, ["markov", "train", str(p), "--quantize", "5", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "train_s" in r.output and out.exists()
+    r = runner.invoke(app, ["markov", "inspect", str(out), "--heatmap", str(png), "--zoom", "2"])
+    assert r.exit_code == 0, r.output
+    assert "nnz" in r.output and png.stat().st_size > 0
+
+
+def test_cli_bad_sample_file_exits_2_with_one_line(samples, tmp_path):
+    p = tmp_path / "bad.parquet"
+    write_parquet(samples.drop(columns=["d_ms"]), p)
+    r = CliRunner().invoke(app, ["markov", "train", str(p), "-o", str(tmp_path / "m.ccm")])
+    assert r.exit_code == 2
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "missing column `d_ms`" in lines[0]
+    assert not (tmp_path / "m.ccm").exists()
