@@ -801,9 +801,9 @@ def verus(
         "",
         "- The write-up ran the real Verus code (yzaki/verus) and Linux TCP Cubic through Mahimahi; ccscope "
         "simulates the link and runs its own implementations (Verus's choices: `docs/deviations.md`). Linux "
-        "Cubic also has HyStart, a receive window and autotuned buffers that bound its window; ccscope's Cubic is "
-        "RFC 9438 without HyStart++ and with an unbounded receive window, so behind a large buffer its delay is set by "
-        "the buffer. This is the likeliest reason why the paper's Cubic delays are lower than ours (277-655 ms on the "
+        "Cubic also has a receive window and autotuned buffers that bound its window; ccscope's Cubic is "
+        "RFC 9438 with HyStart++ (RFC 9406) but an unbounded receive window, so behind a large buffer its delay is set "
+        "by the buffer. This is the likeliest reason why the paper's Cubic delays are lower than ours (277-655 ms on the "
         "LTE traces) and why the paper's T-Mobile exception (Cubic below Verus) does not appear here; we cannot check "
         "it without the write-up's buffer sizes.",
         "- The write-up's delay statistic is not named; its numbers come from one run per protocol "

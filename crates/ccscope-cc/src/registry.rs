@@ -3,7 +3,7 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::{aiad, aimd, cubic, fixed, mimd, newreno, queue_gradient, sprout, timely, vegas, verus, AnyController};
+use crate::{aiad, aimd, cubic, fixed, markov, mimd, newreno, queue_gradient, sprout, timely, vegas, verus, AnyController};
 
 /// One documented parameter of a controller.
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +83,7 @@ pub const CONTROLLERS: &[ControllerInfo] = &[
     entry!(vegas, Vegas, "TCP Vegas (Brakmo and Peterson 1995)", Reliable),
     entry!(verus, Verus, "Verus delay-profile control (paper 004; yzaki/verus reference)"),
     entry!(sprout, Sprout, "Sprout-style stochastic forecasts (Winstein et al. 2013; keithw/sprout)"),
+    entry!(markov, Markov, "guided random walk in a trained (delay, window) Markov chain (paper 000 §3.2, §5.1)"),
 ];
 
 fn defaults_of<P: Params>() -> toml::Table {
