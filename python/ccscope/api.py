@@ -158,6 +158,9 @@ class Result:
     scenario: dict
     #: Every change of every flow's window (time_ms, flow, cwnd), when run with ``cwnd=True``.
     cwnd: Optional[pd.DataFrame] = None
+    #: (delay, window) training samples recorded by controllers (e.g. Verus with ``record = "epoch"``):
+    #: columns user (flow), t_ms, d_ms, w, as ``ccscope.models.markov`` reads them.
+    samples: Optional[pd.DataFrame] = None
     scenario_text: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -189,7 +192,18 @@ class Result:
                     "cwnd": np.frombuffer(d["cwnd"]["cwnd"], dtype="<u4"),
                 }
             )
-        return cls(d["summary"], pd.DataFrame(d["flows"]), ts, pk, d["scenario"], cw, text)
+        sm = None
+        if len(d["samples"]["t_ns"]):
+            s = d["samples"]
+            sm = pd.DataFrame(
+                {
+                    "user": np.frombuffer(s["user"], dtype="<u4").astype("int64"),
+                    "t_ms": np.frombuffer(s["t_ns"], dtype="<u8") / 1e6,
+                    "d_ms": np.frombuffer(s["d_ms"], dtype="<u4").astype("int64"),
+                    "w": np.frombuffer(s["w"], dtype="<u4").astype("int64"),
+                }
+            )
+        return cls(d["summary"], pd.DataFrame(d["flows"]), ts, pk, d["scenario"], cw, sm, text)
 
     def save(self, out: Union[str, Path], log_path: Optional[Path] = None) -> Path:
         """Write the results folder atomically: it appears complete or not at all."""
@@ -205,6 +219,8 @@ class Result:
                 self.packets.to_parquet(tmp / "packets.parquet", index=False)
             if self.cwnd is not None:
                 self.cwnd.to_parquet(tmp / "cwnd.parquet", index=False)
+            if self.samples is not None:
+                self.samples.to_parquet(tmp / "samples.parquet", index=False)
             if log_path is not None and log_path.exists():
                 shutil.move(str(log_path), tmp / "link.log")
             (tmp / "scenario.toml").write_text(self.scenario_text)
@@ -236,6 +252,7 @@ def load_result(path: Union[str, Path]) -> Result:
     meta = json.loads((path / "summary.json").read_text())
     pk = path / "packets.parquet"
     cw = path / "cwnd.parquet"
+    sm = path / "samples.parquet"
     return Result(
         meta["summary"],
         pd.read_parquet(path / "flows.parquet"),
@@ -243,6 +260,7 @@ def load_result(path: Union[str, Path]) -> Result:
         pd.read_parquet(pk) if pk.exists() else None,
         meta["scenario"],
         pd.read_parquet(cw) if cw.exists() else None,
+        pd.read_parquet(sm) if sm.exists() else None,
         (path / "scenario.toml").read_text() if (path / "scenario.toml").exists() else "",
     )
 

@@ -32,6 +32,16 @@ pub use registry::{build, describe, ParamError, ParamSpec, CONTROLLERS};
 
 use ccscope_core::{Bandwidth, Dur, Time};
 
+/// One (delay, window) observation for training a model-driven controller (paper 000 §4.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DelayWindowSample {
+    pub t: Time,
+    /// Delay in whole milliseconds (the paper's 1 ms granularity).
+    pub d_ms: u32,
+    /// Packets sent (per epoch) or the window the packet carried (per packet).
+    pub w: u32,
+}
+
 /// How a flow's packets are carried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
@@ -140,6 +150,10 @@ pub trait Controller: Send {
     fn timeout(&self) -> Dur {
         Dur::from_ms(1000)
     }
+    /// Training samples recorded so far (controllers that record them); taken once, at the end.
+    fn take_samples(&mut self) -> Vec<DelayWindowSample> {
+        Vec::new()
+    }
     /// A short name of the controller's current state, for logs and plots.
     fn state_name(&self) -> &'static str {
         "run"
@@ -189,5 +203,8 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
     }
     fn state_name(&self) -> &'static str {
         (**self).state_name()
+    }
+    fn take_samples(&mut self) -> Vec<DelayWindowSample> {
+        (**self).take_samples()
     }
 }

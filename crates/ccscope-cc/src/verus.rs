@@ -92,6 +92,10 @@ pub struct Params {
     pub spline_lambda: f64,
     /// Largest window in packets the profile covers (reference MAX_W_DELAY_CURVE: 40000).
     pub max_window: u32,
+    /// Record (delay, window) training samples for paper 000's model: "none", "epoch" (the largest
+    /// delay of each epoch and the packets sent in it) or "packet" (each ACK's delay and the window
+    /// its packet was sent with).
+    pub record: String,
 }
 
 impl Default for Params {
@@ -110,6 +114,7 @@ impl Default for Params {
             loss_timeout_ms: 150.0,
             spline_lambda: 1000.0,
             max_window: 40_000,
+            record: "none".into(),
         }
     }
 }
@@ -129,8 +134,12 @@ impl crate::registry::Params for Params {
         ParamSpec { name: "loss_timeout_ms", unit: "ms", doc: "a missing packet is lost this long after a later ACK (reference: 150)" },
         ParamSpec { name: "spline_lambda", unit: "packets^3", doc: "smoothing of the delay-profile spline (ours: 1000)" },
         ParamSpec { name: "max_window", unit: "packets", doc: "largest window of the delay profile (reference: 40000)" },
+        ParamSpec { name: "record", unit: "none|epoch|packet", doc: "record (delay, window) training samples (paper 000 §4.1): off, per epoch or per packet" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
+        if !matches!(self.record.as_str(), "none" | "epoch" | "packet") {
+            return Err(invalid("record", format!("`{}` is not one of none, epoch, packet", self.record)));
+        }
         let positive = |key: &str, v: f64| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be > 0 and finite")) };
         let non_negative = |key: &str, v: f64| if v >= 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be >= 0 and finite")) };
         positive("epoch_ms", self.epoch_ms)?;
@@ -352,6 +361,12 @@ impl SentRing {
 
 #[derive(Debug)]
 pub struct Verus {
+    /// Training samples (paper 000 §4.1), when `record` asks for them.
+    samples: Vec<crate::DelayWindowSample>,
+    /// Packets sent since the last epoch began, and the largest delay seen in it (for samples).
+    sent_this_epoch: u32,
+    sample_max_rtt: Option<f64>,
+    last_sample_d: Option<f64>,
     p: Params,
     phase: Phase,
     /// Target window `W_bar` in packets.
@@ -409,6 +424,10 @@ impl Verus {
             in_flight: 0,
             stale_in_flight: 0,
             session: 0,
+            samples: Vec::new(),
+            sent_this_epoch: 0,
+            sample_max_rtt: None,
+            last_sample_d: None,
             sent: SentRing::default(),
             missing: VecDeque::new(),
             highest_acked: None,
@@ -604,6 +623,7 @@ impl Verus {
 impl Controller for Verus {
     fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
         self.in_flight = ev.in_flight;
+        self.sent_this_epoch += 1;
         if !ev.after_timeout {
             self.budget = self.budget.saturating_sub(1);
         }
@@ -619,6 +639,12 @@ impl Controller for Verus {
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         self.in_flight = ev.in_flight;
         let (session, w) = untag(ev.tag);
+        let rtt = ev.rtt.as_ms_f64();
+        match self.p.record.as_str() {
+            "epoch" => self.sample_max_rtt = Some(self.sample_max_rtt.map_or(rtt, |m| m.max(rtt))),
+            "packet" => self.samples.push(crate::DelayWindowSample { t: now, d_ms: rtt.round() as u32, w }),
+            _ => {}
+        }
         if session != self.session {
             // A packet of an earlier slow-start session: Verus discards its ACK.
             self.stale_in_flight = self.stale_in_flight.saturating_sub(1);
@@ -691,12 +717,30 @@ impl Controller for Verus {
     fn on_timer(&mut self, now: Time) {
         if self.next_epoch.is_some_and(|t| now >= t) {
             self.next_epoch = Some(now + Dur::from_ms_f64(self.p.epoch_ms));
+            // Paper 000 §4.1: per epoch, the largest delay perceived and the packets sent. An epoch
+            // without an ACK perceives, as Verus's own epoch does, the larger of the last epoch's delay
+            // and the time since the last ACK; before the first ACK there is no sample.
+            if self.p.record == "epoch" {
+                let d = self.sample_max_rtt.take().or_else(|| {
+                    let buffering = now.since(self.last_ack?).as_ms_f64();
+                    Some(self.last_sample_d.map_or(buffering, |l| l.max(buffering)))
+                });
+                if let Some(d) = d {
+                    self.last_sample_d = Some(d);
+                    self.samples.push(crate::DelayWindowSample { t: now, d_ms: d.round() as u32, w: self.sent_this_epoch });
+                }
+            }
+            self.sent_this_epoch = 0;
             self.on_epoch(now);
         }
     }
 
     fn next_timer(&self) -> Option<Time> {
         self.next_epoch
+    }
+
+    fn take_samples(&mut self) -> Vec<crate::DelayWindowSample> {
+        std::mem::take(&mut self.samples)
     }
 
     fn cwnd(&self) -> u32 {

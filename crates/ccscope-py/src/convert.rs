@@ -153,6 +153,12 @@ pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> P
     cw.set_item("flow", bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.1.to_le_bytes().to_vec()))?;
     cw.set_item("cwnd", bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.2.to_le_bytes().to_vec()))?;
     d.set_item("cwnd", cw)?;
+    let sm = PyDict::new(py);
+    sm.set_item("user", bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| x.0.to_le_bytes().to_vec()))?;
+    sm.set_item("t_ns", bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| x.1.to_le_bytes().to_vec()))?;
+    sm.set_item("d_ms", bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| x.2.to_le_bytes().to_vec()))?;
+    sm.set_item("w", bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| x.3.to_le_bytes().to_vec()))?;
+    d.set_item("samples", sm)?;
 
     if let Some(log) = log {
         let p = PyDict::new(py);

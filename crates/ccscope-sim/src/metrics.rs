@@ -242,6 +242,8 @@ pub struct RunResult {
     pub acks: (u64, u64, u64, u64),
     /// (time ns, flow, cwnd packets) at every window change, if `cwnd_log` was set.
     pub cwnd: Vec<(u64, u32, u32)>,
+    /// (flow, time ns, delay ms, window) training samples recorded by controllers (paper 000 §4.1).
+    pub samples: Vec<(u32, u64, u32, u32)>,
 }
 
 #[cfg(test)]

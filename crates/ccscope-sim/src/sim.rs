@@ -429,6 +429,12 @@ impl Simulation {
         total.controller = "all".into();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_mbps).collect();
 
+        let mut samples = Vec::new();
+        for (i, snd) in self.senders.iter_mut().enumerate() {
+            for x in snd.cc().take_samples() {
+                samples.push((i as u32, x.t.as_ns(), x.d_ms, x.w));
+            }
+        }
         let mut bins: Vec<Vec<_>> = self.stats.iter().map(|s| s.bins.clone()).collect();
         let mut tb = self.total.bins.clone();
         let nb = cap.bins.len().max(tb.len());
@@ -447,6 +453,7 @@ impl Simulation {
             sim_end_s: end.as_secs_f64(),
             acks: (self.acks_sent, self.acks_delivered, self.acks_dropped, acks_in_net),
             cwnd: self.cwnd_log.take().unwrap_or_default(),
+            samples,
         };
         (result, self.log)
     }
