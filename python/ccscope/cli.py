@@ -227,6 +227,35 @@ def repro_verus(
     console.print(f"wrote {path}")
 
 
+@repro_app.command("markov")
+def repro_markov(
+    out: Path = typer.Option(Path("docs/reproductions/markov.md"), "-o", "--out", help="Markdown report to write"),
+    traces: Optional[Path] = typer.Option(
+        None, "--traces", help="Mahimahi trace folder (default: $CCSCOPE_TRACE_PATH, then ../shared/traces)"
+    ),
+    seconds: float = typer.Option(300.0, "--seconds", help="Simulated seconds of every collection and evaluation run"),
+    seeds: int = typer.Option(5, "--seeds", help="Seeds per evaluation scenario: runs seeds 1..N"),
+    train: Optional[str] = typer.Option(None, "--train", help="Comma-separated training traces (set 1; default: T-Mobile LTE)"),
+    evaluate: Optional[str] = typer.Option(None, "--eval", help="Comma-separated evaluation traces (set 2; default: AT&T and Verizon LTE)"),
+) -> None:
+    """Paper 000: Markov models of Verus trained on trace set 1, evaluated against Verus on set 2."""
+    from ccscope import repro_markov as rm
+
+    kw: dict = {}
+    if train:
+        kw["train"] = [t.strip() for t in train.split(",") if t.strip()]
+    if evaluate:
+        kw["evaluate"] = [t.strip() for t in evaluate.split(",") if t.strip()]
+    try:
+        path = rm.markov_repro(out, traces=traces, seconds=seconds, seeds=seeds,
+                               log=lambda m: err.print(m, markup=False), **kw)
+    except INPUT_ERRORS as e:
+        raise fail(e)
+    except ValueError as e:
+        raise fail(e)
+    console.print(f"wrote {path}")
+
+
 def _markov_table(figures: dict, title: str) -> Table:
     t = Table(title=title)
     t.add_column("figure")
@@ -262,6 +291,40 @@ def markov_train(
     figures = markov.inspect(model)
     figures["train_s"] = round(train_s, 3)
     console.print(_markov_table(figures, f"{out}"))
+
+
+@markov_app.command("collect")
+def markov_collect(
+    traces: Optional[Path] = typer.Option(
+        None, "--traces", help="Mahimahi trace folder (default: $CCSCOPE_TRACE_PATH, then ../shared/traces)"
+    ),
+    trace_set: str = typer.Option(..., "--set", help="Comma-separated trace files in that folder (data direction)"),
+    users: str = typer.Option("1", "--users", help="Comma-separated numbers of Verus users; one run per trace and number"),
+    seconds: float = typer.Option(300.0, "--seconds", help="Simulated seconds per run"),
+    seed: int = typer.Option(1, "--seed", help="Scenario seed (start jitter, RED drops)"),
+    out: Path = typer.Option(Path("samples.parquet"), "-o", "--out", help="Parquet sample file to write"),
+) -> None:
+    """Run Verus with N users on each trace (paper 000 §4.1) and write (delay, window) samples."""
+    from ccscope import repro_verus as rv
+    from ccscope.models import markov
+
+    try:
+        trace_dir = rv.find_traces(traces)
+        names = [t.strip() for t in trace_set.split(",") if t.strip()]
+        try:
+            ns = [int(u) for u in users.split(",") if u.strip()]
+        except ValueError:
+            raise markov.ScenarioError(f"--users {users!r}: expected comma-separated integers") from None
+        df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=None)
+        markov.save_samples(df, out)
+    except INPUT_ERRORS as e:
+        raise fail(e)
+    t = Table(title=str(out))
+    for c in ("trace", "users", "samples"):
+        t.add_column(c, justify="right" if c != "trace" else "left")
+    for (tr, n), g in df.groupby(["trace", "users"], sort=False):
+        t.add_row(str(tr), str(n), str(len(g)))
+    console.print(t)
 
 
 @markov_app.command("inspect")

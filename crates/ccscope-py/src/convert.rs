@@ -74,6 +74,8 @@ fn summary<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>
     d.set_item("loss_rate", f.loss_rate)?;
     d.set_item("score", f.score)?;
     d.set_item("log2_score", f.log2_score)?;
+    d.set_item("transfers_done", f.transfers_done)?;
+    d.set_item("fct_mean_s", f.fct_mean_s)?;
     Ok(d)
 }
 

@@ -63,6 +63,7 @@ const FLOW_KEYS: &[&str] = &[
     "start_jitter_s",
     "transfers_bytes",
     "think_s",
+    "traffic",
     "min_rto_ms",
     "max_rto_ms",
     "initial_rto_ms",
@@ -473,6 +474,31 @@ fn parse_loss(mut t: Tbl<'_, '_>) -> R<LossConfig> {
     Ok(l)
 }
 
+/// `traffic = { kind = "onoff", ... }`: paper 000 §6.6 ON/OFF users (defaults = Table 3).
+fn parse_traffic(mut t: Tbl<'_, '_>) -> R<crate::endpoint::App> {
+    let app = match t.str("kind")?.unwrap_or("onoff") {
+        "bulk" => crate::endpoint::App::Bulk,
+        "onoff" => {
+            let d = crate::traffic::OnOffParams::default();
+            let p = crate::traffic::OnOffParams {
+                mean_bytes: t.positive("mean_bytes")?.unwrap_or(d.mean_bytes),
+                std_bytes: t.non_negative("std_bytes")?.unwrap_or(d.std_bytes),
+                max_bytes: t.positive("max_bytes")?.map(|v| v as u64).unwrap_or(d.max_bytes),
+                off_mean: t.positive("off_mean_s")?.map(Dur::from_secs_f64).unwrap_or(d.off_mean),
+            };
+            // Rejection sampling needs a reasonable chance of a draw at or below the maximum.
+            let (mu, sigma) = p.mu_sigma();
+            if (p.max_bytes as f64).ln() < mu - 3.0 * sigma {
+                return Err(t.err("max_bytes", format!("{} is far below the size distribution (median {:.0} B)", p.max_bytes, mu.exp())));
+            }
+            crate::endpoint::App::OnOff(p)
+        }
+        other => return Err(t.err("kind", format!("unknown traffic `{other}` (known: bulk, onoff)"))),
+    };
+    t.done()?;
+    Ok(app)
+}
+
 fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec, u64)> {
     let controller = t.str("controller")?.ok_or_else(|| t.err("controller", "missing: every flow needs a controller"))?;
     let mut f = FlowSpec::new(controller);
@@ -514,6 +540,12 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec,
             }
         }
         f.app = crate::endpoint::App::Transfers { packets, think };
+    }
+    if let Some(tr) = t.table("traffic")? {
+        if f.app != crate::endpoint::App::Bulk {
+            return Err(t.err("traffic", "give either `traffic` or `transfers_bytes`, not both"));
+        }
+        f.app = parse_traffic(tr)?;
     }
     let d = crate::endpoint::RtoParams::default();
     f.rto.min = t.positive("min_rto_ms")?.map(Dur::from_ms_f64).unwrap_or(d.min);

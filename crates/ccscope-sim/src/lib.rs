@@ -7,6 +7,7 @@ pub mod metrics;
 pub mod pktlog;
 pub mod scenario;
 pub mod sim;
+pub mod traffic;
 
 pub use config::{load_scenario, ConfigError};
 pub use metrics::{FlowSummary, RunResult, TimeBin};

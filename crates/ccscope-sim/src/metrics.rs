@@ -189,6 +189,10 @@ pub struct FlowSummary {
     /// Contest score: throughput (Mbit/s) / 95th-percentile signal delay (s).
     pub score: Option<f64>,
     pub log2_score: Option<f64>,
+    /// Transfers (ON periods) completed: every packet ACKed (datagram: ACKed or declared lost).
+    pub transfers_done: u64,
+    /// Mean flow completion time of the completed transfers, from ON start to the last resolution.
+    pub fct_mean_s: Option<f64>,
 }
 
 impl FlowSummary {
@@ -244,6 +248,10 @@ pub struct RunResult {
     pub cwnd: Vec<(u64, u32, u32)>,
     /// (flow, time ns, delay ms, window) training samples recorded by controllers (paper 000 §4.1).
     pub samples: Vec<(u32, u64, u32, u32)>,
+    /// Per flow, the ON/OFF periods its application drew (empty unless `traffic = onoff`).
+    pub transfers: Vec<Vec<crate::traffic::Period>>,
+    /// Per flow, (start s, end s) of each OFF period its application began.
+    pub off_periods: Vec<Vec<(f64, f64)>>,
 }
 
 #[cfg(test)]

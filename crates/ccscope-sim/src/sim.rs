@@ -15,7 +15,8 @@ use ccscope_net::{AnyQueue, Link, LossModel, Packet, PacketKind, Pipe, Service};
 use crate::endpoint::{DatagramSender, Receiver, ReliableSender, Sender};
 use crate::metrics::{jain_index, FlowStats, FlowSummary, RunResult};
 use crate::pktlog::{LogEvent, PacketLog};
-use crate::scenario::{FlowSpec, Scenario};
+use crate::scenario::{App, FlowSpec, Scenario};
+use crate::traffic::TransferPlan;
 
 /// Builds a flow's controller; the default knows the registry, the Python bindings add `python`.
 pub type ControllerFactory<'a> = dyn FnMut(usize, &FlowSpec) -> Result<AnyController, ParamError> + 'a;
@@ -116,9 +117,19 @@ impl Simulation {
             let cc = factory(i, f)?;
             let default = ccscope_cc::registry::find(&f.controller).map(|c| c.transport).unwrap_or(Transport::Datagram);
             let transport = f.transport.unwrap_or(default);
+            let plan = match &f.app {
+                App::Bulk => None,
+                App::Transfers { packets, think } => Some(TransferPlan::fixed(packets.clone(), *think)),
+                // A new connection per ON period rebuilds built-in controllers from the same spec
+                // (injected seed included); a Python controller object is kept.
+                App::OnOff(p) => {
+                    let respawn = ccscope_cc::registry::find(&f.controller).is_ok().then(|| (f.controller.clone(), f.params.clone()));
+                    Some(TransferPlan::onoff(p, sc.seed, i, f.packet_bytes, respawn))
+                }
+            };
             senders.push(match transport {
-                Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes)),
-                Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, f.app.clone(), f.rto)),
+                Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes, plan)),
+                Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto)),
             });
             receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes));
             let jitter = if f.start_jitter > Dur::ZERO {
@@ -419,6 +430,10 @@ impl Simulation {
             s.declared_lost = self.senders[i].declared_lost();
             s.retransmissions = self.senders[i].retransmissions();
             s.rtos = self.senders[i].rtos();
+            if let Some(p) = self.senders[i].plan() {
+                s.transfers_done = p.transfers_done;
+                s.fct_mean_s = p.fct_mean_s();
+            }
             flows.push(s);
         }
         let mut total = FlowSummary::from_stats(&self.total, dur_ms, cap_mbps);
@@ -427,11 +442,18 @@ impl Simulation {
         total.retransmissions = flows.iter().map(|f| f.retransmissions).sum();
         total.rtos = flows.iter().map(|f| f.rtos).sum();
         total.controller = "all".into();
+        total.transfers_done = flows.iter().map(|f| f.transfers_done).sum();
+        let off_periods = self
+            .senders
+            .iter()
+            .map(|s| s.plan().map(|p| p.off_periods.iter().map(|&(a, b)| (a.as_secs_f64(), b.as_secs_f64())).collect()).unwrap_or_default())
+            .collect();
+        let transfers = self.senders.iter().map(|s| s.plan().map(|p| p.periods.clone()).unwrap_or_default()).collect();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_mbps).collect();
 
         let mut samples = Vec::new();
         for (i, snd) in self.senders.iter_mut().enumerate() {
-            for x in snd.cc().take_samples() {
+            for x in snd.take_samples() {
                 samples.push((i as u32, x.t.as_ns(), x.d_ms, x.w));
             }
         }
@@ -454,6 +476,8 @@ impl Simulation {
             acks: (self.acks_sent, self.acks_delivered, self.acks_dropped, acks_in_net),
             cwnd: self.cwnd_log.take().unwrap_or_default(),
             samples,
+            transfers,
+            off_periods,
         };
         (result, self.log)
     }

@@ -410,3 +410,111 @@ def heatmap(
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return out
+
+
+# --------------------------------------------------------------------------- collection
+
+
+def _collect_one(job: tuple) -> pd.DataFrame:
+    """One collection run: (trace path, ack trace path or None, users, seconds, seed, user id offset)."""
+    from ccscope import api
+    from ccscope import repro_verus as rv
+
+    trace, ack, users, seconds, seed, offset = job
+    ack_link: Dict[str, Any] = (
+        {"trace": str(ack), "delay_ms": rv.ONE_WAY_DELAY_MS}
+        if ack is not None
+        else {"rate_mbps": rv.UNPAIRED_ACK_MBPS, "delay_ms": rv.ONE_WAY_DELAY_MS}
+    )
+    sc = {
+        "name": f"markov-collect {Path(trace).name} {users}u",
+        "seed": int(seed),
+        "duration_s": float(seconds),
+        "bin_ms": 1000,
+        "data_link": {"trace": str(trace), "delay_ms": rv.ONE_WAY_DELAY_MS, "queue": dict(rv.RED_QUEUE)},
+        "ack_link": ack_link,
+        "flows": [
+            {
+                "controller": "verus",
+                "packet_bytes": rv.VERUS_PACKET_BYTES,
+                "count": int(users),
+                "start_jitter_s": rv.START_JITTER_S,
+                "record": "epoch",
+            }
+        ],
+    }
+    sm = api.run(sc).samples
+    if sm is None or len(sm) == 0:
+        raise ScenarioError(f"{Path(trace).name} with {users} user(s): Verus recorded no samples")
+    sm = sm.copy()
+    # Distinct user ids per run, so that train() never chains one run's user into another's.
+    sm["user"] = sm["user"].astype(np.int64) + int(offset)
+    sm["trace"] = Path(trace).name
+    sm["users"] = np.int64(users)
+    return sm
+
+
+def _ack_of(trace: Path) -> Optional[Path]:
+    stem, _, kind = trace.name.rpartition(".")
+    other = trace.with_name(f"{stem}.{'up' if kind == 'down' else 'down'}")
+    return other if kind in ("down", "up") and other.is_file() else None
+
+
+def collect(
+    traces: Sequence[PathLike],
+    users: Sequence[int] = (1,),
+    seconds: float = 300.0,
+    seed: int = 1,
+    jobs: Optional[int] = 1,
+) -> pd.DataFrame:
+    """Paper 000 §4.1 / Table 1: run default Verus with N users (1450 B packets, RED 3/9 Mbit 0.1%, 20 ms
+    each way) on every trace for every N in `users`, recording (largest delay, packets sent) per 5 ms
+    epoch. Data cross the trace; ACKs cross its opposite direction if that file exists, else a
+    100 Mbit/s link. Returns columns user, t_ms, d_ms, w, trace, users; user ids are unique per run
+    (run k's flow f is k * 100 + f). ``df.attrs`` holds trace / users / seed (comma-joined)."""
+    tr = [Path(t) for t in traces]
+    for t in tr:
+        if not t.is_file():
+            raise ScenarioError(f"{t}: no such trace file")
+    us = [int(u) for u in users]
+    if not us or any(u < 1 or u >= 100 for u in us):
+        raise ScenarioError(f"users: expected 1..99 users per run, got {list(users)!r}")
+    if not seconds > 0:
+        raise ScenarioError(f"seconds: must be positive, got {seconds!r}")
+    work = [(str(t), None if _ack_of(t) is None else str(_ack_of(t)), u, float(seconds), int(seed), k * 100)
+            for k, (t, u) in enumerate((t, u) for t in tr for u in us)]
+    if (jobs or os.cpu_count() or 1) > 1 and len(work) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs or os.cpu_count()) as ex:
+            frames = list(ex.map(_collect_one, work))
+    else:
+        frames = [_collect_one(w) for w in work]
+    out = pd.concat(frames, ignore_index=True)
+    out.attrs.update(trace=",".join(t.name for t in tr), users=",".join(str(u) for u in us), seed=int(seed))
+    return out
+
+
+def save_samples(df: pd.DataFrame, path: PathLike, **meta: Any) -> Path:
+    """Write samples as Parquet, atomically, with `meta` (default: ``df.attrs``'s trace / users / seed)
+    in the schema metadata, where :func:`load_samples` finds it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    info = {k: df.attrs[k] for k in ("trace", "users", "seed") if k in df.attrs}
+    info.update(meta)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    md = dict(table.schema.metadata or {})
+    md.update({str(k).encode(): str(v).encode() for k, v in info.items()})
+    table = table.replace_schema_metadata(md)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path

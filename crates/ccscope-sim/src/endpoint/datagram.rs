@@ -9,6 +9,8 @@ use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent,
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Packet, PacketKind};
 
+use crate::traffic::{Poll, TransferPlan};
+
 /// RFC 9002 §6.1.1: a packet is lost once a packet this many sequence numbers later is ACKed.
 pub const PACKET_THRESHOLD: u64 = 3;
 
@@ -46,10 +48,13 @@ pub struct DatagramSender {
     pub spurious: u64,
     /// Highest sequence number outstanding when the current loss episode began.
     recovery_point: Option<u64>,
+    /// The application's transfers; `None` = always has data. A transfer is over once each of its
+    /// packets is ACKed or declared lost; nothing is sent during the OFF period that follows.
+    pub plan: Option<TransferPlan>,
 }
 
 impl DatagramSender {
-    pub fn new(flow: u32, cc: AnyController, packet_bytes: u32) -> DatagramSender {
+    pub fn new(flow: u32, cc: AnyController, packet_bytes: u32, plan: Option<TransferPlan>) -> DatagramSender {
         DatagramSender {
             flow,
             cc,
@@ -66,6 +71,7 @@ impl DatagramSender {
             lost: 0,
             spurious: 0,
             recovery_point: None,
+            plan,
         }
     }
 
@@ -93,13 +99,46 @@ impl DatagramSender {
 
     /// Send while the window and pacing allow. Returns a wake-up time if pacing holds packets back.
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
-        while self.active && self.in_flight < self.cc.cwnd() {
+        if self.active && self.plan.as_mut().is_some_and(|p| p.poll(now, self.next_seq) == Poll::NewConnection) {
+            self.new_connection(now);
+        }
+        while self.active && self.in_flight < self.cc.cwnd() && self.has_data() {
             if self.cc.pacing_rate().is_some() && now < self.next_send_at {
                 return Some(self.next_send_at);
             }
             self.send_one(now, false, out);
         }
-        None
+        // Waiting out an OFF period.
+        self.plan.as_ref().and_then(|p| p.wake()).filter(|&t| t > now && self.active)
+    }
+
+    fn idle(&self) -> bool {
+        self.in_flight == 0 && self.plan.as_ref().is_some_and(|p| p.idle())
+    }
+
+    fn has_data(&self) -> bool {
+        self.plan.as_ref().is_none_or(|p| p.may_send(self.next_seq))
+    }
+
+    /// A new connection for a new ON period: a fresh controller (built-in ones), no loss episode,
+    /// no pacing debt, the no-ACK timer restarted. Every earlier packet is resolved; sequence
+    /// numbers continue (as a new ISN would), so a late ACK of the old connection stays spurious.
+    fn new_connection(&mut self, now: Time) {
+        if let Some(cc) = self.plan.as_mut().and_then(|p| p.respawn(&mut self.cc)) {
+            self.cc = cc;
+        }
+        debug_assert_eq!(self.in_flight, 0);
+        self.recovery_point = None;
+        self.next_send_at = now;
+        self.last_ack = now;
+    }
+
+    /// Tell the plan how far every packet is resolved (ACKed or declared lost).
+    fn update_plan(&mut self, now: Time) {
+        let upto = if self.ring.is_empty() { self.next_seq } else { self.base_seq };
+        if let Some(p) = &mut self.plan {
+            p.on_resolved(now, upto);
+        }
     }
 
     // Pop resolved records from the front so the front is the oldest packet in flight.
@@ -176,11 +215,15 @@ impl DatagramSender {
         };
         self.cc.on_ack(now, &ev);
         self.compact();
+        self.update_plan(now);
         self.try_send(now, out)
     }
 
     /// No ACK for the controller's timeout: packets older than it are lost; send one packet anyway.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        if self.idle() {
+            return self.try_send(now, out);
+        }
         let timeout = self.cc.timeout();
         let mut i = 0;
         while i < self.ring.len() && now.since(self.ring[i].sent) >= timeout {
@@ -190,9 +233,10 @@ impl DatagramSender {
             i += 1;
         }
         self.compact();
+        self.update_plan(now);
         self.cc.on_timeout(now);
         self.last_ack = now;
-        if self.active {
+        if self.active && self.has_data() {
             // datagrump: on timeout the sender transmits regardless of the window.
             self.send_one(now, true, out);
         }
@@ -201,12 +245,19 @@ impl DatagramSender {
 
     /// When the no-ACK timeout would fire, given the last ACK.
     pub fn timeout_deadline(&self) -> Option<Time> {
+        // Idle between transfers with nothing outstanding: no timer (the OFF wake-up restarts it).
+        if self.idle() {
+            return None;
+        }
         Some(self.last_ack + self.cc.timeout())
     }
 
     pub fn start(&mut self, now: Time) {
         self.active = true;
         self.last_ack = now;
+        if let Some(p) = &mut self.plan {
+            p.start(now, self.next_seq);
+        }
     }
 
     pub fn timeout(&self) -> Dur {

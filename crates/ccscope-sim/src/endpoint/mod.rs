@@ -9,6 +9,8 @@ use ccscope_cc::{AnyController, Transport};
 use ccscope_core::Time;
 use ccscope_net::Packet;
 
+use crate::traffic::TransferPlan;
+
 pub use datagram::DatagramSender;
 pub use receiver::Receiver;
 pub use reliable::{App, ReliableSender, RtoParams};
@@ -74,6 +76,16 @@ impl Sender {
             Sender::Datagram(_) => 0,
             Sender::Reliable(s) => s.rtos,
         }
+    }
+    /// The application's transfer plan, if it is not bulk.
+    pub fn plan(&self) -> Option<&TransferPlan> {
+        each!(self, s => s.plan.as_ref())
+    }
+    /// Delay/window samples of every controller this flow used (retired ones first).
+    pub fn take_samples(&mut self) -> Vec<ccscope_cc::DelayWindowSample> {
+        let mut v = each!(self, s => s.plan.as_mut().map(|p| std::mem::take(&mut p.retired_samples)).unwrap_or_default());
+        v.extend(self.cc().take_samples());
+        v
     }
     pub fn retransmissions(&self) -> u64 {
         match self {

@@ -20,6 +20,8 @@ use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent,
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Packet, PacketKind};
 
+use crate::traffic::{OnOffParams, Poll, TransferPlan};
+
 /// What the application gives the transport.
 #[derive(Clone, Debug, PartialEq)]
 pub enum App {
@@ -28,6 +30,9 @@ pub enum App {
     /// A sequence of transfers (sizes in packets); the next starts `think` after the previous one is
     /// fully acknowledged.
     Transfers { packets: Vec<u64>, think: Dur },
+    /// Paper 000 §6.6 ON/OFF user: files and OFF periods drawn from (seed, flow), a new connection
+    /// per ON period.
+    OnOff(OnOffParams),
 }
 
 /// RFC 6298 timer settings.
@@ -67,14 +72,8 @@ pub struct ReliableSender {
     pub cc: AnyController,
     pub packet_bytes: u32,
     pub active: bool,
-    app: App,
-    /// Index of the current transfer, its end sequence, and when the next may start.
-    transfer: usize,
-    transfer_end: u64,
-    next_transfer_at: Option<Time>,
-    pub transfers_done: u64,
-    pub fct_sum: Dur,
-    transfer_start: Time,
+    /// The application's transfers; `None` = bulk.
+    pub plan: Option<TransferPlan>,
     snd_una: u64,
     snd_nxt: u64,
     ring: VecDeque<Seg>,
@@ -104,19 +103,13 @@ pub struct ReliableSender {
 }
 
 impl ReliableSender {
-    pub fn new(flow: u32, cc: AnyController, packet_bytes: u32, app: App, rto: RtoParams) -> ReliableSender {
+    pub fn new(flow: u32, cc: AnyController, packet_bytes: u32, plan: Option<TransferPlan>, rto: RtoParams) -> ReliableSender {
         ReliableSender {
             flow,
             cc,
             packet_bytes,
             active: false,
-            app,
-            transfer: 0,
-            transfer_end: 0,
-            next_transfer_at: None,
-            transfers_done: 0,
-            fct_sum: Dur::ZERO,
-            transfer_start: Time::ZERO,
+            plan,
             snd_una: 0,
             snd_nxt: 0,
             ring: VecDeque::with_capacity(1024),
@@ -143,12 +136,29 @@ impl ReliableSender {
 
     pub fn start(&mut self, now: Time) {
         self.active = true;
-        if let App::Transfers { packets, .. } = &self.app {
-            if let Some(&n) = packets.first() {
-                self.transfer_end = n;
-                self.transfer_start = now;
-            }
+        if let Some(p) = &mut self.plan {
+            p.start(now, self.snd_nxt);
         }
+    }
+
+    /// A new connection for a new ON period: a fresh controller (built-in ones) and fresh
+    /// per-connection state (RTT estimate, back-off, dupacks, recovery). Nothing is outstanding
+    /// here; sequence numbers continue where the old connection stopped, as a new ISN would.
+    fn new_connection(&mut self) {
+        if let Some(cc) = self.plan.as_mut().and_then(|p| p.respawn(&mut self.cc)) {
+            self.cc = cc;
+        }
+        debug_assert_eq!(self.snd_una, self.snd_nxt);
+        self.rtt = RttEstimator::default();
+        self.backoff = 0;
+        self.rto_deadline = None;
+        self.dupacks = 0;
+        self.fast_retransmit = false;
+        self.recovery_point = None;
+        self.rto_point = None;
+        self.highest_sacked = None;
+        self.lost_scan = self.snd_una;
+        self.sack_scan = self.snd_una;
     }
 
     pub fn in_flight(&self) -> u32 {
@@ -169,11 +179,8 @@ impl ReliableSender {
         b.max(self.rto.min).min(self.rto.max)
     }
 
-    fn has_new_data(&self, now: Time) -> bool {
-        match &self.app {
-            App::Bulk => true,
-            App::Transfers { .. } => self.snd_nxt < self.transfer_end && self.next_transfer_at.is_none_or(|t| now >= t),
-        }
+    fn has_new_data(&self) -> bool {
+        self.plan.as_ref().is_none_or(|p| p.may_send(self.snd_nxt))
     }
 
     fn seg(&mut self, seq: u64) -> &mut Seg {
@@ -201,8 +208,8 @@ impl ReliableSender {
     }
 
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
-        if self.next_transfer_at.is_some_and(|t| now >= t) {
-            self.next_transfer_at = None;
+        if self.active && self.plan.as_mut().is_some_and(|p| p.poll(now, self.snd_nxt) == Poll::NewConnection) {
+            self.new_connection();
         }
         while self.active && (self.in_flight < self.cc.cwnd() || (self.fast_retransmit && self.lost_waiting > 0)) {
             self.fast_retransmit = false;
@@ -215,7 +222,7 @@ impl ReliableSender {
                 self.lost_scan = seq + 1;
                 self.lost_waiting -= 1;
                 self.transmit(now, seq, true, out);
-            } else if self.has_new_data(now) {
+            } else if self.has_new_data() {
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
                 self.transmit(now, seq, false, out);
@@ -223,8 +230,8 @@ impl ReliableSender {
                 break;
             }
         }
-        // A transfer waiting for its think time wants a wake-up.
-        self.next_transfer_at.filter(|&t| t > now && self.active)
+        // A transfer waiting for its think (OFF) time wants a wake-up.
+        self.plan.as_ref().and_then(|p| p.wake()).filter(|&t| t > now && self.active)
     }
 
     fn mark_lost(&mut self, now: Time, seq: u64, cause: LossCause) {
@@ -361,16 +368,8 @@ impl ReliableSender {
     }
 
     fn finish_transfer(&mut self, now: Time) {
-        let App::Transfers { packets, think } = &self.app else { return };
-        if self.transfer_end > 0 && self.snd_una >= self.transfer_end && self.transfer < packets.len() {
-            self.transfers_done += 1;
-            self.fct_sum = self.fct_sum + (now - self.transfer_start);
-            self.transfer += 1;
-            if let Some(&n) = packets.get(self.transfer) {
-                self.transfer_end += n;
-                self.next_transfer_at = Some(now + *think);
-                self.transfer_start = now + *think;
-            }
+        if let Some(p) = &mut self.plan {
+            p.on_resolved(now, self.snd_una);
         }
     }
 
@@ -404,10 +403,7 @@ impl ReliableSender {
     }
 
     pub fn timeout_deadline(&self) -> Option<Time> {
-        match (self.rto_deadline, self.next_transfer_at) {
-            (Some(a), _) => Some(a),
-            (None, b) => b,
-        }
+        self.rto_deadline.or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
     }
 
     pub fn goodput_packets(&self) -> u64 {

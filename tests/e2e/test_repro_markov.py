@@ -1,0 +1,107 @@
+"""`ccscope repro markov` (paper 000) end to end, on a short run: 30 s, one seed, one training trace
+(TMobile-LTE-driving.down) and one evaluation trace (Verizon-LTE-short.down)."""
+
+import re
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from ccscope import repro_verus as rv
+from ccscope.cli import app
+from ccscope.models import markov
+
+TRAIN, EVAL = "TMobile-LTE-driving.down", "Verizon-LTE-short.down"
+
+
+def _trace_dir():
+    try:
+        d = rv.find_traces()
+    except rv.TraceDirNotFound:
+        return None
+    return d if (d / TRAIN).is_file() and (d / EVAL).is_file() else None
+
+
+TRACES = _trace_dir()
+pytestmark = pytest.mark.skipif(TRACES is None, reason="shared traces (../shared/traces) not found")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("repro") / "markov.md"
+    r = CliRunner().invoke(app, ["repro", "markov", "-o", str(out), "--traces", str(TRACES), "--seconds", "30",
+                                 "--seeds", "1", "--train", TRAIN, "--eval", EVAL])
+    assert r.exit_code == 0, r.output
+    return out.read_text()
+
+
+def claims(md: str) -> dict:
+    return {k: v == "yes" for k, v in re.findall(r"^\*\*\((\w+)\).*?\*\*(yes|no)\*\*", md, re.M)}
+
+
+def test_the_report_has_every_table_and_figure(report, tmp_path):
+    for heading in ("## Setup", "## Table 2", "## Fig. 7", "## Figs. 8-9", "## Fig. 10", "## ON/OFF traffic",
+                    "## The issue's claims"):
+        assert heading in report
+    assert f"**Training, set 1:** `{TRAIN}`" in report and f"**Evaluation, set 2:** `{EVAL}`" in report
+    for q in (1, 2, 5, 10, 20):
+        assert f"| {q} ms |" in report and f"| model {q} ms |" in report
+    assert report.count(f"| `{EVAL}` |") >= 3
+    assert set(claims(report)) == {"1", "2a", "2b", "3", "4"}
+
+
+def test_figures_are_written_next_to_the_report(report):
+    for name in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report):
+        assert name.endswith(".png")
+
+
+# Claims that hold on the short run.
+def test_claim_2b_non_matching_is_clearly_worse_than_matching_with_4_users(report):
+    assert claims(report)["2b"]
+
+
+def test_claim_4_jain_at_least_095_for_matching_and_combined(report):
+    assert claims(report)["4"]
+
+
+# Claims that do not hold on the short run (measured: 30 s, seed 1, train TMobile-LTE-driving.down,
+# evaluate Verizon-LTE-short.down).
+@pytest.mark.xfail(strict=True, reason="matching model: throughput -19/-9/-10%, delay +97/+181/+53% vs Verus "
+                                       "for 2/3/4 users: 0 of 3 cases within 15% / 50%")
+def test_claim_1_matching_model_close_to_verus(report):
+    assert claims(report)["1"]
+
+
+@pytest.mark.xfail(strict=True, reason="non-matching delay 797 -> 704 -> 925 -> 845 ms for 1..4 users: not monotone")
+def test_claim_2a_non_matching_delay_grows_with_users(report):
+    assert claims(report)["2a"]
+
+
+@pytest.mark.xfail(strict=True, reason="combined model's delay is not between matching and non-matching for "
+                                       "every user count on the short run (4 users: matching 656, combined 861, non-matching 845 ms)")
+def test_claim_3_combined_lies_between(report):
+    assert claims(report)["3"]
+
+
+def test_collect_cli_writes_parquet_with_metadata_and_distinct_users(tmp_path):
+    out = tmp_path / "s.parquet"
+    r = CliRunner().invoke(app, ["markov", "collect", "--traces", str(TRACES), "--set", f"{TRAIN},{EVAL}",
+                                 "--users", "1,2", "--seconds", "10", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    df = markov.load_samples(out)
+    src = df.attrs["sources"][0]
+    assert src["trace"] == f"{TRAIN},{EVAL}" and src["users"] == "1,2" and src["seed"] == 1
+    raw = pd.read_parquet(out)
+    # One run per (trace, users); no user id is shared between two runs.
+    per_user = raw.groupby("user")[["trace", "users"]].nunique()
+    assert (per_user == 1).all().all()
+    assert raw.groupby(["trace", "users"]).user.nunique().to_dict() == {(TRAIN, 1): 1, (TRAIN, 2): 2, (EVAL, 1): 1, (EVAL, 2): 2}
+    # 6 users in all: with no truncation every sample but each user's last starts one transition.
+    assert markov.train(df, truncate=None).meta["transitions"] == len(df) - 6
+
+
+def test_collect_rejects_a_missing_trace(tmp_path):
+    r = CliRunner().invoke(app, ["markov", "collect", "--traces", str(TRACES), "--set", "nope.down", "-o",
+                                 str(tmp_path / "x.parquet")])
+    assert r.exit_code != 0
+    assert "nope.down" in r.output
