@@ -27,12 +27,17 @@ pytestmark = pytest.mark.skipif(TRACES is None, reason="shared traces (../shared
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
+def report_path(tmp_path_factory):
     out = tmp_path_factory.mktemp("repro") / "markov.md"
     r = CliRunner().invoke(app, ["repro", "markov", "-o", str(out), "--traces", str(TRACES), "--seconds", "30",
                                  "--seeds", "1", "--train", TRAIN, "--eval", EVAL])
     assert r.exit_code == 0, r.output
-    return out.read_text()
+    return out
+
+
+@pytest.fixture(scope="module")
+def report(report_path):
+    return report_path.read_text()
 
 
 def claims(md: str) -> dict:
@@ -48,11 +53,16 @@ def test_the_report_has_every_table_and_figure(report, tmp_path):
         assert f"| {q} ms |" in report and f"| model {q} ms |" in report
     assert report.count(f"| `{EVAL}` |") >= 3
     assert set(claims(report)) == {"1", "2a", "2b", "3", "4"}
+    onoff = report.split("## ON/OFF traffic")[1].split("## ")[0]
+    assert "**Missing.**" in onoff or ("| files done |" in onoff and "fig12_onoff_per_user.png" in onoff)
 
 
-def test_figures_are_written_next_to_the_report(report):
-    for name in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report):
-        assert name.endswith(".png")
+def test_figures_are_written_next_to_the_report(report, report_path):
+    # Paths are relative to the report: <out stem>/<figure>.png.
+    names = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", report)
+    assert len(names) >= 5 and all(n.startswith("markov/") and n.endswith(".png") for n in names)
+    for n in names:
+        assert (report_path.parent / n).stat().st_size > 1000, n
 
 
 # Claims that hold on the short run.
