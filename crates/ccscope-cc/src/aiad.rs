@@ -9,7 +9,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::aimd::check_window_params;
-use crate::common::DecreaseGuard;
+use crate::common::{DelayTrigger, Reaction};
 use crate::registry::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent};
 
@@ -72,37 +72,38 @@ impl crate::registry::Params for Params {
 pub struct Aiad {
     p: Params,
     cwnd: f64,
-    guard: DecreaseGuard,
+    trigger: DelayTrigger,
 }
 
 impl Aiad {
     pub fn new(p: Params) -> Self {
         let cwnd = p.initial_window.max(p.min_window);
-        Aiad { p, cwnd, guard: DecreaseGuard::default() }
+        Aiad { trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss), p, cwnd }
     }
 
-    fn decrease(&mut self, now: Time, send_time: Time) {
-        if self.guard.may_decrease(send_time) {
+    fn react(&mut self, r: Reaction) {
+        match r {
+            // Paper 001 §3.2: the same additive increase as AIMD (§2.1), spread over one window of ACKs.
+            Reaction::Increase => {
+                self.cwnd += self.p.additive_increase / self.cwnd.max(1.0);
+            }
             // Paper 001 §3.2: additive decrease, once per round trip like AIMD's.
-            self.cwnd = (self.cwnd - self.p.additive_decrease).max(self.p.min_window);
-            self.guard.decreased(now);
+            Reaction::Decrease => {
+                self.cwnd = (self.cwnd - self.p.additive_decrease).max(self.p.min_window);
+            }
+            Reaction::Hold => {}
         }
     }
 }
 
 impl Controller for Aiad {
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        if ev.rtt.as_ms_f64() > self.p.rtt_threshold_ms {
-            self.decrease(now, ev.send_time);
-        } else {
-            // Paper 001 §3.2: the same additive increase as AIMD (§2.1), spread over one window of ACKs.
-            self.cwnd += self.p.additive_increase / self.cwnd.max(1.0);
-        }
+        let r = self.trigger.on_ack(now, ev);
+        self.react(r);
     }
     fn on_loss(&mut self, now: Time, ev: &LossEvent) {
-        if self.p.decrease_on_loss {
-            self.decrease(now, ev.send_time);
-        }
+        let r = self.trigger.on_loss(now, ev);
+        self.react(r);
     }
     fn cwnd(&self) -> u32 {
         self.cwnd as u32

@@ -8,7 +8,7 @@
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::DecreaseGuard;
+use crate::common::{DelayTrigger, Reaction};
 use crate::registry::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent};
 
@@ -88,36 +88,38 @@ pub(crate) fn check_window_params(initial: f64, min: f64, timeout_ms: f64, thres
 pub struct Aimd {
     p: Params,
     cwnd: f64,
-    guard: DecreaseGuard,
+    trigger: DelayTrigger,
 }
 
 impl Aimd {
     pub fn new(p: Params) -> Self {
         let cwnd = p.initial_window.max(p.min_window);
-        Aimd { p, cwnd, guard: DecreaseGuard::default() }
+        Aimd { trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss), p, cwnd }
     }
 
-    fn decrease(&mut self, now: Time, send_time: Time) {
-        if self.guard.may_decrease(send_time) {
-            self.cwnd = (self.cwnd * self.p.decrease_factor).max(self.p.min_window);
-            self.guard.decreased(now);
+    fn react(&mut self, r: Reaction) {
+        match r {
+            // Paper 001 §2.1: additive increase, spread over the ACKs of one window.
+            Reaction::Increase => {
+                self.cwnd += self.p.additive_increase / self.cwnd.max(1.0);
+            }
+            // Paper 001 §2.2: multiplicative decrease, once per round trip.
+            Reaction::Decrease => {
+                self.cwnd = (self.cwnd * self.p.decrease_factor).max(self.p.min_window);
+            }
+            Reaction::Hold => {}
         }
     }
 }
 
 impl Controller for Aimd {
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        if ev.rtt.as_ms_f64() > self.p.rtt_threshold_ms {
-            self.decrease(now, ev.send_time);
-        } else {
-            // Paper 001 §2.1: additive increase, spread over the ACKs of one window.
-            self.cwnd += self.p.additive_increase / self.cwnd.max(1.0);
-        }
+        let r = self.trigger.on_ack(now, ev);
+        self.react(r);
     }
     fn on_loss(&mut self, now: Time, ev: &LossEvent) {
-        if self.p.decrease_on_loss {
-            self.decrease(now, ev.send_time);
-        }
+        let r = self.trigger.on_loss(now, ev);
+        self.react(r);
     }
     fn cwnd(&self) -> u32 {
         self.cwnd as u32

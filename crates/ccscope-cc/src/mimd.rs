@@ -10,7 +10,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::aimd::check_window_params;
-use crate::common::DecreaseGuard;
+use crate::common::{DelayTrigger, Reaction};
 use crate::registry::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent};
 
@@ -80,37 +80,38 @@ impl crate::registry::Params for Params {
 pub struct Mimd {
     p: Params,
     cwnd: f64,
-    guard: DecreaseGuard,
+    trigger: DelayTrigger,
 }
 
 impl Mimd {
     pub fn new(p: Params) -> Self {
         let cwnd = p.initial_window.clamp(p.min_window, p.max_window);
-        Mimd { p, cwnd, guard: DecreaseGuard::default() }
+        Mimd { trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss), p, cwnd }
     }
 
-    fn decrease(&mut self, now: Time, send_time: Time) {
-        if self.guard.may_decrease(send_time) {
+    fn react(&mut self, r: Reaction) {
+        match r {
+            // Paper 001 §3.3: multiplicative increase on every ACK, hence the bursts of Figure 6.
+            Reaction::Increase => {
+                self.cwnd = (self.cwnd * self.p.increase_factor).min(self.p.max_window);
+            }
             // Paper 001 §3.3: multiplicative decrease, once per round trip like AIMD's.
-            self.cwnd = (self.cwnd * self.p.decrease_factor).max(self.p.min_window);
-            self.guard.decreased(now);
+            Reaction::Decrease => {
+                self.cwnd = (self.cwnd * self.p.decrease_factor).max(self.p.min_window);
+            }
+            Reaction::Hold => {}
         }
     }
 }
 
 impl Controller for Mimd {
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        if ev.rtt.as_ms_f64() > self.p.rtt_threshold_ms {
-            self.decrease(now, ev.send_time);
-        } else {
-            // Paper 001 §3.3: multiplicative increase on every ACK, hence the bursts of Figure 6.
-            self.cwnd = (self.cwnd * self.p.increase_factor).min(self.p.max_window);
-        }
+        let r = self.trigger.on_ack(now, ev);
+        self.react(r);
     }
     fn on_loss(&mut self, now: Time, ev: &LossEvent) {
-        if self.p.decrease_on_loss {
-            self.decrease(now, ev.send_time);
-        }
+        let r = self.trigger.on_loss(now, ev);
+        self.react(r);
     }
     fn cwnd(&self) -> u32 {
         self.cwnd as u32

@@ -9,7 +9,7 @@ pub mod reno;
 pub mod rtt;
 pub mod spline;
 
-pub use decrease_guard::DecreaseGuard;
+pub use decrease_guard::{DecreaseGuard, DelayTrigger, Reaction};
 pub use ewma::Ewma;
 pub use rtt::RttEstimator;
 pub use spline::SmoothingSpline;
