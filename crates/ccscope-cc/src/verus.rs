@@ -49,8 +49,6 @@ use crate::{AckEvent, Controller, LossEvent, SendEvent};
 const EWMA_WEIGHT: f64 = 1.0 / 8.0;
 /// Weight of the old value in `d_max_last = 0.2 d_max_last + 0.8 d_max` (reference: ewma(.., 0.2)).
 const D_MAX_LAST_KEEP: f64 = 0.2;
-/// On leaving slow start for delay, `d_est = 0.75 d_min R` (reference: "half of the allowed maximum").
-const SS_EXIT_D_EST_FACTOR: f64 = 0.75;
 /// `d_min` is raised by this much when `d_est` is pinned at `d_min` with under 2 packets in flight.
 const D_MIN_BUMP_MS: f64 = 10.0;
 /// After a loss ends slow start, profile points at windows >= max(this, w_lost) are dropped at the refit.
@@ -74,7 +72,7 @@ pub struct Params {
     pub delta1_ms: f64,
     /// Decrease of `d_est` when `d_max_last / d_min > R`, and increase otherwise (reference DELTA2: 2 ms).
     pub delta2_ms: f64,
-    /// R, the tolerated ratio `d_max / d_min` (paper 004 runs 2, 4, 6; reference VERUS_R: 2).
+    /// R, the tolerated ratio `d_max / d_min` (paper 004 runs 2, 4, 6; reference VERUS_R: 6, earlier 2).
     pub r: f64,
     /// Multiplicative decrease of the lost packet's window (reference VERUS_M_DECREASE: 0.7).
     pub md_factor: f64,
@@ -125,7 +123,7 @@ impl crate::registry::Params for Params {
         ParamSpec { name: "profile_refit_ms", unit: "ms", doc: "delay-profile refit interval (reference: 1000)" },
         ParamSpec { name: "delta1_ms", unit: "ms", doc: "d_est decrease when the epoch max delay rose (reference: 1)" },
         ParamSpec { name: "delta2_ms", unit: "ms", doc: "d_est decrease when d_max/d_min > R, increase otherwise (reference: 2)" },
-        ParamSpec { name: "r", unit: "ratio", doc: "R, tolerated d_max/d_min (paper 004: 2, 4, 6; reference: 2)" },
+        ParamSpec { name: "r", unit: "ratio", doc: "R, tolerated d_max/d_min (paper 004: 2, 4, 6; reference: 6, earlier 2)" },
         ParamSpec { name: "md_factor", unit: "ratio", doc: "multiplicative decrease of the lost packet's window (reference: 0.7)" },
         ParamSpec { name: "ss_exit_rtt_ms", unit: "ms", doc: "slow start ends on an RTT above this (reference: 500)" },
         ParamSpec { name: "initial_timeout_ms", unit: "ms", doc: "no-ACK timeout before an RTT sample (reference: 1000)" },
@@ -473,6 +471,11 @@ impl Verus {
         }
     }
 
+    /// Reference `calcDelayCurveInv(w_bar)` after a cut: the profile's delay at `w`, or `d_min` without data.
+    fn profile_delay_or_d_min(&self, w: f64) -> f64 {
+        self.profile.delay_at(w).unwrap_or_else(|| self.d_min_floor())
+    }
+
     /// The window a packet sent now carries.
     fn tag_window(&self) -> u32 {
         (self.w_bar.floor() as u32).clamp(1, self.p.max_window)
@@ -508,11 +511,7 @@ impl Verus {
         }
         let from_slow_start = self.phase == Phase::SlowStart;
         self.w_bar = (self.p.md_factor * w_lost as f64).min(self.w_bar).max(1.0);
-        if let Some(d) = self.profile.delay_at(self.w_bar) {
-            self.d_est = d;
-        } else {
-            self.d_est = self.d_min_floor();
-        }
+        self.d_est = self.profile_delay_or_d_min(self.w_bar);
         if from_slow_start {
             self.curve_stop = Some(w_lost.max(CURVE_STOP_FLOOR));
         }
@@ -654,9 +653,9 @@ impl Controller for Verus {
         self.latest_rtt_ms = Some(rtt_ms);
         if self.phase == Phase::SlowStart && rtt_ms > self.p.ss_exit_rtt_ms {
             // Reference: slow start exceeded SS_EXIT_THRESHOLD.
-            let d_min = if self.d_min.is_finite() { self.d_min } else { rtt_ms };
             self.w_bar = (self.p.md_factor * w as f64).max(1.0);
-            self.d_est = SS_EXIT_D_EST_FACTOR * d_min * self.p.r;
+            // Reference with VERUS_R 6: d_est = calcDelayCurveInv(w_bar) (its R = 2 version: 0.75 d_min R).
+            self.d_est = self.profile_delay_or_d_min(self.w_bar);
             self.budget = 0;
             self.transition_to(Phase::Loss { after_slow_start: true });
         }
@@ -803,9 +802,10 @@ mod tests {
     fn slow_start_grows_by_one_per_ack_and_ends_on_an_rtt_above_500_ms() {
         let mut s = Script::new(Verus::new(Params::default()));
         assert_eq!((s.cc.cwnd(), s.cc.state_name()), (1, "slow_start"));
+        // The RTT grows with the queue: 110, 120, ... ms.
         for k in 1..=12 {
             s.fill_window();
-            s.ack_oldest(ms(100));
+            s.ack_oldest(ms(100 + 10 * k as u64));
             assert_eq!(s.cc.cwnd(), 1 + k, "after {k} ACKs");
         }
         // 500 ms is not above the threshold.
@@ -817,11 +817,15 @@ mod tests {
         let w_sent = untag(tag).1;
         s.ack_oldest(ms(501));
         assert_eq!(s.cc.phase(), Phase::Loss { after_slow_start: true });
-        // Reference: w_bar = 0.7 w of the packet, d_est = 0.75 d_min R.
+        // Reference: w_bar = 0.7 w of the packet (8: 5.6), d_est = the raw profile at w_bar, between the
+        // EWMAs of windows 5 (181.25 ms) and 6 (201.25 ms); not 0.75 d_min R = 495 ms.
         // The same ACK is the loss phase's first: + 1 / w_bar.
+        assert_eq!(w_sent, 8);
         let w_bar = 0.7 * w_sent as f64;
         assert_close(s.cc.w_bar, w_bar + 1.0 / w_bar);
-        assert_close(s.cc.d_est, 0.75 * 100.0 * 6.0);
+        assert_close(s.cc.profile.points[5].expect("point"), 181.25);
+        assert_close(s.cc.profile.points[6].expect("point"), 201.25);
+        assert_close(s.cc.d_est, 181.25 + 0.6 * (201.25 - 181.25));
         // Nothing more is sent until the next epoch.
         assert_eq!(s.cc.cwnd() as usize, s.in_flight.len());
     }
