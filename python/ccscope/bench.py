@@ -69,8 +69,10 @@ def run_bench(repeats: int = 3, names: Optional[list[str]] = None) -> pd.DataFra
     """Time the bench cases (median of ``repeats``). Cases whose trace is not found are left out of
     the rows and listed, with the reason, in ``df.attrs["skipped"]`` (asking for one by name raises
     ``TraceError``)."""
-    out = _native.run_bench(bench_trace_dirs(), names, repeats)
-    df = pd.DataFrame([r for r in out if "skipped" not in r])
+    native = None if names is None else [n for n in names if n != "markov"]
+    out = _native.run_bench(bench_trace_dirs(), native, repeats) if native != [] else []
+    df = pd.DataFrame([r for r in out if "skipped" not in r],
+                      columns=None if out else ["case", "wall_s", "sim_s", "delivered", "pkts_per_wall_s", "sim_s_per_wall_s"])
     df.attrs["skipped"] = [(r["case"], r["skipped"]) for r in out if "skipped" in r]
     radix_1k, heap_1k = _native.event_queue_baseline(1_000, 2_000_000)
     radix_1m, heap_1m = _native.event_queue_baseline(1_000_000, 2_000_000)
@@ -83,7 +85,70 @@ def run_bench(repeats: int = 3, names: Optional[list[str]] = None) -> pd.DataFra
     df.attrs["event_queue"] = eq
     if names is None or "contest" in names:
         df.attrs["python"] = python_controller_cost(repeats)
+    if names is None or "markov" in names:
+        try:
+            df.attrs["markov"] = markov_training(repeats)
+        except FileNotFoundError as e:
+            df.attrs["skipped"] = list(df.attrs["skipped"]) + [("markov", str(e))]
     return df
+
+
+#: Paper 000's model-size figure is for one user; these LTE traces give ~300,000 per-epoch samples of
+#: one Verus user in 300 s each (5 ms epochs), and over 1,000,000 with four users (the first 10^6 are used).
+MARKOV_TRACES = ("Verizon-LTE-short.down", "Verizon-LTE-short.up", "TMobile-LTE-short.up",
+                 "TMobile-LTE-driving.down", "ATT-LTE-driving.down")
+
+
+def _find_trace(name: str) -> Optional[str]:
+    from ccscope import repro_verus as rv
+
+    for d in bench_trace_dirs() + [str(c) for c in rv.candidate_trace_dirs()]:
+        if os.path.isfile(os.path.join(d, name)):
+            return os.path.join(d, name)
+    return None
+
+
+def markov_training(repeats: int = 3) -> dict:
+    """Issue figures for paper 000's model: training time on 1,000,000 Verus samples (median of
+    `repeats`, one process) against a plain-Python transition count of the same states measured in the
+    same run, and the 1 ms model of ~300,000 one-user samples (states, non-zeros, file bytes).
+    Raises ``FileNotFoundError`` when a trace is missing."""
+    import collections
+    import tempfile
+
+    import numpy as np
+
+    from ccscope.models import markov
+
+    paths = [_find_trace(n) for n in MARKOV_TRACES]
+    missing = [n for n, p in zip(MARKOV_TRACES, paths) if p is None]
+    if missing:
+        raise FileNotFoundError(f"traces not found: {', '.join(missing)}")
+    one = markov.collect(paths, users=(1,), seconds=300.0, jobs=1)
+    four = markov.collect(paths, users=(4,), seconds=300.0, jobs=1)
+    big = four.iloc[:1_000_000].copy()
+    train_s, model = _median_wall(lambda: markov.train(big, quantize_ms=2), repeats)
+    # Baseline: the same transitions counted in a Python dict (the states computed as train() does).
+    d, w, u = big["d_ms"].to_numpy(), big["w"].to_numpy(), big["user"].to_numpy()
+    keep = d <= np.percentile(d, 99.9)
+    meta = model.meta
+    s = ((np.maximum(d - meta["d_min_ms"], 0) // 2) * meta["n_w"] + (w - meta["w_min"])).tolist()
+    same = ((u[1:] == u[:-1]) & keep[1:] & keep[:-1]).tolist()
+
+    def naive() -> int:
+        c = collections.Counter(pair for pair, ok in zip(zip(s, s[1:]), same) if ok)
+        rows = collections.defaultdict(int)
+        for (a, _), n in c.items():
+            rows[a] += n
+        return len({k: n / rows[k[0]] for k, n in c.items()})
+
+    naive_s, nnz = _median_wall(naive, repeats)
+    m1 = markov.train(one, quantize_ms=1)
+    with tempfile.TemporaryDirectory() as tmp:
+        size = os.path.getsize(m1.save(os.path.join(tmp, "u1_q1.ccm")))
+    return {"samples": len(big), "train_s": train_s, "python_count_s": naive_s, "speedup": naive_s / train_s,
+            "nnz_2ms": int(model.P.nnz), "nnz_check": nnz, "one_user_samples": len(one), "m_1ms": m1.m,
+            "nnz_1ms": int(m1.P.nnz), "file_bytes_1ms": size}
 
 
 def render(df: pd.DataFrame) -> Table:
@@ -105,6 +170,12 @@ def render(df: pd.DataFrame) -> Table:
     if py is not None:
         t.add_row("python controller (contest)", f"{py['python_s']:.4f}", "140", "",
                   f"{py['us_per_call']:.2f} us/call", f"{py['slowdown']:.1f}x slower")
+    mk = df.attrs.get("markov")
+    if mk is not None:
+        t.add_row(f"markov train, {mk['samples']:,} samples (2 ms)", f"{mk['train_s']:.3f}", "", "",
+                  f"python count {mk['python_count_s']:.2f} s", f"{mk['speedup']:.0f}x faster")
+        t.add_row(f"markov 1 ms model, {mk['one_user_samples']:,} 1-user samples", f"{mk['file_bytes_1ms'] / 1e6:.1f} MB",
+                  "", f"m {mk['m_1ms']:,}", f"nnz {mk['nnz_1ms']:,}", "")
     skipped = df.attrs.get("skipped") or []
     if skipped:
         # Text, not markup: the reason lists directories in brackets.

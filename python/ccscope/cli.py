@@ -96,12 +96,31 @@ def run(
     console.print(summary_table(res, f"{res.scenario['name']} (seed {res.scenario['seed']}, {res.scenario['duration_s']:.1f} s)"))
     if res.summary.get("jain_index") is not None and len(res.flows) > 1:
         console.print(f"Jain's fairness index: {res.summary['jain_index']:.4f}")
+    for line in model_range_warnings(res.flows):
+        err.print(line, markup=False)
     if plot:
         from ccscope import plots
 
         for p in plots.plot_results(out):
             console.print(f"wrote {p}")
     console.print(f"results in {out}")
+
+
+def model_range_warnings(flows, threshold: float = 0.01) -> List[str]:
+    """One line per markov flow whose walk perceived delays outside its model in over `threshold` of epochs."""
+    if "model_epochs" not in flows.columns:
+        return []
+    out = []
+    for _, f in flows.iterrows():
+        n = f.get("model_epochs")
+        if n is None or n != n or n <= 0:
+            continue
+        below, above = f["model_delay_below"] / n, f["model_delay_above"] / n
+        if below + above > threshold:
+            out.append(f"warning: flow {int(f['flow'])}: the perceived delay was outside the model's range in "
+                       f"{below + above:.1%} of epochs ({below:.1%} below, {above:.1%} above); the model was "
+                       "trained on other links")
+    return out
 
 
 @app.command()
@@ -302,6 +321,8 @@ def markov_collect(
     users: str = typer.Option("1", "--users", help="Comma-separated numbers of Verus users; one run per trace and number"),
     seconds: float = typer.Option(300.0, "--seconds", help="Simulated seconds per run"),
     seed: int = typer.Option(1, "--seed", help="Scenario seed (start jitter, RED drops)"),
+    r: float = typer.Option(2.0, "--r", help="Verus's R (paper 000 ran R = 2)"),
+    ack: str = typer.Option("uncongested", "--ack", help="ACK path: uncongested (paper 000) or paired (the opposite trace)"),
     out: Path = typer.Option(Path("samples.parquet"), "-o", "--out", help="Parquet sample file to write"),
 ) -> None:
     """Run Verus with N users on each trace (paper 000 §4.1) and write (delay, window) samples."""
@@ -315,7 +336,7 @@ def markov_collect(
             ns = [int(u) for u in users.split(",") if u.strip()]
         except ValueError:
             raise markov.ScenarioError(f"--users {users!r}: expected comma-separated integers") from None
-        df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=None)
+        df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=None, r=r, ack=ack)
         markov.save_samples(df, out)
     except INPUT_ERRORS as e:
         raise fail(e)
@@ -332,6 +353,7 @@ def markov_inspect(
     model_path: Path = typer.Argument(..., help="Model file (.ccm)"),
     heatmap: Optional[Path] = typer.Option(None, "--heatmap", help="Write the Figure 5/6 heatmap PNG here"),
     zoom: Optional[int] = typer.Option(None, "--zoom", help="Also plot delay interval K alone (needs --heatmap)"),
+    w_max: Optional[int] = typer.Option(None, "--w-max", help="Show windows up to this one (default: all)"),
 ) -> None:
     """Print a model's Table 2 figures; optionally draw its transition heatmap."""
     from ccscope.models import markov
@@ -339,7 +361,7 @@ def markov_inspect(
     try:
         model = markov.MarkovModel.load(model_path)
         if heatmap is not None:
-            markov.heatmap(model, heatmap, zoom_interval=zoom)
+            markov.heatmap(model, heatmap, zoom_interval=zoom, w_max=w_max)
     except INPUT_ERRORS as e:
         raise fail(e)
     console.print(_markov_table(markov.inspect(model), f"{model_path}"))

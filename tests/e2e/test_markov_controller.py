@@ -97,3 +97,44 @@ def test_per_packet_samples_carry_each_acked_packets_window():
     r = ccscope.run("examples/verus.toml", overrides={"flows.0.record": "packet", "duration_s": 20})
     assert len(r.samples) == pytest.approx(r.summary["delivered"], rel=0.05)
     assert (r.samples.d_ms >= 40).all()
+
+
+def test_a_model_that_does_not_cover_the_paths_round_trip_is_rejected_naming_the_field(model_path):
+    # The model was trained on delays from 40 ms; a 5 ms + 5 ms path never produces them when unloaded.
+    text = SCENARIO.format(seed=1, model=model_path).replace("delay_ms = 20", "delay_ms = 5")
+    with pytest.raises(ccscope.ScenarioError) as e:
+        ccscope.run(text)
+    msg = str(e.value)
+    assert msg.startswith("<scenario>:13: field `flows[0].model`:"), msg
+    assert "covers delays 40.." in msg and "round trip is 10 ms" in msg, msg
+
+
+def test_markov_flows_report_how_often_the_walk_left_the_model(model_path):
+    f = ccscope.run(SCENARIO.format(seed=1, model=model_path)).flows
+    for col in ("model_epochs", "model_delay_below", "model_delay_above", "model_dead_ends"):
+        assert col in f.columns
+    # 20 s of 5 ms epochs per flow, started by the first packet.
+    assert (f.model_epochs > 0.95 * 20_000 / 5).all() and (f.model_epochs <= 20_000 / 5).all()
+    assert (f.model_delay_below + f.model_delay_above <= f.model_epochs).all()
+
+
+def test_the_proportional_draw_runs_and_differs_from_the_papers_draw(model_path):
+    a = ccscope.run(SCENARIO.format(seed=1, model=model_path)).summary
+    text = SCENARIO.format(seed=1, model=model_path) + 'draw = "proportional"\n'
+    b = ccscope.run(text).summary
+    assert b["sent"] == b["delivered"] + b["dropped"] + b["in_flight"]
+    assert (a["sent"], a["delivered"]) != (b["sent"], b["delivered"])
+    with pytest.raises(ccscope.ScenarioError, match="draw"):
+        ccscope.run(SCENARIO.format(seed=1, model=model_path) + 'draw = "nearest"\n')
+
+
+def test_run_warns_when_the_walk_perceives_delays_outside_its_model():
+    import pandas as pd
+
+    from ccscope.cli import model_range_warnings
+
+    flows = pd.DataFrame({"flow": [0, 1], "model_epochs": [1000, 1000], "model_delay_below": [0, 5],
+                          "model_delay_above": [5, 30], "model_dead_ends": [0, 0]})
+    (line,) = model_range_warnings(flows)
+    assert line.startswith("warning: flow 1:") and "3.5% of epochs" in line
+    assert model_range_warnings(pd.DataFrame({"flow": [0]})) == []

@@ -78,12 +78,19 @@ def test_save_load_round_trips(model, tmp_path):
 def test_file_layout_matches_spec(model):
     blob = model.to_bytes()
     magic, version, meta_len = struct.unpack_from("<8sII", blob, 0)
-    assert (magic, version) == (b"CCSCOPEM", 1)
+    assert (magic, version) == (b"CCSCOPEM", 2)
     meta = json.loads(blob[16 : 16 + meta_len])
     assert set(meta) == set(mk.META_KEYS)
-    n_states, nnz = struct.unpack_from("<QQ", blob, 16 + meta_len)
+    n_states, n_rows, nnz = struct.unpack_from("<QQQ", blob, 16 + meta_len)
     assert n_states == meta["n_d"] * meta["n_w"] and nnz == model.P.nnz
-    assert len(blob) == 16 + meta_len + 16 + 8 * (n_states + 1) + 12 * nnz + 8
+    # Only the non-empty rows are stored: their ids, then their pointers.
+    nonempty = np.flatnonzero(np.diff(model.P.indptr) > 0)
+    assert n_rows == len(nonempty) < n_states
+    at = 16 + meta_len + 24
+    assert np.frombuffer(blob, "<u4", n_rows, at).tolist() == nonempty.tolist()
+    ptr = np.frombuffer(blob, "<u8", n_rows + 1, at + 4 * n_rows)
+    assert ptr[0] == 0 and ptr[-1] == nnz and (np.diff(ptr) > 0).all()
+    assert len(blob) == 16 + meta_len + 24 + 12 * n_rows + 8 + 12 * nnz + 8 == model.file_size()
     assert struct.unpack("<Q", blob[-8:])[0] == mk.fnv1a64(blob[:-8], pure=True)
 
 
@@ -172,8 +179,8 @@ def test_corrupt_files_give_one_line_errors(model, tmp_path):
     assert "truncated" in corrupt(tmp_path, bytes(blob[:10]))
     assert "bad magic" in corrupt(tmp_path, b"NOTAMODL" + bytes(blob[8:]))
     wrong = bytearray(blob)
-    wrong[8:12] = struct.pack("<I", 2)
-    assert "unsupported version 2" in corrupt(tmp_path, bytes(wrong))
+    wrong[8:12] = struct.pack("<I", 1)
+    assert "unsupported version 1" in corrupt(tmp_path, bytes(wrong))
     assert "trailing bytes" in corrupt(tmp_path, bytes(blob) + b"x")
     with pytest.raises(ScenarioError, match="no such model file"):
         mk.MarkovModel.load(tmp_path / "absent.ccm")
@@ -182,7 +189,8 @@ def test_corrupt_files_give_one_line_errors(model, tmp_path):
 def test_structural_checks_behind_a_valid_checksum(model, tmp_path):
     blob = bytearray(model.to_bytes()[:-8])
     meta_len = struct.unpack_from("<I", blob, 12)[0]
-    data_off = 16 + meta_len + 16 + 8 * (model.m + 1) + 4 * model.P.nnz
+    n_rows = int(np.count_nonzero(np.diff(model.P.indptr) > 0))
+    data_off = 16 + meta_len + 24 + 12 * n_rows + 8 + 4 * model.P.nnz
     struct.pack_into("<d", blob, data_off, 0.25)  # first row no longer sums to 1
     blob += struct.pack("<Q", mk.fnv1a64(bytes(blob)))
     assert "sums to" in corrupt(tmp_path, bytes(blob))

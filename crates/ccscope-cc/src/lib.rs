@@ -158,6 +158,10 @@ pub trait Controller: Send {
     fn state_name(&self) -> &'static str {
         "run"
     }
+    /// Named event counts the controller keeps for diagnosis (read once, at the end of a run).
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// Any controller, boxed: the built-ins and ones written in Python share this type.
@@ -206,5 +210,8 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
     }
     fn take_samples(&mut self) -> Vec<DelayWindowSample> {
         (**self).take_samples()
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        (**self).counters()
     }
 }

@@ -16,8 +16,8 @@
 //! - **No RTT sample in an epoch:** the delay is the previous epoch's, or the time since the last ACK
 //!   if that is larger (Verus's rule); before any ACK the origin's delay bin is kept.
 //! - **Delays outside the model** are clamped into the first or last bin and counted (`out_of_range`).
-//! - **No subset down to `w_min`:** the window is kept and the state becomes (`d_r`, origin `w`);
-//!   counted as a dead end.
+//! - **No subset down to `w_min`:** the walk-down ends there: the state becomes (`d_r`, `w_min`) and
+//!   `w_min` packets are sent; counted as a dead end.
 //! - **First epoch:** the origin is (bin 0, `max(w_min, 1)` clamped to `w_max`) and that many packets
 //!   may go out before the first epoch; the epoch timer starts with the first packet sent.
 //! - **Losses** get no reaction (the paper's sender keeps only a timeout timer, §5); the no-ACK
@@ -52,11 +52,15 @@ pub struct Params {
     pub max_timeout_ms: f64,
     /// Seed of the random walk's uniform draws (the simulator gives each flow its own).
     pub seed: u64,
+    /// How the next window is drawn from the subset: `closest` (paper 000 §3.2: N uniform in
+    /// [min, max] of the subset's probabilities, the closest probability wins) or `proportional`
+    /// (ours: each state with its transition probability, an ordinary Markov-chain step).
+    pub draw: String,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params { model: String::new(), epoch_ms: 5.0, fallback_window: 10, min_timeout_ms: 150.0, max_timeout_ms: 1000.0, seed: 0 }
+        Params { model: String::new(), epoch_ms: 5.0, fallback_window: 10, min_timeout_ms: 150.0, max_timeout_ms: 1000.0, seed: 0, draw: "closest".into() }
     }
 }
 
@@ -68,6 +72,7 @@ impl crate::registry::Params for Params {
         ParamSpec { name: "min_timeout_ms", unit: "ms", doc: "lower clamp of the 5 x RTT no-ACK timeout (Verus: 150)" },
         ParamSpec { name: "max_timeout_ms", unit: "ms", doc: "upper clamp of the 5 x RTT no-ACK timeout, and before any RTT (Verus: 1000)" },
         ParamSpec { name: "seed", unit: "integer", doc: "seed of the random walk (the simulator sets one per flow)" },
+        ParamSpec { name: "draw", unit: "closest|proportional", doc: "subset draw: closest probability to N uniform in [min, max] (paper 000 §3.2) or proportional to probability (ours)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         let positive = |key: &str, v: f64| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be > 0 and finite")) };
@@ -77,11 +82,14 @@ impl crate::registry::Params for Params {
         if !(self.max_timeout_ms >= self.min_timeout_ms) {
             return Err(invalid("max_timeout_ms", "must be >= min_timeout_ms"));
         }
+        if !matches!(self.draw.as_str(), "closest" | "proportional") {
+            return Err(invalid("draw", format!("`{}` is not one of closest, proportional", self.draw)));
+        }
         if self.fallback_window < 1 {
             return Err(invalid("fallback_window", "must be >= 1"));
         }
         if !self.model.is_empty() {
-            Model::load(&self.model).map_err(|e| invalid("model", format!("{}: {e}", self.model)))?;
+            Model::load_shared(&self.model).map_err(|e| invalid("model", format!("{}: {e}", self.model)))?;
         }
         Ok(())
     }
@@ -97,6 +105,8 @@ pub struct State {
 #[derive(Debug)]
 pub struct Markov {
     p: Params,
+    /// `draw = "proportional"`.
+    proportional: bool,
     /// `None`: the fixed-window fallback.
     model: Option<Arc<Model>>,
     /// Why the model given could not be loaded at construction (validate loads it first, so only a
@@ -119,6 +129,8 @@ pub struct Markov {
     out_of_range: (u64, u64),
     /// Epochs where no subset was found down to `w_min`.
     dead_ends: u64,
+    /// Walk steps taken.
+    epochs: u64,
 }
 
 impl Markov {
@@ -126,8 +138,8 @@ impl Markov {
         let (model, load_error) = if p.model.is_empty() {
             (None, None)
         } else {
-            match Model::load(&p.model) {
-                Ok(m) => (Some(Arc::new(m)), None),
+            match Model::load_shared(&p.model) {
+                Ok(m) => (Some(m), None),
                 Err(e) => (None, Some(format!("{}: {e}", p.model))),
             }
         };
@@ -143,6 +155,7 @@ impl Markov {
         let w0 = model.as_ref().map_or(p.fallback_window, |m| m.meta.w_min.max(1).min(m.meta.w_max));
         Markov {
             rng: rng::stream(p.seed, 0),
+            proportional: p.draw == "proportional",
             p,
             model,
             load_error,
@@ -156,6 +169,7 @@ impl Markov {
             next_epoch: None,
             out_of_range: (0, 0),
             dead_ends: 0,
+            epochs: 0,
         }
     }
 
@@ -199,30 +213,18 @@ impl Markov {
         let n_w = model.meta.n_w;
         let (lo, hi) = (d_bin * n_w, (d_bin + 1) * n_w);
         // §5.1: an empty subset moves the origin one row up (w - 1) at a time.
-        for w in (model.meta.w_min..=self.state.w).rev() {
-            let Some(origin) = model.state(self.state.d_bin, w) else { continue };
-            let in_subset = |&(c, p): &(u32, f64)| (lo..hi).contains(&c) && p > 0.0;
-            let (p_min, p_max) = model.row(origin).filter(in_subset).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (_, p)| (a.min(p), b.max(p)));
-            if p_min > p_max {
-                continue;
+        for (_, row) in model.rows_down_from(self.state.d_bin, self.state.w) {
+            let subset = row.filter(|&(c, p)| (lo..hi).contains(&c) && p > 0.0);
+            if let Some(c) = draw(subset, u, self.proportional) {
+                let (d, w) = model.state_of(c);
+                self.state = State { d_bin: d, w };
+                return w;
             }
-            // §3.2: N uniform in [min P_subset, max P_subset]; the closest probability wins.
-            let n = p_min + u * (p_max - p_min);
-            let mut best: Option<(f64, u32)> = None;
-            for (c, p) in model.row(origin).filter(in_subset) {
-                let cand = (p - n).abs();
-                if best.is_none_or(|(d, bc)| cand < d || (cand == d && c < bc)) {
-                    best = Some((cand, c));
-                }
-            }
-            let (_, c) = best.expect("non-empty subset");
-            let (d, w) = model.state_of(c);
-            self.state = State { d_bin: d, w };
-            return w;
         }
-        // No subset down to w_min: keep the window at the new delay.
+        // No subset down to w_min: the §5.1 walk-down ended at w_min, so the state is (d_r, w_min) and
+        // w_min packets go out (ours; the paper does not say what happens when the walk-down fails).
         self.dead_ends += 1;
-        self.state.d_bin = d_bin;
+        self.state = State { d_bin, w: model.meta.w_min };
         self.state.w
     }
 
@@ -237,6 +239,7 @@ impl Markov {
             },
         };
         let u: f64 = self.rng.gen();
+        self.epochs += 1;
         let w = match d_ms {
             Some(d) => {
                 self.last_d_ms = Some(d);
@@ -247,6 +250,39 @@ impl Markov {
         };
         self.budget = w;
     }
+}
+
+/// One draw among `(key, probability)` entries, `u` uniform in [0, 1); `None` if there are none.
+/// `closest` (paper 000 §3.2): N = min + u (max - min), the entry whose probability is nearest to N wins
+/// (ties: the lowest key). `proportional`: entry i with probability p_i / sum(p).
+fn draw(entries: impl Iterator<Item = (u32, f64)> + Clone, u: f64, proportional: bool) -> Option<u32> {
+    if proportional {
+        let total: f64 = entries.clone().map(|(_, p)| p).sum();
+        let target = u * total;
+        let mut acc = 0.0;
+        let mut pick = None;
+        for (k, p) in entries {
+            acc += p;
+            pick = Some(k);
+            if acc > target {
+                break;
+            }
+        }
+        return pick;
+    }
+    let (p_min, p_max) = entries.clone().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (_, p)| (a.min(p), b.max(p)));
+    if p_min > p_max {
+        return None;
+    }
+    let n = p_min + u * (p_max - p_min);
+    let mut best: Option<(f64, u32)> = None;
+    for (k, p) in entries {
+        let dist = (p - n).abs();
+        if best.is_none_or(|(d, bk)| dist < d || (dist == d && k < bk)) {
+            best = Some((dist, k));
+        }
+    }
+    best.map(|(_, k)| k)
 }
 
 impl Controller for Markov {
@@ -295,6 +331,14 @@ impl Controller for Markov {
     fn timeout(&self) -> Dur {
         let ms = self.latest_rtt_ms.map_or(self.p.max_timeout_ms, |r| (TIMEOUT_RTT_MULTIPLE * r).clamp(self.p.min_timeout_ms, self.p.max_timeout_ms));
         Dur::from_ms_f64(ms)
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        if self.model.is_none() {
+            return Vec::new();
+        }
+        // A delay outside the model's range means the model was not trained for this path (paper 000 §6.1).
+        vec![("model_epochs", self.epochs), ("model_delay_below", self.out_of_range.0), ("model_delay_above", self.out_of_range.1), ("model_dead_ends", self.dead_ends)]
     }
 
     fn state_name(&self) -> &'static str {
@@ -348,6 +392,63 @@ mod tests {
     }
 
     #[test]
+    fn proportional_draw_walks_the_cumulative_probabilities_of_the_subset() {
+        let (m, mut rows) = (meta(2, 4), vec![Vec::new(); 8]);
+        rows[1] = vec![(0, 0.35), (4, 0.05), (5, 0.15), (6, 0.25), (7, 0.2)];
+        let path = temp("proportional");
+        Model::from_rows(m, &rows).expect("valid").write(&path).expect("write");
+        let mut cc = Markov::new(Params { model: path.to_string_lossy().into_owned(), draw: "proportional".into(), ..Default::default() });
+        std::fs::remove_file(&path).ok();
+        // Subset mass 0.65; cumulative 0.05, 0.20, 0.45, 0.65 for w = 1..4.
+        for (u, want_w) in [(0.0, 1), (0.07, 1), (0.08, 2), (0.30, 2), (0.31, 3), (0.69, 3), (0.70, 4), (0.999, 4)] {
+            cc.state = State { d_bin: 0, w: 2 };
+            assert_eq!(cc.step(35.0, u), want_w, "u = {u}");
+        }
+    }
+
+    #[test]
+    fn closest_draw_picks_a_rare_window_about_as_often_as_a_common_one() {
+        // Paper 000 §3.2's rule: with two next states the draw is a coin toss whatever their probabilities.
+        let (m, mut rows) = (meta(1, 3), vec![Vec::new(); 3]);
+        rows[0] = vec![(0, 0.99), (2, 0.01)];
+        // Of 1000 evenly spread draws from state (0, 1), how many go to the rare window 3.
+        let rare_wins = |cc: &mut Markov| {
+            (0..1000)
+                .filter(|i| {
+                    cc.state = State { d_bin: 0, w: 1 };
+                    cc.step(25.0, (*i as f64 + 0.5) / 1000.0) == 3
+                })
+                .count()
+        };
+        let mut cc = markov("rare", m, &rows, 0);
+        assert_eq!(rare_wins(&mut cc), 500, "closest: the 1% window wins half the draws");
+        let p = Params { draw: "proportional".into(), ..Default::default() };
+        let mut prop = Markov::with_model(p, cc.model.clone().expect("model"));
+        assert_eq!(rare_wins(&mut prop), 10, "proportional: the 1% window wins 1% of the draws");
+    }
+
+    #[test]
+    fn an_unknown_draw_rule_is_rejected() {
+        let e = crate::registry::Params::validate(&Params { draw: "nearest".into(), ..Default::default() }).expect_err("invalid");
+        let ParamError::Invalid { key, .. } = &e else { panic!("{e:?}") };
+        assert_eq!(key, "draw");
+    }
+
+    #[test]
+    fn counters_report_epochs_out_of_range_delays_and_dead_ends() {
+        let (m, mut rows) = (meta(2, 2), vec![Vec::new(); 4]);
+        rows[0] = vec![(1, 1.0)];
+        let mut cc = markov("counters", m, &rows, 0);
+        assert!(Markov::new(Params::default()).counters().is_empty(), "no model, no counters");
+        cc.state = State { d_bin: 0, w: 1 };
+        cc.step(500.0, 0.0); // above the range; state (1, 1) has no row: dead end
+        assert_eq!(cc.out_of_range(), (0, 1));
+        assert_eq!(cc.dead_ends(), 1);
+        let c = cc.counters();
+        assert!(c.contains(&("model_delay_above", 1)) && c.contains(&("model_dead_ends", 1)), "{c:?}");
+    }
+
+    #[test]
     fn equal_probabilities_tie_to_the_lowest_window() {
         let (m, mut rows) = (meta(1, 3), vec![Vec::new(); 3]);
         rows[0] = vec![(2, 0.5), (1, 0.5)];
@@ -373,13 +474,13 @@ mod tests {
     }
 
     #[test]
-    fn no_subset_down_to_w_min_keeps_the_window_at_the_new_delay() {
+    fn no_subset_down_to_w_min_ends_the_walk_down_at_w_min() {
         let (m, mut rows) = (meta(2, 4), vec![Vec::new(); 8]);
         rows[2] = vec![(0, 1.0)];
         let mut cc = markov("deadend", m, &rows, 0);
         cc.state = State { d_bin: 0, w: 3 };
-        assert_eq!(cc.step(39.0, 0.5), 3);
-        assert_eq!(cc.state(), State { d_bin: 1, w: 3 });
+        assert_eq!(cc.step(39.0, 0.5), 1, "w_min of this model is 1");
+        assert_eq!(cc.state(), State { d_bin: 1, w: 1 });
         assert_eq!(cc.dead_ends(), 1);
     }
 

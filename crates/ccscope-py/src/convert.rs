@@ -76,6 +76,9 @@ fn summary<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>
     d.set_item("log2_score", f.log2_score)?;
     d.set_item("transfers_done", f.transfers_done)?;
     d.set_item("fct_mean_s", f.fct_mean_s)?;
+    for (k, v) in &f.counters {
+        d.set_item(*k, *v)?;
+    }
     Ok(d)
 }
 

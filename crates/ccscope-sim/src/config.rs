@@ -318,6 +318,7 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
         let mut t = Tbl { ctx: c, t: ft, path: format!("flows[{i}]"), line, used: Vec::new() };
         let fv = flow_values.and_then(|a| a.get(i)).and_then(|v| v.as_table());
         let (spec, count) = parse_flow(&mut t, fv)?;
+        check_model_covers_path(&t, &spec, &data_link, &ack_link)?;
         for _ in 0..count {
             flows.push(spec.clone());
         }
@@ -499,6 +500,30 @@ fn parse_traffic(mut t: Tbl<'_, '_>) -> R<crate::endpoint::App> {
     Ok(app)
 }
 
+/// A markov flow's model must cover the path's unloaded round trip: a model trained on other delays
+/// would see every uncongested delay outside its range (paper 000 §6.1 trains and evaluates on the same
+/// links). Delays beyond the model's range at run time are counted in the flow's results instead.
+fn check_model_covers_path(t: &Tbl<'_, '_>, f: &FlowSpec, data: &LinkSpec, ack: &LinkSpec) -> R<()> {
+    let Some(toml::Value::String(path)) = f.params.get("model").filter(|_| f.controller == "markov") else { return Ok(()) };
+    if path.is_empty() {
+        return Ok(());
+    }
+    let model = ccscope_cc::common::ccm::Model::load_shared(path).map_err(|e| t.err("model", format!("{path}: {e}")))?;
+    let m = &model.meta;
+    let rtt_ms = (f.delay.unwrap_or(data.delay) + f.ack_delay.unwrap_or(ack.delay)).as_ms_f64();
+    let (lo, hi) = (m.d_min_ms - m.quantize_ms, m.d_min_ms + m.quantize_ms * m.n_d as f64);
+    if rtt_ms < lo || rtt_ms >= hi {
+        return Err(t.err(
+            "model",
+            format!(
+                "{path} covers delays {:.0}..{:.0} ms, but this flow's propagation round trip is {rtt_ms:.0} ms, so its delays fall outside the model; train the model on links with this flow's delays",
+                m.d_min_ms, m.d_max_ms
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec, u64)> {
     let controller = t.str("controller")?.ok_or_else(|| t.err("controller", "missing: every flow needs a controller"))?;
     let mut f = FlowSpec::new(controller);
@@ -598,6 +623,25 @@ mod tests {
         assert_eq!(s.flows[0].params.get("additive_increase").and_then(|v| v.as_integer()), Some(1));
         assert_eq!(s.ack_link.delay, Dur::from_ms(20));
         assert_eq!(s.duration, Dur::from_ms(10_000));
+    }
+
+    #[test]
+    fn a_markov_model_must_cover_the_flows_propagation_round_trip() {
+        use ccscope_cc::common::ccm::{Meta, Model};
+        // Delay bins of 2 ms from 40 ms: [40, 60) ms.
+        let meta = Meta { quantize_ms: 2.0, d_min_ms: 40.0, d_max_ms: 59.0, w_min: 0, w_max: 1, n_d: 10, n_w: 2 };
+        let rows: Vec<_> = (0..20u32).map(|s| vec![((s + 1) % 20, 1.0)]).collect();
+        let path = std::env::temp_dir().join(format!("ccscope-config-{}.ccm", std::process::id()));
+        Model::from_rows(meta, &rows).expect("valid").write(&path).expect("write");
+        let text = |delay: u32| {
+            format!("duration_s = 1\n[data_link]\nrate_mbps = 12\ndelay_ms = {delay}\n[[flows]]\ncontroller = \"markov\"\nmodel = \"{}\"\n", path.display())
+        };
+        assert!(load(&text(20)).is_ok(), "40 ms round trip: inside");
+        let e = load(&text(5)).unwrap_err().to_string();
+        assert!(e.starts_with("s.toml:7: field `flows[0].model`:") && e.contains("round trip is 10 ms"), "{e}");
+        let e = load(&text(40)).unwrap_err().to_string();
+        assert!(e.contains("covers delays 40..59 ms") && e.contains("round trip is 80 ms"), "{e}");
+        std::fs::remove_file(&path).ok();
     }
 
     #[test]

@@ -193,6 +193,8 @@ pub struct FlowSummary {
     pub transfers_done: u64,
     /// Mean flow completion time of the completed transfers, from ON start to the last resolution.
     pub fct_mean_s: Option<f64>,
+    /// The controller's own counters (`Controller::counters`), e.g. the markov walk's out-of-range delays.
+    pub counters: Vec<(&'static str, u64)>,
 }
 
 impl FlowSummary {

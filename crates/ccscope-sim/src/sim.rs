@@ -270,7 +270,9 @@ impl Simulation {
                 }
             }
         }
-        let want = s.cc().next_timer();
+        // An OFF period with nothing outstanding stops the controller's clock; the next ON period's
+        // connection (or the same Python controller) asks again after the wake-up.
+        let want = if s.between_transfers() { None } else { s.cc().next_timer() };
         if want != sc.timer_at {
             sc.timer_gen = sc.timer_gen.wrapping_add(1);
             sc.timer_at = want;
@@ -430,6 +432,7 @@ impl Simulation {
             s.declared_lost = self.senders[i].declared_lost();
             s.retransmissions = self.senders[i].retransmissions();
             s.rtos = self.senders[i].rtos();
+            s.counters = self.senders[i].counters();
             if let Some(p) = self.senders[i].plan() {
                 s.transfers_done = p.transfers_done;
                 s.fct_mean_s = p.fct_mean_s();

@@ -118,6 +118,8 @@ pub struct TransferPlan {
     respawn: Option<(String, toml::Table)>,
     /// Samples taken from controllers retired at a new connection.
     pub retired_samples: Vec<DelayWindowSample>,
+    /// Counters of the controllers of earlier connections, summed by name.
+    pub retired_counters: Vec<(&'static str, u64)>,
 }
 
 /// What `poll` found.
@@ -141,7 +143,7 @@ impl TransferPlan {
     }
 
     fn with(source: Source, respawn: Option<(String, toml::Table)>) -> TransferPlan {
-        TransferPlan { source, phase: Phase::NotStarted, periods: Vec::new(), off_periods: Vec::new(), transfers_done: 0, fct_sum: Dur::ZERO, respawn, retired_samples: Vec::new() }
+        TransferPlan { source, phase: Phase::NotStarted, periods: Vec::new(), off_periods: Vec::new(), transfers_done: 0, fct_sum: Dur::ZERO, respawn, retired_samples: Vec::new(), retired_counters: Vec::new() }
     }
 
     fn draw(&mut self) -> Option<(u64, Dur)> {
@@ -220,10 +222,22 @@ impl TransferPlan {
         let (name, params) = self.respawn.as_ref()?;
         let cc = ccscope_cc::build(name, params).ok()?;
         self.retired_samples.extend(old.take_samples());
+        self.retired_counters = add_counters(std::mem::take(&mut self.retired_counters), &old.counters());
         Some(cc)
     }
 
     pub fn fct_mean_s(&self) -> Option<f64> {
         (self.transfers_done > 0).then(|| self.fct_sum.as_secs_f64() / self.transfers_done as f64)
     }
+}
+
+/// `a` plus `b`, by counter name (names keep their first order).
+pub fn add_counters(mut a: Vec<(&'static str, u64)>, b: &[(&'static str, u64)]) -> Vec<(&'static str, u64)> {
+    for &(k, v) in b {
+        match a.iter_mut().find(|(n, _)| *n == k) {
+            Some((_, x)) => *x = x.saturating_add(v),
+            None => a.push((k, v)),
+        }
+    }
+    a
 }

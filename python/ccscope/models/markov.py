@@ -26,7 +26,7 @@ from ccscope import _native
 from ccscope._native import ScenarioError
 
 MAGIC = b"CCSCOPEM"
-VERSION = 1
+VERSION = 2
 META_KEYS = (
     "quantize_ms",
     "truncate_percentile",
@@ -42,11 +42,16 @@ META_KEYS = (
     "created_by",
 )
 SAMPLE_COLUMNS = {"user": "i", "t_ms": "if", "d_ms": "i", "w": "i"}
+# Paper 000 §6.4: its Verus ran with "the R parameter of 2" (the reference's default at the time).
+PAPER_R = 2.0
+# Paper 000 §6.1: the traffic shaper replays the channel trace on the data direction; ACKs return
+# over an uncongested path. "paired" sends them over the trace's opposite direction instead.
+ACK_MODES = ("uncongested", "paired")
 ROW_SUM_TOL = 1e-12
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
 _HEAD = struct.Struct("<8sII")  # magic, version, meta_len
-_SIZES = struct.Struct("<QQ")  # n_states, nnz
+_SIZES = struct.Struct("<QQQ")  # n_states, n_rows (non-empty), nnz
 
 PathLike = Union[str, os.PathLike]
 
@@ -99,11 +104,14 @@ def load_samples(paths: Union[PathLike, Sequence[PathLike]]) -> pd.DataFrame:
         df = _check_frame(table.to_pandas(), str(p))
         src: Dict[str, Any] = {"file": p.name}
         meta = table.schema.metadata or {}
-        for key in ("trace", "users", "seed"):
+        for key in ("trace", "users", "seed", "r"):
             raw = meta.get(key.encode())
             if raw is not None:
                 val = raw.decode("utf-8", "replace")
-                src[key] = int(val) if val.lstrip("-").isdigit() else val
+                try:
+                    src[key] = int(val) if val.lstrip("-").isdigit() else (float(val) if key == "r" else val)
+                except ValueError:
+                    src[key] = val
         sources.append(src)
         frames.append(df[list(SAMPLE_COLUMNS)].assign(source=i))
     if not frames:
@@ -150,12 +158,14 @@ class MarkovModel:
         meta = json.dumps({k: self.meta[k] for k in META_KEYS}, sort_keys=True, separators=(",", ":"))
         mb = meta.encode("utf-8")
         P = self.P
+        rows = np.flatnonzero(np.diff(P.indptr) > 0)  # only the rows the chain left are stored
         body = b"".join(
             [
                 _HEAD.pack(MAGIC, VERSION, len(mb)),
                 mb,
-                _SIZES.pack(self.m, P.nnz),
-                np.ascontiguousarray(P.indptr, dtype="<u8").tobytes(),
+                _SIZES.pack(self.m, len(rows), P.nnz),
+                np.ascontiguousarray(rows, dtype="<u4").tobytes(),
+                np.ascontiguousarray(np.append(P.indptr[rows], P.nnz), dtype="<u8").tobytes(),
                 np.ascontiguousarray(P.indices, dtype="<u4").tobytes(),
                 np.ascontiguousarray(P.data, dtype="<f8").tobytes(),
             ]
@@ -219,11 +229,13 @@ class MarkovModel:
         if missing:
             raise bad(f"metadata lacks key(s) {', '.join(missing)}")
         off += meta_len
-        n_states, nnz = _SIZES.unpack_from(buf, off)
+        n_states, n_rows, nnz = _SIZES.unpack_from(buf, off)
         off += _SIZES.size
         if n_states != meta["n_d"] * meta["n_w"]:
             raise bad(f"n_states {n_states} != n_d * n_w = {meta['n_d']} * {meta['n_w']}")
-        csr_len = 8 * (n_states + 1) + 12 * nnz
+        if n_rows > n_states:
+            raise bad(f"n_rows {n_rows} > n_states {n_states}")
+        csr_len = 12 * n_rows + 8 + 12 * nnz
         have = len(buf) - off - 8
         if have < csr_len:
             raise bad(f"truncated: expected {csr_len} bytes of CSR data, found {max(have, 0)}")
@@ -232,15 +244,22 @@ class MarkovModel:
         (stored,) = struct.unpack_from("<Q", buf, len(buf) - 8)
         if fnv1a64(memoryview(buf)[: len(buf) - 8]) != stored:
             raise bad("checksum mismatch (file corrupt)")
-        indptr = np.frombuffer(buf, dtype="<u8", count=n_states + 1, offset=off)
-        off += 8 * (n_states + 1)
+        row_ids = np.frombuffer(buf, dtype="<u4", count=n_rows, offset=off).astype(np.int64)
+        off += 4 * n_rows
+        row_ptr = np.frombuffer(buf, dtype="<u8", count=n_rows + 1, offset=off).astype(np.int64)
+        off += 8 * (n_rows + 1)
+        if row_ptr[0] != 0 or row_ptr[-1] != nnz:
+            raise bad(f"row pointers must run from 0 to nnz={nnz}, run from {row_ptr[0]} to {row_ptr[-1]}")
+        if np.any(np.diff(row_ptr) <= 0):
+            raise bad("row pointers not increasing (a stored row is empty)")
+        if n_rows and (np.any(np.diff(row_ids) <= 0) or row_ids[-1] >= n_states):
+            raise bad(f"row indices not increasing or not below n_states={n_states}")
+        indptr = np.zeros(n_states + 1, dtype=np.int64)
+        indptr[row_ids + 1] = np.diff(row_ptr)
+        indptr = np.cumsum(indptr)
         indices = np.frombuffer(buf, dtype="<u4", count=nnz, offset=off)
         off += 4 * nnz
         data = np.frombuffer(buf, dtype="<f8", count=nnz, offset=off)
-        if indptr[0] != 0 or indptr[-1] != nnz:
-            raise bad(f"indptr must run from 0 to nnz={nnz}, runs from {indptr[0]} to {indptr[-1]}")
-        if np.any(np.diff(indptr.astype(np.int64)) < 0):
-            raise bad("indptr is not monotone")
         if nnz and int(indices.max()) >= n_states:
             raise bad(f"column index {int(indices.max())} out of range (n_states={n_states})")
         if nnz > 1:
@@ -265,7 +284,8 @@ class MarkovModel:
 
     def file_size(self) -> int:
         meta = json.dumps({k: self.meta[k] for k in META_KEYS}, sort_keys=True, separators=(",", ":"))
-        return _HEAD.size + len(meta.encode()) + _SIZES.size + 8 * (self.m + 1) + 12 * self.P.nnz + 8
+        n_rows = int(np.count_nonzero(np.diff(self.P.indptr) > 0))
+        return _HEAD.size + len(meta.encode()) + _SIZES.size + 12 * n_rows + 8 + 12 * self.P.nnz + 8
 
 
 # --------------------------------------------------------------------------- training
@@ -371,12 +391,15 @@ def inspect(model: MarkovModel) -> Dict[str, Any]:
 
 
 def heatmap(
-    model: MarkovModel, out_png: PathLike, first_intervals: int = 10, zoom_interval: Optional[int] = None
+    model: MarkovModel, out_png: PathLike, first_intervals: int = 10, zoom_interval: Optional[int] = None,
+    max_pixels: int = 1200, w_max: Optional[int] = None,
 ) -> Path:
     """Figures 5-6: transition probabilities on a log colour scale, white = no transition.
 
-    Left: the first `first_intervals` delay intervals (first_intervals * n_w states); right (if
-    `zoom_interval` is given): the n_w x n_w block of that interval. Only plotted blocks are densified.
+    Left: the first `first_intervals` delay intervals; right (if `zoom_interval` is given): the block of
+    that interval alone. Each interval shows the windows `w_min..w_max` (default: all; the paper's
+    figures show 0..35). A block is never densified beyond `max_pixels` square: each pixel shows the
+    largest probability of the states it covers.
     """
     import matplotlib
 
@@ -384,24 +407,33 @@ def heatmap(
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
 
-    n_w = model.n_w
+    n_w, w0 = model.n_w, model.meta["w_min"]
+    shown = n_w if w_max is None else max(1, min(n_w, int(w_max) - w0 + 1))
     k = max(1, min(first_intervals, model.n_d))
-    blocks = [(0, k * n_w, f"first {k} delay intervals")]
+    blocks = [(range(k), f"first {k} delay intervals")]
     if zoom_interval is not None:
         if not 0 <= zoom_interval < model.n_d:
             raise ScenarioError(f"--zoom {zoom_interval}: interval out of range 0..{model.n_d - 1}")
         lo, hi = model.interval(zoom_interval)
-        blocks.append((zoom_interval * n_w, (zoom_interval + 1) * n_w, f"interval {zoom_interval}: d in [{lo}, {hi}) ms"))
+        blocks.append((range(zoom_interval, zoom_interval + 1), f"interval {zoom_interval}: d in [{lo}, {hi}) ms"))
     fig, axes = plt.subplots(1, len(blocks), figsize=(6 * len(blocks), 5.2), squeeze=False)
-    for ax, (a, b, title) in zip(axes[0], blocks):
-        block = model.P[a:b, a:b].toarray()
+    for ax, (bins, title) in zip(axes[0], blocks):
+        idx = (np.asarray(bins)[:, None] * n_w + np.arange(shown)[None, :]).ravel()
+        sub = model.P[idx][:, idx].tocoo()
+        n = len(idx)
+        pix = min(n, max_pixels)
+        block = np.zeros((pix, pix))
+        np.maximum.at(block, (sub.row.astype(np.int64) * pix // n, sub.col.astype(np.int64) * pix // n), sub.data)
+        title += f", w {w0}..{w0 + shown - 1}"
+        if pix < n:
+            title += f" ({n} states on {pix} pixels: max per pixel)"
         masked = np.ma.masked_less_equal(block, 0)
         vmin = float(masked.min()) if masked.count() else 1e-6
         im = ax.imshow(masked, cmap="Blues", norm=LogNorm(vmin=vmin, vmax=1.0), interpolation="nearest")
-        for i in range(1, (b - a) // n_w):
-            ax.axhline(i * n_w - 0.5, color="0.85", lw=0.5)
-            ax.axvline(i * n_w - 0.5, color="0.85", lw=0.5)
-        ax.set_title(f"q = {model.meta['quantize_ms']} ms, {title}")
+        for i in range(1, len(bins)):
+            ax.axhline(i * shown * pix / n - 0.5, color="0.85", lw=0.5)
+            ax.axvline(i * shown * pix / n - 0.5, color="0.85", lw=0.5)
+        ax.set_title(f"q = {model.meta['quantize_ms']} ms, {title}", fontsize=8)
         ax.set_xlabel("next state S_rv")
         ax.set_ylabel("present state S_kl")
         fig.colorbar(im, ax=ax, label="transition probability")
@@ -415,27 +447,32 @@ def heatmap(
 # --------------------------------------------------------------------------- collection
 
 
+def ack_link(ack: Optional[PathLike]) -> Dict[str, Any]:
+    """The ACK direction: the trace `ack`, or (None) an uncongested 100 Mbit/s link; 20 ms either way."""
+    from ccscope import repro_verus as rv
+
+    if ack is None:
+        return {"rate_mbps": rv.UNPAIRED_ACK_MBPS, "delay_ms": rv.ONE_WAY_DELAY_MS}
+    return {"trace": str(ack), "delay_ms": rv.ONE_WAY_DELAY_MS}
+
+
 def _collect_one(job: tuple) -> pd.DataFrame:
-    """One collection run: (trace path, ack trace path or None, users, seconds, seed, user id offset)."""
+    """One collection run: (trace path, ack trace path or None, users, seconds, seed, user id offset, R)."""
     from ccscope import api
     from ccscope import repro_verus as rv
 
-    trace, ack, users, seconds, seed, offset = job
-    ack_link: Dict[str, Any] = (
-        {"trace": str(ack), "delay_ms": rv.ONE_WAY_DELAY_MS}
-        if ack is not None
-        else {"rate_mbps": rv.UNPAIRED_ACK_MBPS, "delay_ms": rv.ONE_WAY_DELAY_MS}
-    )
+    trace, ack, users, seconds, seed, offset, r = job
     sc = {
         "name": f"markov-collect {Path(trace).name} {users}u",
         "seed": int(seed),
         "duration_s": float(seconds),
         "bin_ms": 1000,
         "data_link": {"trace": str(trace), "delay_ms": rv.ONE_WAY_DELAY_MS, "queue": dict(rv.RED_QUEUE)},
-        "ack_link": ack_link,
+        "ack_link": ack_link(ack),
         "flows": [
             {
                 "controller": "verus",
+                "r": float(r),
                 "packet_bytes": rv.VERUS_PACKET_BYTES,
                 "count": int(users),
                 "start_jitter_s": rv.START_JITTER_S,
@@ -466,12 +503,19 @@ def collect(
     seconds: float = 300.0,
     seed: int = 1,
     jobs: Optional[int] = 1,
+    r: float = PAPER_R,
+    ack: str = "uncongested",
 ) -> pd.DataFrame:
-    """Paper 000 §4.1 / Table 1: run default Verus with N users (1450 B packets, RED 3/9 Mbit 0.1%, 20 ms
-    each way) on every trace for every N in `users`, recording (largest delay, packets sent) per 5 ms
-    epoch. Data cross the trace; ACKs cross its opposite direction if that file exists, else a
-    100 Mbit/s link. Returns columns user, t_ms, d_ms, w, trace, users; user ids are unique per run
-    (run k's flow f is k * 100 + f). ``df.attrs`` holds trace / users / seed (comma-joined)."""
+    """Paper 000 §4.1 / Table 1: run Verus (R = `r`, paper 000's 2 by default) with N users (1450 B
+    packets, RED 3/9 Mbit 0.1%, 20 ms each way) on every trace for every N in `users`, recording
+    (largest delay, packets sent) per 5 ms epoch. Data cross the trace; ACKs cross an uncongested
+    100 Mbit/s link (`ack="uncongested"`, paper 000 §6.1) or the trace's opposite direction if that file
+    exists (`ack="paired"`). Returns columns user, t_ms, d_ms, w, trace, users; user ids are unique per
+    run (run k's flow f is k * 100 + f). ``df.attrs`` holds trace / users / seed / r (comma-joined)."""
+    if ack not in ACK_MODES:
+        raise ScenarioError(f"ack: expected one of {', '.join(ACK_MODES)}, got {ack!r}")
+    if not r > 1:
+        raise ScenarioError(f"r: Verus's delay ratio must exceed 1, got {r!r}")
     tr = [Path(t) for t in traces]
     for t in tr:
         if not t.is_file():
@@ -481,7 +525,8 @@ def collect(
         raise ScenarioError(f"users: expected 1..99 users per run, got {list(users)!r}")
     if not seconds > 0:
         raise ScenarioError(f"seconds: must be positive, got {seconds!r}")
-    work = [(str(t), None if _ack_of(t) is None else str(_ack_of(t)), u, float(seconds), int(seed), k * 100)
+    acks = {t: (_ack_of(t) if ack == "paired" else None) for t in tr}
+    work = [(str(t), None if acks[t] is None else str(acks[t]), u, float(seconds), int(seed), k * 100, float(r))
             for k, (t, u) in enumerate((t, u) for t in tr for u in us)]
     if (jobs or os.cpu_count() or 1) > 1 and len(work) > 1:
         from concurrent.futures import ProcessPoolExecutor
@@ -491,7 +536,7 @@ def collect(
     else:
         frames = [_collect_one(w) for w in work]
     out = pd.concat(frames, ignore_index=True)
-    out.attrs.update(trace=",".join(t.name for t in tr), users=",".join(str(u) for u in us), seed=int(seed))
+    out.attrs.update(trace=",".join(t.name for t in tr), users=",".join(str(u) for u in us), seed=int(seed), r=float(r))
     return out
 
 
@@ -502,7 +547,7 @@ def save_samples(df: pd.DataFrame, path: PathLike, **meta: Any) -> Path:
     import pyarrow.parquet as pq
 
     path = Path(path)
-    info = {k: df.attrs[k] for k in ("trace", "users", "seed") if k in df.attrs}
+    info = {k: df.attrs[k] for k in ("trace", "users", "seed", "r") if k in df.attrs}
     info.update(meta)
     table = pa.Table.from_pandas(df, preserve_index=False)
     md = dict(table.schema.metadata or {})

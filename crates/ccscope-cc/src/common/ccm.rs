@@ -1,19 +1,23 @@
 //! The `.ccm` model file: a sparse (delay, window) Markov transition matrix (paper 000 §3.1, §4.2).
 //!
-//! Layout, all little-endian: magic `b"CCSCOPEM"`; `u32` version (1); `u32 meta_len`; `meta_len`
+//! Layout, all little-endian: magic `b"CCSCOPEM"`; `u32` version (2); `u32 meta_len`; `meta_len`
 //! bytes of UTF-8 JSON metadata (`quantize_ms`, `d_min_ms`, `d_max_ms`, `w_min`, `w_max`, `n_d`,
-//! `n_w`, and any other keys); `u64 n_states` (= `n_d * n_w`); `u64 nnz`; `(n_states + 1)` `u64` CSR
-//! row pointers; `nnz` `u32` column indices; `nnz` `f64` probabilities; a `u64` trailer, the FNV-1a
-//! 64-bit hash of every preceding byte. State `d_bin * n_w + (w - w_min)` is delay bin `d_bin`, whose
+//! `n_w`, and any other keys); `u64 n_states` (= `n_d * n_w`); `u64 n_rows` (non-empty rows); `u64
+//! nnz`; `n_rows` `u32` state indices of the non-empty rows, increasing; `(n_rows + 1)` `u64` row
+//! pointers into the entries, increasing from 0 to `nnz`; `nnz` `u32` column indices; `nnz` `f64`
+//! probabilities; a `u64` trailer, the FNV-1a 64-bit hash of every preceding byte. Only the rows the
+//! chain ever left are stored, so the size follows the samples, not the grid (a 1 ms grid of Verus
+//! windows has millions of states). State `d_bin * n_w + (w - w_min)` is delay bin `d_bin`, whose
 //! interval is `[d_min_ms + d_bin quantize_ms, d_min_ms + (d_bin + 1) quantize_ms)`, and window `w`.
 //!
 //! The metadata is read with a small extractor of top-level numeric fields (no JSON dependency): the
 //! first `"key": number` occurrence of each key counts; other keys are kept verbatim in `meta_json`.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
 
 const MAGIC: &[u8; 8] = b"CCSCOPEM";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 /// A non-empty row's probabilities must sum to 1 within this (paper 000 Eq. 5).
@@ -139,8 +143,10 @@ pub struct Model {
     pub meta: Meta,
     /// The metadata JSON as stored.
     pub meta_json: String,
-    /// Row `s` holds entries `indptr[s]..indptr[s + 1]`.
-    pub indptr: Vec<u64>,
+    /// The non-empty rows' state indices, increasing; row `rows[i]` holds entries
+    /// `row_ptr[i]..row_ptr[i + 1]`.
+    pub rows: Vec<u32>,
+    pub row_ptr: Vec<u64>,
     pub indices: Vec<u32>,
     pub probs: Vec<f64>,
 }
@@ -178,22 +184,23 @@ impl Model {
         if rows.len() as u64 != meta.n_states() {
             return Err(CcmError::Inconsistent(format!("{} rows for {} states", rows.len(), meta.n_states())));
         }
-        let mut indptr = vec![0u64];
+        let (mut ids, mut row_ptr) = (Vec::new(), vec![0u64]);
         let (mut indices, mut probs) = (Vec::new(), Vec::new());
-        for row in rows {
+        for (s, row) in rows.iter().enumerate().filter(|(_, r)| !r.is_empty()) {
             for &(c, p) in row {
                 indices.push(c);
                 probs.push(p);
             }
-            indptr.push(indices.len() as u64);
+            ids.push(s as u32);
+            row_ptr.push(indices.len() as u64);
         }
-        let m = Model { meta_json: meta.to_json(), meta, indptr, indices, probs };
+        let m = Model { meta_json: meta.to_json(), meta, rows: ids, row_ptr, indices, probs };
         m.check_matrix()?;
         Ok(m)
     }
 
     pub fn n_states(&self) -> usize {
-        self.indptr.len() - 1
+        self.meta.n_states() as usize
     }
 
     /// State index of (delay bin, window); `None` outside the state space.
@@ -209,23 +216,42 @@ impl Model {
         (s / self.meta.n_w, self.meta.w_min + s % self.meta.n_w)
     }
 
-    /// The stored transitions `(next state, probability)` out of state `s`.
-    pub fn row(&self, s: usize) -> impl Iterator<Item = (u32, f64)> + '_ {
-        let (lo, hi) = (self.indptr[s] as usize, self.indptr[s + 1] as usize);
+    /// The stored transitions `(next state, probability)` out of state `s` (none if it was never left).
+    pub fn row(&self, s: usize) -> impl Iterator<Item = (u32, f64)> + Clone + '_ {
+        let i = u32::try_from(s).ok().and_then(|s| self.rows.binary_search(&s).ok());
+        self.entries(i)
+    }
+
+    fn entries(&self, i: Option<usize>) -> impl Iterator<Item = (u32, f64)> + Clone + '_ {
+        let (lo, hi) = i.map_or((0, 0), |i| (self.row_ptr[i] as usize, self.row_ptr[i + 1] as usize));
         self.indices[lo..hi].iter().copied().zip(self.probs[lo..hi].iter().copied())
+    }
+
+    /// The non-empty rows of delay bin `d_bin` with windows from `w` down to `w_min`, largest window
+    /// first, as `(w, transitions)`: the §5.1 walk-down visits only rows that exist.
+    pub fn rows_down_from(&self, d_bin: u32, w: u32) -> impl Iterator<Item = (u32, impl Iterator<Item = (u32, f64)> + Clone + '_)> + '_ {
+        let w = w.min(self.meta.w_max);
+        let (first, top) = match (self.state(d_bin, self.meta.w_min), self.state(d_bin, w)) {
+            (Some(a), Some(b)) if w >= self.meta.w_min => (a as u32, b as u32),
+            _ => (1, 0), // an empty range
+        };
+        let end = self.rows.partition_point(|&r| r <= top);
+        (0..end).rev().take_while(move |&i| self.rows[i] >= first).map(move |i| (self.state_of(self.rows[i]).1, self.entries(Some(i))))
     }
 
     /// The file bytes (the spec's layout, checksum included).
     pub fn to_bytes(&self) -> Vec<u8> {
         let meta = self.meta_json.as_bytes();
-        let mut b = Vec::with_capacity(40 + meta.len() + self.indptr.len() * 8 + self.indices.len() * 12);
+        let mut b = Vec::with_capacity(48 + meta.len() + self.rows.len() * 12 + self.indices.len() * 12);
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&VERSION.to_le_bytes());
         b.extend_from_slice(&(meta.len() as u32).to_le_bytes());
         b.extend_from_slice(meta);
         b.extend_from_slice(&(self.n_states() as u64).to_le_bytes());
+        b.extend_from_slice(&(self.rows.len() as u64).to_le_bytes());
         b.extend_from_slice(&(self.indices.len() as u64).to_le_bytes());
-        self.indptr.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        self.rows.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        self.row_ptr.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
         self.indices.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
         self.probs.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
         let h = fnv1a64(&b);
@@ -240,6 +266,25 @@ impl Model {
 
     pub fn load(path: impl AsRef<Path>) -> Result<Model, CcmError> {
         Model::from_bytes(&std::fs::read(path)?)
+    }
+
+    /// `load`, but every controller that asks for the same unchanged file (same canonical path, length
+    /// and modification time) while one copy is alive gets that copy: N users, and a new connection
+    /// per ON period, share one model instead of reading and checking the file each time.
+    pub fn load_shared(path: impl AsRef<Path>) -> Result<Arc<Model>, CcmError> {
+        type Key = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+        static CACHE: Mutex<Vec<(Key, Weak<Model>)>> = Mutex::new(Vec::new());
+        let path = path.as_ref();
+        let md = std::fs::metadata(path)?;
+        let key: Key = (std::fs::canonicalize(path)?, md.len(), md.modified().ok());
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        cache.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(m) = cache.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
+            return Ok(m);
+        }
+        let m = Arc::new(Model::load(path)?);
+        cache.push((key, Arc::downgrade(&m)));
+        Ok(m)
     }
 
     /// Parse and validate file bytes. A short file is `Truncated` (the length its header implies vs.
@@ -259,17 +304,17 @@ impl Model {
         let expected = (|| -> Option<u64> {
             let counts_at = 16 + meta_len;
             let at = |o: u64| bytes.get(o as usize..o as usize + 8).map(|s| u64::from_le_bytes(s.try_into().expect("8")));
-            let n_states = at(counts_at)?;
-            let nnz = at(counts_at + 8)?;
-            let body = n_states.checked_add(1)?.checked_mul(8)?.checked_add(nnz.checked_mul(12)?)?;
-            counts_at.checked_add(16)?.checked_add(body)?.checked_add(8)
+            let n_rows = at(counts_at + 8)?;
+            let nnz = at(counts_at + 16)?;
+            let body = n_rows.checked_mul(12)?.checked_add(8)?.checked_add(nnz.checked_mul(12)?)?;
+            counts_at.checked_add(24)?.checked_add(body)?.checked_add(8)
         })();
         let checksum_ok = found >= 8 && {
             let (body, trailer) = bytes.split_at(bytes.len() - 8);
             fnv1a64(body) == u64::from_le_bytes(trailer.try_into().expect("8"))
         };
         match expected {
-            None if !checksum_ok => return Err(CcmError::Truncated { expected: (16 + meta_len + 16 + 8).max(found + 1), found }),
+            None if !checksum_ok => return Err(CcmError::Truncated { expected: (16 + meta_len + 24 + 8).max(found + 1), found }),
             Some(e) if e > found => return Err(CcmError::Truncated { expected: e, found }),
             _ if !checksum_ok => return Err(CcmError::Checksum),
             Some(e) if e < found => return Err(CcmError::Inconsistent(format!("{} bytes after the trailer", found - e))),
@@ -288,11 +333,16 @@ impl Model {
         if n_states != meta.n_states() {
             return Err(CcmError::Inconsistent(format!("n_states {n_states} != n_d * n_w = {}", meta.n_states())));
         }
+        let n_rows = r.u64()?;
         let nnz = r.u64()?;
-        let indptr = (0..=n_states).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
+        if n_rows > n_states {
+            return Err(CcmError::Inconsistent(format!("n_rows {n_rows} > n_states {n_states}")));
+        }
+        let rows = (0..n_rows).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
+        let row_ptr = (0..=n_rows).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
         let indices = (0..nnz).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
         let probs = (0..nnz).map(|_| r.u64().map(f64::from_bits)).collect::<Result<Vec<_>, _>>()?;
-        let m = Model { meta, meta_json, indptr, indices, probs };
+        let m = Model { meta, meta_json, rows, row_ptr, indices, probs };
         m.check_matrix()?;
         Ok(m)
     }
@@ -301,22 +351,28 @@ impl Model {
     fn check_matrix(&self) -> Result<(), CcmError> {
         let bad = |s: String| Err(CcmError::Inconsistent(s));
         let nnz = self.indices.len() as u64;
-        if self.indptr.first() != Some(&0) || self.indptr.last() != Some(&nnz) || self.probs.len() as u64 != nnz {
-            return bad(format!("indptr must run from 0 to nnz = {nnz}"));
+        if self.row_ptr.len() != self.rows.len() + 1 || self.row_ptr.first() != Some(&0) || self.row_ptr.last() != Some(&nnz) || self.probs.len() as u64 != nnz {
+            return bad(format!("row pointers must run from 0 to nnz = {nnz}"));
         }
-        if let Some(i) = self.indptr.windows(2).position(|w| w[1] < w[0]) {
-            return bad(format!("indptr decreases at row {i}"));
+        if let Some(i) = self.row_ptr.windows(2).position(|w| w[1] <= w[0]) {
+            return bad(format!("stored row {i} is empty or its pointer decreases"));
         }
         let n = self.n_states() as u64;
+        if let Some(i) = self.rows.windows(2).position(|w| w[1] <= w[0]) {
+            return bad(format!("row indices not increasing at stored row {}", i + 1));
+        }
+        if let Some(&s) = self.rows.last().filter(|&&s| s as u64 >= n) {
+            return bad(format!("row {s} >= n_states {n}"));
+        }
         if let Some(&c) = self.indices.iter().find(|&&c| c as u64 >= n) {
             return bad(format!("column {c} >= n_states {n}"));
         }
         if let Some(p) = self.probs.iter().find(|p| !(**p >= 0.0 && **p <= 1.0)) {
             return bad(format!("probability {p} outside [0, 1]"));
         }
-        for s in 0..self.n_states() {
-            let (count, sum) = self.row(s).fold((0, 0.0), |(c, t), (_, p)| (c + 1, t + p));
-            if count > 0 && (sum - 1.0).abs() > ROW_SUM_TOLERANCE {
+        for (i, &s) in self.rows.iter().enumerate() {
+            let sum: f64 = self.entries(Some(i)).map(|(_, p)| p).sum();
+            if (sum - 1.0).abs() > ROW_SUM_TOLERANCE {
                 return bad(format!("row {s} sums to {sum}, not 1"));
             }
         }
@@ -354,6 +410,30 @@ mod tests {
         assert_eq!(back.row(0).collect::<Vec<_>>(), vec![(1, 0.25), (3, 0.75)]);
         assert_eq!(back.state(1, 2), Some(4));
         assert_eq!(back.state_of(4), (1, 2));
+    }
+
+    #[test]
+    fn ccm_stores_only_the_rows_the_chain_left() {
+        let m = model();
+        assert_eq!((m.rows.clone(), m.row_ptr.clone()), (vec![0, 4], vec![0, 2, 3]));
+        assert_eq!(m.row(3).count(), 0);
+        // Header 16 + metadata + 3 counts + 2 row ids + 3 pointers + 3 entries + trailer.
+        assert_eq!(m.to_bytes().len(), 16 + m.meta_json.len() + 24 + 2 * 4 + 3 * 8 + 3 * 12 + 8);
+    }
+
+    #[test]
+    fn ccm_rows_down_from_lists_a_delay_bins_existing_rows_largest_window_first() {
+        let mut rows = vec![Vec::new(); 6];
+        rows[0] = vec![(0, 1.0)]; // (bin 0, w 1)
+        rows[2] = vec![(1, 1.0)]; // (bin 0, w 3)
+        rows[3] = vec![(2, 1.0)]; // (bin 1, w 1)
+        let m = Model::from_rows(meta(), &rows).expect("valid");
+        let ws = |d, w| m.rows_down_from(d, w).map(|(w, r)| (w, r.collect::<Vec<_>>())).collect::<Vec<_>>();
+        assert_eq!(ws(0, 3), vec![(3, vec![(1, 1.0)]), (1, vec![(0, 1.0)])]);
+        assert_eq!(ws(0, 2), vec![(1, vec![(0, 1.0)])]);
+        assert_eq!(ws(1, 3), vec![(1, vec![(2, 1.0)])]);
+        assert_eq!(ws(0, 99), ws(0, 3), "windows above w_max start at w_max");
+        assert!(ws(0, 0).is_empty() && ws(2, 3).is_empty());
     }
 
     #[test]
@@ -397,8 +477,8 @@ mod tests {
         b[0] = b'X';
         assert!(matches!(Model::from_bytes(&b), Err(CcmError::BadMagic)));
         let mut b = model().to_bytes();
-        b[8] = 2;
-        assert!(matches!(Model::from_bytes(&b), Err(CcmError::UnsupportedVersion(2))));
+        b[8] = 1;
+        assert!(matches!(Model::from_bytes(&b), Err(CcmError::UnsupportedVersion(1))));
     }
 
     #[test]

@@ -41,6 +41,10 @@ impl Sender {
     pub fn cc(&mut self) -> &mut AnyController {
         each!(self, s => &mut s.cc)
     }
+    /// Between transfers (an OFF period) with nothing outstanding: the controller has nothing to clock.
+    pub fn between_transfers(&self) -> bool {
+        each!(self, s => s.in_flight() == 0 && s.plan.as_ref().is_some_and(|p| p.idle()))
+    }
     pub fn cwnd(&self) -> u32 {
         each!(self, s => s.cc.cwnd())
     }
@@ -86,6 +90,11 @@ impl Sender {
         let mut v = each!(self, s => s.plan.as_mut().map(|p| std::mem::take(&mut p.retired_samples)).unwrap_or_default());
         v.extend(self.cc().take_samples());
         v
+    }
+    /// The controller's counters, those of earlier connections' controllers included.
+    pub fn counters(&self) -> Vec<(&'static str, u64)> {
+        let retired = each!(self, s => s.plan.as_ref().map(|p| p.retired_counters.clone()).unwrap_or_default());
+        crate::traffic::add_counters(retired, &each!(self, s => s.cc.counters()))
     }
     pub fn retransmissions(&self) -> u64 {
         match self {
