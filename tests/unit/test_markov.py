@@ -10,6 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ccscope import ScenarioError
@@ -240,3 +242,15 @@ def test_cli_bad_sample_file_exits_2_with_one_line(samples, tmp_path):
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert len(lines) == 1 and "missing column `d_ms`" in lines[0]
     assert not (tmp_path / "m.ccm").exists()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(40, 80), st.integers(0, 12)), min_size=2, max_size=300),
+       st.sampled_from([1, 2, 5]))
+def test_any_trained_model_round_trips_through_its_file_bytes(rows, q):
+    df = pd.DataFrame(rows, columns=["user", "d_ms", "w"]).assign(t_ms=lambda d: np.arange(len(d), dtype=float))
+    model = mk.train(df[["user", "t_ms", "d_ms", "w"]], quantize_ms=q, truncate=None)
+    back = mk.MarkovModel.from_bytes(model.to_bytes())
+    assert back.meta == model.meta
+    assert (back.P != model.P).nnz == 0 and back.P.shape == model.P.shape
+    assert len(model.to_bytes()) == model.file_size()

@@ -494,6 +494,54 @@ mod tests {
         assert!(matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(_))));
     }
 
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A damaged file is an error, never a panic: any truncation, any flipped byte, any counts.
+        #[test]
+        fn ccm_damaged_bytes_are_an_error_never_a_panic(cut in 0usize..200, flip in 0usize..200, bit in 0u8..8, fix_checksum: bool) {
+            let mut b = model().to_bytes();
+            let i = flip % b.len();
+            b[i] ^= 1 << bit;
+            if fix_checksum {
+                // Re-sign the damaged body so that the structural checks, not the checksum, must catch it.
+                let n = b.len() - 8;
+                let h = fnv1a64(&b[..n]);
+                b[n..].copy_from_slice(&h.to_le_bytes());
+            }
+            let b = &b[..b.len().saturating_sub(cut % 8)];
+            if let Ok(m) = Model::from_bytes(b) {
+                // Whatever parses must be a valid model that round-trips.
+                prop_assert_eq!(Model::from_bytes(&m.to_bytes()).expect("re-parses"), m);
+            }
+        }
+
+        /// Any row-stochastic sparse model round-trips through its bytes and lists its rows alike.
+        #[test]
+        fn ccm_random_models_round_trip(n_d in 1u32..5, n_w in 1u32..6, seed in 0u64..1000) {
+            let meta = Meta { quantize_ms: 2.0, d_min_ms: 40.0, d_max_ms: 40.0 + 2.0 * n_d as f64, w_min: 0, w_max: n_w - 1, n_d, n_w };
+            let n = (n_d * n_w) as usize;
+            let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let mut next = || { x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407); x >> 33 };
+            let rows: Vec<Vec<(u32, f64)>> = (0..n).map(|_| {
+                let k = (next() % 3) as usize; // 0, 1 or 2 entries
+                let cols: std::collections::BTreeSet<u32> = (0..k).map(|_| (next() % n as u64) as u32).collect();
+                cols.iter().map(|&c| (c, 1.0 / cols.len() as f64)).collect()
+            }).collect();
+            let m = Model::from_rows(meta, &rows).expect("valid");
+            let back = Model::from_bytes(&m.to_bytes()).expect("parses");
+            prop_assert_eq!(&back, &m);
+            for (s, row) in rows.iter().enumerate() {
+                prop_assert_eq!(back.row(s).collect::<Vec<_>>(), row.clone());
+            }
+            for d in 0..n_d {
+                let down: Vec<u32> = back.rows_down_from(d, n_w - 1).map(|(w, _)| w).collect();
+                let want: Vec<u32> = (0..n_w).rev().filter(|&w| !rows[(d * n_w + w) as usize].is_empty()).collect();
+                prop_assert_eq!(down, want);
+            }
+        }
+    }
+
     #[test]
     fn ccm_metadata_extractor_reads_numbers_among_other_keys() {
         let json = r#"{"name": "x", "nested": {"a": [1, 2]}, "quantize_ms" : 5, "d_min_ms": 1.5e1,
