@@ -120,3 +120,12 @@ def test_collect_rejects_a_missing_trace(tmp_path):
                                  str(tmp_path / "x.parquet")])
     assert r.exit_code != 0
     assert "nope.down" in r.output
+
+
+@pytest.mark.parametrize("flag, value, words", [("--r", "0.5", "delay ratio must exceed 1"),
+                                                 ("--ack", "foo", "expected one of uncongested, paired")])
+def test_collect_rejects_a_bad_r_or_ack_path_and_writes_nothing(tmp_path, flag, value, words):
+    out = tmp_path / "x.parquet"
+    r = CliRunner().invoke(app, ["markov", "collect", "--traces", str(TRACES), "--set", EVAL, flag, value,
+                                 "-o", str(out)])
+    assert r.exit_code == 2 and words in r.output and not out.exists()
