@@ -283,6 +283,9 @@ def concat_trace(trace_dir: Path, names: Sequence[str], segment_s: float, out: P
         while k * period < seg_ms:
             lines.extend(str(base + k * period + t) for t in ts if k * period + t < seg_ms)
             k += 1
+    # The loop period is the last timestamp: end on the concatenation's full length (one extra opportunity),
+    # so a quiet tail is kept and every loop lasts exactly len(names) segments.
+    lines.append(str(len(names) * seg_ms))
     out.write_text("\n".join(lines) + "\n")
     return out
 
@@ -543,7 +546,7 @@ def markov_repro(
         "A delay above the range is the walk's own queue beyond anything Verus built in training (the 99.9th "
         "percentile, clamped into the last delay interval). A dead end is an epoch where no row from the origin's "
         "window down to `w_min` has a transition into the perceived delay: the walk has left the trained states, "
-        "and it sends `w_min` (docs/deviations.md).",
+        "and it sends the smallest window trained at that delay (docs/deviations.md).",
         "",
         "## Table 2 and Figs. 5-6: model size and the effect of quantization (1-user model)",
         "",

@@ -79,23 +79,24 @@ def test_claim_4_jain_at_least_095_for_matching_and_combined(report):
     assert claims(report)["4"]
 
 
-# Claims that do not hold on the short run (measured: 120 s, seeds 1-2, train Verizon-LTE-short.up,
-# evaluate Verizon-LTE-short.down, Verus R = 2, closest draw).
-@pytest.mark.xfail(strict=True, reason="matching model: throughput -5/+1/+1%, delay +67/+32/+130% vs Verus for "
-                                       "2/3/4 users: 1 of 3 cases within 15% / 50%")
-def test_claim_1_matching_model_close_to_verus(report):
-    assert claims(report)["1"]
+# Claims 1, 2b and 3 swing with the walk's draws on a run this short (the full report,
+# docs/reproductions/markov.md, has them all failing with the paper's draw except 2b). Their verdicts
+# must follow from the report's own rows.
+@pytest.mark.parametrize("draw", ["closest", "proportional"])
+def test_claim_1_verdict_is_more_than_half_of_its_rows(report, draw):
+    closest, _, proportional = report.split("## The issue's claims")[1].partition("### With the proportional draw")
+    part = closest if draw == "closest" else proportional
+    table = part.split("**(1)")[1].split("**(2a)")[0]
+    rows = re.findall(r"^\| `[^`]+` \| \d \| ([+-]\d+)% \| ([+-]\d+)% \| \*\*(yes|no)\*\* \|$", table, re.M)
+    assert len(rows) == 3
+    for dt, dd, ok in rows:
+        assert (ok == "yes") == (abs(int(dt)) <= 15 and abs(int(dd)) <= 50)
+    assert claims(report, draw)["1"] == (sum(ok == "yes" for *_, ok in rows) > len(rows) / 2)
 
 
-@pytest.mark.xfail(strict=True, reason="4 users: non-matching 146 ± 20 ms vs matching 259 ± 222 ms: the matching "
-                                       "model's walk ran away in one of the two seeds")
-def test_claim_2b_non_matching_is_clearly_worse_than_matching_with_4_users(report):
-    assert claims(report)["2b"]
-
-
-@pytest.mark.xfail(strict=True, reason="3 users: matching 125, combined 226, non-matching 126 ms: not between")
-def test_claim_3_combined_lies_between(report):
-    assert claims(report)["3"]
+def test_the_report_explains_where_the_gaps_come_from(report):
+    gaps = report.split("### Where the gaps come from")[1]
+    assert "**The draw rule.**" in gaps and "**Quantization.**" in gaps
 
 
 def test_collect_cli_writes_parquet_with_metadata_and_distinct_users(tmp_path):

@@ -254,3 +254,22 @@ def test_any_trained_model_round_trips_through_its_file_bytes(rows, q):
     assert back.meta == model.meta
     assert (back.P != model.P).nnz == 0 and back.P.shape == model.P.shape
     assert len(model.to_bytes()) == model.file_size()
+
+
+def test_a_crafted_huge_grid_is_refused_before_anything_is_allocated(model, tmp_path):
+    meta = dict(model.meta, n_d=1 << 15, n_w=1 << 15, w_min=0, w_max=(1 << 15) - 1)
+    mb = json.dumps({k: meta[k] for k in mk.META_KEYS}, sort_keys=True, separators=(",", ":")).encode()
+    body = struct.pack("<8sII", b"CCSCOPEM", 2, len(mb)) + mb + struct.pack("<QQQ", 1 << 30, 0, 0) + struct.pack("<Q", 0)
+    blob = body + struct.pack("<Q", mk.fnv1a64(body))
+    assert "too many states" in corrupt(tmp_path, blob)
+
+
+def test_concatenated_trace_keeps_each_segment_and_loops_on_its_full_length(tmp_path):
+    from ccscope.repro_markov import concat_trace
+
+    (tmp_path / "a.down").write_text("0\n5\n10\n")  # period 10 ms: loops to fill the segment
+    (tmp_path / "b.down").write_text("3\n3\n40\n")
+    out = concat_trace(tmp_path, ["a.down", "b.down"], 0.02, tmp_path / "c.trace")
+    ts = [int(x) for x in out.read_text().split()]
+    assert ts == [0, 5, 10, 10, 15] + [23, 23] + [40]
+    assert ts == sorted(ts)

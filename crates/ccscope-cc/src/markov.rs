@@ -16,8 +16,8 @@
 //! - **No RTT sample in an epoch:** the delay is the previous epoch's, or the time since the last ACK
 //!   if that is larger (Verus's rule); before any ACK the origin's delay bin is kept.
 //! - **Delays outside the model** are clamped into the first or last bin and counted (`out_of_range`).
-//! - **No subset down to `w_min`:** the walk-down ends there: the state becomes (`d_r`, `w_min`) and
-//!   `w_min` packets are sent; counted as a dead end.
+//! - **No subset down to `w_min`:** the smallest window with a row in the perceived delay bin is sent
+//!   and becomes the state (`w_min` if the bin has no row). Counted as a dead end.
 //! - **First epoch:** the origin is (bin 0, `max(w_min, 1)` clamped to `w_max`) and that many packets
 //!   may go out before the first epoch; the epoch timer starts with the first packet sent.
 //! - **Losses** get no reaction (the paper's sender keeps only a timeout timer, §5); the no-ACK
@@ -221,11 +221,13 @@ impl Markov {
                 return w;
             }
         }
-        // No subset down to w_min: the §5.1 walk-down ended at w_min, so the state is (d_r, w_min) and
-        // w_min packets go out (ours; the paper does not say what happens when the walk-down fails).
+        // No subset down to w_min (ours; the paper does not say what happens then): the walk-down ends at
+        // the bottom, snapped to the trained states: the smallest window with a row at the perceived
+        // delay is sent (w_min if that delay has none), so the next epoch starts from a trained row.
         self.dead_ends += 1;
-        self.state = State { d_bin, w: model.meta.w_min };
-        self.state.w
+        let w = model.rows_down_from(d_bin, model.meta.w_max).last().map_or(model.meta.w_min, |(w, _)| w);
+        self.state = State { d_bin, w };
+        w
     }
 
     fn on_epoch(&mut self, now: Time) {
@@ -311,8 +313,14 @@ impl Controller for Markov {
     }
 
     fn on_timer(&mut self, now: Time) {
-        if self.next_epoch.is_some_and(|t| now >= t) {
-            self.next_epoch = Some(now + Dur::from_ms_f64(self.p.epoch_ms));
+        if let Some(t) = self.next_epoch.filter(|&t| now >= t) {
+            let epoch = Dur::from_ms_f64(self.p.epoch_ms);
+            if now.since(t) >= epoch {
+                // The clock was stopped (idle between transfers): the silence was not the network's
+                // delay, so the last delay perceived stands.
+                self.last_ack = self.last_ack.map(|_| now);
+            }
+            self.next_epoch = Some(now + epoch);
             self.on_epoch(now);
         }
     }
@@ -451,7 +459,7 @@ mod tests {
     #[test]
     fn equal_probabilities_tie_to_the_lowest_window() {
         let (m, mut rows) = (meta(1, 3), vec![Vec::new(); 3]);
-        rows[0] = vec![(2, 0.5), (1, 0.5)];
+        rows[0] = vec![(1, 0.5), (2, 0.5)];
         let mut cc = markov("tie", m, &rows, 0);
         assert_eq!(cc.step(25.0, 0.3), 2);
     }
@@ -474,14 +482,37 @@ mod tests {
     }
 
     #[test]
-    fn no_subset_down_to_w_min_ends_the_walk_down_at_w_min() {
+    fn a_dead_end_moves_to_a_trained_row_of_the_perceived_delay() {
+        // Bin 0: windows 1..4 are states 0..3; bin 1: states 4..7.
         let (m, mut rows) = (meta(2, 4), vec![Vec::new(); 8]);
-        rows[2] = vec![(0, 1.0)];
+        rows[2] = vec![(0, 1.0)]; // (0, 3) only ever stayed in bin 0
         let mut cc = markov("deadend", m, &rows, 0);
         cc.state = State { d_bin: 0, w: 3 };
-        assert_eq!(cc.step(39.0, 0.5), 1, "w_min of this model is 1");
-        assert_eq!(cc.state(), State { d_bin: 1, w: 1 });
-        assert_eq!(cc.dead_ends(), 1);
+        assert_eq!(cc.step(39.0, 0.5), 1, "no row in bin 1: w_min");
+        assert_eq!((cc.state(), cc.dead_ends()), (State { d_bin: 1, w: 1 }, 1));
+        rows[5] = vec![(4, 1.0)]; // (1, 2)
+        rows[7] = vec![(4, 1.0)]; // (1, 4)
+        let mut cc = markov("deadend2", meta(2, 4), &rows, 0);
+        cc.state = State { d_bin: 0, w: 3 };
+        assert_eq!(cc.step(39.0, 0.5), 2, "the smallest window with a row in bin 1");
+        cc.state = State { d_bin: 0, w: 1 };
+        assert_eq!(cc.step(39.0, 0.5), 2, "whatever the origin's window");
+        assert_eq!(cc.dead_ends(), 2);
+    }
+
+    #[test]
+    fn a_walk_whose_window_has_no_row_recovers_instead_of_sending_nothing_forever() {
+        // w_min = 0 and rows only at (0, 1) <-> (0, 2): a delay in bin 1 is a dead end at w_min = 0, and
+        // the next bin-0 delay finds the trained windows again.
+        let m = Meta { quantize_ms: 10.0, d_min_ms: 20.0, d_max_ms: 40.0, w_min: 0, w_max: 2, n_d: 2, n_w: 3 };
+        let mut rows = vec![Vec::new(); 6];
+        rows[1] = vec![(2, 1.0)];
+        rows[2] = vec![(1, 1.0)];
+        let mut cc = markov("stuck", m, &rows, 0);
+        cc.state = State { d_bin: 0, w: 1 };
+        assert_eq!(cc.step(35.0, 0.5), 0);
+        let ws: Vec<u32> = (0..4).map(|_| cc.step(25.0, 0.5)).collect();
+        assert_eq!(ws, vec![1, 2, 1, 2]);
     }
 
     #[test]
@@ -547,19 +578,34 @@ mod tests {
         assert!(a.iter().collect::<std::collections::BTreeSet<_>>().len() > 4, "the walk moves: {a:?}");
     }
 
-    #[test]
-    fn no_sample_in_an_epoch_uses_the_time_since_the_last_ack_when_larger() {
-        let m = meta(3, 2);
-        // From any state: bin 0 -> w 1, bin 1 -> w 2, bin 2 -> w 1 (one entry per subset, p = 1/3).
+    /// Three delay bins, and from any state: bin 0 -> w 1, bin 1 -> w 2, bin 2 -> w 1 (one entry per
+    /// subset, p = 1/3); one packet sent and ACKed after 4 ms (below the model: bin 0), one epoch run.
+    fn after_one_4ms_ack(name: &str) -> Script<Markov> {
         let rows: Vec<_> = (0..6).map(|_| vec![(0u32, 1.0 / 3.0), (3, 1.0 / 3.0), (4, 1.0 / 3.0)]).collect();
-        let mut s = Script::new(markov("nosample", m, &rows, 0));
+        let mut s = Script::new(markov(name, meta(3, 2), &rows, 0));
         s.send(1);
-        s.ack_oldest(Dur::from_ms(4)); // t = 4 ms, RTT 4 ms: below the model, bin 0
+        s.ack_oldest(Dur::from_ms(4));
         s.advance(Dur::from_ms(1));
         assert_eq!(s.cc.state(), State { d_bin: 0, w: 1 });
+        s
+    }
+
+    #[test]
+    fn no_sample_in_an_epoch_uses_the_time_since_the_last_ack_when_larger() {
+        let mut s = after_one_4ms_ack("nosample");
         // Nothing ACKed for 31 ms: the time since the last ACK (31 ms) is bin 1.
         s.advance(Dur::from_ms(30));
         assert_eq!(s.cc.state(), State { d_bin: 1, w: 2 });
+    }
+
+    #[test]
+    fn a_clock_stopped_between_transfers_does_not_read_the_pause_as_delay() {
+        let mut s = after_one_4ms_ack("idle");
+        // The simulator stops the timer while the flow is idle; 10 s later the late epoch fires.
+        s.now = s.now + Dur::from_ms(10_000);
+        s.cc.on_timer(s.now);
+        assert_eq!(s.cc.state().d_bin, 0, "the 10 s pause is not a delay");
+        assert_eq!(s.cc.out_of_range().1, 0, "the last delay (4 ms, below the model) stands; nothing above");
     }
 
     #[test]

@@ -516,7 +516,7 @@ fn check_model_covers_path(t: &Tbl<'_, '_>, f: &FlowSpec, data: &LinkSpec, ack: 
         return Err(t.err(
             "model",
             format!(
-                "{path} covers delays {:.0}..{:.0} ms, but this flow's propagation round trip is {rtt_ms:.0} ms, so its delays fall outside the model; train the model on links with this flow's delays",
+                "{path} covers delays {:.0}..{:.0} ms (round trips in [{lo:.0}, {hi:.0}) ms accepted), but this flow's propagation round trip is {rtt_ms:.0} ms, so its delays fall outside the model; train the model on links with this flow's delays",
                 m.d_min_ms, m.d_max_ms
             ),
         ));

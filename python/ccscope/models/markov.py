@@ -47,7 +47,8 @@ PAPER_R = 2.0
 # Paper 000 §6.1: the traffic shaper replays the channel trace on the data direction; ACKs return
 # over an uncongested path. "paired" sends them over the trace's opposite direction instead.
 ACK_MODES = ("uncongested", "paired")
-ROW_SUM_TOL = 1e-12
+ROW_SUM_TOL = 1e-9  # the Rust reader's bound too
+MAX_STATES = 1 << 28  # the Rust reader refuses larger grids
 FNV_OFFSET = 0xCBF29CE484222325
 FNV_PRIME = 0x100000001B3
 _HEAD = struct.Struct("<8sII")  # magic, version, meta_len
@@ -218,7 +219,7 @@ class MarkovModel:
             raise bad(f"unsupported version {version} (this reader knows version {VERSION})")
         off = _HEAD.size
         if len(buf) < off + meta_len + _SIZES.size:
-            raise bad(f"truncated: expected {meta_len} bytes of metadata and 16 bytes of sizes, found {len(buf) - off}")
+            raise bad(f"truncated: expected {meta_len} bytes of metadata and {_SIZES.size} bytes of sizes, found {len(buf) - off}")
         try:
             meta = json.loads(buf[off : off + meta_len].decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -228,6 +229,15 @@ class MarkovModel:
         missing = [k for k in META_KEYS if k not in meta]
         if missing:
             raise bad(f"metadata lacks key(s) {', '.join(missing)}")
+        ints = ("w_min", "w_max", "n_d", "n_w")
+        if any(not isinstance(meta[k], int) or isinstance(meta[k], bool) or meta[k] < 0 for k in ints):
+            raise bad(f"metadata {', '.join(ints)} must be non-negative integers")
+        if not (isinstance(meta["quantize_ms"], (int, float)) and meta["quantize_ms"] > 0):
+            raise bad("metadata quantize_ms must be > 0")
+        if meta["w_max"] < meta["w_min"] or meta["n_w"] != meta["w_max"] - meta["w_min"] + 1 or meta["n_d"] < 1:
+            raise bad("metadata needs n_d >= 1 and n_w = w_max - w_min + 1")
+        if meta["n_d"] * meta["n_w"] > MAX_STATES:
+            raise bad(f"too many states: n_d * n_w = {meta['n_d'] * meta['n_w']} > {MAX_STATES}")
         off += meta_len
         n_states, n_rows, nnz = _SIZES.unpack_from(buf, off)
         off += _SIZES.size
@@ -334,8 +344,9 @@ def train(samples: Any, quantize_ms: int = 2, truncate: Optional[float] = 99.9) 
     n_d = (d_max - d_min) // quantize_ms + 1
     n_w = w_max - w_min + 1
     m = n_d * n_w
-    if m > np.iinfo(np.uint32).max:
-        raise ScenarioError(f"state space too large: m = {m} exceeds u32 column indices")
+    if m > MAX_STATES:
+        raise ScenarioError(f"state space too large: m = n_d * n_w = {n_d} * {n_w} = {m} exceeds {MAX_STATES} "
+                            "(quantize more coarsely or truncate the delays)")
     state = (np.maximum(d - d_min, 0) // quantize_ms) * n_w + (w - w_min)
     same = (src[1:] == src[:-1]) & (user[1:] == user[:-1]) & keep[1:] & keep[:-1]
     rows, cols = state[:-1][same], state[1:][same]

@@ -20,8 +20,9 @@ const MAGIC: &[u8; 8] = b"CCSCOPEM";
 const VERSION: u32 = 2;
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-/// A non-empty row's probabilities must sum to 1 within this (paper 000 Eq. 5).
-const ROW_SUM_TOLERANCE: f64 = 1e-6;
+/// A non-empty row's probabilities must sum to 1 within this (paper 000 Eq. 5); the Python reader uses
+/// the same bound.
+const ROW_SUM_TOLERANCE: f64 = 1e-9;
 /// Refuse matrices above this many states (the paper's largest has 25 488).
 const MAX_STATES: u64 = 1 << 28;
 
@@ -272,11 +273,16 @@ impl Model {
     /// and modification time) while one copy is alive gets that copy: N users, and a new connection
     /// per ON period, share one model instead of reading and checking the file each time.
     pub fn load_shared(path: impl AsRef<Path>) -> Result<Arc<Model>, CcmError> {
-        type Key = (std::path::PathBuf, u64, Option<std::time::SystemTime>);
+        type Key = (std::path::PathBuf, u64, Option<std::time::SystemTime>, u64);
         static CACHE: Mutex<Vec<(Key, Weak<Model>)>> = Mutex::new(Vec::new());
         let path = path.as_ref();
         let md = std::fs::metadata(path)?;
-        let key: Key = (std::fs::canonicalize(path)?, md.len(), md.modified().ok());
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&md);
+        #[cfg(not(unix))]
+        let inode = 0;
+        // A file replaced by a new one (an atomic save) has a new inode even within one mtime tick.
+        let key: Key = (std::fs::canonicalize(path)?, md.len(), md.modified().ok(), inode);
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
         cache.retain(|(_, w)| w.strong_count() > 0);
         if let Some(m) = cache.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
@@ -313,8 +319,11 @@ impl Model {
             let (body, trailer) = bytes.split_at(bytes.len() - 8);
             fnv1a64(body) == u64::from_le_bytes(trailer.try_into().expect("8"))
         };
+        let counts_readable = found >= 16 + meta_len + 24;
         match expected {
-            None if !checksum_ok => return Err(CcmError::Truncated { expected: (16 + meta_len + 24 + 8).max(found + 1), found }),
+            None if !counts_readable => return Err(CcmError::Truncated { expected: (16 + meta_len + 24 + 8).max(found + 1), found }),
+            None if !checksum_ok => return Err(CcmError::Checksum),
+            None => return Err(CcmError::Inconsistent("the header's counts overflow".into())),
             Some(e) if e > found => return Err(CcmError::Truncated { expected: e, found }),
             _ if !checksum_ok => return Err(CcmError::Checksum),
             Some(e) if e < found => return Err(CcmError::Inconsistent(format!("{} bytes after the trailer", found - e))),
@@ -367,10 +376,14 @@ impl Model {
         if let Some(&c) = self.indices.iter().find(|&&c| c as u64 >= n) {
             return bad(format!("column {c} >= n_states {n}"));
         }
-        if let Some(p) = self.probs.iter().find(|p| !(**p >= 0.0 && **p <= 1.0)) {
-            return bad(format!("probability {p} outside [0, 1]"));
+        if let Some(p) = self.probs.iter().find(|p| !(**p > 0.0 && **p <= 1.0)) {
+            return bad(format!("probability {p} outside (0, 1]"));
         }
         for (i, &s) in self.rows.iter().enumerate() {
+            let (lo, hi) = (self.row_ptr[i] as usize, self.row_ptr[i + 1] as usize);
+            if self.indices[lo..hi].windows(2).any(|c| c[1] <= c[0]) {
+                return bad(format!("row {s}: column indices not strictly increasing"));
+            }
             let sum: f64 = self.entries(Some(i)).map(|(_, p)| p).sum();
             if (sum - 1.0).abs() > ROW_SUM_TOLERANCE {
                 return bad(format!("row {s} sums to {sum}, not 1"));
@@ -540,6 +553,29 @@ mod tests {
                 prop_assert_eq!(down, want);
             }
         }
+    }
+
+    #[test]
+    fn ccm_counts_that_overflow_are_inconsistent_not_truncated() {
+        let m = model();
+        let mut b = m.to_bytes();
+        let nnz_at = 16 + m.meta_json.len() + 16;
+        b[nnz_at..nnz_at + 8].copy_from_slice(&(1u64 << 62).to_le_bytes());
+        let n = b.len() - 8;
+        let h = fnv1a64(&b[..n]);
+        b[n..].copy_from_slice(&h.to_le_bytes());
+        assert!(matches!(Model::from_bytes(&b), Err(CcmError::Inconsistent(ref s)) if s.contains("overflow")), "{:?}", Model::from_bytes(&b));
+    }
+
+    #[test]
+    fn ccm_zero_probabilities_and_unsorted_columns_are_refused() {
+        let mut m = model();
+        m.indices.swap(0, 1); // row 0: columns 3, 1
+        m.probs.swap(0, 1);
+        assert!(matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(ref s)) if s.contains("increasing")));
+        let mut rows = vec![Vec::new(); 6];
+        rows[0] = vec![(1, 0.0), (3, 1.0)];
+        assert!(Model::from_rows(meta(), &rows).is_err());
     }
 
     #[test]
