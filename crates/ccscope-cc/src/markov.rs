@@ -602,7 +602,7 @@ mod tests {
     fn a_clock_stopped_between_transfers_does_not_read_the_pause_as_delay() {
         let mut s = after_one_4ms_ack("idle");
         // The simulator stops the timer while the flow is idle; 10 s later the late epoch fires.
-        s.now = s.now + Dur::from_ms(10_000);
+        s.now += Dur::from_ms(10_000);
         s.cc.on_timer(s.now);
         assert_eq!(s.cc.state().d_bin, 0, "the 10 s pause is not a delay");
         assert_eq!(s.cc.out_of_range().1, 0, "the last delay (4 ms, below the model) stands; nothing above");
