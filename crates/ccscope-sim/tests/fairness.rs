@@ -30,8 +30,13 @@ use ccscope_sim::{load_scenario, RunResult, Simulation};
 const DURATION_S: f64 = 300.0;
 
 fn run(controller: &str, n: u32, queue: &str, params: &str) -> RunResult {
+    run_seeded(controller, n, queue, params, 1)
+}
+
+fn run_seeded(controller: &str, n: u32, queue: &str, params: &str, seed: u64) -> RunResult {
     let text = format!(
         r#"
+seed = {seed}
 duration_s = {DURATION_S}
 bin_ms = 1000
 
@@ -152,4 +157,29 @@ fn verus_default_r6_4_flows() {
 #[test]
 fn verus_default_r6_8_flows() {
     check("verus", 8, RED_PAPER_000, "", None);
+}
+
+/// R = 6 over RED's seeds 1-5 (flows start together, so the seed moves only RED's drops): fair on
+/// average, and no seed below 0.93 (measured: 4 flows 0.943-0.995, mean 0.974; 8 flows 0.941-0.986,
+/// mean 0.961).
+fn check_r6_over_seeds(n: u32) {
+    let jains: Vec<f64> = (1..=5)
+        .map(|seed| {
+            let r = run_seeded("verus", n, RED_PAPER_000, "", seed);
+            assert_conserved(&r);
+            jain_last_half(&r)
+        })
+        .collect();
+    let mean = jains.iter().sum::<f64>() / jains.len() as f64;
+    assert!(mean >= 0.95 && jains.iter().all(|&j| j >= 0.93), "verus x{n} R = 6, seeds 1-5: {jains:.3?}, mean {mean:.3}");
+}
+
+#[test]
+fn verus_default_r6_4_flows_is_fair_on_average_over_five_seeds() {
+    check_r6_over_seeds(4);
+}
+
+#[test]
+fn verus_default_r6_8_flows_is_fair_on_average_over_five_seeds() {
+    check_r6_over_seeds(8);
 }
