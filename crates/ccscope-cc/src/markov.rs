@@ -93,6 +93,28 @@ impl crate::registry::Params for Params {
         }
         Ok(())
     }
+
+    /// The model must cover the path's unloaded round trip: a model trained on other delays would see
+    /// every uncongested delay outside its range (paper 000 §6.1 trains and evaluates on the same links).
+    /// Delays beyond the range at run time are counted instead (`model_delay_below`, `_above`).
+    fn check_round_trip(&self, rtt_ms: f64) -> Result<(), ParamError> {
+        if self.model.is_empty() {
+            return Ok(());
+        }
+        let model = Model::load_shared(&self.model).map_err(|e| invalid("model", format!("{}: {e}", self.model)))?;
+        let m = &model.meta;
+        let (lo, hi) = (m.d_min_ms - m.quantize_ms, m.d_min_ms + m.quantize_ms * m.n_d as f64);
+        if rtt_ms < lo || rtt_ms >= hi {
+            return Err(invalid(
+                "model",
+                format!(
+                    "{} covers delays {:.0}..{:.0} ms (round trips in [{lo:.0}, {hi:.0}) ms accepted), but this flow's propagation round trip is {rtt_ms:.0} ms, so its delays fall outside the model; train the model on links with this flow's delays",
+                    self.model, m.d_min_ms, m.d_max_ms
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The walk's position: delay bin and window (paper 000 §3.1 state S_kl).
@@ -225,7 +247,7 @@ impl Markov {
         // the bottom, snapped to the trained states: the smallest window with a row at the perceived
         // delay is sent (w_min if that delay has none), so the next epoch starts from a trained row.
         self.dead_ends += 1;
-        let w = model.rows_down_from(d_bin, model.meta.w_max).last().map_or(model.meta.w_min, |(w, _)| w);
+        let w = model.lowest_window_with_row(d_bin).unwrap_or(model.meta.w_min);
         self.state = State { d_bin, w };
         w
     }

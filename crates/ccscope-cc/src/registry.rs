@@ -17,6 +17,11 @@ pub struct ParamSpec {
 pub trait Params: Default + Serialize + DeserializeOwned {
     const SPEC: &'static [ParamSpec];
     fn validate(&self) -> Result<(), ParamError>;
+    /// Whether these parameters suit a path whose propagation round trip is `rtt_ms` (e.g. a trained
+    /// model's delay range); most controllers suit any path.
+    fn check_round_trip(&self, _rtt_ms: f64) -> Result<(), ParamError> {
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -52,6 +57,8 @@ pub struct ControllerInfo {
     pub params: &'static [ParamSpec],
     pub build: fn(&toml::Table) -> Result<AnyController, ParamError>,
     pub defaults: fn() -> toml::Table,
+    /// `Params::check_round_trip` of the parameters in the table.
+    pub check_round_trip: fn(&toml::Table, f64) -> Result<(), ParamError>,
 }
 
 macro_rules! entry {
@@ -66,6 +73,7 @@ macro_rules! entry {
             params: <$module::Params as Params>::SPEC,
             build: |t| Ok(Box::new($module::$ty::new(parse_params(stringify!($module), t)?))),
             defaults: defaults_of::<$module::Params>,
+            check_round_trip: |t, rtt_ms| parse_params::<$module::Params>(stringify!($module), t)?.check_round_trip(rtt_ms),
         }
     };
 }

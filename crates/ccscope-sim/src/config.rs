@@ -318,7 +318,7 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
         let mut t = Tbl { ctx: c, t: ft, path: format!("flows[{i}]"), line, used: Vec::new() };
         let fv = flow_values.and_then(|a| a.get(i)).and_then(|v| v.as_table());
         let (spec, count) = parse_flow(&mut t, fv)?;
-        check_model_covers_path(&t, &spec, &data_link, &ack_link)?;
+        check_round_trip(&t, &spec, &data_link, &ack_link)?;
         for _ in 0..count {
             flows.push(spec.clone());
         }
@@ -500,28 +500,15 @@ fn parse_traffic(mut t: Tbl<'_, '_>) -> R<crate::endpoint::App> {
     Ok(app)
 }
 
-/// A markov flow's model must cover the path's unloaded round trip: a model trained on other delays
-/// would see every uncongested delay outside its range (paper 000 §6.1 trains and evaluates on the same
-/// links). Delays beyond the model's range at run time are counted in the flow's results instead.
-fn check_model_covers_path(t: &Tbl<'_, '_>, f: &FlowSpec, data: &LinkSpec, ack: &LinkSpec) -> R<()> {
-    let Some(toml::Value::String(path)) = f.params.get("model").filter(|_| f.controller == "markov") else { return Ok(()) };
-    if path.is_empty() {
-        return Ok(());
-    }
-    let model = ccscope_cc::common::ccm::Model::load_shared(path).map_err(|e| t.err("model", format!("{path}: {e}")))?;
-    let m = &model.meta;
+/// The flow's controller parameters must suit its path's propagation round trip (a trained model's
+/// delay range, say); the controller decides (`Params::check_round_trip`).
+fn check_round_trip(t: &Tbl<'_, '_>, f: &FlowSpec, data: &LinkSpec, ack: &LinkSpec) -> R<()> {
+    let Ok(info) = ccscope_cc::registry::find(&f.controller) else { return Ok(()) }; // python: checked by the bindings
     let rtt_ms = (f.delay.unwrap_or(data.delay) + f.ack_delay.unwrap_or(ack.delay)).as_ms_f64();
-    let (lo, hi) = (m.d_min_ms - m.quantize_ms, m.d_min_ms + m.quantize_ms * m.n_d as f64);
-    if rtt_ms < lo || rtt_ms >= hi {
-        return Err(t.err(
-            "model",
-            format!(
-                "{path} covers delays {:.0}..{:.0} ms (round trips in [{lo:.0}, {hi:.0}) ms accepted), but this flow's propagation round trip is {rtt_ms:.0} ms, so its delays fall outside the model; train the model on links with this flow's delays",
-                m.d_min_ms, m.d_max_ms
-            ),
-        ));
-    }
-    Ok(())
+    (info.check_round_trip)(&f.params, rtt_ms).map_err(|e| match e {
+        ccscope_cc::ParamError::Invalid { key, reason } => t.err(&key, reason),
+        other => t.err("controller", other.to_string()),
+    })
 }
 
 fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec, u64)> {

@@ -240,6 +240,13 @@ impl Model {
         (0..end).rev().take_while(move |&i| self.rows[i] >= first).map(move |i| (self.state_of(self.rows[i]).1, self.entries(Some(i))))
     }
 
+    /// The smallest window with a stored row in delay bin `d_bin`, if any.
+    pub fn lowest_window_with_row(&self, d_bin: u32) -> Option<u32> {
+        let first = self.state(d_bin, self.meta.w_min)? as u32;
+        let i = self.rows.partition_point(|&r| r < first);
+        self.rows.get(i).filter(|&&r| r < first + self.meta.n_w).map(|&r| self.state_of(r).1)
+    }
+
     /// The file bytes (the spec's layout, checksum included).
     pub fn to_bytes(&self) -> Vec<u8> {
         let meta = self.meta_json.as_bytes();
@@ -269,12 +276,15 @@ impl Model {
         Model::from_bytes(&std::fs::read(path)?)
     }
 
-    /// `load`, but every controller that asks for the same unchanged file (same canonical path, length
-    /// and modification time) while one copy is alive gets that copy: N users, and a new connection
-    /// per ON period, share one model instead of reading and checking the file each time.
+    /// `load`, but every controller that asks for the same unchanged file (same canonical path, length,
+    /// modification time and inode) while one copy is alive gets that copy: N users, and a new
+    /// connection per ON period, share one model instead of reading and checking the file each time.
+    /// The most recently loaded model is kept alive, so the scenario checks and the controllers built
+    /// after them do not read it again.
     pub fn load_shared(path: impl AsRef<Path>) -> Result<Arc<Model>, CcmError> {
         type Key = (std::path::PathBuf, u64, Option<std::time::SystemTime>, u64);
         static CACHE: Mutex<Vec<(Key, Weak<Model>)>> = Mutex::new(Vec::new());
+        static RECENT: Mutex<Option<Arc<Model>>> = Mutex::new(None);
         let path = path.as_ref();
         let md = std::fs::metadata(path)?;
         #[cfg(unix)]
@@ -290,6 +300,7 @@ impl Model {
         }
         let m = Arc::new(Model::load(path)?);
         cache.push((key, Arc::downgrade(&m)));
+        *RECENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&m));
         Ok(m)
     }
 
@@ -447,6 +458,16 @@ mod tests {
         assert_eq!(ws(1, 3), vec![(1, vec![(2, 1.0)])]);
         assert_eq!(ws(0, 99), ws(0, 3), "windows above w_max start at w_max");
         assert!(ws(0, 0).is_empty() && ws(2, 3).is_empty());
+    }
+
+    #[test]
+    fn ccm_lowest_window_with_row_finds_a_delay_bins_first_stored_row() {
+        let m = model(); // rows (0, 1) and (1, 2)
+        assert_eq!((m.lowest_window_with_row(0), m.lowest_window_with_row(1)), (Some(1), Some(2)));
+        let mut rows = vec![Vec::new(); 6];
+        rows[5] = vec![(0, 1.0)];
+        let m = Model::from_rows(meta(), &rows).expect("valid");
+        assert_eq!((m.lowest_window_with_row(0), m.lowest_window_with_row(1), m.lowest_window_with_row(2)), (None, Some(3), None));
     }
 
     #[test]
