@@ -354,17 +354,23 @@ def markov_inspect(
     heatmap: Optional[Path] = typer.Option(None, "--heatmap", help="Write the Figure 5/6 heatmap PNG here"),
     zoom: Optional[int] = typer.Option(None, "--zoom", help="Also plot delay interval K alone (needs --heatmap)"),
     w_max: Optional[int] = typer.Option(None, "--w-max", help="Show windows up to this one (default: all)"),
+    samples: Optional[List[Path]] = typer.Option(
+        None, "--samples", help="Sample files: also print how the two draws scale the windows at their transitions"
+    ),
 ) -> None:
     """Print a model's Table 2 figures; optionally draw its transition heatmap."""
     from ccscope.models import markov
 
     try:
         model = markov.MarkovModel.load(model_path)
+        bias = markov.draw_bias(model, markov.load_samples(samples)) if samples else None
         if heatmap is not None:
             markov.heatmap(model, heatmap, zoom_interval=zoom, w_max=w_max)
     except INPUT_ERRORS as e:
         raise fail(e)
     console.print(_markov_table(markov.inspect(model), f"{model_path}"))
+    if bias is not None:
+        console.print(_markov_table(bias, "mean window per epoch at the samples' transitions (paper 000 §3.2 draw vs chain)"))
     if heatmap is not None:
         console.print(f"wrote {heatmap}")
 

@@ -66,7 +66,7 @@ LABELS = {"verus": "Verus", "nonmatch": "model, 1-user (non-matching)", "match":
           "combined": "model, combined 1-4 users", "nonmatch_p": "1-user, proportional draw",
           "match_p": "matching, proportional draw", "combined_p": "combined, proportional draw"}
 SHORT = {"verus": "Verus", "nonmatch": "non-matching", "match": "matching", "combined": "combined",
-         "match_q1": "matching, 1 ms",
+         "match_q1": "matching, 1 ms", "insample": "in-sample matching", "insample_p": "in-sample matching (prop.)",
          "nonmatch_p": "non-matching (prop.)", "match_p": "matching (prop.)", "combined_p": "combined (prop.)"}
 
 
@@ -76,7 +76,7 @@ SHORT = {"verus": "Verus", "nonmatch": "non-matching", "match": "matching", "com
 def scenario(trace_dir: Path, trace: str, users: int, seed: int, seconds: float, model: Optional[str],
              onoff: bool = False, draw: str = "closest") -> dict:
     """Paper 000 §6.1: `users` flows of Verus with R = 2 (model None) or of the markov controller driven
-    by `model`, 1450 B packets, behind RED 3/9 Mbit 0.1%, 20 ms each way, uncongested ACK path."""
+    by `model`, 1450 B packets, behind RED 3/9 Mbit 0.1%, 10 ms each way, uncongested ACK path."""
     flow: dict[str, Any] = {"controller": "verus" if model is None else "markov", "packet_bytes": rv.VERUS_PACKET_BYTES,
                             "count": users, "start_jitter_s": rv.START_JITTER_S}
     if model is None:
@@ -91,7 +91,7 @@ def scenario(trace_dir: Path, trace: str, users: int, seed: int, seconds: float,
         "seed": seed,
         "duration_s": float(seconds),
         "bin_ms": 1000,
-        "data_link": {"trace": str(trace_dir / trace), "delay_ms": rv.ONE_WAY_DELAY_MS, "queue": dict(rv.RED_QUEUE)},
+        "data_link": {"trace": str(trace_dir / trace), "delay_ms": markov.ONE_WAY_DELAY_MS, "queue": dict(rv.RED_QUEUE)},
         "ack_link": markov.ack_link(None),
         "flows": [flow],
     }
@@ -340,8 +340,13 @@ def markov_repro(
     # 1. Collection on set 1 (one run per trace and user count, distinct user ids per run).
     work = [(str(trace_dir / t), None, n, float(seconds), COLLECT_SEED, k * 100, markov.PAPER_R)
             for k, (t, n) in enumerate((t, n) for t in train for n in USERS)]
+    # The same collection on set 2, for in-sample models (trained on the traces they are evaluated on).
+    work += [(str(trace_dir / t), None, n, float(seconds), COLLECT_SEED, (len(work) + k) * 100, markov.PAPER_R)
+             for k, (t, n) in enumerate((t, n) for t in evaluate for n in USERS)]
     frames = _pool(markov._collect_one, work, n_jobs)
-    samples = pd.concat(frames, ignore_index=True).assign(source=0)
+    everything = pd.concat(frames, ignore_index=True).assign(source=0)
+    samples = everything[everything["trace"].isin(list(train))]
+    insample = everything[everything["trace"].isin(list(evaluate))]
     t_collect = time.perf_counter()
     say(f"collected {len(samples)} samples in {t_collect - t_start:.1f} s")
 
@@ -377,6 +382,21 @@ def markov_repro(
     models["combined"] = str(tmp / "combined.ccm")
     sizes["combined 1-4"] = markov.inspect(m)
     n_samples = samples.groupby("users").size().to_dict()
+    # In-sample matching models: trained on set 2 itself, separating the rule's error from generalisation.
+    for n in USERS:
+        m = markov.train(insample[insample["users"] == n], quantize_ms=PRIMARY_Q, truncate=TRUNCATE)
+        m.save(tmp / f"in_u{n}.ccm")
+        models[f"in_u{n}"] = str(tmp / f"in_u{n}.ccm")
+    # How §3.2's draw scales what Verus sent, at the training transitions of each user count.
+    bias: dict[tuple[str, int], dict[str, Any]] = {}
+    for n in USERS:
+        at = samples[samples["users"] == n]
+        for key, path in (("match", models[f"u1_q{PRIMARY_Q}"] if n == 1 else models[f"u{n}"]),
+                          ("nonmatch", models[f"u1_q{PRIMARY_Q}"]), ("combined", models["combined"])):
+            bias[(key, n)] = markov.draw_bias(markov.MarkovModel.load(path), at) | {"verus_w": float(at["w"].mean())}
+        at = insample[insample["users"] == n]
+        bias[("insample", n)] = markov.draw_bias(markov.MarkovModel.load(models[f"in_u{n}"]), at) | {
+            "verus_w": float(at["w"].mean())}
     t_train = time.perf_counter()
     say(f"trained {len(models)} models in {t_train - t_collect:.1f} s")
 
@@ -393,6 +413,7 @@ def markov_repro(
                     jobs_.append(Job(td, tr, n, s, seconds, "match" + suf,
                                      models[f"u1_q{PRIMARY_Q}"] if n == 1 else models[f"u{n}"], draw=draw))
                     jobs_.append(Job(td, tr, n, s, seconds, "combined" + suf, models["combined"], draw=draw))
+                    jobs_.append(Job(td, tr, n, s, seconds, "insample" + suf, models[f"in_u{n}"], draw=draw))
                 if n > 1:
                     jobs_.append(Job(td, tr, n, s, seconds, "match_q1", models[f"u{n}_q1"]))
             for q in quantizations:
@@ -512,7 +533,7 @@ def markov_repro(
         + "".join(f" Left out: `{k}` ({v})." for k, v in EXCLUDED.items() if k not in train and k not in evaluate),
         f"- Links (paper 000 §6.1, Table 1): Verus with R = {markov.PAPER_R:g} (§6.4: \"due to the R parameter of 2\"; "
         f"the reference's default when the paper was written), {rv.VERUS_PACKET_BYTES} B packets, RED min 3 Mbit / "
-        f"max 9 Mbit / drop probability 0.1% on the data link, {rv.ONE_WAY_DELAY_MS} ms each way; the trace shapes "
+        f"max 9 Mbit / drop probability 0.1% on the data link, {markov.ONE_WAY_DELAY_MS} ms each way (a 20 ms base RTT: Fig. 5a's delays start at 20 ms); the trace shapes "
         f"the data direction only and ACKs return over an uncongested {rv.UNPAIRED_ACK_MBPS:g} Mbit/s link (the paper's "
         "traffic shaper sits on the data path). A trace shorter than the run loops.",
         f"- Runs: {seconds:g} s each" + (" (the paper's 300 s)" if seconds == 300 else
@@ -709,11 +730,51 @@ def markov_repro(
     fast = [tr for tr in evaluate if rv.trace_mean_mbps(trace_dir / tr) > train_max]
     fast_txt = "; ".join(f"`{tr}` ({rv.trace_mean_mbps(trace_dir / tr):.1f} Mbit/s): 1 user {mean('match', tr, 1, 'tput'):.2f} "
                          f"against Verus's {mean('verus', tr, 1, 'tput'):.2f} Mbit/s" for tr in fast)
+    def within(scheme: str, tr: str, n: int) -> bool:
+        return (abs(_rel(mean(scheme, tr, n, "tput"), mean("verus", tr, n, "tput"))) <= TPUT_TOL
+                and abs(_rel(mean(scheme, tr, n, "delay"), mean("verus", tr, n, "delay"))) <= DELAY_TOL)
+
+    gap = {x: statistics.fmean(_rel(mean(x, tr, n, "delay"), mean("verus", tr, n, "delay")) for tr, n in pairs)
+           for x in ("insample", "insample_p")}
+    ins_pass = {x: sum(within(x, tr, n) for tr, n in pairs) for x in ("insample", "insample_p")}
+    r1, r4 = bias[("match", 1)]["ratio"], bias[("match", USERS[-1])]["ratio"]
     L += ["### Where the gaps come from", "",
           f"- **The draw rule.** Over the {len(pairs)} (trace, 2-4 users) cases the matching model's delay is on average "
           f"{_pct(d_c)} against Verus with the paper's closest-probability draw and {_pct(d_p)} with the proportional "
-          "draw: the paper's rule sends the rare large windows of a subset far more often than Verus did (see the "
-          "setup and docs/deviations.md).",
+          "draw. The rule picks each probability level of a subset about equally often, whatever the level's "
+          "probability, so what it sends depends on how Verus's windows spread over levels. Measured on the chains "
+          "alone, without a simulation (`markov.draw_bias`): at every transition Verus made in training, the mean "
+          f"window of the paper's draw against the chain's own step is {r1:.2f}x with 1 user and {r4:.2f}x with "
+          f"{USERS[-1]} users. So the rule sends less than Verus with one user and more with several: the directions "
+          "of §6.3 (\"Verus ... shows a slightly higher throughput\" with one user) and §6.4 (with four users \"the "
+          "model achieves slightly higher throughput ... the network delay is also increased as the protocol sends "
+          "more packets than Verus\"). A few percent more packets than the link carries builds a queue up to RED's "
+          "thresholds, which is where the large delay gaps come from; on slower links each user's windows are "
+          "mostly 0, 1 and 2 packets per epoch and the over-sending is largest.",
+          "",
+          "| samples of | Verus, packets per epoch | matching: chain | matching: paper's draw (ratio) "
+          "| 1-user model: chain | 1-user: paper's draw | combined: chain | combined: paper's draw |",
+          "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for n in USERS:
+        b = {k: bias[(k, n)] for k in ("match", "nonmatch", "combined")}
+        L.append(f"| {n} user{'s' if n > 1 else ''} | {b['match']['verus_w']:.3f} | {b['match']['chain_w']:.3f} | "
+                 f"{b['match']['closest_w']:.3f} ({b['match']['ratio']:.2f}x) | {b['nonmatch']['chain_w']:.3f} | "
+                 f"{b['nonmatch']['closest_w']:.3f} | {b['combined']['chain_w']:.3f} | {b['combined']['closest_w']:.3f} |")
+    nm_cov = bias[("nonmatch", USERS[-1])]
+    L += ["",
+          f"  The 1-user model at the {USERS[-1]}-user transitions is §6.3's mismatch: its chain answers Verus's "
+          f"{USERS[-1]}-user states with {nm_cov['chain_w']:.3f} packets per epoch where Verus sent "
+          f"{bias[('match', USERS[-1])]['verus_w']:.3f} (transitions it has no subset for: "
+          f"{nm_cov['no_subset'] / max(nm_cov['no_subset'] + nm_cov['transitions'], 1):.1%}).",
+          f"- **Generalisation is not the main gap.** Matching models trained on the evaluation traces themselves "
+          f"(set 2, in-sample, same collection) have a mean delay gap of {_pct(gap['insample'])} with the paper's draw "
+          f"and {_pct(gap['insample_p'])} with the proportional draw, and pass claim (1)'s bounds in "
+          f"{ins_pass['insample']} and {ins_pass['insample_p']} of {len(pairs)} cases (out of sample: "
+          f"{cl['']['passed']} and {cl['_p']['passed']}). The paper's draw scales the in-sample models' windows about "
+          f"as it does set 1's ({bias[('insample', 1)]['ratio']:.2f}x with 1 user, "
+          f"{bias[('insample', USERS[-1])]['ratio']:.2f}x with {USERS[-1]} users; set 1: "
+          f"{bias[('match', 1)]['ratio']:.2f}x, {bias[('match', USERS[-1])]['ratio']:.2f}x); how much delay the same "
+          "over-sending costs depends on the link it runs on.",
           f"- **Quantization.** One user, 1-user model, delay against Verus at "
           f"{' / '.join(str(q) for q in quantizations)} ms: {q_txt}. The walk only sees the delay interval, so the "
           "wider the interval, the later it notices a queue building; Verus reacts to 1-2 ms changes (its delta1 "

@@ -130,3 +130,11 @@ def test_collect_rejects_a_bad_r_or_ack_path_and_writes_nothing(tmp_path, flag, 
     r = CliRunner().invoke(app, ["markov", "collect", "--traces", str(TRACES), "--set", EVAL, flag, value,
                                  "-o", str(out)])
     assert r.exit_code == 2 and words in r.output and not out.exists()
+
+
+def test_papers_draw_sends_less_than_verus_with_one_user_and_more_with_four():
+    # Paper 000 §6.3 (one user: Verus's throughput slightly higher) and §6.4 (four matching users: the
+    # model "sends more packets than Verus"), measured on the chains alone at Verus's own transitions.
+    df = markov.collect([TRACES / TRAIN], users=[1, 4], seconds=60, jobs=1)
+    ratio = {n: markov.draw_bias(markov.train(df[df["users"] == n]), df[df["users"] == n])["ratio"] for n in (1, 4)}
+    assert ratio[1] < 0.95 and ratio[4] > 1.2, ratio

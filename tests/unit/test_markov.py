@@ -234,6 +234,44 @@ def test_cli_train_and_inspect(samples, tmp_path):
     assert "nnz" in r.output and png.stat().st_size > 0
 
 
+def test_closest_draw_expects_each_probability_levels_lowest_window_in_proportion_to_its_cell():
+    # Paper 000 §3.2: N uniform in [0.1, 0.6]; levels 0.1 / 0.3 / 0.6 own [0.1, 0.2) / [0.2, 0.45) / [0.45, 0.6].
+    assert mk._closest_mean_w(np.array([0.6, 0.3, 0.1]), np.array([0, 1, 2])) == pytest.approx(0.2 * 2 + 0.5 * 1)
+    # Two windows at one level: the lower one wins the level (as the controller's tie rule).
+    assert mk._closest_mean_w(np.array([0.25, 0.5, 0.25]), np.array([4, 2, 1])) == pytest.approx(0.5 * 1 + 0.5 * 2)
+    assert mk._closest_mean_w(np.array([0.5, 0.5]), np.array([3, 7])) == 3
+
+
+def test_draw_bias_of_a_rare_large_window_is_a_coin_toss_against_a_proportional_step():
+    # One user: nine transitions (30 ms, 0) -> (30 ms, 0), one (30 ms, 0) -> (30 ms, 3).
+    d = [30] * 11
+    w = [0] * 10 + [3]
+    df = pd.DataFrame({"user": 0, "t_ms": np.arange(11) * 5.0, "d_ms": d, "w": w})
+    b = mk.draw_bias(mk.train(df, quantize_ms=2, truncate=None), df)
+    assert b["transitions"] == 10 and b["no_subset"] == 0
+    assert b["chain_w"] == pytest.approx(0.3)  # 0.9 x 0 + 0.1 x 3: what the user sent on average
+    assert b["closest_w"] == pytest.approx(1.5)  # each level half the time
+    assert b["ratio"] == pytest.approx(5.0)
+
+
+def test_draw_bias_counts_transitions_a_model_has_no_subset_for(model, samples):
+    shifted = samples.assign(d_ms=samples["d_ms"] + 2)  # same walk, delays one interval up
+    b = mk.draw_bias(model, shifted)
+    assert b["no_subset"] > 0 and b["transitions"] > 0
+    assert mk.draw_bias(model, samples)["no_subset"] == 0  # its own samples always have a subset
+
+
+def test_cli_inspect_prints_the_draw_bias_at_sample_transitions(samples, tmp_path):
+    p = tmp_path / "s.parquet"
+    write_parquet(samples, p)
+    out = tmp_path / "m.ccm"
+    runner = CliRunner()
+    assert runner.invoke(app, ["markov", "train", str(p), "-o", str(out)]).exit_code == 0
+    r = runner.invoke(app, ["markov", "inspect", str(out), "--samples", str(p)])
+    assert r.exit_code == 0, r.output
+    assert "closest_w" in r.output and "chain_w" in r.output and "ratio" in r.output
+
+
 def test_cli_bad_sample_file_exits_2_with_one_line(samples, tmp_path):
     p = tmp_path / "bad.parquet"
     write_parquet(samples.drop(columns=["d_ms"]), p)

@@ -44,6 +44,8 @@ META_KEYS = (
 SAMPLE_COLUMNS = {"user": "i", "t_ms": "if", "d_ms": "i", "w": "i"}
 # Paper 000 §6.4: its Verus ran with "the R parameter of 2" (the reference's default at the time).
 PAPER_R = 2.0
+# Paper 000 §6.2 (Fig. 5a): the samples' delay starts at 20 ms, so the base RTT is 20 ms: 10 ms each way.
+ONE_WAY_DELAY_MS = 10
 # Paper 000 §6.1: the traffic shaper replays the channel trace on the data direction; ACKs return
 # over an uncongested path. "paired" sends them over the trace's opposite direction instead.
 ACK_MODES = ("uncongested", "paired")
@@ -401,6 +403,62 @@ def inspect(model: MarkovModel) -> Dict[str, Any]:
     }
 
 
+def _closest_mean_w(p: np.ndarray, w: np.ndarray) -> float:
+    """Expected window of §3.2's draw over one subset: N uniform in [min p, max p], the probability
+    level nearest to N wins (each level's share is its cell between midpoints), ties to the lowest w."""
+    levels, first = np.unique(p, return_inverse=True)
+    low_w = np.full(len(levels), np.iinfo(np.int64).max)
+    np.minimum.at(low_w, first, w)
+    if len(levels) == 1:
+        return float(low_w[0])
+    edges = np.concatenate(([levels[0]], (levels[1:] + levels[:-1]) / 2, [levels[-1]]))
+    return float(np.dot(np.diff(edges), low_w) / (levels[-1] - levels[0]))
+
+
+def draw_bias(model: MarkovModel, samples: Any) -> Dict[str, Any]:
+    """How the two draws of the ``markov`` controller scale what the generator sent.
+
+    At every transition between consecutive samples of a user that lands on the model's grid, the
+    subset is the origin's row restricted to the next sample's delay interval. Returned, weighted by
+    those transitions: ``closest_w`` (mean window of paper 000 §3.2's draw), ``chain_w`` (mean
+    window of a step in proportion to the probabilities, which equals the generator's own
+    mean when `samples` are the training samples), ``ratio`` = closest_w / chain_w, ``transitions``
+    used, and ``no_subset`` (transitions whose subset the model does not have).
+    """
+    df = _as_samples(samples)
+    meta = model.meta
+    q, d0, w0 = int(meta["quantize_ms"]), int(meta["d_min_ms"]), int(meta["w_min"])
+    order = np.lexsort((df["t_ms"].to_numpy(np.float64), df["user"].to_numpy(np.int64), df["source"].to_numpy(np.int64)))
+    src = df["source"].to_numpy(np.int64)[order]
+    user = df["user"].to_numpy(np.int64)[order]
+    d = df["d_ms"].to_numpy(np.int64)[order]
+    w = df["w"].to_numpy(np.int64)[order]
+    on = (d >= d0) & (d <= int(meta["d_max_ms"])) & (w >= w0) & (w <= int(meta["w_max"]))
+    state = (np.maximum(d - d0, 0) // q) * model.n_w + (w - w0)
+    same = (src[1:] == src[:-1]) & (user[1:] == user[:-1]) & on[1:] & on[:-1]
+    key = state[:-1][same] * model.n_d + state[1:][same] // model.n_w  # (origin, next delay interval)
+    pairs, counts = np.unique(key, return_counts=True)
+    P = model.P.tocsr()
+    tot_c = tot_p = used = 0.0
+    missing = 0
+    for k, n in zip(pairs.tolist(), counts.tolist()):
+        s, r = divmod(k, model.n_d)
+        lo, hi = P.indptr[s], P.indptr[s + 1]
+        cols, ps = P.indices[lo:hi], P.data[lo:hi]
+        sel = cols // model.n_w == r
+        if not sel.any():
+            missing += n
+            continue
+        pw, ww = ps[sel], cols[sel] % model.n_w + w0
+        tot_c += n * _closest_mean_w(pw, ww)
+        tot_p += n * float(np.dot(pw, ww) / pw.sum())
+        used += n
+    closest = tot_c / used if used else float("nan")
+    chain = tot_p / used if used else float("nan")
+    return {"closest_w": closest, "chain_w": chain, "ratio": closest / chain if chain > 0 else float("nan"),
+            "transitions": int(used), "no_subset": int(missing)}
+
+
 def heatmap(
     model: MarkovModel, out_png: PathLike, first_intervals: int = 10, zoom_interval: Optional[int] = None,
     max_pixels: int = 1200, w_max: Optional[int] = None,
@@ -459,12 +517,12 @@ def heatmap(
 
 
 def ack_link(ack: Optional[PathLike]) -> Dict[str, Any]:
-    """The ACK direction: the trace `ack`, or (None) an uncongested 100 Mbit/s link; 20 ms either way."""
+    """The ACK direction: the trace `ack`, or (None) an uncongested 100 Mbit/s link; 10 ms either way."""
     from ccscope import repro_verus as rv
 
     if ack is None:
-        return {"rate_mbps": rv.UNPAIRED_ACK_MBPS, "delay_ms": rv.ONE_WAY_DELAY_MS}
-    return {"trace": str(ack), "delay_ms": rv.ONE_WAY_DELAY_MS}
+        return {"rate_mbps": rv.UNPAIRED_ACK_MBPS, "delay_ms": ONE_WAY_DELAY_MS}
+    return {"trace": str(ack), "delay_ms": ONE_WAY_DELAY_MS}
 
 
 def _collect_one(job: tuple) -> pd.DataFrame:
@@ -478,7 +536,7 @@ def _collect_one(job: tuple) -> pd.DataFrame:
         "seed": int(seed),
         "duration_s": float(seconds),
         "bin_ms": 1000,
-        "data_link": {"trace": str(trace), "delay_ms": rv.ONE_WAY_DELAY_MS, "queue": dict(rv.RED_QUEUE)},
+        "data_link": {"trace": str(trace), "delay_ms": ONE_WAY_DELAY_MS, "queue": dict(rv.RED_QUEUE)},
         "ack_link": ack_link(ack),
         "flows": [
             {
@@ -518,7 +576,7 @@ def collect(
     ack: str = "uncongested",
 ) -> pd.DataFrame:
     """Paper 000 §4.1 / Table 1: run Verus (R = `r`, paper 000's 2 by default) with N users (1450 B
-    packets, RED 3/9 Mbit 0.1%, 20 ms each way) on every trace for every N in `users`, recording
+    packets, RED 3/9 Mbit 0.1%, 10 ms each way) on every trace for every N in `users`, recording
     (largest delay, packets sent) per 5 ms epoch. Data cross the trace; ACKs cross an uncongested
     100 Mbit/s link (`ack="uncongested"`, paper 000 §6.1) or the trace's opposite direction if that file
     exists (`ack="paired"`). Returns columns user, t_ms, d_ms, w, trace, users; user ids are unique per
