@@ -415,7 +415,7 @@ def _closest_mean_w(p: np.ndarray, w: np.ndarray) -> float:
     return float(np.dot(np.diff(edges), low_w) / (levels[-1] - levels[0]))
 
 
-def draw_bias(model: MarkovModel, samples: Any) -> Dict[str, Any]:
+def draw_bias(model: MarkovModel, samples: Any, min_delay_ms: float = 0.0) -> Dict[str, Any]:
     """How the two draws of the ``markov`` controller scale what the generator sent.
 
     At every transition between consecutive samples of a user that lands on the model's grid, the
@@ -423,7 +423,8 @@ def draw_bias(model: MarkovModel, samples: Any) -> Dict[str, Any]:
     those transitions: ``closest_w`` (mean window of paper 000 §3.2's draw), ``chain_w`` (mean
     window of a step in proportion to the probabilities, which equals the generator's own
     mean when `samples` are the training samples), ``ratio`` = closest_w / chain_w, ``transitions``
-    used, and ``no_subset`` (transitions whose subset the model does not have).
+    used, and ``no_subset`` (transitions whose subset the model does not have). Only transitions into a
+    delay of at least `min_delay_ms` count (0: all).
     """
     df = _as_samples(samples)
     meta = model.meta
@@ -435,7 +436,7 @@ def draw_bias(model: MarkovModel, samples: Any) -> Dict[str, Any]:
     w = df["w"].to_numpy(np.int64)[order]
     on = (d >= d0) & (d <= int(meta["d_max_ms"])) & (w >= w0) & (w <= int(meta["w_max"]))
     state = (np.maximum(d - d0, 0) // q) * model.n_w + (w - w0)
-    same = (src[1:] == src[:-1]) & (user[1:] == user[:-1]) & on[1:] & on[:-1]
+    same = (src[1:] == src[:-1]) & (user[1:] == user[:-1]) & on[1:] & on[:-1] & (d[1:] >= min_delay_ms)
     key = state[:-1][same] * model.n_d + state[1:][same] // model.n_w  # (origin, next delay interval)
     pairs, counts = np.unique(key, return_counts=True)
     P = model.P.tocsr()
