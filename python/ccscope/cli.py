@@ -254,8 +254,8 @@ def repro_markov(
     ),
     seconds: float = typer.Option(300.0, "--seconds", help="Simulated seconds of every collection and evaluation run"),
     seeds: int = typer.Option(5, "--seeds", help="Seeds per evaluation scenario: runs seeds 1..N"),
-    train: Optional[str] = typer.Option(None, "--train", help="Comma-separated training traces (set 1; default: T-Mobile LTE)"),
-    evaluate: Optional[str] = typer.Option(None, "--eval", help="Comma-separated evaluation traces (set 2; default: AT&T and Verizon LTE)"),
+    train: Optional[str] = typer.Option(None, "--train", help="Comma-separated training traces (set 1; default: Verizon-LTE-short.up, TMobile-LTE-short.up, TMobile-LTE-driving.down)"),
+    evaluate: Optional[str] = typer.Option(None, "--eval", help="Comma-separated evaluation traces (set 2; default: ATT-LTE-driving.down, Verizon-LTE-short.down, TMobile-LTE-short.down)"),
 ) -> None:
     """Paper 000: Markov models of Verus trained on trace set 1, evaluated against Verus on set 2."""
     from ccscope import repro_markov as rm

@@ -78,25 +78,12 @@ SHORT = {"verus": "Verus", "nonmatch": "non-matching", "match": "matching", "com
 def scenario(trace_dir: Path, trace: str, users: int, seed: int, seconds: float, model: Optional[str],
              onoff: bool = False, draw: str = "closest") -> dict:
     """Paper 000 §6.1: `users` flows of Verus with R = 2 (model None) or of the markov controller driven
-    by `model`, 1450 B packets, behind RED 3/9 Mbit 0.1%, 10 ms each way, uncongested ACK path."""
-    flow: dict[str, Any] = {"controller": "verus" if model is None else "markov", "packet_bytes": rv.VERUS_PACKET_BYTES,
-                            "count": users, "start_jitter_s": rv.START_JITTER_S}
-    if model is None:
-        flow["r"] = markov.PAPER_R
-    else:
-        flow["model"] = model
-        flow["draw"] = draw
+    by `model`, in `markov.paper_scenario`'s setup (RED 3/9 Mbit, 10 ms each way, uncongested ACKs)."""
+    flow: dict[str, Any] = ({"controller": "verus", "r": markov.PAPER_R} if model is None
+                            else {"controller": "markov", "model": model, "draw": draw})
     if onoff:
         flow["traffic"] = dict(ONOFF_TRAFFIC)
-    return {
-        "name": f"markov-repro {trace} {users}u",
-        "seed": seed,
-        "duration_s": float(seconds),
-        "bin_ms": 1000,
-        "data_link": {"trace": str(trace_dir / trace), "delay_ms": markov.ONE_WAY_DELAY_MS, "queue": dict(rv.RED_QUEUE)},
-        "ack_link": markov.ack_link(None),
-        "flows": [flow],
-    }
+    return markov.paper_scenario(trace_dir / trace, users, seconds, seed, flow, name=f"markov-repro {trace} {users}u")
 
 
 @dataclass(frozen=True)

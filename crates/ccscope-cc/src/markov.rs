@@ -52,15 +52,23 @@ pub struct Params {
     pub max_timeout_ms: f64,
     /// Seed of the random walk's uniform draws (the simulator gives each flow its own).
     pub seed: u64,
-    /// How the next window is drawn from the subset: `closest` (paper 000 §3.2: N uniform in
-    /// [min, max] of the subset's probabilities, the closest probability wins) or `proportional`
-    /// (ours: each state with its transition probability, an ordinary Markov-chain step).
-    pub draw: String,
+    /// How the next window is drawn from the subset (paper 000 §3.2's `closest` by default).
+    pub draw: Draw,
+}
+
+/// How the guided random walk picks the next state within the subset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Draw {
+    /// Paper 000 §3.2: N uniform in [min, max] of the subset's probabilities, the closest probability wins.
+    Closest,
+    /// Ours: each state with its transition probability, an ordinary Markov-chain step.
+    Proportional,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params { model: String::new(), epoch_ms: 5.0, fallback_window: 10, min_timeout_ms: 150.0, max_timeout_ms: 1000.0, seed: 0, draw: "closest".into() }
+        Params { model: String::new(), epoch_ms: 5.0, fallback_window: 10, min_timeout_ms: 150.0, max_timeout_ms: 1000.0, seed: 0, draw: Draw::Closest }
     }
 }
 
@@ -81,9 +89,6 @@ impl crate::registry::Params for Params {
         positive("max_timeout_ms", self.max_timeout_ms)?;
         if !(self.max_timeout_ms >= self.min_timeout_ms) {
             return Err(invalid("max_timeout_ms", "must be >= min_timeout_ms"));
-        }
-        if !matches!(self.draw.as_str(), "closest" | "proportional") {
-            return Err(invalid("draw", format!("`{}` is not one of closest, proportional", self.draw)));
         }
         if self.fallback_window < 1 {
             return Err(invalid("fallback_window", "must be >= 1"));
@@ -127,8 +132,6 @@ pub struct State {
 #[derive(Debug)]
 pub struct Markov {
     p: Params,
-    /// `draw = "proportional"`.
-    proportional: bool,
     /// `None`: the fixed-window fallback.
     model: Option<Arc<Model>>,
     /// Why the model given could not be loaded at construction (validate loads it first, so only a
@@ -177,7 +180,6 @@ impl Markov {
         let w0 = model.as_ref().map_or(p.fallback_window, |m| m.meta.w_min.max(1).min(m.meta.w_max));
         Markov {
             rng: rng::stream(p.seed, 0),
-            proportional: p.draw == "proportional",
             p,
             model,
             load_error,
@@ -237,7 +239,7 @@ impl Markov {
         // §5.1: an empty subset moves the origin one row up (w - 1) at a time.
         for (_, row) in model.rows_down_from(self.state.d_bin, self.state.w) {
             let subset = row.filter(|&(c, p)| (lo..hi).contains(&c) && p > 0.0);
-            if let Some(c) = draw(subset, u, self.proportional) {
+            if let Some(c) = draw(subset, u, self.p.draw) {
                 let (d, w) = model.state_of(c);
                 self.state = State { d_bin: d, w };
                 return w;
@@ -279,8 +281,8 @@ impl Markov {
 /// One draw among `(key, probability)` entries, `u` uniform in [0, 1); `None` if there are none.
 /// `closest` (paper 000 §3.2): N = min + u (max - min), the entry whose probability is nearest to N wins
 /// (ties: the lowest key). `proportional`: entry i with probability p_i / sum(p).
-fn draw(entries: impl Iterator<Item = (u32, f64)> + Clone, u: f64, proportional: bool) -> Option<u32> {
-    if proportional {
+fn draw(entries: impl Iterator<Item = (u32, f64)> + Clone, u: f64, rule: Draw) -> Option<u32> {
+    if rule == Draw::Proportional {
         let total: f64 = entries.clone().map(|(_, p)| p).sum();
         let target = u * total;
         let mut acc = 0.0;
@@ -427,7 +429,7 @@ mod tests {
         rows[1] = vec![(0, 0.35), (4, 0.05), (5, 0.15), (6, 0.25), (7, 0.2)];
         let path = temp("proportional");
         Model::from_rows(m, &rows).expect("valid").write(&path).expect("write");
-        let mut cc = Markov::new(Params { model: path.to_string_lossy().into_owned(), draw: "proportional".into(), ..Default::default() });
+        let mut cc = Markov::new(Params { model: path.to_string_lossy().into_owned(), draw: Draw::Proportional, ..Default::default() });
         std::fs::remove_file(&path).ok();
         // Subset mass 0.65; cumulative 0.05, 0.20, 0.45, 0.65 for w = 1..4.
         for (u, want_w) in [(0.0, 1), (0.07, 1), (0.08, 2), (0.30, 2), (0.31, 3), (0.69, 3), (0.70, 4), (0.999, 4)] {
@@ -452,16 +454,19 @@ mod tests {
         };
         let mut cc = markov("rare", m, &rows, 0);
         assert_eq!(rare_wins(&mut cc), 500, "closest: the 1% window wins half the draws");
-        let p = Params { draw: "proportional".into(), ..Default::default() };
+        let p = Params { draw: Draw::Proportional, ..Default::default() };
         let mut prop = Markov::with_model(p, cc.model.clone().expect("model"));
         assert_eq!(rare_wins(&mut prop), 10, "proportional: the 1% window wins 1% of the draws");
     }
 
     #[test]
-    fn an_unknown_draw_rule_is_rejected() {
-        let e = crate::registry::Params::validate(&Params { draw: "nearest".into(), ..Default::default() }).expect_err("invalid");
-        let ParamError::Invalid { key, .. } = &e else { panic!("{e:?}") };
+    fn an_unknown_draw_rule_is_rejected_naming_the_field() {
+        let mut t = toml::Table::new();
+        t.insert("draw".into(), toml::Value::String("nearest".into()));
+        let e = crate::registry::parse_params::<Params>("markov", &t).expect_err("invalid");
+        let ParamError::Invalid { key, reason } = &e else { panic!("{e:?}") };
         assert_eq!(key, "draw");
+        assert!(reason.contains("closest") && reason.contains("proportional"), "{reason}");
     }
 
     #[test]

@@ -90,10 +90,20 @@ pub struct Params {
     pub spline_lambda: f64,
     /// Largest window in packets the profile covers (reference MAX_W_DELAY_CURVE: 40000).
     pub max_window: u32,
-    /// Record (delay, window) training samples for paper 000's model: "none", "epoch" (the largest
-    /// delay of each epoch and the packets sent in it) or "packet" (each ACK's delay and the window
-    /// its packet was sent with).
-    pub record: String,
+    /// Record (delay, window) training samples for paper 000's model (§4.1); off by default.
+    pub record: Record,
+}
+
+/// Which (delay, window) training samples Verus records for paper 000's model (§4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Record {
+    /// None.
+    None,
+    /// Per epoch: the largest delay perceived in it and the packets sent in it.
+    Epoch,
+    /// Per ACK: its delay and the window its packet was sent with.
+    Packet,
 }
 
 impl Default for Params {
@@ -112,7 +122,7 @@ impl Default for Params {
             loss_timeout_ms: 150.0,
             spline_lambda: 1000.0,
             max_window: 40_000,
-            record: "none".into(),
+            record: Record::None,
         }
     }
 }
@@ -135,9 +145,6 @@ impl crate::registry::Params for Params {
         ParamSpec { name: "record", unit: "none|epoch|packet", doc: "record (delay, window) training samples (paper 000 §4.1): off, per epoch or per packet" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        if !matches!(self.record.as_str(), "none" | "epoch" | "packet") {
-            return Err(invalid("record", format!("`{}` is not one of none, epoch, packet", self.record)));
-        }
         let positive = |key: &str, v: f64| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be > 0 and finite")) };
         let non_negative = |key: &str, v: f64| if v >= 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be >= 0 and finite")) };
         positive("epoch_ms", self.epoch_ms)?;
@@ -639,10 +646,10 @@ impl Controller for Verus {
         self.in_flight = ev.in_flight;
         let (session, w) = untag(ev.tag);
         let rtt = ev.rtt.as_ms_f64();
-        match self.p.record.as_str() {
-            "epoch" => self.sample_max_rtt = Some(self.sample_max_rtt.map_or(rtt, |m| m.max(rtt))),
-            "packet" => self.samples.push(crate::DelayWindowSample { t: now, d_ms: rtt.round() as u32, w }),
-            _ => {}
+        match self.p.record {
+            Record::Epoch => self.sample_max_rtt = Some(self.sample_max_rtt.map_or(rtt, |m| m.max(rtt))),
+            Record::Packet => self.samples.push(crate::DelayWindowSample { t: now, d_ms: rtt.round() as u32, w }),
+            Record::None => {}
         }
         if session != self.session {
             // A packet of an earlier slow-start session: Verus discards its ACK.
@@ -719,7 +726,7 @@ impl Controller for Verus {
             // Paper 000 §4.1: per epoch, the largest delay perceived and the packets sent. An epoch
             // without an ACK perceives, as Verus's own epoch does, the larger of the last epoch's delay
             // and the time since the last ACK; before the first ACK there is no sample.
-            if self.p.record == "epoch" {
+            if self.p.record == Record::Epoch {
                 let d = self.sample_max_rtt.take().or_else(|| {
                     let buffering = now.since(self.last_ack?).as_ms_f64();
                     Some(self.last_sample_d.map_or(buffering, |l| l.max(buffering)))

@@ -526,30 +526,32 @@ def ack_link(ack: Optional[PathLike]) -> Dict[str, Any]:
     return {"trace": str(ack), "delay_ms": ONE_WAY_DELAY_MS}
 
 
-def _collect_one(job: tuple) -> pd.DataFrame:
-    """One collection run: (trace path, ack trace path or None, users, seconds, seed, user id offset, R)."""
-    from ccscope import api
+def paper_scenario(trace: PathLike, users: int, seconds: float, seed: int, flow: Dict[str, Any],
+                   ack: Optional[PathLike] = None, name: str = "markov") -> Dict[str, Any]:
+    """Paper 000 §6.1 / Table 1: `users` flows of `flow` (controller and its parameters) with 1450 B
+    packets and start times uniform in [0, 1 s), the trace shaping the data direction behind RED
+    3/9 Mbit 0.1%, 10 ms each way, ACKs over `ack_link(ack)`; one-second bins."""
     from ccscope import repro_verus as rv
 
-    trace, ack, users, seconds, seed, offset, r = job
-    sc = {
-        "name": f"markov-collect {Path(trace).name} {users}u",
+    return {
+        "name": name,
         "seed": int(seed),
         "duration_s": float(seconds),
         "bin_ms": 1000,
         "data_link": {"trace": str(trace), "delay_ms": ONE_WAY_DELAY_MS, "queue": dict(rv.RED_QUEUE)},
         "ack_link": ack_link(ack),
-        "flows": [
-            {
-                "controller": "verus",
-                "r": float(r),
-                "packet_bytes": rv.VERUS_PACKET_BYTES,
-                "count": int(users),
-                "start_jitter_s": rv.START_JITTER_S,
-                "record": "epoch",
-            }
-        ],
+        "flows": [{**flow, "packet_bytes": rv.VERUS_PACKET_BYTES, "count": int(users),
+                   "start_jitter_s": rv.START_JITTER_S}],
     }
+
+
+def _collect_one(job: tuple) -> pd.DataFrame:
+    """One collection run: (trace path, ack trace path or None, users, seconds, seed, user id offset, R)."""
+    from ccscope import api
+
+    trace, ack, users, seconds, seed, offset, r = job
+    sc = paper_scenario(trace, users, seconds, seed, {"controller": "verus", "r": float(r), "record": "epoch"},
+                        ack=ack, name=f"markov-collect {Path(trace).name} {users}u")
     sm = api.run(sc).samples
     if sm is None or len(sm) == 0:
         raise ScenarioError(f"{Path(trace).name} with {users} user(s): Verus recorded no samples")
