@@ -252,6 +252,7 @@ def test_draw_bias_of_a_rare_large_window_is_a_coin_toss_against_a_proportional_
     assert b["chain_w"] == pytest.approx(0.3)  # 0.9 x 0 + 0.1 x 3: what the user sent on average
     assert b["closest_w"] == pytest.approx(1.5)  # each level half the time
     assert b["ratio"] == pytest.approx(5.0)
+    assert b["levels"] == 2  # 0.9 and 0.1
     assert mk.draw_bias(mk.train(df, quantize_ms=2, truncate=None), df, min_delay_ms=30)["transitions"] == 10
     none = mk.draw_bias(mk.train(df, quantize_ms=2, truncate=None), df, min_delay_ms=31)
     assert none["transitions"] == 0 and np.isnan(none["ratio"])

@@ -423,8 +423,9 @@ def draw_bias(model: MarkovModel, samples: Any, min_delay_ms: float = 0.0) -> Di
     those transitions: ``closest_w`` (mean window of paper 000 §3.2's draw), ``chain_w`` (mean
     window of a step in proportion to the probabilities, which equals the generator's own
     mean when `samples` are the training samples), ``ratio`` = closest_w / chain_w, ``transitions``
-    used, and ``no_subset`` (transitions whose subset the model does not have). Only transitions into a
-    delay of at least `min_delay_ms` count (0: all).
+    used, ``no_subset`` (transitions whose subset the model does not have) and ``levels`` (the mean
+    number of distinct probabilities in a subset: §3.2's draw gives each about the same share). Only
+    transitions into a delay of at least `min_delay_ms` count (0: all).
     """
     df = _as_samples(samples)
     meta = model.meta
@@ -440,7 +441,7 @@ def draw_bias(model: MarkovModel, samples: Any, min_delay_ms: float = 0.0) -> Di
     key = state[:-1][same] * model.n_d + state[1:][same] // model.n_w  # (origin, next delay interval)
     pairs, counts = np.unique(key, return_counts=True)
     P = model.P.tocsr()
-    tot_c = tot_p = used = 0.0
+    tot_c = tot_p = used = levels = 0.0
     missing = 0
     for k, n in zip(pairs.tolist(), counts.tolist()):
         s, r = divmod(k, model.n_d)
@@ -453,11 +454,13 @@ def draw_bias(model: MarkovModel, samples: Any, min_delay_ms: float = 0.0) -> Di
         pw, ww = ps[sel], cols[sel] % model.n_w + w0
         tot_c += n * _closest_mean_w(pw, ww)
         tot_p += n * float(np.dot(pw, ww) / pw.sum())
+        levels += n * len(np.unique(pw))
         used += n
     closest = tot_c / used if used else float("nan")
     chain = tot_p / used if used else float("nan")
     return {"closest_w": closest, "chain_w": chain, "ratio": closest / chain if chain > 0 else float("nan"),
-            "transitions": int(used), "no_subset": int(missing)}
+            "transitions": int(used), "no_subset": int(missing),
+            "levels": levels / used if used else float("nan")}
 
 
 def heatmap(
