@@ -324,6 +324,10 @@ def markov_collect(
     r: float = typer.Option(2.0, "--r", help="Verus's R (paper 000 ran R = 2)"),
     ack: str = typer.Option("uncongested", "--ack", help="ACK path: uncongested (paper 000) or paired (the opposite trace)"),
     out: Path = typer.Option(Path("samples.parquet"), "-o", "--out", help="Parquet sample file to write"),
+    record: str = typer.Option(
+        "epoch", "--record",
+        help="epoch: largest delay and packets sent per 5 ms epoch (what the controller steps on); packet: each ACK's delay and its packet's window",
+    ),
 ) -> None:
     """Run Verus with N users on each trace (paper 000 §4.1) and write (delay, window) samples."""
     from ccscope import repro_verus as rv
@@ -336,7 +340,7 @@ def markov_collect(
             ns = [int(u) for u in users.split(",") if u.strip()]
         except ValueError:
             raise markov.ScenarioError(f"--users {users!r}: expected comma-separated integers") from None
-        df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=None, r=r, ack=ack)
+        df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=None, r=r, ack=ack, record=record)
         markov.save_samples(df, out)
     except INPUT_ERRORS as e:
         raise fail(e)

@@ -327,10 +327,10 @@ def markov_repro(
     t_start = time.perf_counter()
 
     # 1. Collection on set 1 (one run per trace and user count, distinct user ids per run).
-    work = [(str(trace_dir / t), None, n, float(seconds), COLLECT_SEED, k * 100, markov.PAPER_R)
+    work = [(str(trace_dir / t), None, n, float(seconds), COLLECT_SEED, k * 100, markov.PAPER_R, "epoch")
             for k, (t, n) in enumerate((t, n) for t in train for n in USERS)]
     # The same collection on set 2, for in-sample models (trained on the traces they are evaluated on).
-    work += [(str(trace_dir / t), None, n, float(seconds), COLLECT_SEED, (len(work) + k) * 100, markov.PAPER_R)
+    work += [(str(trace_dir / t), None, n, float(seconds), COLLECT_SEED, (len(work) + k) * 100, markov.PAPER_R, "epoch")
              for k, (t, n) in enumerate((t, n) for t in evaluate for n in USERS)]
     frames = _pool(markov._collect_one, work, n_jobs)
     everything = pd.concat(frames, ignore_index=True).assign(source=0)

@@ -123,8 +123,23 @@ def test_collect_rejects_a_missing_trace(tmp_path):
     assert "nope.down" in r.output
 
 
+def test_collect_cli_records_per_packet_samples_on_request(tmp_path):
+    # Paper 000 §4.1's wording: a sample for every packet (its ACK's delay, the window it was sent with).
+    out, per_epoch = tmp_path / "p.parquet", tmp_path / "e.parquet"
+    for record, path in (("packet", out), ("epoch", per_epoch)):
+        r = CliRunner().invoke(app, ["markov", "collect", "--traces", str(TRACES), "--set", EVAL, "--seconds", "20",
+                                     "--record", record, "-o", str(path)])
+        assert r.exit_code == 0, r.output
+    pk, ep = markov.load_samples(out), markov.load_samples(per_epoch)
+    assert pk.attrs["sources"][0]["record"] == "packet" and ep.attrs["sources"][0]["record"] == "epoch"
+    assert len(ep) == pytest.approx(20_000 / 5, rel=0.05)  # one per 5 ms epoch
+    assert len(pk) > 1.5 * len(ep) and (pk["w"] >= 1).all()  # ~4 Mbit/s of 1450 B packets; a window is >= 1
+    assert (ep["w"] == 0).mean() > 0.2  # per epoch, many epochs send nothing
+
+
 @pytest.mark.parametrize("flag, value, words", [("--r", "0.5", "delay ratio must exceed 1"),
-                                                 ("--ack", "foo", "expected one of uncongested, paired")])
+                                                 ("--ack", "foo", "expected one of uncongested, paired"),
+                                                 ("--record", "both", "expected one of epoch, packet")])
 def test_collect_rejects_a_bad_r_or_ack_path_and_writes_nothing(tmp_path, flag, value, words):
     out = tmp_path / "x.parquet"
     r = CliRunner().invoke(app, ["markov", "collect", "--traces", str(TRACES), "--set", EVAL, flag, value,

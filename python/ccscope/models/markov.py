@@ -49,6 +49,9 @@ ONE_WAY_DELAY_MS = 10
 # Paper 000 §6.1: the traffic shaper replays the channel trace on the data direction; ACKs return
 # over an uncongested path. "paired" sends them over the trace's opposite direction instead.
 ACK_MODES = ("uncongested", "paired")
+# Paper 000 §4.1: "epoch" (the largest delay and the packets sent per 5 ms epoch, what the controller
+# steps on; the default) or "packet" (each ACK's delay and the window its packet was sent with).
+RECORD_MODES = ("epoch", "packet")
 ROW_SUM_TOL = 1e-9  # the Rust reader's bound too
 MAX_STATES = 1 << 28  # the Rust reader refuses larger grids
 FNV_OFFSET = 0xCBF29CE484222325
@@ -107,7 +110,7 @@ def load_samples(paths: Union[PathLike, Sequence[PathLike]]) -> pd.DataFrame:
         df = _check_frame(table.to_pandas(), str(p))
         src: Dict[str, Any] = {"file": p.name}
         meta = table.schema.metadata or {}
-        for key in ("trace", "users", "seed", "r"):
+        for key in ("trace", "users", "seed", "r", "record"):
             raw = meta.get(key.encode())
             if raw is not None:
                 val = raw.decode("utf-8", "replace")
@@ -549,11 +552,12 @@ def paper_scenario(trace: PathLike, users: int, seconds: float, seed: int, flow:
 
 
 def _collect_one(job: tuple) -> pd.DataFrame:
-    """One collection run: (trace path, ack trace path or None, users, seconds, seed, user id offset, R)."""
+    """One collection run: (trace path, ack trace path or None, users, seconds, seed, user id offset, R,
+    record mode)."""
     from ccscope import api
 
-    trace, ack, users, seconds, seed, offset, r = job
-    sc = paper_scenario(trace, users, seconds, seed, {"controller": "verus", "r": float(r), "record": "epoch"},
+    trace, ack, users, seconds, seed, offset, r, record = job
+    sc = paper_scenario(trace, users, seconds, seed, {"controller": "verus", "r": float(r), "record": record},
                         ack=ack, name=f"markov-collect {Path(trace).name} {users}u")
     sm = api.run(sc).samples
     if sm is None or len(sm) == 0:
@@ -580,6 +584,7 @@ def collect(
     jobs: Optional[int] = 1,
     r: float = PAPER_R,
     ack: str = "uncongested",
+    record: str = "epoch",
 ) -> pd.DataFrame:
     """Paper 000 §4.1 / Table 1: run Verus (R = `r`, paper 000's 2 by default) with N users (1450 B
     packets, RED 3/9 Mbit 0.1%, 10 ms each way) on every trace for every N in `users`, recording
@@ -589,6 +594,8 @@ def collect(
     run (run k's flow f is k * 100 + f). ``df.attrs`` holds trace / users / seed / r (comma-joined)."""
     if ack not in ACK_MODES:
         raise ScenarioError(f"ack: expected one of {', '.join(ACK_MODES)}, got {ack!r}")
+    if record not in RECORD_MODES:
+        raise ScenarioError(f"record: expected one of {', '.join(RECORD_MODES)}, got {record!r}")
     if not r > 1:
         raise ScenarioError(f"r: Verus's delay ratio must exceed 1, got {r!r}")
     tr = [Path(t) for t in traces]
@@ -601,7 +608,7 @@ def collect(
     if not seconds > 0:
         raise ScenarioError(f"seconds: must be positive, got {seconds!r}")
     acks = {t: (_ack_of(t) if ack == "paired" else None) for t in tr}
-    work = [(str(t), None if acks[t] is None else str(acks[t]), u, float(seconds), int(seed), k * 100, float(r))
+    work = [(str(t), None if acks[t] is None else str(acks[t]), u, float(seconds), int(seed), k * 100, float(r), record)
             for k, (t, u) in enumerate((t, u) for t in tr for u in us)]
     if (jobs or os.cpu_count() or 1) > 1 and len(work) > 1:
         from concurrent.futures import ProcessPoolExecutor
@@ -611,7 +618,8 @@ def collect(
     else:
         frames = [_collect_one(w) for w in work]
     out = pd.concat(frames, ignore_index=True)
-    out.attrs.update(trace=",".join(t.name for t in tr), users=",".join(str(u) for u in us), seed=int(seed), r=float(r))
+    out.attrs.update(trace=",".join(t.name for t in tr), users=",".join(str(u) for u in us), seed=int(seed), r=float(r),
+                     record=record)
     return out
 
 
@@ -622,7 +630,7 @@ def save_samples(df: pd.DataFrame, path: PathLike, **meta: Any) -> Path:
     import pyarrow.parquet as pq
 
     path = Path(path)
-    info = {k: df.attrs[k] for k in ("trace", "users", "seed", "r") if k in df.attrs}
+    info = {k: df.attrs[k] for k in ("trace", "users", "seed", "r", "record") if k in df.attrs}
     info.update(meta)
     table = pa.Table.from_pandas(df, preserve_index=False)
     md = dict(table.schema.metadata or {})
