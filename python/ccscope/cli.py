@@ -256,6 +256,10 @@ def repro_markov(
     seeds: int = typer.Option(5, "--seeds", help="Seeds per evaluation scenario: runs seeds 1..N"),
     train: Optional[str] = typer.Option(None, "--train", help="Comma-separated training traces (set 1; default: Verizon-LTE-short.up, TMobile-LTE-short.up, TMobile-LTE-driving.down)"),
     evaluate: Optional[str] = typer.Option(None, "--eval", help="Comma-separated evaluation traces (set 2; default: ATT-LTE-driving.down, Verizon-LTE-short.down, TMobile-LTE-short.down)"),
+    fast_links: bool = typer.Option(
+        True, "--fast-links/--no-fast-links",
+        help="Also run the companion split on the recordings as fast as the paper's links (<out stem>_fast_links.md)",
+    ),
 ) -> None:
     """Paper 000: Markov models of Verus trained on trace set 1, evaluated against Verus on set 2."""
     from ccscope import repro_markov as rm
@@ -266,7 +270,7 @@ def repro_markov(
     if evaluate:
         kw["evaluate"] = [t.strip() for t in evaluate.split(",") if t.strip()]
     try:
-        path = rm.markov_repro(out, traces=traces, seconds=seconds, seeds=seeds,
+        path = rm.markov_repro(out, traces=traces, seconds=seconds, seeds=seeds, fast_links=fast_links,
                                log=lambda m: err.print(m, markup=False), **kw)
     except INPUT_ERRORS as e:
         raise fail(e)

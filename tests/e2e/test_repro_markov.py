@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from ccscope import repro_verus as rv
 from ccscope.cli import app
+from ccscope import repro_markov as rm
 from ccscope.models import markov
 
 TRAIN, EVAL = "Verizon-LTE-short.up", "Verizon-LTE-short.down"
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.skipif(TRACES is None, reason="shared traces (../shared
 def report_path(tmp_path_factory):
     out = tmp_path_factory.mktemp("repro") / "markov.md"
     r = CliRunner().invoke(app, ["repro", "markov", "-o", str(out), "--traces", str(TRACES), "--seconds", "120",
-                                 "--seeds", "2", "--train", TRAIN, "--eval", EVAL])
+                                 "--seeds", "2", "--train", TRAIN, "--eval", EVAL, "--no-fast-links"])
     assert r.exit_code == 0, r.output
     return out
 
@@ -153,3 +154,23 @@ def test_papers_draw_sends_less_than_verus_with_one_user_and_more_with_four():
     df = markov.collect([TRACES / TRAIN], users=[1, 4], seconds=60, jobs=1)
     ratio = {n: markov.draw_bias(markov.train(df[df["users"] == n]), df[df["users"] == n])["ratio"] for n in (1, 4)}
     assert ratio[1] < 0.95 and ratio[4] > 1.2, ratio
+
+
+def test_fast_links_companion_run_is_written_linked_and_summarised(tmp_path):
+    out = tmp_path / "markov.md"
+    r = CliRunner().invoke(app, ["repro", "markov", "-o", str(out), "--traces", str(TRACES), "--seconds", "20",
+                                 "--seeds", "1", "--train", TRAIN, "--eval", EVAL])
+    assert r.exit_code == 0, r.output
+    main = out.read_text()
+    section = main.split("## In the paper's link regime")[1]
+    fast = [t.name for t in TRACES.iterdir() if t.suffix in (".down", ".up") and rv.trace_mean_mbps(t) >= rm.FAST_MBPS]
+    if not fast:
+        assert "**Missing.**" in section
+        return
+    assert "[markov_fast_links.md](markov_fast_links.md)" in section
+    assert "| (2b) non-matching clearly worse at 4 users |" in section
+    sub = (tmp_path / "markov_fast_links.md").read_text()
+    assert "a companion run" in sub and "## In the paper's link regime" not in sub
+    for name in fast:
+        stem, _, kind = name.rpartition(".")
+        assert f"`{stem}-even.{kind}`" in sub and f"`{stem}-odd.{kind}`" in sub

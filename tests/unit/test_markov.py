@@ -252,7 +252,10 @@ def test_draw_bias_of_a_rare_large_window_is_a_coin_toss_against_a_proportional_
     assert b["chain_w"] == pytest.approx(0.3)  # 0.9 x 0 + 0.1 x 3: what the user sent on average
     assert b["closest_w"] == pytest.approx(1.5)  # each level half the time
     assert b["ratio"] == pytest.approx(5.0)
-    assert b["levels"] == 2  # 0.9 and 0.1
+    assert b["levels"] == 2 and b["off_grid"] == 0  # levels 0.9 and 0.1
+    # A last sample above the model's delay range: one transition the controller would clamp.
+    late = pd.concat([df, pd.DataFrame({"user": [0], "t_ms": [55.0], "d_ms": [100], "w": [0]})], ignore_index=True)
+    assert mk.draw_bias(mk.train(df, quantize_ms=2, truncate=None), late)["off_grid"] == 1
     assert mk.draw_bias(mk.train(df, quantize_ms=2, truncate=None), df, min_delay_ms=30)["transitions"] == 10
     none = mk.draw_bias(mk.train(df, quantize_ms=2, truncate=None), df, min_delay_ms=31)
     assert none["transitions"] == 0 and np.isnan(none["ratio"])
@@ -274,6 +277,23 @@ def test_cli_inspect_prints_the_draw_bias_at_sample_transitions(samples, tmp_pat
     r = runner.invoke(app, ["markov", "inspect", str(out), "--samples", str(p)])
     assert r.exit_code == 0, r.output
     assert "closest_w" in r.output and "chain_w" in r.output and "ratio" in r.output
+
+
+def test_interleaved_split_alternates_stretches_between_the_sets_and_drops_none_but_the_last(tmp_path):
+    from ccscope import repro_markov as rm
+
+    # Opportunities every 3 ms over 35 s: 10 s stretches 0 and 2 train, 1 evaluates, [30, 35) s is dropped.
+    ts = np.arange(1, 35_000, 3)
+    (tmp_path / "x.down").write_text("\n".join(map(str, ts)) + "\n")
+    train, evaluate = rm.interleaved_split(tmp_path, ["x.down"], 10, tmp_path)
+    assert train == ["x-even.down"] and evaluate == ["x-odd.down"]
+    even = np.loadtxt(tmp_path / "x-even.down", dtype=np.int64)
+    odd = np.loadtxt(tmp_path / "x-odd.down", dtype=np.int64)
+    assert even[-1] == 20_000 and odd[-1] == 10_000  # each loops on its stretches' length
+    want_even = np.concatenate([ts[ts < 10_000], ts[(ts >= 20_000) & (ts < 30_000)] - 10_000])
+    assert np.array_equal(even[:-1], want_even)
+    assert np.array_equal(odd[:-1], ts[(ts >= 10_000) & (ts < 20_000)] - 10_000)
+    assert np.all(np.diff(even[:-1]) >= 0) and np.all(np.diff(odd[:-1]) >= 0)
 
 
 def test_cli_bad_sample_file_exits_2_with_one_line(samples, tmp_path):

@@ -426,21 +426,26 @@ def draw_bias(model: MarkovModel, samples: Any, min_delay_ms: float = 0.0) -> Di
     those transitions: ``closest_w`` (mean window of paper 000 §3.2's draw), ``chain_w`` (mean
     window of a step in proportion to the probabilities, which equals the generator's own
     mean when `samples` are the training samples), ``ratio`` = closest_w / chain_w, ``transitions``
-    used, ``no_subset`` (transitions whose subset the model does not have) and ``levels`` (the mean
-    number of distinct probabilities in a subset: §3.2's draw gives each about the same share). Only
-    transitions into a delay of at least `min_delay_ms` count (0: all).
+    used, ``no_subset`` (transitions whose subset the model does not have), ``off_grid`` (transitions
+    from or to a sample outside the model's delay or window range, which the controller would clamp)
+    and ``levels`` (the mean number of distinct probabilities in a subset: §3.2's draw gives each a
+    share set by the gaps to its neighbours, not by its probability). Only transitions into a delay of
+    at least `min_delay_ms` count (0: all).
     """
     df = _as_samples(samples)
     meta = model.meta
-    q, d0, w0 = int(meta["quantize_ms"]), int(meta["d_min_ms"]), int(meta["w_min"])
+    q, d0, w0 = float(meta["quantize_ms"]), float(meta["d_min_ms"]), int(meta["w_min"])
     order = np.lexsort((df["t_ms"].to_numpy(np.float64), df["user"].to_numpy(np.int64), df["source"].to_numpy(np.int64)))
     src = df["source"].to_numpy(np.int64)[order]
     user = df["user"].to_numpy(np.int64)[order]
     d = df["d_ms"].to_numpy(np.int64)[order]
     w = df["w"].to_numpy(np.int64)[order]
-    on = (d >= d0) & (d <= int(meta["d_max_ms"])) & (w >= w0) & (w <= int(meta["w_max"]))
-    state = (np.maximum(d - d0, 0) // q) * model.n_w + (w - w0)
-    same = (src[1:] == src[:-1]) & (user[1:] == user[:-1]) & on[1:] & on[:-1] & (d[1:] >= min_delay_ms)
+    d_bin = np.floor((d - d0) / q)  # as the controller quantizes (crates/ccscope-cc/src/markov.rs)
+    on = (d_bin >= 0) & (d_bin < model.n_d) & (w >= w0) & (w <= int(meta["w_max"]))
+    state = np.clip(d_bin, 0, model.n_d - 1).astype(np.int64) * model.n_w + (w - w0)
+    chained = (src[1:] == src[:-1]) & (user[1:] == user[:-1]) & (d[1:] >= min_delay_ms)
+    same = chained & on[1:] & on[:-1]
+    off_grid = int(np.count_nonzero(chained & ~(on[1:] & on[:-1])))
     key = state[:-1][same] * model.n_d + state[1:][same] // model.n_w  # (origin, next delay interval)
     pairs, counts = np.unique(key, return_counts=True)
     P = model.P.tocsr()
@@ -462,7 +467,7 @@ def draw_bias(model: MarkovModel, samples: Any, min_delay_ms: float = 0.0) -> Di
     closest = tot_c / used if used else float("nan")
     chain = tot_p / used if used else float("nan")
     return {"closest_w": closest, "chain_w": chain, "ratio": closest / chain if chain > 0 else float("nan"),
-            "transitions": int(used), "no_subset": int(missing),
+            "transitions": int(used), "no_subset": int(missing), "off_grid": off_grid,
             "levels": levels / used if used else float("nan")}
 
 
@@ -588,10 +593,11 @@ def collect(
 ) -> pd.DataFrame:
     """Paper 000 §4.1 / Table 1: run Verus (R = `r`, paper 000's 2 by default) with N users (1450 B
     packets, RED 3/9 Mbit 0.1%, 10 ms each way) on every trace for every N in `users`, recording
-    (largest delay, packets sent) per 5 ms epoch. Data cross the trace; ACKs cross an uncongested
-    100 Mbit/s link (`ack="uncongested"`, paper 000 §6.1) or the trace's opposite direction if that file
-    exists (`ack="paired"`). Returns columns user, t_ms, d_ms, w, trace, users; user ids are unique per
-    run (run k's flow f is k * 100 + f). ``df.attrs`` holds trace / users / seed / r (comma-joined)."""
+    (largest delay, packets sent) per 5 ms epoch (`record="epoch"`) or (ACK's delay, its packet's window)
+    per ACK (`record="packet"`). Data cross the trace; ACKs cross an uncongested 100 Mbit/s link
+    (`ack="uncongested"`, paper 000 §6.1) or the trace's opposite direction if that file exists
+    (`ack="paired"`). Returns columns user, t_ms, d_ms, w, trace, users; user ids are unique per run
+    (run k's flow f is k * 100 + f). ``df.attrs`` holds trace / users / seed / r / record (comma-joined)."""
     if ack not in ACK_MODES:
         raise ScenarioError(f"ack: expected one of {', '.join(ACK_MODES)}, got {ack!r}")
     if record not in RECORD_MODES:
