@@ -164,8 +164,8 @@ def _rel(a: float, b: float) -> float:
     return a / b - 1 if b else math.nan
 
 
-def _pct(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{x * 100:+.0f}%"
+def _pct(x: float, digits: int = 0) -> str:
+    return "n/a" if math.isnan(x) else f"{x * 100:+.{digits}f}%"
 
 
 def _yn(b: bool) -> str:
@@ -493,7 +493,7 @@ def markov_repro(
                 dd = _rel(mean(match, tr, n, "delay"), mean("verus", tr, n, "delay"))
                 ok = abs(dt) <= TPUT_TOL and abs(dd) <= DELAY_TOL
                 passed += ok
-                rows.append((f"`{tr}`", n, _pct(dt), _pct(dd), _yn(ok)))
+                rows.append((f"`{tr}`", n, _pct(dt, 1), _pct(dd, 1), _yn(ok)))  # one decimal: the bounds are sharp
         # (2) non-matching delay grows with users (each step >= previous on every trace) and is clearly
         # worse than matching at 4 users (>= 20% higher and 95% CIs disjoint) on every trace.
         grow, worse = {}, {}
