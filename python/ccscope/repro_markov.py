@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -324,6 +325,87 @@ def onoff_available() -> bool:
         return False
 
 
+@dataclass
+class Runs:
+    """The evaluation records, looked up by (scheme, trace, users)."""
+
+    recs: list
+
+    def of(self, scheme: str, tr: str, n: int) -> list[dict]:
+        sch = "nonmatch" if scheme == f"q{PRIMARY_Q}" else scheme  # the 1-user model at 2 ms is both
+        return [r for r in self.recs if r["scheme"] == sch and r["trace"] == tr and r["users"] == n]
+
+    def stat(self, scheme: str, tr: str, n: int, key: str) -> tuple[float, float]:
+        return ci95([r[key] for r in self.of(scheme, tr, n)])
+
+    def mean(self, scheme: str, tr: str, n: int, key: str) -> float:
+        return self.stat(scheme, tr, n, key)[0]
+
+    def gap(self, scheme: str, tr: str, n: int, key: str) -> float:
+        """Relative difference of `scheme`'s mean from Verus's."""
+        return _rel(self.mean(scheme, tr, n, key), self.mean("verus", tr, n, key))
+
+    def within(self, scheme: str, tr: str, n: int) -> bool:
+        """Claim (1)'s bounds: throughput within TPUT_TOL and delay within DELAY_TOL of Verus's."""
+        return abs(self.gap(scheme, tr, n, "tput")) <= TPUT_TOL and abs(self.gap(scheme, tr, n, "delay")) <= DELAY_TOL
+
+
+def _claims(runs: Runs, evaluate: Sequence[str], suf: str) -> dict[str, Any]:
+    """The issue's four claims for one draw rule (suf "" = §3.2's closest-probability draw)."""
+    mean, stat = runs.mean, runs.stat
+    match, nonmatch, combined = "match" + suf, "nonmatch" + suf, "combined" + suf
+    # (1) matching model within 15% throughput and 50% delay of Verus, on most (trace, users) cases.
+    rows, passed = [], 0
+    for tr in evaluate:
+        for n in USERS[1:]:
+            ok = runs.within(match, tr, n)
+            passed += ok
+            rows.append((f"`{tr}`", n, _pct(runs.gap(match, tr, n, "tput"), 1), _pct(runs.gap(match, tr, n, "delay"), 1),
+                         _yn(ok)))  # one decimal: the bounds are sharp
+    # (2) non-matching delay grows with users (each step >= previous on every trace) and is clearly
+    # worse than matching at 4 users (>= 20% higher and 95% CIs disjoint) on every trace.
+    grow, worse = {}, {}
+    for tr in evaluate:
+        ds = [mean(nonmatch, tr, n, "delay") for n in USERS]
+        grow[tr] = all(b >= a for a, b in zip(ds, ds[1:]))
+        (mn, hn), (mm, hm) = stat(nonmatch, tr, 4, "delay"), stat(match, tr, 4, "delay")
+        worse[tr] = mn >= CLEARLY_WORSE * mm and (mn - hn) > (mm + hm)
+    # (3) combined lies between matching and non-matching (delay), for 2-4 users.
+    btw = {}
+    for tr in evaluate:
+        for n in USERS[1:]:
+            dm, dc, dn = (mean(x, tr, n, "delay") for x in (match, combined, nonmatch))
+            btw[(tr, n)] = min(dm, dn) <= dc <= max(dm, dn)
+    # (4) Jain >= 0.95 for the model, matching and combined, 2-4 users (seed means).
+    jain = {(x, tr, n): mean(x, tr, n, "jain") for x in (match, combined) for tr in evaluate for n in USERS[1:]}
+    return {
+        "rows": rows, "passed": passed, "total": len(rows), "c1": passed > len(rows) / 2,
+        "grow": grow, "worse": worse, "c2a": all(grow.values()), "c2b": all(worse.values()),
+        "btw": btw, "c3": all(btw.values()), "c3_4": all(btw[(tr, 4)] for tr in evaluate),
+        "jain": jain, "c4": all(v >= JAIN_MIN for v in jain.values()),
+        "schemes": (match, nonmatch, combined),
+    }
+
+
+def _draw_biases(samples: pd.DataFrame, insample: pd.DataFrame, models: dict[str, str]) -> dict:
+    """`markov.draw_bias` of each model at the training transitions of each user count (and of the
+    in-sample models at set 2's), all and into a standing queue (HIGH_DELAY_MS)."""
+    bias: dict[tuple[str, int], dict[str, Any]] = {}
+    load = markov.MarkovModel.load
+    for n in USERS:
+        at = samples[samples["users"] == n]
+        matching = models[f"u1_q{PRIMARY_Q}"] if n == 1 else models[f"u{n}"]
+        for key, path in (("match", matching), ("nonmatch", models[f"u1_q{PRIMARY_Q}"]), ("combined", models["combined"])):
+            bias[(key, n)] = markov.draw_bias(load(path), at) | {"verus_w": float(at["w"].mean())}
+        bias[("match_high", n)] = markov.draw_bias(load(matching), at, HIGH_DELAY_MS)
+        if n == USERS[-1]:
+            for key, path in (("nonmatch_high", models[f"u1_q{PRIMARY_Q}"]), ("combined_high", models["combined"])):
+                bias[(key, n)] = markov.draw_bias(load(path), at, HIGH_DELAY_MS)
+        at = insample[insample["users"] == n]
+        bias[("insample", n)] = markov.draw_bias(load(models[f"in_u{n}"]), at) | {"verus_w": float(at["w"].mean())}
+    return bias
+
+
 def markov_repro(
     out: Union[str, Path],
     traces: Optional[Union[str, Path]] = None,
@@ -377,148 +459,90 @@ def markov_repro(
 
     # 2. Models: 1-user at every quantization; 2-, 3-, 4-user and combined at 2 ms.
     tmp = Path(tempfile.mkdtemp(prefix="ccscope-markov-"))
-    models: dict[str, str] = {}
-    table2 = []
-    heat: dict[int, Path] = {}
-    # Figs. 5-6 show w 0..35, the paper's whole range; ours reaches ~1000 in rare slow-start epochs, so
-    # the figures show the windows of 99.5% of the one-user samples.
-    heat_w_max = int(np.percentile(samples.loc[samples["users"] == 1, "w"], 99.5))
-    for q in quantizations:
-        m = markov.train(samples[samples["users"] == 1], quantize_ms=q, truncate=TRUNCATE)
-        p = tmp / f"u1_q{q}.ccm"
-        m.save(p)
-        if q in (1, 10):  # Figs. 5 and 6: the first ten delay intervals and a zoom on the second
-            heat[q] = markov.heatmap(m, fig_dir / f"fig{5 if q == 1 else 6}_heatmap_{q}ms.png", 10, 1,
-                                     w_max=heat_w_max)
-        models[f"u1_q{q}"] = str(p)
-        table2.append(markov.inspect(m))
-    sizes = {}
-    for n in USERS[1:]:
-        m = markov.train(samples[samples["users"] == n], quantize_ms=PRIMARY_Q, truncate=TRUNCATE)
-        m.save(tmp / f"u{n}.ccm")
-        models[f"u{n}"] = str(tmp / f"u{n}.ccm")
-        sizes[f"{n} users"] = markov.inspect(m)
-        # Ablation: the matching model at 1 ms (the quantization the paper's Table 2 starts from).
-        m1 = markov.train(samples[samples["users"] == n], quantize_ms=1, truncate=TRUNCATE)
-        m1.save(tmp / f"u{n}_q1.ccm")
-        models[f"u{n}_q1"] = str(tmp / f"u{n}_q1.ccm")
-    m = markov.train(samples, quantize_ms=PRIMARY_Q, truncate=TRUNCATE)
-    m.save(tmp / "combined.ccm")
-    models["combined"] = str(tmp / "combined.ccm")
-    sizes["combined 1-4"] = markov.inspect(m)
-    n_samples = samples.groupby("users").size().to_dict()
-    # In-sample matching models: trained on set 2 itself, separating the rule's error from generalisation.
-    for n in USERS:
-        m = markov.train(insample[insample["users"] == n], quantize_ms=PRIMARY_Q, truncate=TRUNCATE)
-        m.save(tmp / f"in_u{n}.ccm")
-        models[f"in_u{n}"] = str(tmp / f"in_u{n}.ccm")
-    # How §3.2's draw scales what Verus sent, at the training transitions of each user count.
-    bias: dict[tuple[str, int], dict[str, Any]] = {}
-    for n in USERS:
-        at = samples[samples["users"] == n]
-        for key, path in (("match", models[f"u1_q{PRIMARY_Q}"] if n == 1 else models[f"u{n}"]),
-                          ("nonmatch", models[f"u1_q{PRIMARY_Q}"]), ("combined", models["combined"])):
-            bias[(key, n)] = markov.draw_bias(markov.MarkovModel.load(path), at) | {"verus_w": float(at["w"].mean())}
-        # Into a standing queue (the perceived delay at least HIGH_DELAY_MS): what drains it.
-        bias[("match_high", n)] = markov.draw_bias(
-            markov.MarkovModel.load(models[f"u1_q{PRIMARY_Q}"] if n == 1 else models[f"u{n}"]), at, HIGH_DELAY_MS)
-        if n == USERS[-1]:
-            for key, path in (("nonmatch_high", models[f"u1_q{PRIMARY_Q}"]), ("combined_high", models["combined"])):
-                bias[(key, n)] = markov.draw_bias(markov.MarkovModel.load(path), at, HIGH_DELAY_MS)
-        at = insample[insample["users"] == n]
-        bias[("insample", n)] = markov.draw_bias(markov.MarkovModel.load(models[f"in_u{n}"]), at) | {
-            "verus_w": float(at["w"].mean())}
-    t_train = time.perf_counter()
-    say(f"trained {len(models)} models in {t_train - t_collect:.1f} s")
+    try:
+        models: dict[str, str] = {}
+        table2 = []
+        heat: dict[int, Path] = {}
+        # Figs. 5-6 show w 0..35, the paper's whole range; ours reaches ~1000 in rare slow-start epochs, so
+        # the figures show the windows of 99.5% of the one-user samples.
+        heat_w_max = int(np.percentile(samples.loc[samples["users"] == 1, "w"], 99.5))
+        for q in quantizations:
+            m = markov.train(samples[samples["users"] == 1], quantize_ms=q, truncate=TRUNCATE)
+            p = tmp / f"u1_q{q}.ccm"
+            m.save(p)
+            if q in (1, 10):  # Figs. 5 and 6: the first ten delay intervals and a zoom on the second
+                heat[q] = markov.heatmap(m, fig_dir / f"fig{5 if q == 1 else 6}_heatmap_{q}ms.png", 10, 1,
+                                         w_max=heat_w_max)
+            models[f"u1_q{q}"] = str(p)
+            table2.append(markov.inspect(m))
+        sizes = {}
+        for n in USERS[1:]:
+            m = markov.train(samples[samples["users"] == n], quantize_ms=PRIMARY_Q, truncate=TRUNCATE)
+            m.save(tmp / f"u{n}.ccm")
+            models[f"u{n}"] = str(tmp / f"u{n}.ccm")
+            sizes[f"{n} users"] = markov.inspect(m)
+            # Ablation: the matching model at 1 ms (the quantization the paper's Table 2 starts from).
+            m1 = markov.train(samples[samples["users"] == n], quantize_ms=1, truncate=TRUNCATE)
+            m1.save(tmp / f"u{n}_q1.ccm")
+            models[f"u{n}_q1"] = str(tmp / f"u{n}_q1.ccm")
+        m = markov.train(samples, quantize_ms=PRIMARY_Q, truncate=TRUNCATE)
+        m.save(tmp / "combined.ccm")
+        models["combined"] = str(tmp / "combined.ccm")
+        sizes["combined 1-4"] = markov.inspect(m)
+        n_samples = samples.groupby("users").size().to_dict()
+        # In-sample matching models: trained on set 2 itself, separating the rule's error from generalisation.
+        for n in USERS:
+            m = markov.train(insample[insample["users"] == n], quantize_ms=PRIMARY_Q, truncate=TRUNCATE)
+            m.save(tmp / f"in_u{n}.ccm")
+            models[f"in_u{n}"] = str(tmp / f"in_u{n}.ccm")
+        # How §3.2's draw scales what Verus sent, at the training transitions of each user count.
+        bias = _draw_biases(samples, insample, models)
+        t_train = time.perf_counter()
+        say(f"trained {len(models)} models in {t_train - t_collect:.1f} s")
 
-    # 3. Evaluation on set 2: every scheme with every seed; Verus alongside in every scenario.
-    S = range(1, seeds + 1)
-    jobs_: list[Job] = []
-    td = str(trace_dir)
-    for tr in evaluate:
-        for s in S:
-            for n in USERS:
-                jobs_.append(Job(td, tr, n, s, seconds, "verus", None))
+        # 3. Evaluation on set 2: every scheme with every seed; Verus alongside in every scenario.
+        S = range(1, seeds + 1)
+        jobs_: list[Job] = []
+        td = str(trace_dir)
+        for tr in evaluate:
+            for s in S:
+                for n in USERS:
+                    jobs_.append(Job(td, tr, n, s, seconds, "verus", None))
+                    for draw, suf in zip(DRAWS, ("", "_p")):
+                        jobs_.append(Job(td, tr, n, s, seconds, "nonmatch" + suf, models[f"u1_q{PRIMARY_Q}"], draw=draw))
+                        jobs_.append(Job(td, tr, n, s, seconds, "match" + suf,
+                                         models[f"u1_q{PRIMARY_Q}"] if n == 1 else models[f"u{n}"], draw=draw))
+                        jobs_.append(Job(td, tr, n, s, seconds, "combined" + suf, models["combined"], draw=draw))
+                        jobs_.append(Job(td, tr, n, s, seconds, "insample" + suf, models[f"in_u{n}"], draw=draw))
+                    if n > 1:
+                        jobs_.append(Job(td, tr, n, s, seconds, "match_q1", models[f"u{n}_q1"]))
+                for q in quantizations:
+                    if q != PRIMARY_Q:
+                        jobs_.append(Job(td, tr, 1, s, seconds, f"q{q}", models[f"u1_q{q}"]))
+        onoff = onoff_available()
+        onoff_name = "concatenated evaluation traces"
+        if onoff:
+            # §6.6: the evaluation traces, 300 s of each, concatenated; the run is 3000 s (it loops).
+            concat_trace(trace_dir, evaluate, min(ONOFF_SEGMENT_S, seconds), tmp / "eval_concat.trace")
+            ctd = str(tmp)
+            for s_ in S:
+                jobs_.append(Job(ctd, "eval_concat.trace", ONOFF_USERS, s_, seconds * ONOFF_FACTOR, "onoff_verus", None, True))
                 for draw, suf in zip(DRAWS, ("", "_p")):
-                    jobs_.append(Job(td, tr, n, s, seconds, "nonmatch" + suf, models[f"u1_q{PRIMARY_Q}"], draw=draw))
-                    jobs_.append(Job(td, tr, n, s, seconds, "match" + suf,
-                                     models[f"u1_q{PRIMARY_Q}"] if n == 1 else models[f"u{n}"], draw=draw))
-                    jobs_.append(Job(td, tr, n, s, seconds, "combined" + suf, models["combined"], draw=draw))
-                    jobs_.append(Job(td, tr, n, s, seconds, "insample" + suf, models[f"in_u{n}"], draw=draw))
-                if n > 1:
-                    jobs_.append(Job(td, tr, n, s, seconds, "match_q1", models[f"u{n}_q1"]))
-            for q in quantizations:
-                if q != PRIMARY_Q:
-                    jobs_.append(Job(td, tr, 1, s, seconds, f"q{q}", models[f"u1_q{q}"]))
-    onoff = onoff_available()
-    onoff_name = "concatenated evaluation traces"
-    if onoff:
-        # §6.6: the evaluation traces, 300 s of each, concatenated; the run is 3000 s (it loops).
-        concat_trace(trace_dir, evaluate, min(ONOFF_SEGMENT_S, seconds), tmp / "eval_concat.trace")
-        ctd = str(tmp)
-        for s_ in S:
-            jobs_.append(Job(ctd, "eval_concat.trace", ONOFF_USERS, s_, seconds * ONOFF_FACTOR, "onoff_verus", None, True))
-            for draw, suf in zip(DRAWS, ("", "_p")):
-                jobs_.append(Job(ctd, "eval_concat.trace", ONOFF_USERS, s_, seconds * ONOFF_FACTOR, "onoff_model" + suf,
-                                 models["combined"], True, draw))
-    recs = _pool(run_job, jobs_, n_jobs)
-    for r in recs:
-        if r["trace"] == "eval_concat.trace":
-            r["trace"] = onoff_name
-    t_eval = time.perf_counter()
-    say(f"{len(recs)} evaluation runs in {t_eval - t_train:.1f} s on {n_jobs} processes")
-    for f in tmp.iterdir():
-        f.unlink()
-    tmp.rmdir()
+                    jobs_.append(Job(ctd, "eval_concat.trace", ONOFF_USERS, s_, seconds * ONOFF_FACTOR, "onoff_model" + suf,
+                                     models["combined"], True, draw))
+        recs = _pool(run_job, jobs_, n_jobs)
+        for r in recs:
+            if r["trace"] == "eval_concat.trace":
+                r["trace"] = onoff_name
+        t_eval = time.perf_counter()
+        say(f"{len(recs)} evaluation runs in {t_eval - t_train:.1f} s on {n_jobs} processes")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
-    def R(scheme: str, tr: str, n: int) -> list[dict]:
-        sch = "nonmatch" if scheme == f"q{PRIMARY_Q}" else scheme
-        return [r for r in recs if r["scheme"] == sch and r["trace"] == tr and r["users"] == n]
+    runs = Runs(recs)
+    stat, mean = runs.stat, runs.mean
 
-    def stat(scheme: str, tr: str, n: int, key: str) -> tuple[float, float]:
-        return ci95([r[key] for r in R(scheme, tr, n)])
-
-    def mean(scheme: str, tr: str, n: int, key: str) -> float:
-        return stat(scheme, tr, n, key)[0]
-
-    # ------------------------------------------------------------------ claims
-    def claims(suf: str) -> dict[str, Any]:
-        """The issue's four claims for one draw rule (suf "" = §3.2's closest-probability draw)."""
-        match, nonmatch, combined = "match" + suf, "nonmatch" + suf, "combined" + suf
-        # (1) matching model within 15% throughput and 50% delay of Verus, on most (trace, users) cases.
-        rows, passed = [], 0
-        for tr in evaluate:
-            for n in USERS[1:]:
-                dt = _rel(mean(match, tr, n, "tput"), mean("verus", tr, n, "tput"))
-                dd = _rel(mean(match, tr, n, "delay"), mean("verus", tr, n, "delay"))
-                ok = abs(dt) <= TPUT_TOL and abs(dd) <= DELAY_TOL
-                passed += ok
-                rows.append((f"`{tr}`", n, _pct(dt, 1), _pct(dd, 1), _yn(ok)))  # one decimal: the bounds are sharp
-        # (2) non-matching delay grows with users (each step >= previous on every trace) and is clearly
-        # worse than matching at 4 users (>= 20% higher and 95% CIs disjoint) on every trace.
-        grow, worse = {}, {}
-        for tr in evaluate:
-            ds = [mean(nonmatch, tr, n, "delay") for n in USERS]
-            grow[tr] = all(b >= a for a, b in zip(ds, ds[1:]))
-            (mn, hn), (mm, hm) = stat(nonmatch, tr, 4, "delay"), stat(match, tr, 4, "delay")
-            worse[tr] = mn >= CLEARLY_WORSE * mm and (mn - hn) > (mm + hm)
-        # (3) combined lies between matching and non-matching (delay), for 2-4 users.
-        btw = {}
-        for tr in evaluate:
-            for n in USERS[1:]:
-                dm, dc, dn = (mean(x, tr, n, "delay") for x in (match, combined, nonmatch))
-                btw[(tr, n)] = min(dm, dn) <= dc <= max(dm, dn)
-        # (4) Jain >= 0.95 for the model, matching and combined, 2-4 users (seed means).
-        jain = {(x, tr, n): mean(x, tr, n, "jain") for x in (match, combined) for tr in evaluate for n in USERS[1:]}
-        return {
-            "rows": rows, "passed": passed, "total": len(rows), "c1": passed > len(rows) / 2,
-            "grow": grow, "worse": worse, "c2a": all(grow.values()), "c2b": all(worse.values()),
-            "btw": btw, "c3": all(btw.values()), "c3_4": all(btw[(tr, 4)] for tr in evaluate),
-            "jain": jain, "c4": all(v >= JAIN_MIN for v in jain.values()),
-            "schemes": (match, nonmatch, combined),
-        }
-
-    cl = {suf: claims(suf) for suf in ("", "_p")}
+    cl = {suf: _claims(runs, evaluate, suf) for suf in ("", "_p")}
     if summary is not None:
         summary.update({suf: {k: c[k] for k in ("c1", "c2a", "c2b", "c3", "c3_4", "c4", "passed", "total")}
                         for suf, c in cl.items()})
@@ -678,7 +702,7 @@ def markov_repro(
     for tr in evaluate:
         for n in USERS[1:]:
             for s in ("verus", "match", "match_p"):
-                rs = R(s, tr, n)
+                rs = runs.of(s, tr, n)
                 pt = np.nanmean(np.array([r["flow_tput"] for r in rs], float), axis=0)
                 pd_ = np.nanmean(np.array([r["flow_delay"] for r in rs], float), axis=0)
                 rows.append((f"`{tr}`", n, SHORT[s],
@@ -759,27 +783,34 @@ def markov_repro(
         jtxt = "; ".join(f"{SHORT[s]} `{tr}` {n}: {v:.3f}" for (s, tr, n), v in c["jain"].items())
         L += [f"**(4) Jain's index ≥ {JAIN_MIN} for the model in the matching and combined cases** (seed mean, 2-4 "
               f"users, every evaluation trace): {_yn(c['c4'])} — {jtxt}.", ""]
-    # What the runs above say about the gaps (every figure computed from the tables above).
+    L += _gaps_section(runs, bias, cl, train, evaluate, trace_dir, quantizations, table2, sizes)
+    L += ["Nothing was tuned to make a claim pass: the models, links and thresholds are fixed above before any run.", ""]
+    if fast_links:
+        L += _fast_links_section(out, trace_dir, seconds, seeds, quantizations, jobs, say)
+    _atomic(out, lambda f: f.write("\n".join(L).encode()))
+    return out
+
+
+def _gaps_section(runs: Runs, bias: dict, cl: dict, train: Sequence[str], evaluate: Sequence[str], trace_dir: Path,
+                  quantizations: Sequence[int], table2: list, sizes: dict) -> list[str]:
+    """"Where the gaps come from": every figure computed from the runs and the draw biases, and every
+    sentence conditional on what it states."""
+    mean = runs.mean
+    L: list[str] = []
     pairs = [(tr, n) for tr in evaluate for n in USERS[1:]]
     d_c = statistics.fmean(_rel(mean("match", tr, n, "delay"), mean("verus", tr, n, "delay")) for tr, n in pairs)
     d_p = statistics.fmean(_rel(mean("match_p", tr, n, "delay"), mean("verus", tr, n, "delay")) for tr, n in pairs)
     d_q1 = statistics.fmean(_rel(mean("match_q1", tr, n, "delay"), mean("verus", tr, n, "delay")) for tr, n in pairs)
-    q1_pass = sum(abs(_rel(mean("match_q1", tr, n, "tput"), mean("verus", tr, n, "tput"))) <= TPUT_TOL
-                  and abs(_rel(mean("match_q1", tr, n, "delay"), mean("verus", tr, n, "delay"))) <= DELAY_TOL
-                  for tr, n in pairs)
+    q1_pass = sum(runs.within("match_q1", tr, n) for tr, n in pairs)
     q_txt = "; ".join(f"`{tr}` " + " / ".join(_pct(_rel(mean(f"q{q}", tr, 1, "delay"), mean("verus", tr, 1, "delay")))
                                                for q in quantizations) for tr in evaluate)
     train_max = max(rv.trace_mean_mbps(trace_dir / t) for t in train)
     fast = [tr for tr in evaluate if rv.trace_mean_mbps(trace_dir / tr) > train_max]
     fast_txt = "; ".join(f"`{tr}` ({rv.trace_mean_mbps(trace_dir / tr):.1f} Mbit/s): 1 user {mean('match', tr, 1, 'tput'):.2f} "
                          f"against Verus's {mean('verus', tr, 1, 'tput'):.2f} Mbit/s" for tr in fast)
-    def within(scheme: str, tr: str, n: int) -> bool:
-        return (abs(_rel(mean(scheme, tr, n, "tput"), mean("verus", tr, n, "tput"))) <= TPUT_TOL
-                and abs(_rel(mean(scheme, tr, n, "delay"), mean("verus", tr, n, "delay"))) <= DELAY_TOL)
-
     gap = {x: statistics.fmean(_rel(mean(x, tr, n, "delay"), mean("verus", tr, n, "delay")) for tr, n in pairs)
            for x in ("insample", "insample_p")}
-    ins_pass = {x: sum(within(x, tr, n) for tr, n in pairs) for x in ("insample", "insample_p")}
+    ins_pass = {x: sum(runs.within(x, tr, n) for tr, n in pairs) for x in ("insample", "insample_p")}
     nu = USERS[-1]
     ratios = {n: bias[("match", n)]["ratio"] for n in USERS}
     papers_direction = ratios[1] < 1 < ratios[nu]
@@ -881,11 +912,7 @@ def markov_repro(
            + fast_txt + ". The chain has no state for sending faster than Verus ever did in training.")
           if fast else f"- Every evaluation trace is within the training traces' rates (up to {train_max:.1f} Mbit/s).",
           ""]
-    L += ["Nothing was tuned to make a claim pass: the models, links and thresholds are fixed above before any run.", ""]
-    if fast_links:
-        L += _fast_links_section(out, trace_dir, seconds, seeds, quantizations, jobs, say)
-    _atomic(out, lambda f: f.write("\n".join(L).encode()))
-    return out
+    return L
 
 
 def _fast_links_section(out: Path, trace_dir: Path, seconds: float, seeds: int, quantizations: Sequence[int],
