@@ -15,7 +15,7 @@ import statistics
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
@@ -330,10 +330,16 @@ class Runs:
     """The evaluation records, looked up by (scheme, trace, users)."""
 
     recs: list
+    by_key: dict = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.by_key = {}
+        for r in self.recs:
+            self.by_key.setdefault((r["scheme"], r["trace"], r["users"]), []).append(r)
 
     def of(self, scheme: str, tr: str, n: int) -> list[dict]:
         sch = "nonmatch" if scheme == f"q{PRIMARY_Q}" else scheme  # the 1-user model at 2 ms is both
-        return [r for r in self.recs if r["scheme"] == sch and r["trace"] == tr and r["users"] == n]
+        return self.by_key.get((sch, tr, n), [])
 
     def stat(self, scheme: str, tr: str, n: int, key: str) -> tuple[float, float]:
         return ci95([r[key] for r in self.of(scheme, tr, n)])
@@ -391,7 +397,13 @@ def _draw_biases(samples: pd.DataFrame, insample: pd.DataFrame, models: dict[str
     """`markov.draw_bias` of each model at the training transitions of each user count (and of the
     in-sample models at set 2's), all and into a standing queue (HIGH_DELAY_MS)."""
     bias: dict[tuple[str, int], dict[str, Any]] = {}
-    load = markov.MarkovModel.load
+    loaded: dict[str, markov.MarkovModel] = {}
+
+    def load(path: str) -> markov.MarkovModel:  # each file read once
+        if path not in loaded:
+            loaded[path] = markov.MarkovModel.load(path)
+        return loaded[path]
+
     for n in USERS:
         at = samples[samples["users"] == n]
         matching = models[f"u1_q{PRIMARY_Q}"] if n == 1 else models[f"u{n}"]

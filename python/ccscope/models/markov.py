@@ -315,6 +315,15 @@ def _as_samples(samples: Any) -> pd.DataFrame:
     return load_samples(samples)
 
 
+def _in_walk_order(df: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(source, user, d_ms, w) with each user's samples consecutive and in time order (§4.1: a
+    transition joins consecutive samples of one user within one source file); stable for ties."""
+    src = df["source"].to_numpy(np.int64)
+    user = df["user"].to_numpy(np.int64)
+    order = np.lexsort((df["t_ms"].to_numpy(np.float64), user, src))
+    return src[order], user[order], df["d_ms"].to_numpy(np.int64)[order], df["w"].to_numpy(np.int64)[order]
+
+
 def train(samples: Any, quantize_ms: int = 2, truncate: Optional[float] = 99.9) -> MarkovModel:
     """Count (d, w) -> (d', w') transitions between consecutive samples of each user and normalise rows.
 
@@ -332,14 +341,7 @@ def train(samples: Any, quantize_ms: int = 2, truncate: Optional[float] = 99.9) 
     df = _as_samples(samples)
     if len(df) == 0:
         raise ScenarioError("no samples to train on")
-    src = df["source"].to_numpy(np.int64)
-    user = df["user"].to_numpy(np.int64)
-    t = df["t_ms"].to_numpy(np.float64)
-    d = df["d_ms"].to_numpy(np.int64)
-    w = df["w"].to_numpy(np.int64)
-    # §4.1: consecutive samples of one user (within one source file), in time order; stable for ties.
-    order = np.lexsort((t, user, src))
-    src, user, d, w = src[order], user[order], d[order], w[order]
+    src, user, d, w = _in_walk_order(df)
     keep = np.ones(len(d), dtype=bool)
     if truncate is not None and truncate < 100:
         keep = d <= np.percentile(d, truncate)  # §4.2 truncating: outliers removed
@@ -435,11 +437,7 @@ def draw_bias(model: MarkovModel, samples: Any, min_delay_ms: float = 0.0) -> Di
     df = _as_samples(samples)
     meta = model.meta
     q, d0, w0 = float(meta["quantize_ms"]), float(meta["d_min_ms"]), int(meta["w_min"])
-    order = np.lexsort((df["t_ms"].to_numpy(np.float64), df["user"].to_numpy(np.int64), df["source"].to_numpy(np.int64)))
-    src = df["source"].to_numpy(np.int64)[order]
-    user = df["user"].to_numpy(np.int64)[order]
-    d = df["d_ms"].to_numpy(np.int64)[order]
-    w = df["w"].to_numpy(np.int64)[order]
+    src, user, d, w = _in_walk_order(df)
     d_bin = np.floor((d - d0) / q)  # as the controller quantizes (crates/ccscope-cc/src/markov.rs)
     on = (d_bin >= 0) & (d_bin < model.n_d) & (w >= w0) & (w <= int(meta["w_max"]))
     state = np.clip(d_bin, 0, model.n_d - 1).astype(np.int64) * model.n_w + (w - w0)
