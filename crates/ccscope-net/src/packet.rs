@@ -11,6 +11,12 @@ pub enum PacketKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub flow: u32,
+    /// The route it follows (an index into the simulation's route table) and its position on it:
+    /// forwarding is "next link of my route, or deliver", with no lookup and no allocation.
+    pub route: u32,
+    pub hop: u16,
+    /// The connection's path it belongs to (data: the path it was sent on; ACK: the path it returns on).
+    pub path: u8,
     pub kind: PacketKind,
     /// Size on the wire (IP packet), the unit links and queues account in.
     pub bytes: u32,
@@ -31,6 +37,6 @@ pub struct Packet {
 
 impl Packet {
     pub fn data(flow: u32, seq: u64, bytes: u32, sent: Time) -> Packet {
-        Packet { flow, kind: PacketKind::Data, bytes, seq, sent, recv: Time::ZERO, enqueued: sent, ack_cum: 0, sack: [(0, 0); 3] }
+        Packet { flow, route: 0, hop: 0, path: 0, kind: PacketKind::Data, bytes, seq, sent, recv: Time::ZERO, enqueued: sent, ack_cum: 0, sack: [(0, 0); 3] }
     }
 }

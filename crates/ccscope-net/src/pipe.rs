@@ -42,6 +42,11 @@ impl Pipe {
         self.line.front().map(|x| x.0)
     }
 
+    /// Visit every packet on the line.
+    pub fn for_each_packet(&self, mut f: impl FnMut(&Packet)) {
+        self.line.iter().for_each(|(_, p)| f(p));
+    }
+
     pub fn len(&self) -> usize {
         self.line.len()
     }

@@ -45,8 +45,16 @@ pub fn scenario_info<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py,
             format!("trace {}{}", trace.path.display(), if *once { " (once)" } else { "" })
         }
     };
-    d.set_item("data_link", link(&sc.data_link.service))?;
-    d.set_item("ack_link", link(&sc.ack_link.service))?;
+    let links = PyDict::new(py);
+    for l in &sc.links {
+        links.set_item(&l.name, link(&l.service))?;
+    }
+    if let Some((data, ack)) = sc.dumbbell {
+        d.set_item("data_link", link(&sc.links[data].service))?;
+        d.set_item("ack_link", link(&sc.links[ack].service))?;
+    }
+    d.set_item("links", links)?;
+    d.set_item("monitor", &sc.links[sc.monitor].name)?;
     Ok(d)
 }
 

@@ -67,6 +67,11 @@ const FLOW_KEYS: &[&str] = &[
     "min_rto_ms",
     "max_rto_ms",
     "initial_rto_ms",
+    "route",
+    "ack_route",
+    "paths",
+    "ack_path",
+    "monitor",
 ];
 
 struct Ctx<'a> {
@@ -241,57 +246,94 @@ pub fn load_scenario(text: &str, file: Option<&Path>, search: &[PathBuf]) -> Res
     parse_root(&mut ctx, doc.as_table(), &values)
 }
 
+/// At most this many flows (after `count`): a bigger request is refused before anything is allocated.
+pub const MAX_FLOWS: u64 = 1 << 20;
+/// At most this long a run (115 days of simulated time; integer ns reach 584 years).
+pub const MAX_DURATION_S: f64 = 1e7;
+/// At most this many time-series bins per series.
+pub const MAX_BINS: f64 = (1u64 << 24) as f64;
+
 fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) -> R<Scenario> {
     // Links first (they load traces, which needs `ctx` mutably), then the rest.
-    let (data_link, ack_link) = {
-        let mut links = Vec::new();
+    let mut raw = Vec::new();
+    {
+        let c: &Ctx<'_> = ctx;
+        let mut top = Tbl { ctx: c, t: root, path: String::new(), line: 1, used: Vec::new() };
         for key in ["data_link", "ack_link"] {
-            let spec = {
-                let c: &Ctx<'_> = ctx;
-                let mut top = Tbl { ctx: c, t: root, path: String::new(), line: 1, used: Vec::new() };
-                let t = match key {
-                    "data_link" => top.table("data_link")?,
-                    _ => top.table("ack_link")?,
-                };
-                match t {
-                    Some(t) => Some(parse_link_fields(t)?),
-                    None if key == "data_link" => return Err(top.err("data_link", "missing: a scenario needs a [data_link] table")),
-                    None => None,
+            let t = if key == "data_link" { top.table("data_link")? } else { top.table("ack_link")? };
+            if let Some(t) = t {
+                raw.push((key.to_string(), parse_link_fields(t)?));
+            }
+        }
+        if let Some(links) = top.table("links")? {
+            if raw.first().is_some_and(|(n, _)| n == "ack_link") {
+                return Err(top.err("ack_link", "an [ack_link] needs a [data_link]"));
+            }
+            for (name, item) in links.t.iter() {
+                let line = links.item_line(name, item);
+                let path = links.field_name(name);
+                if matches!(name, "data_link" | "ack_link") {
+                    return Err(links.err(name, "this name is the dumbbell's: give the link another name"));
                 }
-            };
-            links.push(spec);
+                let Some(t) = item.as_table_like() else {
+                    return Err(links.err(name, format!("expected a table, got {}", describe(item))));
+                };
+                raw.push((name.to_string(), parse_link_fields(Tbl { ctx: c, t, path, line, used: Vec::new() })?));
+            }
+            if links.t.is_empty() {
+                return Err(top.err("links", "no links in [links]"));
+            }
+        } else if raw.first().is_none_or(|(n, _)| n != "data_link") {
+            return Err(top.err("data_link", "missing: a scenario needs a [data_link] table (or named [links.NAME] tables)"));
         }
-        let mut out = Vec::new();
-        for l in links {
-            out.push(match l {
-                Some(raw) => Some(finish_link(ctx, raw)?),
-                None => None,
-            });
+    }
+    let mut links = Vec::with_capacity(raw.len() + 1);
+    for (name, l) in raw {
+        let mut spec = finish_link(ctx, l)?;
+        spec.name = name;
+        links.push(spec);
+    }
+    let dumbbell = match links.first() {
+        Some(l) if l.name == "data_link" => {
+            // Without an [ack_link] the ACK direction is an uncongested 1 Gbit/s link with the same delay.
+            if links.get(1).is_none_or(|l| l.name != "ack_link") {
+                let ack = LinkSpec {
+                    name: "ack_link".into(),
+                    service: Service::Constant(Bandwidth::from_mbps(1000.0)),
+                    delay: links[0].delay,
+                    queue: QueueConfig::Infinite,
+                    loss: LossConfig::None,
+                };
+                links.insert(1, ack);
+            }
+            Some((0, 1))
         }
-        let data = out[0].clone().expect("required above");
-        // Without an [ack_link] the ACK direction is an uncongested 1 Gbit/s link with the same delay.
-        let ack = out[1].clone().unwrap_or_else(|| LinkSpec {
-            service: Service::Constant(Bandwidth::from_mbps(1000.0)),
-            delay: data.delay,
-            queue: QueueConfig::Infinite,
-            loss: LossConfig::None,
-        });
-        (data, ack)
+        _ => None,
     };
+    let names: Vec<String> = links.iter().map(|l| l.name.clone()).collect();
     let c: &Ctx<'_> = ctx;
-    let mut top = Tbl { ctx: c, t: root, path: String::new(), line: 1, used: vec!["data_link", "ack_link"] };
+    let mut top = Tbl { ctx: c, t: root, path: String::new(), line: 1, used: vec!["data_link", "ack_link", "links"] };
     let name = top.str("name")?.unwrap_or("scenario").to_string();
     let seed = top.uint("seed")?.unwrap_or(1);
     let duration = match top.positive("duration_s")? {
+        Some(s) if s > MAX_DURATION_S => return Err(top.err("duration_s", format!("{s} s is more than the {MAX_DURATION_S:e} s a run may simulate"))),
         Some(s) => Dur::from_secs_f64(s),
-        None => match &data_link.service {
-            Service::Trace { trace, once: true } => trace.period(),
+        None => match dumbbell.map(|d| &links[d.0].service) {
+            Some(Service::Trace { trace, once: true }) => trace.period(),
             _ => return Err(top.err("duration_s", "missing: required unless the data link is a trace with once = true")),
         },
     };
-    let bin = Dur::from_ms_f64(top.positive("bin_ms")?.unwrap_or(500.0));
+    let bin_ms = top.positive("bin_ms")?.unwrap_or(500.0);
+    if duration.as_secs_f64() * 1000.0 / bin_ms > MAX_BINS {
+        return Err(top.err("bin_ms", format!("{bin_ms} ms bins over {} s are more than {MAX_BINS:e} bins: use wider bins", duration.as_secs_f64())));
+    }
+    let bin = Dur::from_ms_f64(bin_ms);
     let packet_log = top.bool("packet_log")?.unwrap_or(false);
     let cwnd_log = top.bool("cwnd_log")?.unwrap_or(false);
+    let monitor = match top.str("monitor")? {
+        Some(m) => names.iter().position(|n| n == m).ok_or_else(|| top.err("monitor", format!("unknown link `{m}` (links: {})", names.join(", "))))?,
+        None => dumbbell.map(|d| d.0).unwrap_or(usize::MAX),
+    };
     let flows_item = top.get("flows");
     let Some(flows_item) = flows_item else {
         return Err(top.err("flows", "missing: a scenario needs at least one [[flows]] table"));
@@ -312,22 +354,44 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
         return Err(top.err("flows", "expected [[flows]] tables"));
     };
     let flow_values = values.get("flows").and_then(|v| v.as_array());
-    let mut flows = Vec::new();
+    let mut specs = Vec::new();
+    let mut n_flows = 0u64;
     for (i, (ft, span)) in tables.into_iter().enumerate() {
         let line = c.line_of(span);
         let mut t = Tbl { ctx: c, t: ft, path: format!("flows[{i}]"), line, used: Vec::new() };
         let fv = flow_values.and_then(|a| a.get(i)).and_then(|v| v.as_table());
-        let (spec, count) = parse_flow(&mut t, fv)?;
-        check_round_trip(&t, &spec, &data_link, &ack_link)?;
-        for _ in 0..count {
-            flows.push(spec.clone());
+        let (spec, count) = parse_flow(&mut t, fv, &names, dumbbell.is_some())?;
+        n_flows = n_flows.saturating_add(count);
+        if n_flows > MAX_FLOWS {
+            return Err(t.err("count", format!("{n_flows} flows in all: at most {MAX_FLOWS} are allowed")));
         }
+        specs.push((spec, count, line, i, ft));
     }
-    if flows.is_empty() {
+    if n_flows == 0 {
         return Err(top.err("flows", "no flows (count = 0 everywhere)"));
     }
     top.done()?;
-    Ok(Scenario { name, seed, duration, data_link, ack_link, flows, bin, packet_log, cwnd_log })
+    // Totals describe the dumbbell's data link, or the link the most flows' data crosses.
+    let monitor = if monitor != usize::MAX {
+        monitor
+    } else {
+        let mut crossing = vec![0u64; links.len()];
+        for (f, count, ..) in &specs {
+            for &l in f.paths.first().map(|p| p.route.as_slice()).unwrap_or(&[]) {
+                crossing[l] += count;
+            }
+        }
+        (0..links.len()).rev().max_by_key(|&l| crossing[l]).unwrap_or(0)
+    };
+    let mut sc = Scenario { name, seed, duration, links, dumbbell, monitor, flows: Vec::with_capacity(n_flows as usize), bin, packet_log, cwnd_log };
+    for (spec, count, line, i, ft) in specs {
+        let t = Tbl { ctx: c, t: ft, path: format!("flows[{i}]"), line, used: Vec::new() };
+        check_round_trip(&t, &spec, &sc)?;
+        for _ in 0..count {
+            sc.flows.push(spec.clone());
+        }
+    }
+    Ok(sc)
 }
 
 struct RawLink {
@@ -361,7 +425,7 @@ fn parse_link_fields(mut t: Tbl<'_, '_>) -> R<RawLink> {
     };
     t.done()?;
     let service = Service::Constant(Bandwidth::from_mbps(rate.unwrap_or(0.0)));
-    Ok(RawLink { trace, once, rate, spec: LinkSpec { service, delay, queue, loss } })
+    Ok(RawLink { trace, once, rate, spec: LinkSpec { name: String::new(), service, delay, queue, loss } })
 }
 
 fn finish_link(ctx: &mut Ctx<'_>, raw: RawLink) -> R<LinkSpec> {
@@ -502,16 +566,82 @@ fn parse_traffic(mut t: Tbl<'_, '_>) -> R<crate::endpoint::App> {
 
 /// The flow's controller parameters must suit its path's propagation round trip (a trained model's
 /// delay range, say); the controller decides (`Params::check_round_trip`).
-fn check_round_trip(t: &Tbl<'_, '_>, f: &FlowSpec, data: &LinkSpec, ack: &LinkSpec) -> R<()> {
+fn check_round_trip(t: &Tbl<'_, '_>, f: &FlowSpec, sc: &Scenario) -> R<()> {
     let Ok(info) = ccscope_cc::registry::find(&f.controller) else { return Ok(()) }; // python: checked by the bindings
-    let rtt_ms = (f.delay.unwrap_or(data.delay) + f.ack_delay.unwrap_or(ack.delay)).as_ms_f64();
+    let rtt_ms = sc.round_trip(f).as_ms_f64();
     (info.check_round_trip)(&f.params, rtt_ms).map_err(|e| match e {
         ccscope_cc::ParamError::Invalid { key, reason } => t.err(&key, reason),
         other => t.err("controller", other.to_string()),
     })
 }
 
-fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec, u64)> {
+/// A route: link names, each known and none repeated.
+fn parse_route(t: &mut Tbl<'_, '_>, key: &'static str, item: &toml_edit::Item, names: &[String]) -> R<Vec<usize>> {
+    let arr = item.as_array().ok_or_else(|| t.err(key, "expected an array of link names"))?;
+    let mut route = Vec::with_capacity(arr.len());
+    for x in arr.iter() {
+        let name = x.as_str().ok_or_else(|| t.err(key, format!("`{}` is not a link name", x.to_string().trim())))?;
+        let l = names.iter().position(|n| n == name).ok_or_else(|| t.err(key, format!("unknown link `{name}` (links: {})", names.join(", "))))?;
+        if l < 2 && matches!(name, "data_link" | "ack_link") {
+            return Err(t.err(key, format!("`{name}` is the dumbbell's: a route names [links.NAME] links")));
+        }
+        if route.contains(&l) {
+            return Err(t.err(key, format!("link `{name}` appears twice")));
+        }
+        route.push(l);
+    }
+    if route.is_empty() {
+        return Err(t.err(key, "an empty route"));
+    }
+    if route.len() > u16::MAX as usize {
+        return Err(t.err(key, "more than 65535 links"));
+    }
+    Ok(route)
+}
+
+/// `route` + `ack_route`, or `paths = [{ route, ack_route }, ...]`.
+fn parse_paths(t: &mut Tbl<'_, '_>, names: &[String]) -> R<Vec<crate::scenario::PathSpec>> {
+    let route = t.get("route");
+    let ack = t.get("ack_route");
+    let paths = t.get("paths");
+    let mut out = Vec::new();
+    match (route, ack, paths) {
+        (None, None, None) => {}
+        (Some(r), Some(a), None) => out.push(crate::scenario::PathSpec { route: parse_route(t, "route", r, names)?, ack_route: parse_route(t, "ack_route", a, names)? }),
+        (Some(_), None, None) => return Err(t.err("route", "a flow with a `route` needs an `ack_route` (the links its ACKs take)")),
+        (None, Some(_), None) => return Err(t.err("ack_route", "an `ack_route` needs a `route`")),
+        (_, _, Some(p)) => {
+            if route.is_some() || ack.is_some() {
+                return Err(t.err("paths", "give either `paths` or `route` and `ack_route`, not both"));
+            }
+            let arr: Vec<&dyn TableLike> = if let Some(a) = p.as_array() {
+                a.iter().filter_map(|x| x.as_inline_table().map(|t| t as &dyn TableLike)).collect()
+            } else if let Some(a) = p.as_array_of_tables() {
+                a.iter().map(|t| t as &dyn TableLike).collect()
+            } else {
+                return Err(t.err("paths", "expected an array of { route = [...], ack_route = [...] } tables"));
+            };
+            if arr.is_empty() || p.as_array().is_some_and(|a| a.len() != arr.len()) {
+                return Err(t.err("paths", "expected an array of { route = [...], ack_route = [...] } tables"));
+            }
+            if arr.len() > u8::MAX as usize {
+                return Err(t.err("paths", "at most 255 paths"));
+            }
+            for (j, pt) in arr.into_iter().enumerate() {
+                let line = t.item_line("paths", p);
+                let mut sub = Tbl { ctx: t.ctx, t: pt, path: format!("{}[{j}]", t.field_name("paths")), line, used: Vec::new() };
+                let r = sub.get("route").ok_or_else(|| sub.err("route", "missing: a path needs a `route`"))?;
+                let a = sub.get("ack_route").ok_or_else(|| sub.err("ack_route", "missing: a path needs an `ack_route` (the links its ACKs take)"))?;
+                let ps = crate::scenario::PathSpec { route: parse_route(&mut sub, "route", r, names)?, ack_route: parse_route(&mut sub, "ack_route", a, names)? };
+                sub.done()?;
+                out.push(ps);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>, names: &[String], dumbbell: bool) -> R<(FlowSpec, u64)> {
     let controller = t.str("controller")?.ok_or_else(|| t.err("controller", "missing: every flow needs a controller"))?;
     let mut f = FlowSpec::new(controller);
     let count = t.uint("count")?.unwrap_or(1);
@@ -523,6 +653,32 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec,
     }
     f.delay = t.non_negative("delay_ms")?.map(Dur::from_ms_f64);
     f.ack_delay = t.non_negative("ack_delay_ms")?.map(Dur::from_ms_f64);
+    f.paths = parse_paths(t, names)?;
+    if f.paths.is_empty() && !dumbbell {
+        return Err(t.err("route", "missing: without a [data_link] every flow needs a `route` and an `ack_route` (or `paths`)"));
+    }
+    if !f.paths.is_empty() {
+        for k in ["delay_ms", "ack_delay_ms"] {
+            if t.t.contains_key(k) {
+                return Err(t.err(k, "a flow with a route takes its delays from its links"));
+            }
+        }
+    }
+    f.ack_path = match t.get("ack_path") {
+        None => crate::scenario::AckPath::Same,
+        Some(i) => match (i.as_str(), i.as_integer()) {
+            (Some("same"), _) => crate::scenario::AckPath::Same,
+            (_, Some(j)) if j >= 0 && (j as usize) < f.paths.len().max(1) => crate::scenario::AckPath::Fixed(j as u8),
+            _ => return Err(t.err("ack_path", format!("expected \"same\" or a path index below {}", f.paths.len().max(1)))),
+        },
+    };
+    if let Some(m) = t.str("monitor")? {
+        let l = names.iter().position(|n| n == m).ok_or_else(|| t.err("monitor", format!("unknown link `{m}`")))?;
+        if !f.paths.iter().any(|p| p.route.contains(&l)) && !(f.paths.is_empty() && l == 0) {
+            return Err(t.err("monitor", format!("the flow's data does not cross `{m}`")));
+        }
+        f.monitor = Some(l);
+    }
     if let Some(b) = t.uint("packet_bytes")? {
         if !(28..=65535).contains(&b) {
             return Err(t.err("packet_bytes", "must be in 28..=65535"));
@@ -608,7 +764,7 @@ mod tests {
         let s = load(OK).unwrap();
         assert_eq!(s.flows.len(), 2);
         assert_eq!(s.flows[0].params.get("additive_increase").and_then(|v| v.as_integer()), Some(1));
-        assert_eq!(s.ack_link.delay, Dur::from_ms(20));
+        assert_eq!(s.links[1].delay, Dur::from_ms(20));
         assert_eq!(s.duration, Dur::from_ms(10_000));
     }
 

@@ -233,11 +233,47 @@ pub fn jain_index(xs: &[f64]) -> Option<f64> {
     (n > 0.0 && s2 > 0.0).then(|| s * s / (n * s2))
 }
 
+/// The counters of one link over the run. Conservation: arrivals = departures + dropped + queued
+/// (queued counts the packet on the wire), and departures = forwarded + in_pipe.
+#[derive(Clone, Debug, Default)]
+pub struct LinkSummary {
+    pub name: String,
+    pub arrivals: u64,
+    pub dropped: u64,
+    pub departures: u64,
+    /// Left the propagation delay for the next link or the endpoint.
+    pub forwarded: u64,
+    pub queued: u64,
+    pub in_pipe: u64,
+    pub throughput_mbps: f64,
+    pub capacity_mbps: f64,
+    pub utilization: f64,
+    pub queue_delay_p95_ms: Option<f64>,
+    pub queue_delay_mean_ms: Option<f64>,
+}
+
+/// The counters of one path of one flow (data sent on it, ACKs returned on it).
+#[derive(Clone, Debug, Default)]
+pub struct PathSummary {
+    pub flow: u32,
+    pub path: u8,
+    pub sent: u64,
+    pub delivered: u64,
+    pub dropped: u64,
+    pub acks_sent: u64,
+    pub acks_delivered: u64,
+    pub acks_dropped: u64,
+}
+
 /// Everything a run produces.
 #[derive(Clone, Debug)]
 pub struct RunResult {
     pub total: FlowSummary,
     pub flows: Vec<FlowSummary>,
+    /// Every scenario link, in declaration order.
+    pub links: Vec<LinkSummary>,
+    /// Every (flow, path).
+    pub paths: Vec<PathSummary>,
     pub jain_index: Option<f64>,
     pub bin_s: f64,
     /// Per flow, then the whole link last.

@@ -1,4 +1,8 @@
-//! A scenario: two links (data and ACK direction), the flows that share them, and run settings.
+//! A scenario: named links joined into a topology, the flows whose paths cross them, and run settings.
+//!
+//! Today's dumbbell (`[data_link]` + `[ack_link]`) is one topology among others: its flows take the
+//! data link then their own forward delay, and their ACKs their own reverse delay then the ACK link
+//! (see `Simulation` for the expansion).
 
 use ccscope_cc::Transport;
 use ccscope_core::{Dur, Time};
@@ -6,14 +10,36 @@ use ccscope_core::{Dur, Time};
 pub use crate::endpoint::{App, RtoParams};
 use ccscope_net::{LossConfig, QueueConfig, Service};
 
-/// One direction of the path: random loss, a queue, a serializer, then propagation delay.
+/// Index of a link in `Scenario::links`.
+pub type LinkIdx = usize;
+
+/// One link: random loss, a queue, a serializer, then propagation delay.
 #[derive(Clone, Debug)]
 pub struct LinkSpec {
+    /// The scenario's name for it (`data_link`, `ack_link` or the key under `[links]`).
+    pub name: String,
     pub service: Service,
-    /// One-way propagation delay of this direction (a flow may override it).
+    /// One-way propagation delay after the serializer (in the dumbbell, a flow may override it).
     pub delay: Dur,
     pub queue: QueueConfig,
     pub loss: LossConfig,
+}
+
+/// One path of a connection: the links its data crosses, in order, and the links its ACKs cross.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathSpec {
+    pub route: Vec<LinkIdx>,
+    pub ack_route: Vec<LinkIdx>,
+}
+
+/// Which path carries the ACK of a data packet that arrived on path i.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum AckPath {
+    /// The ACK route of path i itself.
+    #[default]
+    Same,
+    /// The ACK route of this path, whatever path the data took.
+    Fixed(u8),
 }
 
 /// One flow: a sender with its controller and a receiver that ACKs every packet.
@@ -27,10 +53,16 @@ pub struct FlowSpec {
     /// The flow starts at `start` plus a uniform random delay in [0, start_jitter), drawn from the seed.
     pub start_jitter: Dur,
     pub stop: Option<Time>,
-    /// Overrides the data link's propagation delay for this flow.
+    /// Dumbbell only: overrides the data link's propagation delay for this flow.
     pub delay: Option<Dur>,
-    /// Overrides the ACK link's propagation delay for this flow.
+    /// Dumbbell only: overrides the ACK link's propagation delay for this flow.
     pub ack_delay: Option<Dur>,
+    /// The flow's paths through a topology; empty = the dumbbell's data and ACK links.
+    pub paths: Vec<PathSpec>,
+    pub ack_path: AckPath,
+    /// The link whose departures give the flow's throughput and queueing delays; `None` = the
+    /// scenario's monitored link if the flow crosses it, else the last link of its first route.
+    pub monitor: Option<LinkIdx>,
     /// Data packet size on the wire (datagrump: 1424 B payload + 48 B header + 28 B UDP/IP = 1500).
     pub packet_bytes: u32,
     /// ACK size on the wire (datagrump: 48 B header + 28 B UDP/IP = 76).
@@ -53,6 +85,9 @@ impl FlowSpec {
             stop: None,
             delay: None,
             ack_delay: None,
+            paths: Vec::new(),
+            ack_path: AckPath::Same,
+            monitor: None,
             packet_bytes: 1500,
             ack_bytes: 76,
             transport: None,
@@ -67,22 +102,46 @@ pub struct Scenario {
     pub name: String,
     pub seed: u64,
     pub duration: Dur,
-    /// Sender -> receiver.
-    pub data_link: LinkSpec,
-    /// Receiver -> sender.
-    pub ack_link: LinkSpec,
+    /// Every link, in the order declared (the dumbbell's `data_link` and `ack_link` first).
+    pub links: Vec<LinkSpec>,
+    /// The dumbbell's (data link, ACK link), when the scenario has them.
+    pub dumbbell: Option<(LinkIdx, LinkIdx)>,
+    /// The link the run's totals, capacity and packet log describe.
+    pub monitor: LinkIdx,
     pub flows: Vec<FlowSpec>,
     /// Width of time-series bins.
     pub bin: Dur,
-    /// Keep a per-packet log of the data link (memory grows with the run).
+    /// Keep a per-packet log of the monitored link (memory grows with the run).
     pub packet_log: bool,
     /// Record every change of every flow's congestion window (memory grows with the run).
     pub cwnd_log: bool,
 }
 
+impl Scenario {
+    /// The index of the link called `name`.
+    pub fn link(&self, name: &str) -> Option<LinkIdx> {
+        self.links.iter().position(|l| l.name == name)
+    }
+
+    /// The data link of the dumbbell, or the monitored link.
+    pub fn data_link(&self) -> &LinkSpec {
+        &self.links[self.dumbbell.map_or(self.monitor, |d| d.0)]
+    }
+
+    /// Propagation round trip of a flow's first path (dumbbell overrides included).
+    pub fn round_trip(&self, f: &FlowSpec) -> Dur {
+        match (f.paths.first(), self.dumbbell) {
+            (Some(p), _) => p.route.iter().chain(&p.ack_route).map(|&l| self.links[l].delay).fold(Dur::ZERO, |a, b| a + b),
+            (None, Some((d, a))) => f.delay.unwrap_or(self.links[d].delay) + f.ack_delay.unwrap_or(self.links[a].delay),
+            (None, None) => Dur::ZERO,
+        }
+    }
+}
+
 impl LinkSpec {
-    pub fn constant(mbps: f64, delay_ms: u64) -> LinkSpec {
+    pub fn constant(name: &str, mbps: f64, delay_ms: u64) -> LinkSpec {
         LinkSpec {
+            name: name.to_string(),
             service: Service::Constant(ccscope_core::Bandwidth::from_mbps(mbps)),
             delay: Dur::from_ms(delay_ms),
             queue: QueueConfig::Infinite,

@@ -1,21 +1,25 @@
-//! The simulation: an owned event loop over two links, per-flow delay lines and the endpoints.
+//! The simulation: an owned event loop over a topology of hops and the endpoints at its edges.
 //!
-//! Path of a data packet: sender -> data link (loss, queue, serializer) -> flow's forward delay ->
-//! receiver. Path of its ACK: receiver -> flow's reverse delay -> ACK link -> sender. This is the
-//! datagrump setup (`mm-delay 20 mm-link UP DOWN`): the sender sits inside the link shell, so its
-//! data meets the link before the delay and its ACKs meet the delay before the link.
-
+//! A hop is a link (random loss, queue, serializer) followed by its propagation delay, or a delay
+//! line alone. A packet carries its route and its position on it; when it leaves a hop's delay line
+//! it reaches the next hop of its route, or its endpoint. Each hop keeps at most two pending events
+//! (its serializer's next departure and its delay line's head), as htsim does, so the event set
+//! stays O(hops + flows) whatever the traffic.
+//!
+//! The dumbbell (`[data_link]`, `[ack_link]`) is the topology of datagrump (`mm-delay 20 mm-link UP
+//! DOWN`): the sender sits inside the link shell, so its data crosses the data link then the flow's
+//! own forward delay, and its ACKs the flow's own reverse delay then the ACK link.
 
 use ccscope_cc::{AnyController, ParamError, Transport};
 use ccscope_core::rng;
 use ccscope_core::rng::RngCore as _;
-use ccscope_core::{Bandwidth, Dur, EventQueue, Phase, Time};
+use ccscope_core::{Bandwidth, Dur, EventQueue, IntHistogram, Phase, Time};
 use ccscope_net::{AnyQueue, Link, LossModel, Packet, PacketKind, Pipe, Service};
 
 use crate::endpoint::{DatagramSender, Receiver, ReliableSender, Sender};
-use crate::metrics::{jain_index, FlowStats, FlowSummary, RunResult};
+use crate::metrics::{jain_index, FlowStats, FlowSummary, LinkSummary, PathSummary, RunResult};
 use crate::pktlog::{LogEvent, PacketLog};
-use crate::scenario::{App, FlowSpec, Scenario};
+use crate::scenario::{AckPath, App, FlowSpec, Scenario};
 use crate::traffic::TransferPlan;
 
 /// Builds a flow's controller; the default knows the registry, the Python bindings add `python`.
@@ -28,14 +32,11 @@ enum Ev {
     Wake(u32),
     Timeout(u32, u32),
     Timer(u32, u32),
-    DataLink,
-    AckLink,
-    FwdPipe(u32),
-    RevPipe(u32),
+    /// A hop's serializer has a departure due.
+    Service(u32),
+    /// A hop's delay line has its head due.
+    Pipe(u32),
 }
-
-const DATA: usize = 0;
-const ACK: usize = 1;
 
 /// Per-flow bookkeeping of the events the simulator has scheduled for a sender.
 #[derive(Default)]
@@ -50,11 +51,62 @@ struct FlowSched {
     timer_gen: u32,
 }
 
+/// Counters of one hop, kept for every hop whatever the flows.
+#[derive(Clone, Debug, Default)]
+struct HopStats {
+    arrivals: u64,
+    arrived_bytes: u64,
+    dropped: u64,
+    departures: u64,
+    departed_bytes: u64,
+    /// Left the delay line for the next hop or the endpoint.
+    forwarded: u64,
+    queue_delay_ms: IntHistogram,
+}
+
+/// A hop: a link (loss, queue, serializer) or nothing, then a constant delay line.
+struct Hop {
+    /// Index of the scenario link it is, or `None` for a dumbbell flow's own delay line.
+    spec: Option<usize>,
+    link: Option<Link>,
+    pipe: Pipe,
+    /// A link with no propagation delay hands departures straight on (no event in between).
+    direct: bool,
+    stats: HopStats,
+}
+
+/// Per (flow, path) counters: what a multipath transport and its analysis need.
+#[derive(Clone, Copy, Debug, Default)]
+struct PathCounters {
+    sent: u64,
+    delivered: u64,
+    dropped: u64,
+    acks_sent: u64,
+    acks_delivered: u64,
+    acks_dropped: u64,
+}
+
+/// One flow's place in the network.
+struct FlowNet {
+    /// (data route, ACK route) per path, as indices into the route table.
+    paths: Vec<(u32, u32)>,
+    ack_path: AckPath,
+    /// The hop whose departures give the flow's link statistics.
+    monitor: u32,
+    /// First index of the flow's paths in `path_stats`.
+    path_base: usize,
+}
+
 pub struct Simulation {
     events: EventQueue<Ev>,
-    links: [Link; 2],
-    fwd: Vec<Pipe>,
-    rev: Vec<Pipe>,
+    hops: Vec<Hop>,
+    /// Routes as (first index in `route_hops`, length).
+    routes: Vec<(u32, u32)>,
+    route_hops: Vec<u32>,
+    nets: Vec<FlowNet>,
+    path_stats: Vec<PathCounters>,
+    /// The hop the totals, capacity and packet log describe.
+    monitor: u32,
     senders: Vec<Sender>,
     receivers: Vec<Receiver>,
     sched: Vec<FlowSched>,
@@ -67,6 +119,7 @@ pub struct Simulation {
     /// (time ns, flow, cwnd) at every change, when asked for; last value per flow.
     cwnd_log: Option<Vec<(u64, u32, u32)>>,
     last_cwnd: Vec<u32>,
+    link_names: Vec<String>,
     // Scratch buffers reused for every event: the hot path allocates nothing.
     out: Vec<Packet>,
     drops: Vec<Packet>,
@@ -84,6 +137,22 @@ fn mean_rate(service: &Service) -> Bandwidth {
     }
 }
 
+/// Interns routes as slices of one table.
+#[derive(Default)]
+struct RouteTable {
+    routes: Vec<(u32, u32)>,
+    hops: Vec<u32>,
+}
+
+impl RouteTable {
+    fn add(&mut self, hops: impl IntoIterator<Item = u32>) -> u32 {
+        let start = self.hops.len() as u32;
+        self.hops.extend(hops);
+        self.routes.push((start, self.hops.len() as u32 - start));
+        self.routes.len() as u32 - 1
+    }
+}
+
 impl Simulation {
     /// Build a simulation with the built-in controllers only.
     pub fn new(sc: &Scenario) -> Result<Simulation, ParamError> {
@@ -92,12 +161,62 @@ impl Simulation {
 
     pub fn with_factory(sc: &Scenario, factory: &mut ControllerFactory<'_>) -> Result<Simulation, ParamError> {
         let bin = sc.bin.max(Dur(1));
-        let mk_link = |spec: &crate::LinkSpec, k: u64, log: bool| {
-            let q = AnyQueue::new(&spec.queue, rng::stream(sc.seed, 10 + k), mean_rate(&spec.service));
-            let loss = LossModel::new(spec.loss.clone(), rng::stream(sc.seed, 20 + k));
-            Link::new(&spec.service, q, loss, bin, log)
-        };
-        let links = [mk_link(&sc.data_link, 0, sc.packet_log), mk_link(&sc.ack_link, 1, false)];
+        // One hop per scenario link; the queue and loss streams of the dumbbell's two links keep the
+        // stream numbers they always had (10 + k, 20 + k), so existing runs replay bit for bit.
+        let mut hops: Vec<Hop> = sc
+            .links
+            .iter()
+            .enumerate()
+            .map(|(k, spec)| {
+                let q = AnyQueue::new(&spec.queue, rng::stream(sc.seed, 10 + k as u64), mean_rate(&spec.service));
+                let loss = LossModel::new(spec.loss.clone(), rng::stream(sc.seed, 20 + k as u64));
+                let log = sc.packet_log && k == sc.monitor;
+                Hop {
+                    spec: Some(k),
+                    link: Some(Link::new(&spec.service, q, loss, bin, log)),
+                    pipe: Pipe::new(spec.delay),
+                    direct: spec.delay == Dur::ZERO,
+                    stats: HopStats::default(),
+                }
+            })
+            .collect();
+        let mut rt = RouteTable::default();
+        let mut nets = Vec::with_capacity(sc.flows.len());
+        let mut n_paths = 0;
+        for f in &sc.flows {
+            let paths: Vec<(u32, u32)> = if f.paths.is_empty() {
+                // The dumbbell: the flow's own delay lines carry the propagation delay, after the data
+                // link and before the ACK link; the two links themselves hand packets straight on.
+                let (d, a) = sc.dumbbell.expect("a flow without paths needs the dumbbell (checked by the loader)");
+                let mut delay_hop = |delay: Dur| {
+                    hops.push(Hop { spec: None, link: None, pipe: Pipe::new(delay), direct: false, stats: HopStats::default() });
+                    hops.len() as u32 - 1
+                };
+                let fwd = delay_hop(f.delay.unwrap_or(sc.links[d].delay));
+                let rev = delay_hop(f.ack_delay.unwrap_or(sc.links[a].delay));
+                vec![(rt.add([d as u32, fwd]), rt.add([rev, a as u32]))]
+            } else {
+                f.paths
+                    .iter()
+                    .map(|p| (rt.add(p.route.iter().map(|&l| l as u32)), rt.add(p.ack_route.iter().map(|&l| l as u32))))
+                    .collect()
+            };
+            let first = rt.routes[paths[0].0 as usize];
+            let route0 = &rt.hops[first.0 as usize..(first.0 + first.1) as usize];
+            let monitor = match f.monitor {
+                Some(m) => m as u32,
+                None if route0.contains(&(sc.monitor as u32)) => sc.monitor as u32,
+                // The last link of the route (not a dumbbell delay line).
+                None => *route0.iter().rev().find(|&&h| hops[h as usize].link.is_some()).unwrap_or(&route0[0]),
+            };
+            nets.push(FlowNet { path_base: n_paths, paths, ack_path: f.ack_path, monitor });
+            n_paths += nets.last().map_or(0, |n| n.paths.len());
+        }
+        if let Some((d, a)) = sc.dumbbell {
+            // The dumbbell's links hand packets straight to the flows' own delay lines.
+            hops[d].direct = true;
+            hops[a].direct = true;
+        }
         let mut senders = Vec::with_capacity(sc.flows.len());
         let mut events = EventQueue::new();
         let mut receivers = Vec::with_capacity(sc.flows.len());
@@ -145,9 +264,12 @@ impl Simulation {
         }
         Ok(Simulation {
             events,
-            links,
-            fwd: sc.flows.iter().map(|f| Pipe::new(f.delay.unwrap_or(sc.data_link.delay))).collect(),
-            rev: sc.flows.iter().map(|f| Pipe::new(f.ack_delay.unwrap_or(sc.ack_link.delay))).collect(),
+            hops,
+            routes: rt.routes,
+            route_hops: rt.hops,
+            nets,
+            path_stats: vec![PathCounters::default(); n_paths],
+            monitor: sc.monitor as u32,
             sched: senders.iter().map(|_| FlowSched::default()).collect(),
             senders,
             receivers,
@@ -159,6 +281,7 @@ impl Simulation {
             log: sc.packet_log.then(PacketLog::default),
             cwnd_log: sc.cwnd_log.then(Vec::new),
             last_cwnd: vec![u32::MAX; sc.flows.len()],
+            link_names: sc.links.iter().map(|l| l.name.clone()).collect(),
             out: Vec::with_capacity(64),
             drops: Vec::with_capacity(64),
             sends: Vec::with_capacity(64),
@@ -218,22 +341,13 @@ impl Simulation {
                     self.after_sender(now, f, true);
                 }
             }
-            Ev::DataLink => self.service_link(now, DATA),
-            Ev::AckLink => self.service_link(now, ACK),
-            Ev::FwdPipe(f) => {
-                while let Some(p) = self.fwd[f as usize].pop_due(now) {
-                    self.receive_data(now, p);
+            Ev::Service(h) => self.service(now, h),
+            Ev::Pipe(h) => {
+                while let Some(p) = self.hops[h as usize].pipe.pop_due(now) {
+                    self.forward(now, h, p);
                 }
-                if let Some(t) = self.fwd[f as usize].head_time() {
-                    self.events.push(t, Phase::Normal, Ev::FwdPipe(f));
-                }
-            }
-            Ev::RevPipe(f) => {
-                while let Some(p) = self.rev[f as usize].pop_due(now) {
-                    self.link_arrive(now, ACK, p);
-                }
-                if let Some(t) = self.rev[f as usize].head_time() {
-                    self.events.push(t, Phase::Normal, Ev::RevPipe(f));
+                if let Some(t) = self.hops[h as usize].pipe.head_time() {
+                    self.events.push(t, Phase::Normal, Ev::Pipe(h));
                 }
             }
         }
@@ -292,140 +406,224 @@ impl Simulation {
 
     fn flush_sends(&mut self, now: Time) {
         let mut sends = std::mem::take(&mut self.sends);
-        for p in sends.drain(..) {
+        for mut p in sends.drain(..) {
+            let net = &self.nets[p.flow as usize];
+            let path = (p.path as usize).min(net.paths.len() - 1);
+            p.path = path as u8;
+            p.route = net.paths[path].0;
+            p.hop = 0;
+            self.path_stats[net.path_base + path].sent += 1;
             self.stats[p.flow as usize].sent += 1;
             self.total.sent += 1;
-            self.link_arrive(now, DATA, p);
+            let first = self.route_hops[self.routes[p.route as usize].0 as usize];
+            self.arrive(now, first, p);
         }
         self.sends = sends;
     }
 
-    fn link_arrive(&mut self, now: Time, dir: usize, p: Packet) {
-        if dir == DATA {
+    /// `p` reaches hop `h` at `now`.
+    fn arrive(&mut self, now: Time, h: u32, p: Packet) {
+        let data = p.kind == PacketKind::Data;
+        let at_monitor = h == self.monitor;
+        if data && h == self.nets[p.flow as usize].monitor {
             self.stats[p.flow as usize].on_link_arrival(now, p.bytes, self.bin_ns);
+        }
+        if data && at_monitor {
             self.total.on_link_arrival(now, p.bytes, self.bin_ns);
         }
-        if let Some(t) = self.links[dir].arrive(p, now, &mut self.drops) {
-            self.events.push(t, Phase::Late, if dir == DATA { Ev::DataLink } else { Ev::AckLink });
+        let hop = &mut self.hops[h as usize];
+        hop.stats.arrivals += 1;
+        hop.stats.arrived_bytes += p.bytes as u64;
+        let Some(link) = &mut hop.link else {
+            // A delay line alone.
+            if let Some(t) = hop.pipe.push(now, p) {
+                self.events.push(t, Phase::Normal, Ev::Pipe(h));
+            }
+            return;
+        };
+        if let Some(t) = link.arrive(p, now, &mut self.drops) {
+            self.events.push(t, Phase::Late, Ev::Service(h));
         }
-        if dir == DATA && self.log.is_some() {
+        if data && at_monitor && self.log.is_some() {
             // Opportunities the idle link skipped came before this arrival: log them first.
             self.log_opportunities();
             if let Some(log) = &mut self.log {
                 log.push(now.as_ns(), LogEvent::Arrival, p.flow as i32, p.seq, p.bytes, 0);
             }
         }
-        self.account_drops(now, dir);
+        self.account_drops(now, h);
     }
 
     fn log_opportunities(&mut self) {
-        if let (Some(log), Some(opps)) = (&mut self.log, &mut self.links[DATA].capacity.pending_log) {
+        let link = self.hops[self.monitor as usize].link.as_mut();
+        if let (Some(log), Some(opps)) = (&mut self.log, link.and_then(|l| l.capacity.pending_log.as_mut())) {
             for ms in opps.drain(..) {
                 log.push(ms * 1_000_000, LogEvent::Opportunity, -1, 0, ccscope_net::MAHIMAHI_MTU, 0);
             }
         }
     }
 
-    fn account_drops(&mut self, now: Time, dir: usize) {
+    fn account_drops(&mut self, now: Time, h: u32) {
         for i in 0..self.drops.len() {
             let p = self.drops[i];
-            if dir == DATA {
+            self.hops[h as usize].stats.dropped += 1;
+            let net = &self.nets[p.flow as usize];
+            let ps = &mut self.path_stats[net.path_base + p.path as usize];
+            if p.kind == PacketKind::Data {
+                ps.dropped += 1;
                 self.stats[p.flow as usize].on_drop(now, self.bin_ns);
                 self.total.on_drop(now, self.bin_ns);
-                if let Some(log) = &mut self.log {
-                    log.push(now.as_ns(), LogEvent::Drop, p.flow as i32, p.seq, p.bytes, 0);
+                if h == self.monitor {
+                    if let Some(log) = &mut self.log {
+                        log.push(now.as_ns(), LogEvent::Drop, p.flow as i32, p.seq, p.bytes, 0);
+                    }
                 }
             } else {
+                ps.acks_dropped += 1;
                 self.acks_dropped += 1;
             }
         }
         self.drops.clear();
     }
 
-    fn service_link(&mut self, now: Time, dir: usize) {
-        let next = self.links[dir].service(now, &mut self.out, &mut self.drops);
-        if let Some(t) = next {
-            self.events.push(t, Phase::Late, if dir == DATA { Ev::DataLink } else { Ev::AckLink });
+    /// Hop `h`'s serializer has departures due at `now`.
+    fn service(&mut self, now: Time, h: u32) {
+        let link = self.hops[h as usize].link.as_mut().expect("only links are serviced");
+        if let Some(t) = link.service(now, &mut self.out, &mut self.drops) {
+            self.events.push(t, Phase::Late, Ev::Service(h));
         }
-        self.account_drops(now, dir);
-        if dir == DATA {
+        self.account_drops(now, h);
+        if h == self.monitor {
             self.log_opportunities();
         }
         let mut out = std::mem::take(&mut self.out);
         for p in out.drain(..) {
             let f = p.flow as usize;
-            match p.kind {
-                PacketKind::Data => {
+            let delay = now.as_ms_floor() - p.enqueued.as_ms_floor();
+            let hop = &mut self.hops[h as usize];
+            hop.stats.departures += 1;
+            hop.stats.departed_bytes += p.bytes as u64;
+            hop.stats.queue_delay_ms.record(delay);
+            if p.kind == PacketKind::Data {
+                if h == self.nets[f].monitor {
                     self.stats[f].on_link_departure(now, p.enqueued, p.bytes, self.bin_ns);
+                }
+                if h == self.monitor {
                     self.total.on_link_departure(now, p.enqueued, p.bytes, self.bin_ns);
                     if let Some(log) = &mut self.log {
-                        let d = now.as_ms_floor() - p.enqueued.as_ms_floor();
-                        log.push(now.as_ns(), LogEvent::Departure, p.flow as i32, p.seq, p.bytes, d);
-                    }
-                    if let Some(t) = self.fwd[f].push(now, p) {
-                        self.events.push(t, Phase::Normal, Ev::FwdPipe(p.flow));
+                        log.push(now.as_ns(), LogEvent::Departure, p.flow as i32, p.seq, p.bytes, delay);
                     }
                 }
-                PacketKind::Ack => {
-                    self.acks_delivered += 1;
-                    let wake = self.senders[f].on_ack(now, &p, &mut self.sends);
-                    self.set_wake(now, p.flow, wake);
-                    self.after_sender(now, p.flow, false);
-                }
+            }
+            let hop = &mut self.hops[h as usize];
+            if hop.direct {
+                self.forward(now, h, p);
+            } else if let Some(t) = hop.pipe.push(now, p) {
+                self.events.push(t, Phase::Normal, Ev::Pipe(h));
             }
         }
         self.out = out;
+    }
+
+    /// `p` leaves hop `h` (its delay line, or its serializer when it has no delay) at `now`: on to
+    /// the next hop of its route, or to its endpoint.
+    fn forward(&mut self, now: Time, h: u32, mut p: Packet) {
+        self.hops[h as usize].stats.forwarded += 1;
+        p.hop += 1;
+        let (start, len) = self.routes[p.route as usize];
+        if (p.hop as u32) < len {
+            let next = self.route_hops[(start + p.hop as u32) as usize];
+            return self.arrive(now, next, p);
+        }
+        match p.kind {
+            PacketKind::Data => self.receive_data(now, p),
+            PacketKind::Ack => {
+                let net = &self.nets[p.flow as usize];
+                self.path_stats[net.path_base + p.path as usize].acks_delivered += 1;
+                self.acks_delivered += 1;
+                let wake = self.senders[p.flow as usize].on_ack(now, &p, &mut self.sends);
+                self.set_wake(now, p.flow, wake);
+                self.after_sender(now, p.flow, false);
+            }
+        }
     }
 
     fn receive_data(&mut self, now: Time, p: Packet) {
         let f = p.flow as usize;
         self.stats[f].on_delivery(now, p.sent, p.bytes, self.bin_ns);
         self.total.on_delivery(now, p.sent, p.bytes, self.bin_ns);
-        let (ack, in_order) = self.receivers[f].on_data(&p, now);
+        let (mut ack, in_order) = self.receivers[f].on_data(&p, now);
         let good = in_order * p.bytes as u64;
         self.stats[f].goodput_bytes += good;
         self.total.goodput_bytes += good;
         self.acks_sent += 1;
-        if let Some(t) = self.rev[f].push(now, ack) {
-            self.events.push(t, Phase::Normal, Ev::RevPipe(p.flow));
-        }
+        let net = &self.nets[f];
+        self.path_stats[net.path_base + p.path as usize].delivered += 1;
+        let back = match net.ack_path {
+            AckPath::Same => p.path as usize,
+            AckPath::Fixed(j) => (j as usize).min(net.paths.len() - 1),
+        };
+        self.path_stats[net.path_base + back].acks_sent += 1;
+        ack.path = back as u8;
+        ack.route = net.paths[back].1;
+        ack.hop = 0;
+        let first = self.route_hops[self.routes[ack.route as usize].0 as usize];
+        self.arrive(now, first, ack);
     }
 
     fn finish(mut self) -> (RunResult, Option<PacketLog>) {
         let end = self.end;
-        self.links[DATA].finish(end);
-        self.log_opportunities();
-        // Data packets still inside the network, counted where they physically are.
-        let mut in_net = vec![0u64; self.senders.len()];
-        self.links[DATA].for_each_packet(|p| in_net[p.flow as usize] += 1);
-        for (f, pipe) in self.fwd.iter().enumerate() {
-            in_net[f] += pipe.len() as u64;
+        for hop in &mut self.hops {
+            if let Some(l) = &mut hop.link {
+                l.finish(end);
+            }
         }
+        self.log_opportunities();
+        // Packets still inside the network, counted where they physically are.
+        let n = self.senders.len();
+        let mut in_net = vec![0u64; n];
         let mut acks_in_net = 0u64;
-        self.links[ACK].for_each_packet(|_| acks_in_net += 1);
-        acks_in_net += self.rev.iter().map(|p| p.len() as u64).sum::<u64>();
+        let mut held = vec![(0u64, 0u64); self.hops.len()];
+        for (i, hop) in self.hops.iter().enumerate() {
+            let mut count = |p: &Packet| match p.kind {
+                PacketKind::Data => in_net[p.flow as usize] += 1,
+                PacketKind::Ack => acks_in_net += 1,
+            };
+            if let Some(l) = &hop.link {
+                l.for_each_packet(&mut count);
+                held[i].0 = l.backlog().0;
+            }
+            hop.pipe.for_each_packet(&mut count);
+            held[i].1 = hop.pipe.len() as u64;
+        }
 
-        let cap = &self.links[DATA].capacity;
-        let cap_first = cap.first_ms;
-        let cap_last = cap.last_ms;
-        let (first, last) = match (self.total.first_ms, cap_first) {
-            (Some(a), Some(b)) => (a.min(b), self.total.last_ms.max(cap_last)),
+        let mon = self.hops[self.monitor as usize].link.as_ref().expect("the monitor is a link");
+        let cap = &mon.capacity;
+        let (first, last) = match (self.total.first_ms, cap.first_ms) {
+            (Some(a), Some(b)) => (a.min(b), self.total.last_ms.max(cap.last_ms)),
             (Some(a), None) => (a, self.total.last_ms),
-            (None, Some(b)) => (b, cap_last),
+            (None, Some(b)) => (b, cap.last_ms),
             (None, None) => (0, 0),
         };
-        let is_trace = self.links[DATA].is_trace();
         // Mahimahi: duration spans the first to the last logged event, opportunities included.
-        let dur_ms = if is_trace { last - first } else { end.as_ms_floor() };
-        let cap_mbps = if dur_ms > 0 { cap.total_bytes as f64 * 8.0 / (dur_ms as f64 / 1000.0) / 1e6 } else { 0.0 };
+        let dur_ms = if mon.is_trace() { last - first } else { end.as_ms_floor() };
+        let mbps = |bytes: u64, ms: u64| if ms > 0 { bytes as f64 * 8.0 / (ms as f64 / 1000.0) / 1e6 } else { 0.0 };
+        let cap_mbps = mbps(cap.total_bytes, dur_ms);
+        // Other links' capacity is averaged over the whole run.
+        let hop_cap = |h: u32| -> f64 {
+            if h == self.monitor {
+                return cap_mbps;
+            }
+            self.hops[h as usize].link.as_ref().map_or(0.0, |l| mbps(l.capacity.total_bytes, end.as_ms_floor()))
+        };
 
-        let mut flows = Vec::with_capacity(self.senders.len());
+        let mut flows = Vec::with_capacity(n);
         for (i, st) in self.stats.iter().enumerate() {
             let fd = match st.first_ms {
                 Some(a) => st.last_ms - a,
                 None => 0,
             };
-            let mut s = FlowSummary::from_stats(st, fd, cap_mbps);
+            let mut s = FlowSummary::from_stats(st, fd, hop_cap(self.nets[i].monitor));
             s.flow = Some(i as u32);
             s.controller = self.controllers[i].clone();
             s.in_flight = in_net[i];
@@ -454,12 +652,56 @@ impl Simulation {
         let transfers = self.senders.iter().map(|s| s.plan().map(|p| p.periods.clone()).unwrap_or_default()).collect();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_mbps).collect();
 
+        let links = self
+            .hops
+            .iter()
+            .enumerate()
+            .filter_map(|(i, hop)| {
+                let k = hop.spec?;
+                let st = &hop.stats;
+                let c = hop_cap(i as u32);
+                let secs = if i as u32 == self.monitor { dur_ms as f64 / 1000.0 } else { end.as_secs_f64() };
+                let tput = if secs > 0.0 { st.departed_bytes as f64 * 8.0 / secs / 1e6 } else { 0.0 };
+                Some(LinkSummary {
+                    name: self.link_names[k].clone(),
+                    arrivals: st.arrivals,
+                    dropped: st.dropped,
+                    departures: st.departures,
+                    forwarded: st.forwarded,
+                    queued: held[i].0,
+                    in_pipe: held[i].1,
+                    throughput_mbps: tput,
+                    capacity_mbps: c,
+                    utilization: if c > 0.0 { tput / c } else { 0.0 },
+                    queue_delay_p95_ms: st.queue_delay_ms.percentile(0.95).map(|v| v as f64),
+                    queue_delay_mean_ms: st.queue_delay_ms.mean(),
+                })
+            })
+            .collect();
+        let mut paths = Vec::with_capacity(self.path_stats.len());
+        for (f, net) in self.nets.iter().enumerate() {
+            for j in 0..net.paths.len() {
+                let c = self.path_stats[net.path_base + j];
+                paths.push(PathSummary {
+                    flow: f as u32,
+                    path: j as u8,
+                    sent: c.sent,
+                    delivered: c.delivered,
+                    dropped: c.dropped,
+                    acks_sent: c.acks_sent,
+                    acks_delivered: c.acks_delivered,
+                    acks_dropped: c.acks_dropped,
+                });
+            }
+        }
+
         let mut samples = Vec::new();
         for (i, snd) in self.senders.iter_mut().enumerate() {
             for x in snd.take_samples() {
                 samples.push((i as u32, x.t.as_ns(), x.d_ms, x.w));
             }
         }
+        let cap = &self.hops[self.monitor as usize].link.as_ref().expect("the monitor is a link").capacity;
         let mut bins: Vec<Vec<_>> = self.stats.iter().map(|s| s.bins.clone()).collect();
         let mut tb = self.total.bins.clone();
         let nb = cap.bins.len().max(tb.len());
@@ -471,6 +713,8 @@ impl Simulation {
         let result = RunResult {
             total,
             flows,
+            links,
+            paths,
             jain_index: jain_index(&tputs),
             bin_s: self.bin_ns as f64 / 1e9,
             bins,
