@@ -262,7 +262,7 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
         for key in ["data_link", "ack_link"] {
             let t = if key == "data_link" { top.table("data_link")? } else { top.table("ack_link")? };
             if let Some(t) = t {
-                raw.push((key.to_string(), parse_link_fields(t)?));
+                raw.push((key.to_string(), parse_link_fields(t, false)?));
             }
         }
         if let Some(links) = top.table("links")? {
@@ -278,7 +278,7 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
                 let Some(t) = item.as_table_like() else {
                     return Err(links.err(name, format!("expected a table, got {}", describe(item))));
                 };
-                raw.push((name.to_string(), parse_link_fields(Tbl { ctx: c, t, path, line, used: Vec::new() })?));
+                raw.push((name.to_string(), parse_link_fields(Tbl { ctx: c, t, path, line, used: Vec::new() }, true)?));
             }
             if links.t.is_empty() {
                 return Err(top.err("links", "no links in [links]"));
@@ -303,6 +303,7 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
                     delay: links[0].delay,
                     queue: QueueConfig::Infinite,
                     loss: LossConfig::None,
+                    per_flow: false,
                 };
                 links.insert(1, ack);
             }
@@ -381,8 +382,15 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
                 crossing[l] += count;
             }
         }
-        (0..links.len()).rev().max_by_key(|&l| crossing[l]).unwrap_or(0)
+        let shared = (0..links.len()).filter(|&l| !links[l].per_flow);
+        match shared.rev().max_by_key(|&l| crossing[l]) {
+            Some(l) => l,
+            None => return Err(top.err("links", "every link is per-flow: a scenario needs at least one shared link for its totals")),
+        }
     };
+    if links[monitor].per_flow {
+        return Err(top.err("monitor", format!("`{}` is per-flow: the totals describe one shared link", links[monitor].name)));
+    }
     let mut sc = Scenario { name, seed, duration, links, dumbbell, monitor, flows: Vec::with_capacity(n_flows as usize), bin, packet_log, cwnd_log };
     for (spec, count, line, i, ft) in specs {
         let t = Tbl { ctx: c, t: ft, path: format!("flows[{i}]"), line, used: Vec::new() };
@@ -401,9 +409,19 @@ struct RawLink {
     spec: LinkSpec,
 }
 
-fn parse_link_fields(mut t: Tbl<'_, '_>) -> R<RawLink> {
+fn parse_link_fields(mut t: Tbl<'_, '_>, may_be_per_flow: bool) -> R<RawLink> {
     let delay = Dur::from_ms_f64(t.non_negative("delay_ms")?.unwrap_or(0.0));
     let rate = t.positive("rate_mbps")?;
+    if let Some(r) = rate {
+        // Rates are integer bits per second: below one, packets would never leave.
+        if !(1e-6..=1e9).contains(&r) {
+            return Err(t.err("rate_mbps", format!("{r} is out of range: a link's rate must be in [1e-6, 1e9] Mbit/s")));
+        }
+    }
+    let per_flow = t.bool("per_flow")?.unwrap_or(false);
+    if per_flow && !may_be_per_flow {
+        return Err(t.err("per_flow", "the dumbbell's links are shared: a per-flow link is a [links.NAME] table"));
+    }
     let once = t.bool("once")?.unwrap_or(false);
     let trace = t.str("trace")?.map(|s| (s.to_string(), 0usize, t.field_name("trace")));
     let trace = match trace {
@@ -425,7 +443,7 @@ fn parse_link_fields(mut t: Tbl<'_, '_>) -> R<RawLink> {
     };
     t.done()?;
     let service = Service::Constant(Bandwidth::from_mbps(rate.unwrap_or(0.0)));
-    Ok(RawLink { trace, once, rate, spec: LinkSpec { name: String::new(), service, delay, queue, loss } })
+    Ok(RawLink { trace, once, rate, spec: LinkSpec { name: String::new(), service, delay, queue, loss, per_flow } })
 }
 
 fn finish_link(ctx: &mut Ctx<'_>, raw: RawLink) -> R<LinkSpec> {

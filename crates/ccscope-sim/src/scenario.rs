@@ -23,6 +23,8 @@ pub struct LinkSpec {
     pub delay: Dur,
     pub queue: QueueConfig,
     pub loss: LossConfig,
+    /// A template: every flow whose routes name it gets its own copy (an access link per client).
+    pub per_flow: bool,
 }
 
 /// One path of a connection: the links its data crosses, in order, and the links its ACKs cross.
@@ -146,6 +148,7 @@ impl LinkSpec {
             delay: Dur::from_ms(delay_ms),
             queue: QueueConfig::Infinite,
             loss: LossConfig::None,
+            per_flow: false,
         }
     }
 }

@@ -68,6 +68,8 @@ struct HopStats {
 struct Hop {
     /// Index of the scenario link it is, or `None` for a dumbbell flow's own delay line.
     spec: Option<usize>,
+    /// For a copy of a per-flow link: the flow that owns it.
+    owner: Option<u32>,
     link: Option<Link>,
     pipe: Pipe,
     /// A link with no propagation delay hands departures straight on (no event in between).
@@ -95,6 +97,9 @@ struct FlowNet {
     monitor: u32,
     /// First index of the flow's paths in `path_stats`.
     path_base: usize,
+    /// The path the next packet takes: today's transports are single-path, so a flow given several
+    /// paths sends round-robin over them (a multipath transport will choose for itself).
+    next_path: u8,
 }
 
 pub struct Simulation {
@@ -120,6 +125,8 @@ pub struct Simulation {
     cwnd_log: Option<Vec<(u64, u32, u32)>>,
     last_cwnd: Vec<u32>,
     link_names: Vec<String>,
+    /// Scenario links that are per-flow templates.
+    per_flow: Vec<bool>,
     // Scratch buffers reused for every event: the hot path allocates nothing.
     out: Vec<Packet>,
     drops: Vec<Packet>,
@@ -173,6 +180,7 @@ impl Simulation {
                 let log = sc.packet_log && k == sc.monitor;
                 Hop {
                     spec: Some(k),
+                    owner: None,
                     link: Some(Link::new(&spec.service, q, loss, bin, log)),
                     pipe: Pipe::new(spec.delay),
                     direct: spec.delay == Dur::ZERO,
@@ -189,27 +197,56 @@ impl Simulation {
                 // link and before the ACK link; the two links themselves hand packets straight on.
                 let (d, a) = sc.dumbbell.expect("a flow without paths needs the dumbbell (checked by the loader)");
                 let mut delay_hop = |delay: Dur| {
-                    hops.push(Hop { spec: None, link: None, pipe: Pipe::new(delay), direct: false, stats: HopStats::default() });
+                    hops.push(Hop { spec: None, owner: None, link: None, pipe: Pipe::new(delay), direct: false, stats: HopStats::default() });
                     hops.len() as u32 - 1
                 };
                 let fwd = delay_hop(f.delay.unwrap_or(sc.links[d].delay));
                 let rev = delay_hop(f.ack_delay.unwrap_or(sc.links[a].delay));
                 vec![(rt.add([d as u32, fwd]), rt.add([rev, a as u32]))]
             } else {
-                f.paths
-                    .iter()
-                    .map(|p| (rt.add(p.route.iter().map(|&l| l as u32)), rt.add(p.ack_route.iter().map(|&l| l as u32))))
-                    .collect()
+                // A per-flow link is copied for this flow the first time one of its routes names it.
+                let mut own: Vec<(usize, u32)> = Vec::new();
+                let fi = nets.len();
+                let mut hop_of = |l: usize| -> u32 {
+                    let spec = &sc.links[l];
+                    if !spec.per_flow {
+                        return l as u32;
+                    }
+                    if let Some(&(_, h)) = own.iter().find(|(k, _)| *k == l) {
+                        return h;
+                    }
+                    let stream = (1u64 << 40) | ((fi as u64) << 16) | l as u64;
+                    let q = AnyQueue::new(&spec.queue, rng::stream(sc.seed, stream), mean_rate(&spec.service));
+                    let loss = LossModel::new(spec.loss.clone(), rng::stream(sc.seed, stream | (1 << 39)));
+                    hops.push(Hop {
+                        spec: Some(l),
+                        owner: Some(fi as u32),
+                        link: Some(Link::new(&spec.service, q, loss, bin, false)),
+                        pipe: Pipe::new(spec.delay),
+                        direct: spec.delay == Dur::ZERO,
+                        stats: HopStats::default(),
+                    });
+                    own.push((l, hops.len() as u32 - 1));
+                    hops.len() as u32 - 1
+                };
+                let mut paths = Vec::with_capacity(f.paths.len());
+                for p in &f.paths {
+                    let data: Vec<u32> = p.route.iter().map(|&l| hop_of(l)).collect();
+                    let ack: Vec<u32> = p.ack_route.iter().map(|&l| hop_of(l)).collect();
+                    paths.push((rt.add(data), rt.add(ack)));
+                }
+                paths
             };
             let first = rt.routes[paths[0].0 as usize];
             let route0 = &rt.hops[first.0 as usize..(first.0 + first.1) as usize];
             let monitor = match f.monitor {
+                Some(m) if sc.links[m].per_flow => *route0.iter().find(|&&h| hops[h as usize].spec == Some(m)).unwrap_or(&route0[0]),
                 Some(m) => m as u32,
                 None if route0.contains(&(sc.monitor as u32)) => sc.monitor as u32,
                 // The last link of the route (not a dumbbell delay line).
                 None => *route0.iter().rev().find(|&&h| hops[h as usize].link.is_some()).unwrap_or(&route0[0]),
             };
-            nets.push(FlowNet { path_base: n_paths, paths, ack_path: f.ack_path, monitor });
+            nets.push(FlowNet { path_base: n_paths, paths, ack_path: f.ack_path, monitor, next_path: 0 });
             n_paths += nets.last().map_or(0, |n| n.paths.len());
         }
         if let Some((d, a)) = sc.dumbbell {
@@ -282,6 +319,7 @@ impl Simulation {
             cwnd_log: sc.cwnd_log.then(Vec::new),
             last_cwnd: vec![u32::MAX; sc.flows.len()],
             link_names: sc.links.iter().map(|l| l.name.clone()).collect(),
+            per_flow: sc.links.iter().map(|l| l.per_flow).collect(),
             out: Vec::with_capacity(64),
             drops: Vec::with_capacity(64),
             sends: Vec::with_capacity(64),
@@ -407,8 +445,15 @@ impl Simulation {
     fn flush_sends(&mut self, now: Time) {
         let mut sends = std::mem::take(&mut self.sends);
         for mut p in sends.drain(..) {
-            let net = &self.nets[p.flow as usize];
-            let path = (p.path as usize).min(net.paths.len() - 1);
+            let net = &mut self.nets[p.flow as usize];
+            let n = net.paths.len();
+            let path = if n > 1 {
+                let j = net.next_path as usize;
+                net.next_path = ((j + 1) % n) as u8;
+                j
+            } else {
+                0
+            };
             p.path = path as u8;
             p.route = net.paths[path].0;
             p.hop = 0;
@@ -652,18 +697,25 @@ impl Simulation {
         let transfers = self.senders.iter().map(|s| s.plan().map(|p| p.periods.clone()).unwrap_or_default()).collect();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_mbps).collect();
 
+        let sc_per_flow = &self.per_flow;
         let links = self
             .hops
             .iter()
             .enumerate()
             .filter_map(|(i, hop)| {
                 let k = hop.spec?;
+                if sc_per_flow[k] && hop.owner.is_none() {
+                    return None; // a template: its copies are reported
+                }
                 let st = &hop.stats;
                 let c = hop_cap(i as u32);
                 let secs = if i as u32 == self.monitor { dur_ms as f64 / 1000.0 } else { end.as_secs_f64() };
                 let tput = if secs > 0.0 { st.departed_bytes as f64 * 8.0 / secs / 1e6 } else { 0.0 };
                 Some(LinkSummary {
-                    name: self.link_names[k].clone(),
+                    name: match hop.owner {
+                        Some(f) => format!("{}#{f}", self.link_names[k]),
+                        None => self.link_names[k].clone(),
+                    },
                     arrivals: st.arrivals,
                     dropped: st.dropped,
                     departures: st.departures,
