@@ -3,7 +3,7 @@
 use ccscope_cc::Transport;
 use ccscope_core::{Dur, Time};
 
-pub use crate::endpoint::{App, RtoParams};
+pub use crate::endpoint::{App, BufferParams, RtoParams};
 use ccscope_net::{LossConfig, QueueConfig, Service};
 
 /// One direction of the path: random loss, a queue, a serializer, then propagation delay.
@@ -41,6 +41,8 @@ pub struct FlowSpec {
     pub app: App,
     /// Retransmission timer settings (reliable transport).
     pub rto: RtoParams,
+    /// Receive and send buffers (reliable transport); unlimited by default.
+    pub buffers: BufferParams,
 }
 
 impl FlowSpec {
@@ -58,6 +60,7 @@ impl FlowSpec {
             transport: None,
             app: App::Bulk,
             rto: RtoParams::default(),
+            buffers: BufferParams::default(),
         }
     }
 }

@@ -32,6 +32,7 @@ enum Ev {
     AckLink,
     FwdPipe(u32),
     RevPipe(u32),
+    RecvWake(u32),
 }
 
 const DATA: usize = 0;
@@ -129,9 +130,9 @@ impl Simulation {
             };
             senders.push(match transport {
                 Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes, plan)),
-                Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto)),
+                Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto).with_buffers(f.buffers.rbuf_bytes, f.buffers.sndbuf_bytes)),
             });
-            receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes));
+            receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes).with_buffer(f.buffers.recv_buffer()));
             let jitter = if f.start_jitter > Dur::ZERO {
                 use ccscope_core::rng::RngExt;
                 Dur(rng::stream(sc.seed, 100 + i as u64).gen_range(0..f.start_jitter.as_ns()))
@@ -227,6 +228,12 @@ impl Simulation {
                 if let Some(t) = self.fwd[f as usize].head_time() {
                     self.events.push(t, Phase::Normal, Ev::FwdPipe(f));
                 }
+            }
+            Ev::RecvWake(f) => {
+                if let Some(ack) = self.receivers[f as usize].on_wake(now) {
+                    self.send_ack(now, ack);
+                }
+                self.arm_receiver(f);
             }
             Ev::RevPipe(f) => {
                 while let Some(p) = self.rev[f as usize].pop_due(now) {
@@ -385,9 +392,21 @@ impl Simulation {
         let good = in_order * p.bytes as u64;
         self.stats[f].goodput_bytes += good;
         self.total.goodput_bytes += good;
+        self.send_ack(now, ack);
+        self.arm_receiver(p.flow);
+    }
+
+    fn send_ack(&mut self, now: Time, ack: Packet) {
         self.acks_sent += 1;
-        if let Some(t) = self.rev[f].push(now, ack) {
-            self.events.push(t, Phase::Normal, Ev::RevPipe(p.flow));
+        if let Some(t) = self.rev[ack.flow as usize].push(now, ack) {
+            self.events.push(t, Phase::Normal, Ev::RevPipe(ack.flow));
+        }
+    }
+
+    /// A receiver whose application reads at a set rate wakes up to send window updates.
+    fn arm_receiver(&mut self, f: u32) {
+        if let Some(t) = self.receivers[f as usize].take_wake() {
+            self.events.push(t, Phase::Normal, Ev::RecvWake(f));
         }
     }
 
