@@ -33,10 +33,19 @@ pub struct Packet {
     /// Ack of the reliable transport: up to three SACK blocks [start, end), most recent first
     /// (RFC 2018 §4); empty blocks have start == end.
     pub sack: [(u64, u64); 3],
+    /// Ack of the reliable transport: the receive window in bytes from `ack_cum` (RFC 9293 §3.8.6);
+    /// `Packet::RWND_UNLIMITED` when the receiver's buffer is unlimited.
+    pub rwnd: u32,
+    /// Ack of the reliable transport: a pure window update sent when the application read data,
+    /// not triggered by an arriving packet (RFC 9293 §3.8.6.2.2).
+    pub window_update: bool,
 }
 
 impl Packet {
+    /// The `rwnd` of a receiver without a buffer limit.
+    pub const RWND_UNLIMITED: u32 = u32::MAX;
+
     pub fn data(flow: u32, seq: u64, bytes: u32, sent: Time) -> Packet {
-        Packet { flow, route: 0, hop: 0, path: 0, kind: PacketKind::Data, bytes, seq, sent, recv: Time::ZERO, enqueued: sent, ack_cum: 0, sack: [(0, 0); 3] }
+        Packet { flow, route: 0, hop: 0, path: 0, kind: PacketKind::Data, bytes, seq, sent, recv: Time::ZERO, enqueued: sent, ack_cum: 0, sack: [(0, 0); 3], rwnd: Packet::RWND_UNLIMITED, window_update: false }
     }
 }

@@ -72,6 +72,9 @@ const FLOW_KEYS: &[&str] = &[
     "paths",
     "ack_path",
     "monitor",
+    "rbuf_bytes",
+    "read_rate_mbps",
+    "sndbuf_bytes",
 ];
 
 struct Ctx<'a> {
@@ -739,6 +742,27 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>, names: &[String
     f.rto.initial = t.positive("initial_rto_ms")?.map(Dur::from_ms_f64).unwrap_or(d.initial);
     if f.rto.min > f.rto.max {
         return Err(t.err("min_rto_ms", "must not exceed max_rto_ms"));
+    }
+    // Socket buffers: a number, or "unlimited" (the default). RFC 7323 §2.3: a window is at most 2^30 B.
+    for key in ["rbuf_bytes", "sndbuf_bytes", "read_rate_mbps"] {
+        let v = match t.get(key) {
+            None => None,
+            Some(i) if i.as_str() == Some("unlimited") => None,
+            Some(i) => match i.as_float().or_else(|| i.as_integer().map(|x| x as f64)) {
+                Some(x) if key == "read_rate_mbps" && x > 0.0 && x.is_finite() => Some(x),
+                Some(x) if key != "read_rate_mbps" && x.fract() == 0.0 && x >= f.packet_bytes as f64 && x <= (1u64 << 30) as f64 => Some(x),
+                _ if key == "read_rate_mbps" => return Err(t.err(key, format!("expected a rate > 0 or \"unlimited\", got {}", describe(i)))),
+                _ => return Err(t.err(key, format!("expected bytes in packet_bytes..=2^30 or \"unlimited\", got {}", describe(i)))),
+            },
+        };
+        match key {
+            "rbuf_bytes" => f.buffers.rbuf_bytes = v.map(|x| x as u64),
+            "sndbuf_bytes" => f.buffers.sndbuf_bytes = v.map(|x| x as u64),
+            _ => f.buffers.read_rate = v.map(Bandwidth::from_mbps),
+        }
+    }
+    if f.buffers.read_rate.is_some() && f.buffers.rbuf_bytes.is_none() {
+        return Err(t.err("read_rate_mbps", "needs a limited rbuf_bytes (an unlimited buffer never closes the window)"));
     }
     if let Some(v) = values {
         for (k, val) in v {

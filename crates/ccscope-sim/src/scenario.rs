@@ -7,7 +7,7 @@
 use ccscope_cc::Transport;
 use ccscope_core::{Dur, Time};
 
-pub use crate::endpoint::{App, RtoParams};
+pub use crate::endpoint::{App, BufferParams, RtoParams};
 use ccscope_net::{LossConfig, QueueConfig, Service};
 
 /// Index of a link in `Scenario::links`.
@@ -75,6 +75,8 @@ pub struct FlowSpec {
     pub app: App,
     /// Retransmission timer settings (reliable transport).
     pub rto: RtoParams,
+    /// Receive and send buffers (reliable transport); unlimited by default.
+    pub buffers: BufferParams,
 }
 
 impl FlowSpec {
@@ -95,6 +97,7 @@ impl FlowSpec {
             transport: None,
             app: App::Bulk,
             rto: RtoParams::default(),
+            buffers: BufferParams::default(),
         }
     }
 }

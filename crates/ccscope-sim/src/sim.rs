@@ -36,6 +36,8 @@ enum Ev {
     Service(u32),
     /// A hop's delay line has its head due.
     Pipe(u32),
+    /// A receiver whose application reads at a set rate may have a window update to send.
+    RecvWake(u32),
 }
 
 /// Per-flow bookkeeping of the events the simulator has scheduled for a sender.
@@ -285,9 +287,9 @@ impl Simulation {
             };
             senders.push(match transport {
                 Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes, plan)),
-                Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto)),
+                Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto).with_buffers(f.buffers.rbuf_bytes, f.buffers.sndbuf_bytes)),
             });
-            receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes));
+            receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes).with_buffer(f.buffers.recv_buffer()));
             let jitter = if f.start_jitter > Dur::ZERO {
                 use ccscope_core::rng::RngExt;
                 Dur(rng::stream(sc.seed, 100 + i as u64).gen_range(0..f.start_jitter.as_ns()))
@@ -387,6 +389,12 @@ impl Simulation {
                 if let Some(t) = self.hops[h as usize].pipe.head_time() {
                     self.events.push(t, Phase::Normal, Ev::Pipe(h));
                 }
+            }
+            Ev::RecvWake(f) => {
+                if let Some(ack) = self.receivers[f as usize].on_wake(now) {
+                    self.send_ack(now, ack);
+                }
+                self.arm_receiver(f);
             }
         }
     }
@@ -597,15 +605,21 @@ impl Simulation {
         let f = p.flow as usize;
         self.stats[f].on_delivery(now, p.sent, p.bytes, self.bin_ns);
         self.total.on_delivery(now, p.sent, p.bytes, self.bin_ns);
-        let (mut ack, in_order) = self.receivers[f].on_data(&p, now);
+        let (ack, in_order) = self.receivers[f].on_data(&p, now);
         let good = in_order * p.bytes as u64;
         self.stats[f].goodput_bytes += good;
         self.total.goodput_bytes += good;
+        self.path_stats[self.nets[f].path_base + p.path as usize].delivered += 1;
+        self.send_ack(now, ack);
+        self.arm_receiver(p.flow);
+    }
+
+    fn send_ack(&mut self, now: Time, mut ack: Packet) {
         self.acks_sent += 1;
-        let net = &self.nets[f];
-        self.path_stats[net.path_base + p.path as usize].delivered += 1;
+        let net = &self.nets[ack.flow as usize];
+        // The ACK's `path` arrives as the path its data took (a window update: path 0).
         let back = match net.ack_path {
-            AckPath::Same => p.path as usize,
+            AckPath::Same => (ack.path as usize).min(net.paths.len() - 1),
             AckPath::Fixed(j) => (j as usize).min(net.paths.len() - 1),
         };
         self.path_stats[net.path_base + back].acks_sent += 1;
@@ -614,6 +628,13 @@ impl Simulation {
         ack.hop = 0;
         let first = self.route_hops[self.routes[ack.route as usize].0 as usize];
         self.arrive(now, first, ack);
+    }
+
+    /// A receiver whose application reads at a set rate wakes up to send window updates.
+    fn arm_receiver(&mut self, f: u32) {
+        if let Some(t) = self.receivers[f as usize].take_wake() {
+            self.events.push(t, Phase::Normal, Ev::RecvWake(f));
+        }
     }
 
     fn finish(mut self) -> (RunResult, Option<PacketLog>) {

@@ -189,7 +189,7 @@ fn bad_topologies_are_refused_naming_file_line_and_field() {
     assert!(e.starts_with("t.toml:5: field `links.b.rate_mbps`: 0 must be > 0"), "{e}");
     let e = load_err(&format!("{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\nack_route = [\"b\"]\ndelay_ms = 3\n"));
     assert!(e.contains("field `flows[0].delay_ms`: a flow with a route takes its delays from its links"), "{e}");
-    let e = load_err(&format!("{LINKS}monitor = \"zz\"\n[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\nack_route = [\"b\"]\n"));
+    let e = load_err(&format!("monitor = \"zz\"\n{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\nack_route = [\"b\"]\n"));
     assert!(e.contains("field `monitor`: unknown link `zz`"), "{e}");
 }
 

@@ -6,14 +6,33 @@ pub mod receiver;
 pub mod reliable;
 
 use ccscope_cc::{AnyController, Transport};
-use ccscope_core::Time;
+use ccscope_core::{Bandwidth, Time};
 use ccscope_net::Packet;
 
 use crate::traffic::TransferPlan;
 
 pub use datagram::DatagramSender;
-pub use receiver::Receiver;
+pub use receiver::{Receiver, RecvBuffer};
 pub use reliable::{App, ReliableSender, RtoParams};
+
+/// Socket buffers of the reliable transport; `None` = unlimited, the default (docs/scenarios.md
+/// gives Linux-like values). Bytes count `packet_bytes` per packet, headers included.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BufferParams {
+    /// Receive buffer: the receiver advertises it less what it holds (RFC 9293 §3.8.6.2.2).
+    pub rbuf_bytes: Option<u64>,
+    /// The receiving application's read rate; `None` = it reads in-order data at once.
+    pub read_rate: Option<Bandwidth>,
+    /// Send buffer: at most this much data sent and not yet acknowledged (Linux tcp_wmem).
+    pub sndbuf_bytes: Option<u64>,
+}
+
+impl BufferParams {
+    /// The flow's receive buffer.
+    pub fn recv_buffer(&self) -> RecvBuffer {
+        RecvBuffer::new(self.rbuf_bytes, self.read_rate)
+    }
+}
 
 /// A flow's sender, of either transport (enum dispatch: no virtual call per packet).
 #[allow(clippy::large_enum_variant)]

@@ -1,11 +1,118 @@
 //! The receiver: ACKs every data packet, echoing its sequence number, send time and receive time.
-//! For the reliable transport the ACK also carries the cumulative ACK and up to three SACK blocks,
-//! the block holding the packet just received first (RFC 2018 §4).
+//! For the reliable transport the ACK also carries the cumulative ACK, up to three SACK blocks, the
+//! block holding the packet just received first (RFC 2018 §4), and the receive window (RFC 9293
+//! §3.8.6): the buffer minus what it holds out of order and what the application has not read.
 
 use std::collections::VecDeque;
 
-use ccscope_core::Time;
+use ccscope_core::{Bandwidth, Dur, Time};
 use ccscope_net::{Packet, PacketKind};
+
+/// Bits x nanoseconds in one byte read: a rate in bit/s times a time in ns gives bit-ns.
+const BYTE_BIT_NS: u128 = 8 * 1_000_000_000;
+
+/// A receive buffer accounted in bytes: data held out of order and in-order data the application
+/// has not read yet. It knows nothing of sequence numbers, so a receiver fed by several paths can
+/// share one (rwnd = buffer - held bytes).
+#[derive(Clone, Debug)]
+pub struct RecvBuffer {
+    /// Capacity in bytes; `None` = unlimited.
+    capacity: Option<u64>,
+    /// The application's read rate; `None` = it reads in-order data at once.
+    read_rate: Option<Bandwidth>,
+    /// Bytes held out of order (waiting for a hole below them to fill).
+    out_of_order: u64,
+    /// In-order bytes the application has not read yet.
+    unread: u64,
+    /// Reading is accounted up to this time.
+    read_at: Time,
+    /// Reading progress short of a whole byte, in bit-ns.
+    credit: u128,
+    /// Bytes the application has read.
+    pub read_bytes: u64,
+}
+
+impl RecvBuffer {
+    pub fn new(capacity: Option<u64>, read_rate: Option<Bandwidth>) -> RecvBuffer {
+        RecvBuffer { capacity, read_rate, out_of_order: 0, unread: 0, read_at: Time::ZERO, credit: 0, read_bytes: 0 }
+    }
+
+    pub fn unlimited() -> RecvBuffer {
+        RecvBuffer::new(None, None)
+    }
+
+    pub fn capacity(&self) -> Option<u64> {
+        self.capacity
+    }
+
+    /// Bytes held: out of order plus in order and unread.
+    pub fn held(&self) -> u64 {
+        self.out_of_order + self.unread
+    }
+
+    /// The application reads at its rate up to `now` (continuously, as long as data is unread).
+    pub fn advance(&mut self, now: Time) {
+        let Some(rate) = self.read_rate else { return };
+        if now <= self.read_at {
+            return;
+        }
+        if self.unread > 0 {
+            self.credit += rate.bps() as u128 * (now - self.read_at).as_ns() as u128;
+            let n = (self.credit / BYTE_BIT_NS).min(self.unread as u128) as u64;
+            self.unread -= n;
+            self.read_bytes += n;
+            self.credit -= n as u128 * BYTE_BIT_NS;
+            // An idle reader banks no reading for later.
+            if self.unread == 0 {
+                self.credit = 0;
+            }
+        }
+        self.read_at = now;
+    }
+
+    /// Whether `bytes` more fit.
+    pub fn fits(&self, bytes: u64) -> bool {
+        self.capacity.is_none_or(|c| self.held() + bytes <= c)
+    }
+
+    /// A packet of `bytes` is stored out of order (every packet is, until it is delivered in order).
+    pub fn insert(&mut self, bytes: u64) {
+        self.out_of_order += bytes;
+    }
+
+    /// Stored bytes became in order: the application takes them at once or reads them at its rate.
+    pub fn deliver(&mut self, bytes: u64) {
+        debug_assert!(self.out_of_order >= bytes);
+        self.out_of_order -= bytes;
+        if self.read_rate.is_some() {
+            self.unread += bytes;
+        } else {
+            self.read_bytes += bytes;
+        }
+    }
+
+    /// Free space to advertise, in bytes (RFC 9293 §3.8.6.2.2: the buffer less what it holds);
+    /// `None` = unlimited.
+    pub fn window(&self) -> Option<u64> {
+        self.capacity.map(|c| c.saturating_sub(self.held()))
+    }
+
+    /// How long until the application's reading frees `bytes` of window, given what is held now;
+    /// `None` if reading alone never gets there (no read rate, or out-of-order data in the way).
+    pub fn time_until_window(&self, bytes: u64) -> Option<Dur> {
+        let (cap, rate) = (self.capacity?, self.read_rate?);
+        let unread_target = cap.checked_sub(self.out_of_order)?.checked_sub(bytes)?;
+        let to_read = self.unread.saturating_sub(unread_target) as u128;
+        if to_read == 0 {
+            return Some(Dur::ZERO);
+        }
+        if rate.bps() == 0 {
+            return None;
+        }
+        let need = (to_read * BYTE_BIT_NS).saturating_sub(self.credit);
+        Some(Dur(need.div_ceil(rate.bps() as u128).min(u64::MAX as u128) as u64))
+    }
+}
 
 pub struct Receiver {
     reliable: bool,
@@ -16,9 +123,24 @@ pub struct Receiver {
     got: VecDeque<bool>,
     /// SACK blocks last reported, most recent first.
     recent: [(u64, u64); 3],
+    buf: RecvBuffer,
+    /// Size of the flow's data packets, learned from the first one (buffer accounting unit).
+    packet_bytes: u64,
+    /// Right edge of the window last advertised, in packets: rcv_nxt + floor(rwnd / packet).
+    adv_edge: u64,
+    /// The last ACK sent, template of a window update.
+    last_ack: Option<Packet>,
+    /// When the application's reading will have reopened the window enough for an update.
+    update_at: Option<Time>,
+    /// The earliest wake-up handed out by `take_wake` that has not fired yet.
+    wake_pending: Option<Time>,
     /// Distinct packets delivered to the application in order.
     pub delivered_in_order: u64,
     pub duplicates: u64,
+    /// New packets dropped because the buffer had no room for them.
+    pub discarded: u64,
+    /// Window updates sent (ACKs not triggered by a data packet).
+    pub window_updates: u64,
 }
 
 impl Receiver {
@@ -29,9 +151,27 @@ impl Receiver {
             rcv_nxt: 0,
             got: VecDeque::with_capacity(64),
             recent: [(0, 0); 3],
+            buf: RecvBuffer::unlimited(),
+            packet_bytes: 0,
+            adv_edge: 0,
+            last_ack: None,
+            update_at: None,
+            wake_pending: None,
             delivered_in_order: 0,
             duplicates: 0,
+            discarded: 0,
+            window_updates: 0,
         }
+    }
+
+    /// A receive buffer (reliable transport); the default is unlimited.
+    pub fn with_buffer(mut self, buf: RecvBuffer) -> Receiver {
+        self.buf = buf;
+        self
+    }
+
+    pub fn buffer(&self) -> &RecvBuffer {
+        &self.buf
     }
 
     /// A data packet arrived at `now`: returns the ACK and how many packets became deliverable in order.
@@ -43,24 +183,38 @@ impl Receiver {
             return (ack, 1);
         }
         let before = self.delivered_in_order;
+        self.buf.advance(now);
+        self.packet_bytes = p.bytes as u64;
         if p.seq < self.rcv_nxt {
             self.duplicates += 1;
         } else {
             let i = (p.seq - self.rcv_nxt) as usize;
-            if i >= self.got.len() {
-                self.got.resize(i + 1, false);
-            }
-            if self.got[i] {
-                self.duplicates += 1;
-            }
-            self.got[i] = true;
-            while self.got.front() == Some(&true) {
-                self.got.pop_front();
-                self.rcv_nxt += 1;
-                self.delivered_in_order += 1;
-            }
-            if p.seq >= self.rcv_nxt {
-                self.update_sack(p.seq);
+            let dup = self.got.get(i) == Some(&true);
+            // The next packet in order needs no room when the application takes it at once.
+            let taken_at_once = i == 0 && self.reads_at_once();
+            if !dup && !taken_at_once && !self.buf.fits(p.bytes as u64) {
+                // RFC 9293 §3.10.7.4: data the buffer cannot hold is dropped (and ACKed); a sender
+                // keeping to the advertised window never gets here.
+                self.discarded += 1;
+            } else {
+                if i >= self.got.len() {
+                    self.got.resize(i + 1, false);
+                }
+                if dup {
+                    self.duplicates += 1;
+                } else {
+                    self.buf.insert(p.bytes as u64);
+                }
+                self.got[i] = true;
+                while self.got.front() == Some(&true) {
+                    self.got.pop_front();
+                    self.rcv_nxt += 1;
+                    self.delivered_in_order += 1;
+                    self.buf.deliver(p.bytes as u64);
+                }
+                if p.seq >= self.rcv_nxt {
+                    self.update_sack(p.seq);
+                }
             }
         }
         // Blocks now at or below the cumulative ACK are no longer reported.
@@ -73,7 +227,57 @@ impl Receiver {
         }
         ack.ack_cum = self.rcv_nxt;
         ack.sack = self.recent;
+        self.advertise(now, &mut ack);
         (ack, self.delivered_in_order - before)
+    }
+
+    fn reads_at_once(&self) -> bool {
+        self.buf.read_rate.is_none()
+    }
+
+    /// Put the window on an ACK and plan the next window update.
+    fn advertise(&mut self, now: Time, ack: &mut Packet) {
+        let Some(w) = self.buf.window() else { return };
+        ack.rwnd = w.min(Packet::RWND_UNLIMITED as u64 - 1) as u32;
+        let pkt = self.packet_bytes.max(1);
+        self.adv_edge = self.rcv_nxt + w / pkt;
+        self.last_ack = Some(*ack);
+        self.update_at = None;
+        let cap_packets = self.buf.capacity().unwrap_or(0) / pkt;
+        let remaining = self.adv_edge - self.rcv_nxt;
+        // Linux tcp_cleanup_rbuf: after a read, update once the advertised window has fallen to half
+        // the buffer and the free window is at least twice it (and one packet, RFC 9293 §3.8.6.2.2).
+        if 2 * remaining <= cap_packets {
+            let target = (2 * remaining).max(1) * pkt;
+            self.update_at = self.buf.time_until_window(target).map(|d| now + d);
+        }
+    }
+
+    /// When the simulator should call `on_wake`, if that is new (earlier than any wake-up pending).
+    pub fn take_wake(&mut self) -> Option<Time> {
+        let t = self.update_at?;
+        if self.wake_pending.is_some_and(|p| p <= t) {
+            return None;
+        }
+        self.wake_pending = Some(t);
+        Some(t)
+    }
+
+    /// A wake-up fired: the window update, if the application's reading has made one due.
+    pub fn on_wake(&mut self, now: Time) -> Option<Packet> {
+        if self.wake_pending == Some(now) {
+            self.wake_pending = None;
+        }
+        if self.update_at.is_none_or(|t| t > now) {
+            return None;
+        }
+        self.buf.advance(now);
+        let mut ack = Packet { recv: now, enqueued: now, window_update: true, ..self.last_ack? };
+        ack.ack_cum = self.rcv_nxt;
+        ack.sack = self.recent;
+        self.advertise(now, &mut ack);
+        self.window_updates += 1;
+        Some(ack)
     }
 
     fn update_sack(&mut self, seq: u64) {
@@ -134,5 +338,99 @@ mod tests {
         assert_eq!(a.sack[0], (5, 6));
         assert_eq!(r.on_data(&data(2), Time::ZERO).0.ack_cum, 4);
         assert_eq!(r.duplicates, 1);
+    }
+
+    const MS: u64 = 1_000_000;
+
+    fn at(ms_: u64) -> Time {
+        Time(ms_ * MS)
+    }
+
+    /// 12 Mbit/s: the application reads one 1500-byte packet per millisecond.
+    fn reader(packets: u64) -> RecvBuffer {
+        RecvBuffer::new(Some(packets * 1500), Some(Bandwidth::from_mbps(12.0)))
+    }
+
+    #[test]
+    fn an_unlimited_buffer_advertises_no_window_limit() {
+        let mut r = Receiver::new(true, 40);
+        r.on_data(&data(0), Time::ZERO);
+        let (a, _) = r.on_data(&data(2), Time::ZERO);
+        assert_eq!(a.rwnd, Packet::RWND_UNLIMITED);
+        assert_eq!(r.take_wake(), None);
+    }
+
+    #[test]
+    fn rwnd_is_the_buffer_less_the_bytes_held_out_of_order() {
+        let mut r = Receiver::new(true, 40).with_buffer(RecvBuffer::new(Some(10 * 1500), None));
+        assert_eq!(r.on_data(&data(0), Time::ZERO).0.rwnd, 15_000);
+        // 1 missing: 2 and 3 wait out of order.
+        r.on_data(&data(2), Time::ZERO);
+        assert_eq!(r.on_data(&data(3), Time::ZERO).0.rwnd, 12_000);
+        // Filling the hole hands all three to the application, which reads them at once.
+        let (a, n) = r.on_data(&data(1), Time::ZERO);
+        assert_eq!((a.ack_cum, n, a.rwnd), (4, 3, 15_000));
+        assert_eq!(r.buffer().read_bytes, 4 * 1500);
+        assert_eq!(r.take_wake(), None, "a reader without a rate never needs a window update");
+    }
+
+    #[test]
+    fn a_rate_limited_reader_drains_in_order_data_at_its_rate_and_banks_no_idle_time() {
+        let mut b = reader(10);
+        b.insert(3000);
+        b.deliver(3000);
+        assert_eq!(b.window(), Some(12_000));
+        b.advance(at(1));
+        assert_eq!((b.held(), b.read_bytes), (1500, 1500));
+        // Idle from 2 ms to 5 ms: nothing to read, so nothing is saved up.
+        b.advance(at(5));
+        assert_eq!(b.held(), 0);
+        b.insert(1500);
+        b.deliver(1500);
+        b.advance(Time(5 * MS + MS / 2));
+        assert_eq!(b.held(), 750);
+    }
+
+    #[test]
+    fn the_time_until_a_window_counts_the_reading_it_needs() {
+        let mut b = reader(3);
+        b.insert(4500);
+        b.deliver(3000);
+        // 1500 B out of order and 3000 B unread: 1500 B of window needs 1500 B read, 1 ms.
+        assert_eq!(b.time_until_window(1500), Some(Dur(MS)));
+        assert_eq!(b.time_until_window(3000), Some(Dur(2 * MS)));
+        assert_eq!(b.time_until_window(4500), None, "out-of-order data is never read");
+        assert_eq!(RecvBuffer::new(Some(3000), None).time_until_window(1500), None);
+    }
+
+    #[test]
+    fn data_the_full_buffer_cannot_hold_is_discarded_and_acked() {
+        let mut r = Receiver::new(true, 40).with_buffer(reader(1));
+        assert_eq!(r.on_data(&data(0), Time::ZERO).0.rwnd, 0);
+        let (a, n) = r.on_data(&data(1), Time::ZERO);
+        assert_eq!((a.ack_cum, n, a.rwnd, r.discarded), (1, 0, 0, 1));
+    }
+
+    #[test]
+    fn reading_reopens_a_closed_window_with_window_updates_at_twice_the_last_one() {
+        let mut r = Receiver::new(true, 40).with_buffer(reader(4));
+        for s in 0..4 {
+            r.on_data(&data(s), Time::ZERO);
+        }
+        // Closed; reading 1500 B (1 ms) reopens one packet (RFC 9293 §3.8.6.2.2: at least one MSS).
+        assert_eq!(r.take_wake(), Some(at(1)));
+        assert_eq!(r.take_wake(), None, "already handed out");
+        assert_eq!(r.on_wake(Time(MS / 2)), None);
+        let u = r.on_wake(at(1)).expect("window update");
+        assert!(u.window_update);
+        assert_eq!((u.kind, u.ack_cum, u.rwnd, u.recv), (PacketKind::Ack, 4, 1500, at(1)));
+        // Linux tcp_cleanup_rbuf: the next update waits for twice the window advertised.
+        assert_eq!(r.take_wake(), Some(at(2)));
+        assert_eq!(r.on_wake(at(2)).map(|u| u.rwnd), Some(3000));
+        assert_eq!(r.take_wake(), Some(at(4)));
+        assert_eq!(r.on_wake(at(4)).map(|u| u.rwnd), Some(6000));
+        // The whole buffer is open: over half of it, so no more updates are needed.
+        assert_eq!(r.take_wake(), None);
+        assert_eq!(r.window_updates, 3);
     }
 }

@@ -12,6 +12,10 @@
 //!   rttvar) clamped to [min, max], doubled on each expiry, restarted when new data is ACKed.
 //!   RTT samples come from the echoed send time of the packet that triggered each ACK (the
 //!   timestamp option, RFC 7323 §4), so retransmissions give valid samples.
+//! - Flow control (RFC 9293 §3.8.6): new data only below the right edge of the peer's receive
+//!   window (SND.UNA + SND.WND, converted to whole packets) and within the send buffer;
+//!   retransmissions are not held back. With the window closed and nothing outstanding, a persist
+//!   timer sends zero-window probes (RFC 9293 §3.8.6.1).
 
 use std::collections::VecDeque;
 
@@ -95,11 +99,23 @@ pub struct ReliableSender {
     rto: RtoParams,
     backoff: u32,
     rto_deadline: Option<Time>,
+    /// Right edge of the peer's receive window in packets (RFC 9293 §3.8.6: SND.UNA + SND.WND);
+    /// `u64::MAX` = unlimited.
+    snd_wnd_edge: u64,
+    /// The window on the last ACK, in bytes (RFC 5681 §2: a duplicate ACK leaves it unchanged).
+    last_rwnd: u32,
+    /// At most this many packets unacknowledged (snd_nxt - snd_una); `u64::MAX` = unlimited.
+    sndbuf_packets: u64,
+    /// RFC 9293 §3.8.6.1 persist timer, armed while the window is closed and nothing is outstanding.
+    persist_deadline: Option<Time>,
+    persist_backoff: u32,
     pub sent: u64,
     pub retransmitted: u64,
     pub lost: u64,
     pub rtos: u64,
     pub acked: u64,
+    /// Zero-window probes sent.
+    pub probes: u64,
 }
 
 impl ReliableSender {
@@ -126,12 +142,27 @@ impl ReliableSender {
             rto,
             backoff: 0,
             rto_deadline: None,
+            snd_wnd_edge: u64::MAX,
+            last_rwnd: Packet::RWND_UNLIMITED,
+            sndbuf_packets: u64::MAX,
+            persist_deadline: None,
+            persist_backoff: 0,
+            probes: 0,
             sent: 0,
             retransmitted: 0,
             lost: 0,
             rtos: 0,
             acked: 0,
         }
+    }
+
+    /// Flow control: the receiver's buffer (the window it announces at connection setup) and the
+    /// send buffer, in bytes; `None` = unlimited. Both count whole packets (floor, at least one).
+    pub fn with_buffers(mut self, rbuf_bytes: Option<u64>, sndbuf_bytes: Option<u64>) -> ReliableSender {
+        let packets = |b: u64| (b / self.packet_bytes.max(1) as u64).max(1);
+        self.snd_wnd_edge = rbuf_bytes.map_or(u64::MAX, packets);
+        self.sndbuf_packets = sndbuf_bytes.map_or(u64::MAX, packets);
+        self
     }
 
     pub fn start(&mut self, now: Time) {
@@ -183,6 +214,16 @@ impl ReliableSender {
         self.plan.as_ref().is_none_or(|p| p.may_send(self.snd_nxt))
     }
 
+    /// RFC 9293 §3.8.6: new data only inside the usable window (SND.UNA + SND.WND - SND.NXT > 0).
+    fn window_open(&self) -> bool {
+        self.snd_nxt < self.snd_wnd_edge
+    }
+
+    /// Linux tcp_wmem: the send buffer holds data until it is acknowledged.
+    fn sndbuf_open(&self) -> bool {
+        self.snd_nxt - self.snd_una < self.sndbuf_packets
+    }
+
     fn seg(&mut self, seq: u64) -> &mut Seg {
         let i = (seq - self.snd_una) as usize;
         &mut self.ring[i]
@@ -222,7 +263,7 @@ impl ReliableSender {
                 self.lost_scan = seq + 1;
                 self.lost_waiting -= 1;
                 self.transmit(now, seq, true, out);
-            } else if self.has_new_data() {
+            } else if self.has_new_data() && self.window_open() && self.sndbuf_open() {
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
                 self.transmit(now, seq, false, out);
@@ -230,8 +271,31 @@ impl ReliableSender {
                 break;
             }
         }
+        self.arm_persist(now);
         // A transfer waiting for its think (OFF) time wants a wake-up.
         self.plan.as_ref().and_then(|p| p.wake()).filter(|&t| t > now && self.active)
+    }
+
+    /// RFC 9293 §3.8.6.1: with data to send, the window closed and nothing outstanding, no ACK will
+    /// come to reopen it: probe after an RTO, backing off like it (RFC 1122 §4.2.2.17).
+    fn arm_persist(&mut self, now: Time) {
+        let blocked = self.active && self.snd_una == self.snd_nxt && !self.window_open() && self.has_new_data();
+        if !blocked {
+            self.persist_deadline = None;
+            self.persist_backoff = 0;
+        } else if self.persist_deadline.is_none() {
+            let base = self.rto();
+            let d = Dur(base.as_ns().saturating_mul(1u64 << self.persist_backoff.min(30)));
+            self.persist_deadline = Some(now + d.min(self.rto.max));
+        }
+    }
+
+    /// A zero-window probe: the last acknowledged packet again (as Linux's tcp_xmit_probe_skb sends
+    /// SND.UNA - 1), so the receiver drops it as a duplicate and answers with its window.
+    fn send_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        debug_assert!(self.snd_una > 0);
+        self.probes += 1;
+        out.push(Packet::data(self.flow, self.snd_una.saturating_sub(1), self.packet_bytes, now));
     }
 
     fn mark_lost(&mut self, now: Time, seq: u64, cause: LossCause) {
@@ -257,6 +321,17 @@ impl ReliableSender {
 
     pub fn on_ack(&mut self, now: Time, ack: &Packet, out: &mut Vec<Packet>) -> Option<Time> {
         debug_assert_eq!(ack.kind, PacketKind::Ack);
+        // ACKs arrive in the order they were sent (one FIFO path), so the latest window is the
+        // newest one (RFC 9293 §3.10.7.4's SND.WL1/WL2 check has nothing to reject).
+        let rwnd_changed = ack.rwnd != self.last_rwnd;
+        self.last_rwnd = ack.rwnd;
+        if ack.rwnd != Packet::RWND_UNLIMITED {
+            self.snd_wnd_edge = ack.ack_cum + ack.rwnd as u64 / self.packet_bytes.max(1) as u64;
+        }
+        if ack.window_update {
+            // A pure window update acknowledges nothing new and carries no RTT sample.
+            return self.try_send(now, out);
+        }
         let rtt = now - ack.sent;
         self.rtt.on_sample(rtt);
         let echoed_tag = if ack.seq >= self.snd_una && ack.seq < self.snd_nxt { self.seg(ack.seq).tag } else { 0 };
@@ -288,7 +363,10 @@ impl ReliableSender {
                 self.rto_point = None;
             }
         } else if cum == self.snd_una && self.snd_una < self.snd_nxt && ack.sack.iter().all(|b| b.0 >= b.1 || b.1 <= self.snd_una) {
-            self.dupacks += 1;
+            // RFC 5681 §2 (e): an ACK that changes the window is not a duplicate.
+            if !rwnd_changed {
+                self.dupacks += 1;
+            }
         } else if cum == self.snd_una && self.snd_una < self.snd_nxt {
             // A duplicate ACK carrying SACK information (RFC 6675 §2: counts as a dupack).
             self.dupacks += 1;
@@ -375,6 +453,14 @@ impl ReliableSender {
 
     /// RFC 6298 §5.4-5.7 and RFC 5681 §3.1: the retransmission timer expired.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        if self.persist_deadline.is_some_and(|t| t <= now) {
+            self.persist_deadline = None;
+            if self.snd_una == self.snd_nxt && !self.window_open() {
+                self.send_probe(now, out);
+                self.persist_backoff += 1;
+            }
+            return self.try_send(now, out);
+        }
         if self.rto_deadline.is_none_or(|t| t > now) {
             return self.try_send(now, out);
         }
@@ -403,10 +489,147 @@ impl ReliableSender {
     }
 
     pub fn timeout_deadline(&self) -> Option<Time> {
-        self.rto_deadline.or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
+        self.rto_deadline.or(self.persist_deadline).or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
     }
 
     pub fn goodput_packets(&self) -> u64 {
         self.snd_una
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PKT: u32 = 1500;
+
+    /// A bulk sender with a 100-packet fixed window, so only flow control holds it back.
+    fn sender(rbuf_packets: Option<u64>, sndbuf_packets: Option<u64>) -> ReliableSender {
+        let mut params = toml::Table::new();
+        params.insert("window".into(), toml::Value::Integer(100));
+        let cc = ccscope_cc::build("fixed", &params).expect("fixed");
+        let s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
+        s.with_buffers(rbuf_packets.map(|p| p * PKT as u64), sndbuf_packets.map(|p| p * PKT as u64))
+    }
+
+    fn ack(cum: u64, rwnd_packets: u64, sack: &[(u64, u64)]) -> Packet {
+        let mut a = Packet::data(0, cum.saturating_sub(1), 76, Time::ZERO);
+        a.kind = PacketKind::Ack;
+        a.ack_cum = cum;
+        a.rwnd = (rwnd_packets * PKT as u64) as u32;
+        for (i, b) in sack.iter().enumerate() {
+            a.sack[i] = *b;
+        }
+        a
+    }
+
+    fn seqs(out: &[Packet]) -> Vec<u64> {
+        out.iter().map(|p| p.seq).collect()
+    }
+
+    fn ms(n: u64) -> Time {
+        Time(n * 1_000_000)
+    }
+
+    #[test]
+    fn new_data_stops_at_the_right_edge_of_the_receive_window() {
+        let mut s = sender(Some(5), None);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(seqs(&out), [0, 1, 2, 3, 4], "the buffer announced at setup");
+        out.clear();
+        s.on_ack(ms(40), &ack(1, 5, &[]), &mut out);
+        assert_eq!(seqs(&out), [5], "edge = 1 + 5");
+        out.clear();
+        // The receiver holds two packets unread: edge 2 + 3 = 5, below snd_nxt = 6.
+        s.on_ack(ms(41), &ack(2, 3, &[]), &mut out);
+        assert!(out.is_empty());
+        // A window of 1400 B is less than a packet: floor to zero packets.
+        let mut a = ack(3, 0, &[]);
+        a.rwnd = 1400;
+        s.on_ack(ms(42), &a, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.in_flight(), 3);
+    }
+
+    #[test]
+    fn retransmissions_are_sent_whatever_the_receive_window() {
+        let mut s = sender(Some(5), None);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        // 0 lost; 1..=3 arrive out of order and fill three packets of the buffer.
+        for (i, hi) in [2u64, 3, 4].into_iter().enumerate() {
+            s.on_ack(ms(40 + i as u64), &ack(0, 4 - i as u64, &[(1, hi)]), &mut out);
+        }
+        assert_eq!(seqs(&out), [0], "RFC 6675 IsLost: resent though the window is closed");
+        assert_eq!(s.retransmitted, 1);
+    }
+
+    #[test]
+    fn the_send_buffer_caps_unacknowledged_packets() {
+        let mut s = sender(None, Some(3));
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(seqs(&out), [0, 1, 2]);
+        out.clear();
+        // SACKed data still occupies the send buffer until cumulatively acknowledged.
+        let mut a = ack(0, 0, &[(1, 3)]);
+        a.rwnd = Packet::RWND_UNLIMITED;
+        s.on_ack(ms(40), &a, &mut out);
+        assert!(out.is_empty());
+        a.ack_cum = 1;
+        s.on_ack(ms(41), &a, &mut out);
+        assert_eq!(seqs(&out), [3]);
+    }
+
+    #[test]
+    fn window_updates_and_changed_windows_are_not_duplicate_acks() {
+        let mut s = sender(Some(10), None);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(ms(40), &ack(1, 1, &[]), &mut out);
+        out.clear();
+        // RFC 5681 §2 (e): the same cumulative ACK with a different window each time.
+        for (i, w) in [2u64, 3, 4].into_iter().enumerate() {
+            s.on_ack(ms(41 + i as u64), &ack(1, w, &[]), &mut out);
+        }
+        // Pure window updates with the same window.
+        for i in 0..3 {
+            let mut u = ack(1, 4, &[]);
+            u.window_update = true;
+            s.on_ack(ms(45 + i), &u, &mut out);
+        }
+        assert_eq!((s.lost, s.retransmitted), (0, 0));
+        assert_eq!(seqs(&out), Vec::<u64>::new(), "edge 1 + 4 = 5 < snd_nxt 10");
+    }
+
+    #[test]
+    fn a_closed_window_with_nothing_outstanding_is_probed_with_backoff_until_it_opens() {
+        let mut s = sender(Some(2), None);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(ms(40), &ack(2, 0, &[]), &mut out);
+        assert!(out.is_empty());
+        // RFC 1122 §4.2.2.17: the first probe after one RTO (srtt 40 ms: the 1 s minimum).
+        let first = s.timeout_deadline().expect("persist timer armed");
+        assert_eq!(first, ms(1040));
+        s.on_timeout(first, &mut out);
+        assert_eq!(seqs(&out), [1], "the probe repeats the last acknowledged packet");
+        assert_eq!((s.probes, s.in_flight(), s.rtos), (1, 0, 0));
+        out.clear();
+        // Still closed: the next probe waits twice as long from the first.
+        s.on_ack(first + Dur::from_ms(40), &ack(2, 0, &[]), &mut out);
+        assert_eq!(s.timeout_deadline(), Some(first + Dur::from_ms(2000)));
+        // The window opens: new data goes and the persist timer stops (the RTO runs instead).
+        s.on_ack(first + Dur::from_ms(50), &ack(2, 2, &[]), &mut out);
+        assert_eq!(seqs(&out), [2, 3]);
+        assert_eq!(s.timeout_deadline(), Some(first + Dur::from_ms(50) + s.rto()));
     }
 }
