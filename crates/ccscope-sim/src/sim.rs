@@ -152,8 +152,8 @@ impl Simulation {
             senders,
             receivers,
             controllers: sc.flows.iter().map(|f| f.controller.clone()).collect(),
-            stats: sc.flows.iter().map(|_| FlowStats::new()).collect(),
-            total: FlowStats::new(),
+            stats: sc.flows.iter().map(|_| FlowStats::new(Some(bin))).collect(),
+            total: FlowStats::new(Some(bin)),
             bin_ns: bin.as_ns(),
             end: Time(sc.duration.as_ns()),
             log: sc.packet_log.then(PacketLog::default),
@@ -281,7 +281,7 @@ impl Simulation {
             }
         }
         let cwnd = s.cwnd();
-        self.stats[f as usize].bin(now, self.bin_ns).cwnd = cwnd;
+        self.stats[f as usize].on_cwnd(now, cwnd);
         if let Some(log) = &mut self.cwnd_log {
             if self.last_cwnd[f as usize] != cwnd {
                 self.last_cwnd[f as usize] = cwnd;
@@ -302,8 +302,8 @@ impl Simulation {
 
     fn link_arrive(&mut self, now: Time, dir: usize, p: Packet) {
         if dir == DATA {
-            self.stats[p.flow as usize].on_link_arrival(now, p.bytes, self.bin_ns);
-            self.total.on_link_arrival(now, p.bytes, self.bin_ns);
+            self.stats[p.flow as usize].on_link_arrival(now, p.bytes);
+            self.total.on_link_arrival(now, p.bytes);
         }
         if let Some(t) = self.links[dir].arrive(p, now, &mut self.drops) {
             self.events.push(t, Phase::Late, if dir == DATA { Ev::DataLink } else { Ev::AckLink });
@@ -330,8 +330,8 @@ impl Simulation {
         for i in 0..self.drops.len() {
             let p = self.drops[i];
             if dir == DATA {
-                self.stats[p.flow as usize].on_drop(now, self.bin_ns);
-                self.total.on_drop(now, self.bin_ns);
+                self.stats[p.flow as usize].on_drop(now);
+                self.total.on_drop(now);
                 if let Some(log) = &mut self.log {
                     log.push(now.as_ns(), LogEvent::Drop, p.flow as i32, p.seq, p.bytes, 0);
                 }
@@ -356,8 +356,8 @@ impl Simulation {
             let f = p.flow as usize;
             match p.kind {
                 PacketKind::Data => {
-                    self.stats[f].on_link_departure(now, p.enqueued, p.bytes, self.bin_ns);
-                    self.total.on_link_departure(now, p.enqueued, p.bytes, self.bin_ns);
+                    self.stats[f].on_link_departure(now, p.enqueued, p.bytes);
+                    self.total.on_link_departure(now, p.enqueued, p.bytes);
                     if let Some(log) = &mut self.log {
                         let d = now.as_ms_floor() - p.enqueued.as_ms_floor();
                         log.push(now.as_ns(), LogEvent::Departure, p.flow as i32, p.seq, p.bytes, d);
@@ -379,8 +379,8 @@ impl Simulation {
 
     fn receive_data(&mut self, now: Time, p: Packet) {
         let f = p.flow as usize;
-        self.stats[f].on_delivery(now, p.sent, p.bytes, self.bin_ns);
-        self.total.on_delivery(now, p.sent, p.bytes, self.bin_ns);
+        self.stats[f].on_delivery(now, p.sent, p.bytes);
+        self.total.on_delivery(now, p.sent, p.bytes);
         let (ack, in_order) = self.receivers[f].on_data(&p, now);
         let good = in_order * p.bytes as u64;
         self.stats[f].goodput_bytes += good;
@@ -460,8 +460,8 @@ impl Simulation {
                 samples.push((i as u32, x.t.as_ns(), x.d_ms, x.w));
             }
         }
-        let mut bins: Vec<Vec<_>> = self.stats.iter().map(|s| s.bins.clone()).collect();
-        let mut tb = self.total.bins.clone();
+        let mut bins: Vec<Vec<_>> = self.stats.iter().map(|s| s.bins().to_vec()).collect();
+        let mut tb = self.total.bins().to_vec();
         let nb = cap.bins.len().max(tb.len());
         tb.resize(nb, Default::default());
         for (i, c) in cap.bins.iter().enumerate() {
