@@ -1,16 +1,143 @@
 //! Streaming histograms: memory grows with the range of values, never with the number of samples.
+//!
+//! Counters live in small pages allocated on first write, so a histogram pays for the values it has
+//! seen, not for everything below its largest one.
 
-/// Exact counts of small non-negative integers (delays in whole milliseconds, as Mahimahi logs them).
-#[derive(Clone, Debug, Default)]
+const PAGE_BITS: u32 = 5;
+const PAGE: usize = 1 << PAGE_BITS;
+const DIR_BITS: u32 = 6;
+const DIR: usize = 1 << DIR_BITS;
+
+type Page = [u64; PAGE];
+
+/// A sparse array of u64 counters: pages of `PAGE` slots allocated on first write, found through
+/// directories of `DIR` pages also allocated on first write, so memory follows the indices in use.
+#[derive(Clone, Debug)]
+struct Pages {
+    /// Per directory, per page: the page's position in `arena` + 1 (0: never written).
+    dirs: Vec<Option<Box<[u32; DIR]>>>,
+    arena: Vec<Page>,
+    /// The page last written and its position: consecutive delays mostly fall in one page.
+    last: (usize, usize),
+}
+
+impl Default for Pages {
+    fn default() -> Self {
+        Pages { dirs: Vec::new(), arena: Vec::new(), last: (usize::MAX, 0) }
+    }
+}
+
+impl Pages {
+    /// Adds `x` (wrapping: a difference array stores -1 as u64::MAX) to slot `i`.
+    #[inline]
+    fn add(&mut self, i: usize, x: u64) {
+        let p = i >> PAGE_BITS;
+        if p != self.last.0 {
+            self.last = (p, self.find_or_insert(p));
+        }
+        let s = &mut self.arena[self.last.1][i & (PAGE - 1)];
+        *s = s.wrapping_add(x);
+    }
+
+    #[cold]
+    fn find_or_insert(&mut self, p: usize) -> usize {
+        let d = p >> DIR_BITS;
+        if d >= self.dirs.len() {
+            self.dirs.resize(d + 1, None);
+        }
+        let slot = &mut self.dirs[d].get_or_insert_with(|| Box::new([0; DIR]))[p & (DIR - 1)];
+        if *slot == 0 {
+            if self.arena.len() == self.arena.capacity() {
+                // An eighth of headroom: amortised growth that wastes little of a long-lived histogram.
+                self.arena.reserve_exact(self.arena.len() / 8 + 1);
+            }
+            self.arena.push([0; PAGE]);
+            *slot = self.arena.len() as u32;
+        }
+        *slot as usize - 1
+    }
+
+    /// Page `p` (slots p PAGE .. (p+1) PAGE), if it was ever written.
+    #[inline]
+    fn page(&self, p: usize) -> Option<&Page> {
+        let at = self.dirs.get(p >> DIR_BITS)?.as_deref()?[p & (DIR - 1)];
+        (at > 0).then(|| &self.arena[at as usize - 1])
+    }
+
+    fn merge(&mut self, other: &Pages) {
+        for p in 0..other.dirs.len() << DIR_BITS {
+            for (j, &x) in other.page(p).into_iter().flat_map(|page| page.iter().enumerate()) {
+                if x != 0 {
+                    self.add((p << PAGE_BITS) + j, x);
+                }
+            }
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let table = self.dirs.capacity() * std::mem::size_of::<Option<Box<[u32; DIR]>>>();
+        let dirs = self.dirs.iter().flatten().count() * std::mem::size_of::<[u32; DIR]>();
+        table + dirs + self.arena.capacity() * std::mem::size_of::<Page>()
+    }
+}
+
+/// Values below this are counted exactly (17.5 min of whole milliseconds).
+pub const INT_EXACT: u64 = 1 << INT_EXACT_BITS;
+const INT_EXACT_BITS: u32 = 20;
+/// Above `INT_EXACT`, each power of two is split into 2^INT_SUB_BITS equal buckets.
+const INT_SUB_BITS: u32 = 9;
+const INT_BUCKETS: usize = INT_EXACT as usize + (64 - INT_EXACT_BITS as usize) * (1 << INT_SUB_BITS);
+
+/// Counts of non-negative integers (delays in whole milliseconds, as Mahimahi logs them): exact below
+/// `INT_EXACT`; above, in log-linear buckets reported at their midpoint, within 2^-10 (0.1%).
+///
+/// Besides single values it takes ranges (one count for every value in [lo, hi]) in O(1), as a
+/// difference array over buckets: count, sum, mean and max stay exact whatever the values.
+/// Memory is bounded (at most `INT_BUCKETS` slots of two arrays) and in practice follows the values seen.
+#[derive(Clone, Debug)]
 pub struct IntHistogram {
-    counts: Vec<u64>,
+    /// Counts recorded into one bucket (single values, partly covered buckets of a range).
+    pts: Pages,
+    /// Difference array of how many ranges cover each bucket whole: its prefix sum times the bucket's
+    /// width is the bucket's count from ranges.
+    cover: Pages,
     n: u64,
     sum: u128,
+    min: u64,
+    max: u64,
+}
+
+impl Default for IntHistogram {
+    fn default() -> Self {
+        IntHistogram { pts: Pages::default(), cover: Pages::default(), n: 0, sum: 0, min: u64::MAX, max: 0 }
+    }
 }
 
 impl IntHistogram {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    #[inline]
+    fn index(v: u64) -> usize {
+        if v < INT_EXACT {
+            return v as usize;
+        }
+        let e = 63 - v.leading_zeros();
+        let sub = (v >> (e - INT_SUB_BITS)) - (1 << INT_SUB_BITS);
+        INT_EXACT as usize + ((e - INT_EXACT_BITS) as usize) * (1 << INT_SUB_BITS) + sub as usize
+    }
+
+    /// First value of bucket `i` and its width.
+    fn bucket(i: usize) -> (u64, u64) {
+        if i < INT_EXACT as usize {
+            return (i as u64, 1);
+        }
+        let k = i - INT_EXACT as usize;
+        let e = (k >> INT_SUB_BITS) as u32 + INT_EXACT_BITS;
+        let sub = (k & ((1 << INT_SUB_BITS) - 1)) as u64;
+        let w = 1u64 << (e - INT_SUB_BITS);
+        (((1 << INT_SUB_BITS) + sub) * w, w)
     }
 
     #[inline]
@@ -20,14 +147,54 @@ impl IntHistogram {
 
     #[inline]
     pub fn record_n(&mut self, v: u64, n: u64) {
-        let i = v as usize;
-        if i >= self.counts.len() {
-            // Grows with the largest delay seen, amortised; not per packet.
-            self.counts.resize((i + 1).next_power_of_two(), 0);
+        if n == 0 {
+            return;
         }
-        self.counts[i] += n;
+        self.pts.add(Self::index(v), n);
         self.n += n;
         self.sum += v as u128 * n as u128;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+    }
+
+    /// One count for every value in [lo, hi] (nothing if lo > hi), in O(1).
+    pub fn record_range(&mut self, lo: u64, hi: u64) {
+        if lo > hi {
+            return;
+        }
+        debug_assert!(hi < u64::MAX, "a range over every u64 has 2^64 values");
+        let len = hi - lo + 1;
+        let (b_lo, b_hi) = (Self::index(lo), Self::index(hi));
+        if b_lo == b_hi {
+            self.pts.add(b_lo, len);
+        } else {
+            // Partly covered end buckets count their overlap; the buckets between are covered whole.
+            let (s_lo, w_lo) = Self::bucket(b_lo);
+            let first = if lo == s_lo {
+                b_lo
+            } else {
+                self.pts.add(b_lo, w_lo - (lo - s_lo));
+                b_lo + 1
+            };
+            let (s_hi, w_hi) = Self::bucket(b_hi);
+            let last = if hi - s_hi == w_hi - 1 {
+                b_hi
+            } else {
+                self.pts.add(b_hi, hi - s_hi + 1);
+                b_hi - 1
+            };
+            if first <= last {
+                self.cover.add(first, 1);
+                if last + 1 < INT_BUCKETS {
+                    self.cover.add(last + 1, u64::MAX);
+                }
+            }
+        }
+        self.n += len;
+        // (lo + hi)(hi - lo + 1) is always even: one of the two factors is.
+        self.sum += (lo as u128 + hi as u128) * len as u128 / 2;
+        self.min = self.min.min(lo);
+        self.max = self.max.max(hi);
     }
 
     pub fn count(&self) -> u64 {
@@ -39,34 +206,58 @@ impl IntHistogram {
     }
 
     pub fn max(&self) -> Option<u64> {
-        self.counts.iter().rposition(|&c| c > 0).map(|i| i as u64)
+        (self.n > 0).then_some(self.max)
     }
 
-    /// Mahimahi's percentile: the value at index floor(q * n) of the sorted samples.
+    pub fn min(&self) -> Option<u64> {
+        (self.n > 0).then_some(self.min)
+    }
+
+    /// Mahimahi's percentile: the value at index floor(q * n) of the sorted samples; exact below
+    /// `INT_EXACT`, the bucket's midpoint (clamped to the exact min and max) above.
     pub fn percentile(&self, q: f64) -> Option<u64> {
         if self.n == 0 {
             return None;
         }
         let rank = ((q * self.n as f64).floor() as u64).min(self.n - 1);
-        let mut seen = 0u64;
-        for (v, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen > rank {
-                return Some(v as u64);
+        let (mut seen, mut cover) = (0u64, 0u64);
+        let last = Self::index(self.max);
+        for p in 0..=(last >> PAGE_BITS) {
+            let (pts, cov) = (self.pts.page(p), self.cover.page(p));
+            let base = p << PAGE_BITS;
+            // Pages never straddle a change of bucket width (INT_EXACT and 2^INT_SUB_BITS are multiples of PAGE).
+            let w = Self::bucket(base).1;
+            if pts.is_none() && cov.is_none() {
+                let c = cover * w * PAGE as u64;
+                if seen + c <= rank {
+                    seen += c;
+                    continue;
+                }
+            }
+            for j in 0..PAGE {
+                cover = cover.wrapping_add(cov.map_or(0, |c| c[j]));
+                seen += pts.map_or(0, |c| c[j]) + cover * w;
+                if seen > rank {
+                    let (s, w) = Self::bucket(base + j);
+                    return Some((s + w / 2).clamp(self.min, self.max));
+                }
             }
         }
-        None
+        Some(self.max)
     }
 
     pub fn merge(&mut self, other: &IntHistogram) {
-        if other.counts.len() > self.counts.len() {
-            self.counts.resize(other.counts.len(), 0);
-        }
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
-        }
+        self.pts.merge(&other.pts);
+        self.cover.merge(&other.cover);
         self.n += other.n;
         self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+    }
+
+    /// Bytes this histogram holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.pts.heap_bytes() + self.cover.heap_bytes()
     }
 }
 
@@ -75,18 +266,24 @@ const SUB: u64 = 1 << SUB_BITS;
 const HALF: u64 = SUB / 2;
 
 /// Log-linear histogram of u64 values (nanoseconds) with relative error below 2^-10 (0.1%).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct LogHistogram {
-    counts: Vec<u64>,
+    counts: Pages,
     n: u64,
     sum: u128,
     min: u64,
     max: u64,
 }
 
+impl Default for LogHistogram {
+    fn default() -> Self {
+        LogHistogram { counts: Pages::default(), n: 0, sum: 0, min: u64::MAX, max: 0 }
+    }
+}
+
 impl LogHistogram {
     pub fn new() -> Self {
-        LogHistogram { min: u64::MAX, ..Default::default() }
+        Self::default()
     }
 
     // Values below SUB are exact; above, each power of two is split into SUB/2 equal buckets.
@@ -110,11 +307,7 @@ impl LogHistogram {
 
     #[inline]
     pub fn record(&mut self, v: u64) {
-        let i = Self::index(v);
-        if i >= self.counts.len() {
-            self.counts.resize(i + 1, 0);
-        }
-        self.counts[i] += 1;
+        self.counts.add(Self::index(v), 1);
         self.n += 1;
         self.sum += v as u128;
         self.min = self.min.min(v);
@@ -142,26 +335,29 @@ impl LogHistogram {
             return Some(self.max);
         }
         let mut seen = 0u64;
-        for (i, &c) in self.counts.iter().enumerate() {
-            seen += c;
-            if seen > rank {
-                return Some(Self::value_of(i).clamp(self.min, self.max));
+        for p in 0..=(Self::index(self.max) >> PAGE_BITS) {
+            let Some(page) = self.counts.page(p) else { continue };
+            for (j, &c) in page.iter().enumerate() {
+                seen += c;
+                if seen > rank {
+                    return Some(Self::value_of((p << PAGE_BITS) + j).clamp(self.min, self.max));
+                }
             }
         }
         None
     }
 
     pub fn merge(&mut self, other: &LogHistogram) {
-        if other.counts.len() > self.counts.len() {
-            self.counts.resize(other.counts.len(), 0);
-        }
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
-        }
+        self.counts.merge(&other.counts);
         self.n += other.n;
         self.sum += other.sum;
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
+    }
+
+    /// Bytes this histogram holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.counts.heap_bytes()
     }
 }
 
@@ -182,7 +378,101 @@ mod tests {
         assert_eq!(h.mean(), Some(5.5));
     }
 
+    #[test]
+    fn int_range_counts_every_value_once() {
+        let mut h = IntHistogram::new();
+        h.record_range(3, 6);
+        h.record(4);
+        h.record_range(9, 8);
+        // sorted = 3, 4, 4, 5, 6
+        assert_eq!(h.count(), 5);
+        assert_eq!(h.mean(), Some(22.0 / 5.0));
+        assert_eq!((h.min(), h.max()), (Some(3), Some(6)));
+        assert_eq!([0.0, 0.2, 0.4, 0.6, 0.8].map(|q| h.percentile(q).unwrap()), [3, 4, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_billion_value_range_is_recorded_in_constant_memory_with_exact_count_and_mean() {
+        let mut h = IntHistogram::new();
+        h.record_range(5, 1_000_000_004);
+        assert_eq!(h.count(), 1_000_000_000);
+        assert_eq!(h.mean(), Some(500_000_004.5));
+        assert_eq!(h.max(), Some(1_000_000_004));
+        // Sorted value at rank 10^6 is 10^6 + 5; at rank 9.5 * 10^8 it is 950_000_005.
+        for (q, want) in [(0.001, 1_000_005.0), (0.95, 950_000_005.0)] {
+            let p = h.percentile(q).unwrap() as f64;
+            assert!((p - want).abs() <= want / 1024.0, "{q}: {p}");
+        }
+        // Two partly covered end buckets, two cover marks: a few pages, not 10^9 counters.
+        assert!(h.heap_bytes() < 16 * 1024, "{}", h.heap_bytes());
+    }
+
+    #[test]
+    fn memory_follows_the_values_seen_not_the_largest() {
+        let mut h = IntHistogram::new();
+        h.record(1);
+        h.record(1_000_000);
+        // Two pages, two directories and a table of ~490 slots for them; a dense array holds 10^6 counters.
+        assert!(h.heap_bytes() <= 2 * 8 * PAGE + 2 * 8 * DIR + 8 * 512, "{}", h.heap_bytes());
+        assert_eq!(h.percentile(0.5), Some(1_000_000));
+    }
+
+    /// The value at `rank` of the sorted multiset of [lo, hi] ranges, by bisection on the value.
+    fn sorted_value_at(ranges: &[(u64, u64)], rank: u64) -> u64 {
+        let below = |x: u64| ranges.iter().map(|&(lo, hi)| if x < lo { 0 } else { hi.min(x) - lo + 1 }).sum::<u64>();
+        let (mut a, mut b) = (0u64, ranges.iter().map(|r| r.1).max().unwrap());
+        while a < b {
+            let m = a + (b - a) / 2;
+            if below(m) > rank {
+                b = m;
+            } else {
+                a = m + 1;
+            }
+        }
+        a
+    }
+
+    fn ranges(max_v: u64, max_len: u64) -> impl Strategy<Value = Vec<(u64, u64)>> {
+        prop::collection::vec((0..max_v, prop_oneof![Just(0u64), 0..max_len]).prop_map(|(lo, l)| (lo, lo + l)), 1..60)
+    }
+
     proptest! {
+        #[test]
+        fn int_histogram_is_exact_below_2_pow_20(rs in ranges(1_000_000, 40_000), q in 0.0f64..1.0) {
+            let mut h = IntHistogram::new();
+            for &(lo, hi) in &rs {
+                if lo == hi { h.record(lo) } else { h.record_range(lo, hi) }
+            }
+            let n: u64 = rs.iter().map(|r| r.1 - r.0 + 1).sum();
+            let sum: u128 = rs.iter().map(|&(lo, hi)| (lo + hi) as u128 * (hi - lo + 1) as u128 / 2).sum();
+            prop_assert_eq!(h.count(), n);
+            prop_assert_eq!(h.mean(), Some(sum as f64 / n as f64));
+            prop_assert_eq!(h.max(), rs.iter().map(|r| r.1).max());
+            let rank = ((q * n as f64).floor() as u64).min(n - 1);
+            prop_assert_eq!(h.percentile(q), Some(sorted_value_at(&rs, rank)));
+        }
+
+        #[test]
+        fn int_histogram_is_within_a_tenth_of_a_percent_above_2_pow_20(rs in ranges(1 << 40, 1 << 36), q in 0.0f64..1.0) {
+            let (mut h, mut a, mut b) = (IntHistogram::new(), IntHistogram::new(), IntHistogram::new());
+            for (i, &(lo, hi)) in rs.iter().enumerate() {
+                h.record_range(lo, hi);
+                if i % 2 == 0 { a.record_range(lo, hi) } else { b.record_range(lo, hi) }
+            }
+            let n: u64 = rs.iter().map(|r| r.1 - r.0 + 1).sum();
+            prop_assert_eq!(h.count(), n);
+            let want = sorted_value_at(&rs, ((q * n as f64).floor() as u64).min(n - 1));
+            let got = h.percentile(q).unwrap();
+            if want < INT_EXACT {
+                prop_assert_eq!(got, want);
+            } else {
+                prop_assert!((got as f64 - want as f64).abs() <= want as f64 / 1024.0, "got {} want {}", got, want);
+            }
+            a.merge(&b);
+            prop_assert_eq!(a.percentile(q), Some(got));
+            prop_assert_eq!(a.count(), n);
+        }
+
         #[test]
         fn log_histogram_is_within_a_tenth_of_a_percent(mut vals in prop::collection::vec(0u64..50_000_000_000, 1..300), q in 0.0f64..1.0) {
             let mut h = LogHistogram::new();
@@ -193,5 +483,15 @@ mod tests {
             let err = (got as f64 - want as f64).abs();
             prop_assert!(err <= want as f64 * 0.001 + 1.0, "got {} want {}", got, want);
         }
+    }
+
+    #[test]
+    fn log_histogram_of_one_way_delays_allocates_only_their_pages() {
+        let mut h = LogHistogram::new();
+        // 40 ms to 80 ms in ns: ~512 contiguous buckets, in one directory; a dense array reaches index ~10k (80 KB).
+        for v in (40_000_000u64..80_000_000).step_by(10_007) {
+            h.record(v);
+        }
+        assert!(h.heap_bytes() <= (512 / PAGE + 2) * 8 * PAGE + 8 * DIR + 64, "{}", h.heap_bytes());
     }
 }

@@ -6,14 +6,15 @@
 //! packets that arrived at t, with milliseconds that saw no arrival backfilled as (value at t+1) + 1.
 //! At the receiver, as Pantheon: one-way delay = receive time - send time.
 //! All of it is computed as packets pass, in memory bounded by the delay range, not the run length
-//! (time series bins excepted: they are output).
+//! (time-series bins excepted: they are output, and kept only for the flows that ask for them).
 
-use ccscope_core::{IntHistogram, LogHistogram, Time};
+use ccscope_core::{Dur, IntHistogram, LogHistogram, Time};
 
 /// Mahimahi's backfilled signal delay, computed on the fly.
 ///
 /// A FIFO link releases packets in arrival order, so arrival milliseconds reach it non-decreasing:
 /// a millisecond's value is final once a later one shows up, and the gap below it is filled then.
+/// A gap of g milliseconds below a value d is the run d+1..=d+g, recorded as one range in O(1).
 #[derive(Clone, Debug, Default)]
 pub struct SignalDelay {
     cur: Option<(u64, u64)>,
@@ -28,7 +29,7 @@ impl SignalDelay {
             None => self.cur = Some((arrival_ms, delay_ms)),
             Some((k, d)) if arrival_ms == k => self.cur = Some((k, d.min(delay_ms))),
             Some((k, _)) if arrival_ms > k => {
-                self.finalize();
+                Self::finalize(&mut self.hist, self.cur, self.gap);
                 self.gap = arrival_ms - k - 1;
                 self.cur = Some((arrival_ms, delay_ms));
             }
@@ -37,27 +38,29 @@ impl SignalDelay {
         }
     }
 
-    fn finalize(&mut self) {
-        if let Some((_, d)) = self.cur {
-            self.hist.record(d);
-            for j in 1..=self.gap {
-                self.hist.record(d + j);
-            }
-            self.gap = 0;
+    // mm-throughput-graph backfills an empty millisecond t as (value at t+1) + 1: the j-th below d is d+j.
+    fn finalize(hist: &mut IntHistogram, cur: Option<(u64, u64)>, gap: u64) {
+        if let Some((_, d)) = cur {
+            hist.record(d);
+            hist.record_range(d + 1, d + gap);
         }
     }
 
     /// The histogram of per-millisecond signal delays so far (the open millisecond included).
     pub fn histogram(&self) -> IntHistogram {
-        let mut s = self.clone();
-        s.finalize();
-        s.cur = None;
-        s.hist
+        let mut h = self.hist.clone();
+        Self::finalize(&mut h, self.cur, self.gap);
+        h
+    }
+
+    /// Bytes this statistic holds on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.hist.heap_bytes()
     }
 }
 
 /// One time-series bin of one flow (or of the whole link).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TimeBin {
     pub ingress_bytes: u64,
     pub departed_bytes: u64,
@@ -74,7 +77,69 @@ pub struct TimeBin {
     pub capacity_bytes: u64,
 }
 
+/// Time-series bins of `bin_ns` each: bin b covers [b bin_ns, (b+1) bin_ns) and exists once an event
+/// fell in it or in a later bin (the vector is as long as the last bin written + 1).
+///
+/// The current bin's span is kept, so the per-event path compares instead of dividing; time only moves
+/// forward within a simulation, a step back is still placed right (by division).
+#[derive(Clone, Debug)]
+pub struct Bins {
+    bin_ns: u64,
+    cur: usize,
+    /// The span [start_ns, end_ns) of bin `cur`; empty until the first event.
+    start_ns: u64,
+    end_ns: u64,
+    bins: Vec<TimeBin>,
+}
+
+impl Bins {
+    pub fn new(bin: Dur) -> Bins {
+        Bins { bin_ns: bin.as_ns().max(1), cur: 0, start_ns: 0, end_ns: 0, bins: Vec::new() }
+    }
+
+    pub fn bin_ns(&self) -> u64 {
+        self.bin_ns
+    }
+
+    /// The bin holding time `t`.
+    #[inline]
+    pub fn at(&mut self, t: Time) -> &mut TimeBin {
+        let ns = t.as_ns();
+        if ns >= self.end_ns || ns < self.start_ns {
+            self.seek(ns);
+        }
+        &mut self.bins[self.cur]
+    }
+
+    #[cold]
+    fn seek(&mut self, ns: u64) {
+        let next = !self.bins.is_empty() && ns >= self.end_ns && ns - self.end_ns < self.bin_ns;
+        self.cur = if next { self.cur + 1 } else { (ns / self.bin_ns) as usize };
+        self.start_ns = self.cur as u64 * self.bin_ns;
+        self.end_ns = self.start_ns.saturating_add(self.bin_ns);
+        if self.cur >= self.bins.len() {
+            self.bins.resize(self.cur + 1, TimeBin::default());
+        }
+    }
+
+    pub fn as_slice(&self) -> &[TimeBin] {
+        &self.bins
+    }
+
+    pub fn into_vec(self) -> Vec<TimeBin> {
+        self.bins
+    }
+
+    /// Bytes these bins hold on the heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.bins.capacity() * std::mem::size_of::<TimeBin>()
+    }
+}
+
 /// Running statistics for one flow or for all flows together.
+///
+/// Without bins its memory is constant in the run's length: counters, and histograms bounded by the
+/// range of delays (`IntHistogram`, `LogHistogram`).
 #[derive(Clone, Debug, Default)]
 pub struct FlowStats {
     pub sent: u64,
@@ -91,12 +156,14 @@ pub struct FlowStats {
     pub queue_delay: IntHistogram,
     pub signal: SignalDelay,
     pub one_way: LogHistogram,
-    pub bins: Vec<TimeBin>,
+    /// Time series, kept only when asked for (they grow with the run).
+    pub bins: Option<Bins>,
 }
 
 impl FlowStats {
-    pub fn new() -> FlowStats {
-        FlowStats { one_way: LogHistogram::new(), ..Default::default() }
+    /// Statistics with time-series bins of width `bin` (`None`: no time series).
+    pub fn new(bin: Option<Dur>) -> FlowStats {
+        FlowStats { bins: bin.map(Bins::new), ..Default::default() }
     }
 
     #[inline]
@@ -107,30 +174,38 @@ impl FlowStats {
         self.last_ms = self.last_ms.max(ms);
     }
 
+    /// The bins so far (empty without bins).
+    pub fn bins(&self) -> &[TimeBin] {
+        self.bins.as_ref().map_or(&[], Bins::as_slice)
+    }
+
+    /// Records the controller's window (packets) in the bin of `now`, if there are bins.
     #[inline]
-    pub fn bin(&mut self, t: Time, bin_ns: u64) -> &mut TimeBin {
-        let b = (t.as_ns() / bin_ns) as usize;
-        if b >= self.bins.len() {
-            self.bins.resize(b + 1, TimeBin::default());
+    pub fn on_cwnd(&mut self, now: Time, cwnd: u32) {
+        if let Some(b) = &mut self.bins {
+            b.at(now).cwnd = cwnd;
         }
-        &mut self.bins[b]
     }
 
     #[inline]
-    pub fn on_link_arrival(&mut self, now: Time, bytes: u32, bin_ns: u64) {
+    pub fn on_link_arrival(&mut self, now: Time, bytes: u32) {
         self.arrived_link += 1;
         self.touch(now.as_ms_floor());
-        self.bin(now, bin_ns).ingress_bytes += bytes as u64;
+        if let Some(b) = &mut self.bins {
+            b.at(now).ingress_bytes += bytes as u64;
+        }
     }
 
     #[inline]
-    pub fn on_drop(&mut self, now: Time, bin_ns: u64) {
+    pub fn on_drop(&mut self, now: Time) {
         self.dropped += 1;
-        self.bin(now, bin_ns).dropped += 1;
+        if let Some(b) = &mut self.bins {
+            b.at(now).dropped += 1;
+        }
     }
 
     #[inline]
-    pub fn on_link_departure(&mut self, now: Time, enqueued: Time, bytes: u32, bin_ns: u64) {
+    pub fn on_link_departure(&mut self, now: Time, enqueued: Time, bytes: u32) {
         let dep_ms = now.as_ms_floor();
         let arr_ms = enqueued.as_ms_floor();
         let delay = dep_ms - arr_ms;
@@ -139,24 +214,34 @@ impl FlowStats {
         self.touch(dep_ms);
         self.queue_delay.record(delay);
         self.signal.on_departure(arr_ms, delay);
-        let b = self.bin(now, bin_ns);
-        b.departed_bytes += bytes as u64;
-        b.departures += 1;
-        b.queue_delay_sum_ms += delay;
-        b.queue_delay_max_ms = b.queue_delay_max_ms.max(delay);
+        if let Some(b) = &mut self.bins {
+            let b = b.at(now);
+            b.departed_bytes += bytes as u64;
+            b.departures += 1;
+            b.queue_delay_sum_ms += delay;
+            b.queue_delay_max_ms = b.queue_delay_max_ms.max(delay);
+        }
     }
 
     #[inline]
-    pub fn on_delivery(&mut self, now: Time, sent: Time, bytes: u32, bin_ns: u64) {
+    pub fn on_delivery(&mut self, now: Time, sent: Time, bytes: u32) {
         let owd = now.since(sent).as_ns();
         self.delivered += 1;
         self.delivered_bytes += bytes as u64;
         self.one_way.record(owd);
-        let b = self.bin(now, bin_ns);
-        b.delivered_bytes += bytes as u64;
-        b.deliveries += 1;
-        b.one_way_sum_ns += owd;
-        b.one_way_max_ns = b.one_way_max_ns.max(owd);
+        if let Some(b) = &mut self.bins {
+            let b = b.at(now);
+            b.delivered_bytes += bytes as u64;
+            b.deliveries += 1;
+            b.one_way_sum_ns += owd;
+            b.one_way_max_ns = b.one_way_max_ns.max(owd);
+        }
+    }
+
+    /// Bytes these statistics hold on the heap (histograms and bins).
+    pub fn heap_bytes(&self) -> usize {
+        let bins = self.bins.as_ref().map_or(0, Bins::heap_bytes);
+        self.queue_delay.heap_bytes() + self.signal.heap_bytes() + self.one_way.heap_bytes() + bins
     }
 }
 
@@ -351,6 +436,72 @@ mod tests {
                 proptest::prop_assert_eq!(h.percentile(q), r.percentile(q));
             }
         }
+    }
+
+    #[test]
+    fn a_billion_idle_milliseconds_are_backfilled_as_one_run() {
+        // ms 0 -> 7; ms 1..=10^9 backfilled from ms 10^9 + 1 (value 3) as 10^9 + 3 down to 4.
+        let mut s = SignalDelay::default();
+        s.on_departure(0, 7);
+        s.on_departure(1_000_000_001, 3);
+        let h = s.histogram();
+        assert_eq!(h.count(), 1_000_000_002);
+        assert_eq!((h.min(), h.max()), (Some(3), Some(1_000_000_003)));
+        let sum: u128 = 7 + 3 + (4 + 1_000_000_003) * 1_000_000_000 / 2;
+        assert_eq!(h.mean(), Some(sum as f64 / 1_000_000_002.0));
+        // Sorted: 3, 4, 5, 6, 7, 7, 8, ...: exact below 2^20.
+        assert_eq!([1e-9, 4e-9, 5e-9, 6e-9].map(|q| h.percentile(q).unwrap()), [4, 7, 7, 8]);
+        assert!(s.heap_bytes() < 16 * 1024, "{}", s.heap_bytes());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(16))]
+        #[test]
+        fn streaming_signal_delay_equals_the_batch_definition_across_long_gaps(steps in proptest::collection::vec((0u64..70_000, 0u64..500), 1..5)) {
+            let mut arr = 0;
+            let deps: Vec<(u64, u64)> = steps.iter().map(|&(da, d)| { arr += da; (arr, d) }).collect();
+            let mut s = SignalDelay::default();
+            for &(a, d) in &deps { s.on_departure(a, d); }
+            let (h, r) = (s.histogram(), reference(&deps));
+            proptest::prop_assert_eq!(h.count(), r.count());
+            proptest::prop_assert_eq!(h.mean(), r.mean());
+            for q in [0.0, 0.25, 0.5, 0.95, 0.99] {
+                proptest::prop_assert_eq!(h.percentile(q), r.percentile(q));
+            }
+        }
+
+        #[test]
+        fn bins_are_those_of_dividing_time_by_the_width(steps in proptest::collection::vec((0u64..3_000, 0u8..10, 1u64..100), 1..200), bin in 1u64..1_000) {
+            let mut bins = Bins::new(Dur(bin));
+            let mut want: Vec<TimeBin> = Vec::new();
+            let mut t = 0u64;
+            for &(dt, kind, x) in &steps {
+                // Mostly forward, sometimes a jump over idle bins, rarely a step back.
+                t = match kind { 0 => t.saturating_sub(dt), 1 => t + 50 * dt, _ => t + dt };
+                let b = (t / bin) as usize;
+                if b >= want.len() { want.resize(b + 1, TimeBin::default()); }
+                want[b].departed_bytes += x;
+                bins.at(Time(t)).departed_bytes += x;
+            }
+            proptest::prop_assert_eq!(bins.as_slice(), &want[..]);
+        }
+    }
+
+    #[test]
+    fn flow_stats_fill_bins_only_when_asked() {
+        let (mut with, mut without) = (FlowStats::new(Some(Dur(1_000_000))), FlowStats::new(None));
+        for s in [&mut with, &mut without] {
+            s.on_link_arrival(Time(500_000), 1500);
+            s.on_link_departure(Time(2_500_000), Time(500_000), 1500);
+            s.on_delivery(Time(22_500_000), Time(500_000), 1500);
+            s.on_cwnd(Time(22_500_000), 10);
+        }
+        assert_eq!(without.bins(), &[]);
+        let b = with.bins();
+        assert_eq!(b.len(), 23);
+        assert_eq!((b[0].ingress_bytes, b[2].departed_bytes, b[2].queue_delay_max_ms), (1500, 1500, 2));
+        assert_eq!((b[22].delivered_bytes, b[22].one_way_max_ns, b[22].cwnd), (1500, 22_000_000, 10));
+        assert_eq!(with.queue_delay.percentile(0.5), without.queue_delay.percentile(0.5));
     }
 
     #[test]

@@ -313,8 +313,8 @@ impl Simulation {
             senders,
             receivers,
             controllers: sc.flows.iter().map(|f| f.controller.clone()).collect(),
-            stats: sc.flows.iter().map(|_| FlowStats::new()).collect(),
-            total: FlowStats::new(),
+            stats: sc.flows.iter().map(|_| FlowStats::new(Some(bin))).collect(),
+            total: FlowStats::new(Some(bin)),
             bin_ns: bin.as_ns(),
             end: Time(sc.duration.as_ns()),
             log: sc.packet_log.then(PacketLog::default),
@@ -441,7 +441,7 @@ impl Simulation {
             }
         }
         let cwnd = s.cwnd();
-        self.stats[f as usize].bin(now, self.bin_ns).cwnd = cwnd;
+        self.stats[f as usize].on_cwnd(now, cwnd);
         if let Some(log) = &mut self.cwnd_log {
             if self.last_cwnd[f as usize] != cwnd {
                 self.last_cwnd[f as usize] = cwnd;
@@ -479,10 +479,10 @@ impl Simulation {
         let data = p.kind == PacketKind::Data;
         let at_monitor = h == self.monitor;
         if data && h == self.nets[p.flow as usize].monitor {
-            self.stats[p.flow as usize].on_link_arrival(now, p.bytes, self.bin_ns);
+            self.stats[p.flow as usize].on_link_arrival(now, p.bytes);
         }
         if data && at_monitor {
-            self.total.on_link_arrival(now, p.bytes, self.bin_ns);
+            self.total.on_link_arrival(now, p.bytes);
         }
         let hop = &mut self.hops[h as usize];
         hop.stats.arrivals += 1;
@@ -524,8 +524,8 @@ impl Simulation {
             let ps = &mut self.path_stats[net.path_base + p.path as usize];
             if p.kind == PacketKind::Data {
                 ps.dropped += 1;
-                self.stats[p.flow as usize].on_drop(now, self.bin_ns);
-                self.total.on_drop(now, self.bin_ns);
+                self.stats[p.flow as usize].on_drop(now);
+                self.total.on_drop(now);
                 if h == self.monitor {
                     if let Some(log) = &mut self.log {
                         log.push(now.as_ns(), LogEvent::Drop, p.flow as i32, p.seq, p.bytes, 0);
@@ -559,10 +559,10 @@ impl Simulation {
             hop.stats.queue_delay_ms.record(delay);
             if p.kind == PacketKind::Data {
                 if h == self.nets[f].monitor {
-                    self.stats[f].on_link_departure(now, p.enqueued, p.bytes, self.bin_ns);
+                    self.stats[f].on_link_departure(now, p.enqueued, p.bytes);
                 }
                 if h == self.monitor {
-                    self.total.on_link_departure(now, p.enqueued, p.bytes, self.bin_ns);
+                    self.total.on_link_departure(now, p.enqueued, p.bytes);
                     if let Some(log) = &mut self.log {
                         log.push(now.as_ns(), LogEvent::Departure, p.flow as i32, p.seq, p.bytes, delay);
                     }
@@ -603,8 +603,8 @@ impl Simulation {
 
     fn receive_data(&mut self, now: Time, p: Packet) {
         let f = p.flow as usize;
-        self.stats[f].on_delivery(now, p.sent, p.bytes, self.bin_ns);
-        self.total.on_delivery(now, p.sent, p.bytes, self.bin_ns);
+        self.stats[f].on_delivery(now, p.sent, p.bytes);
+        self.total.on_delivery(now, p.sent, p.bytes);
         let (ack, in_order) = self.receivers[f].on_data(&p, now);
         let good = in_order * p.bytes as u64;
         self.stats[f].goodput_bytes += good;
@@ -775,8 +775,8 @@ impl Simulation {
             }
         }
         let cap = &self.hops[self.monitor as usize].link.as_ref().expect("the monitor is a link").capacity;
-        let mut bins: Vec<Vec<_>> = self.stats.iter().map(|s| s.bins.clone()).collect();
-        let mut tb = self.total.bins.clone();
+        let mut bins: Vec<Vec<_>> = self.stats.iter().map(|s| s.bins().to_vec()).collect();
+        let mut tb = self.total.bins().to_vec();
         let nb = cap.bins.len().max(tb.len());
         tb.resize(nb, Default::default());
         for (i, c) in cap.bins.iter().enumerate() {
