@@ -285,7 +285,8 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
     let duration = match top.positive("duration_s")? {
         Some(s) => Dur::from_secs_f64(s),
         None => match &data_link.service {
-            Service::Trace { trace, once: true } => trace.period(),
+            // mahimahi link_queue.cc use_a_delivery_opportunity(): `once` ends after the last opportunity is used.
+            Service::Trace { trace, once: true } => trace.period() + Dur(1),
             _ => return Err(top.err("duration_s", "missing: required unless the data link is a trace with once = true")),
         },
     };
