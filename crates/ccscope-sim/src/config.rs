@@ -60,6 +60,7 @@ const FLOW_KEYS: &[&str] = &[
     "packet_bytes",
     "ack_bytes",
     "transport",
+    "datagram_mode",
     "start_jitter_s",
     "transfers_bytes",
     "think_s",
@@ -542,6 +543,9 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>) -> R<(FlowSpec,
         Some("reliable") => Some(ccscope_cc::Transport::Reliable),
         Some(other) => return Err(t.err("transport", format!("unknown transport `{other}` (known: datagram, reliable)"))),
     };
+    if let Some(m) = t.str("datagram_mode")? {
+        f.datagram_mode = crate::endpoint::datagram::DatagramMode::parse(m).ok_or_else(|| t.err("datagram_mode", format!("unknown mode `{m}` (known: standard, datagrump)")))?;
+    }
     let think = Dur::from_secs_f64(t.non_negative("think_s")?.unwrap_or(0.0));
     if let Some(item) = t.get("transfers_bytes") {
         let arr = item.as_array().ok_or_else(|| t.err("transfers_bytes", "expected an array of sizes in bytes"))?;

@@ -92,3 +92,12 @@ fn a_once_trace_run_uses_the_last_opportunity_of_the_trace() {
     assert_conserved(&r);
     assert_eq!(r.total.capacity_mbps, 3.0 * 1504.0 * 8.0 / 0.003 / 1e6);
 }
+
+#[test]
+fn datagram_mode_is_read_from_the_flow_and_an_unknown_one_names_the_known_modes() {
+    let text = |mode: &str| format!("duration_s = 1\n[data_link]\nrate_mbps = 10\ndelay_ms = 10\n\n[[flows]]\ncontroller = \"fixed\"\ndatagram_mode = \"{mode}\"\n");
+    let sc = load_scenario(&text("datagrump"), None, &[]).unwrap();
+    assert_eq!(sc.flows[0].datagram_mode, ccscope_sim::scenario::DatagramMode::Datagrump);
+    let e = load_scenario(&text("tcp"), None, &[]).unwrap_err().to_string();
+    assert!(e.contains("datagram_mode") && e.contains("known: standard, datagrump"), "{e}");
+}
