@@ -147,7 +147,8 @@ def test_packet_log_accounts_for_every_data_packet(example, short):
     # Departed packets are delivered or still on the far delay line; the rest are still queued.
     assert s["delivered"] <= departures <= arrivals - drops
     assert arrivals - drops - departures <= s["in_flight"]
-    assert (pk.loc[pk.event == "departure", "bytes"] == 1500).all()
+    size = api.Scenario.load(f"examples/{example}.toml").to_dict()["flows"][0].get("packet_bytes", 1500)
+    assert (pk.loc[pk.event == "departure", "bytes"] == size).all()
     dep = pk[pk.event == "departure"]
     assert dep["time_ms"].is_monotonic_increasing  # a FIFO link releases packets in time order
 
@@ -278,7 +279,8 @@ def test_trace_scenario_with_overrides_round_trips_and_validates(window, delay):
     d = sc.to_dict()
     assert d["flows"][0]["window"] == window and d["data_link"]["delay_ms"] == delay
     assert api.Scenario.from_dict(d, sc.file).to_dict() == d
-    assert sc.validate()["duration_s"] == 140.0
+    # One pass of the 140 s trace, its last opportunity's instant included (1 ns more).
+    assert sc.validate()["duration_s"] == pytest.approx(140.0, abs=1e-9)
 
 
 # --- results folders ---------------------------------------------------------------------------------

@@ -4,7 +4,10 @@
 //! Trace semantics follow Mahimahi's `LinkQueue::rationalize`: every opportunity carries
 //! `MAHIMAHI_MTU` bytes; a packet larger than what is left of an opportunity keeps its remaining
 //! bytes for the next one; bytes an opportunity cannot use are wasted. An opportunity at time t
-//! serves packets that arrived at or before t (the link's service runs in the `Late` phase).
+//! serves only packets that arrived before t: Mahimahi's `read_packet()` calls `rationalize(now)`
+//! before it enqueues, and its clock counts whole milliseconds, so a packet that reaches the link
+//! during millisecond t finds every opportunity of millisecond t used. Opportunities fall on whole
+//! milliseconds, so "before t" in nanoseconds is the same rule.
 
 use std::sync::Arc;
 
@@ -68,6 +71,9 @@ pub struct Link {
     in_transit: Option<(Packet, u32)>,
     /// A service event is pending.
     busy: bool,
+    /// Packets that reached a trace link at the instant of an opportunity not yet used; they are
+    /// enqueued once it is (mahimahi link_queue.cc read_packet(): rationalize(now), then enqueue).
+    held: Vec<Packet>,
     pub capacity: Capacity,
 }
 
@@ -82,12 +88,16 @@ impl Link {
             pending_log: log_opportunities.then(Vec::new),
             ..Default::default()
         };
-        Link { queue, loss, ser, in_transit: None, busy: false, capacity }
+        Link { queue, loss, ser, in_transit: None, busy: false, held: Vec::new(), capacity }
     }
 
     /// Packets and bytes held by the link (queued or on the wire).
     pub fn backlog(&self) -> (u64, u64) {
-        let (p, b) = (self.queue.packets(), self.queue.bytes());
+        let (mut p, mut b) = (self.queue.packets(), self.queue.bytes());
+        for h in &self.held {
+            p += 1;
+            b += h.bytes as u64;
+        }
         match self.in_transit {
             Some((pkt, _)) => (p + 1, b + pkt.bytes as u64),
             None => (p, b),
@@ -100,6 +110,7 @@ impl Link {
         if let Some((p, _)) = &self.in_transit {
             f(p);
         }
+        self.held.iter().for_each(f);
     }
 
     /// A packet reaches the link at `now`. Returns the time of a service event to schedule (phase
@@ -109,6 +120,13 @@ impl Link {
         if self.loss.drops() {
             drops.push(pkt);
             return None;
+        }
+        if let Serializer::Trace(cur) = &self.ser {
+            // mahimahi link_queue.cc read_packet(): rationalize(now) uses the opportunities <= now first.
+            if self.busy && cur.peek().is_some_and(|t| t <= now) {
+                self.held.push(pkt);
+                return None;
+            }
         }
         self.queue.enqueue(pkt, now, drops);
         if self.busy || self.queue.is_empty() {
@@ -123,9 +141,9 @@ impl Link {
                 Some(done)
             }
             Serializer::Trace(cur) => {
-                // Opportunities that passed while the queue was empty were wasted.
+                // Opportunities up to now passed with the queue empty (read_packet() rationalizes first): wasted.
                 while let Some(t) = cur.peek() {
-                    if t >= now {
+                    if t > now {
                         break;
                     }
                     self.capacity.record(t, MAHIMAHI_MTU as u64);
@@ -185,6 +203,10 @@ impl Link {
                             self.in_transit = None;
                         }
                     }
+                }
+                // Arrivals of this instant come after its opportunities (read_packet(): rationalize, enqueue).
+                for p in self.held.drain(..) {
+                    self.queue.enqueue(p, now, drops);
                 }
                 if self.in_transit.is_some() || !self.queue.is_empty() {
                     if let Some(next) = cur.peek() {
@@ -279,10 +301,53 @@ mod tests {
         assert_eq!(run(&mut l, &[(0, 1504), (0, 1504), (0, 1504)], 100), [(5, 0), (10, 1), (15, 2)]);
     }
 
+    // mahimahi link_queue.cc read_packet(): rationalize(now) before enqueue, with now in whole ms.
     #[test]
-    fn a_packet_arriving_at_an_opportunity_instant_uses_it() {
+    fn a_packet_reaching_an_idle_link_in_the_millisecond_of_an_opportunity_waits_for_the_next() {
         let mut l = trace_link(vec![5, 10], false);
-        assert_eq!(run(&mut l, &[(5, 100)], 100), [(5, 0)]);
+        assert_eq!(run(&mut l, &[(5, 100)], 100), [(10, 0)]);
+        assert_eq!(l.capacity.total_bytes, 2 * 1504);
+    }
+
+    #[test]
+    fn a_packet_reaching_the_link_just_before_an_opportunity_uses_it() {
+        // 4.999 ms is millisecond 4: rationalize(4) leaves the opportunity of millisecond 5.
+        let mut l = trace_link(vec![5, 10], false);
+        let mut drops = Vec::new();
+        let t = Time(4_999_999);
+        assert_eq!(l.arrive(Packet::data(0, 0, 100, t), t, &mut drops), Some(Time::from_ms(5)));
+    }
+
+    #[test]
+    fn a_packet_reaching_a_busy_link_at_an_opportunity_instant_does_not_share_it() {
+        // The 1004 B left of opportunity 1 are wasted: the second packet was not queued when it was used.
+        let mut l = trace_link(vec![1, 2, 3], false);
+        assert_eq!(run(&mut l, &[(0, 500), (1, 500)], 100), [(1, 0), (2, 1)]);
+        assert_eq!(l.backlog(), (0, 0));
+    }
+
+    #[test]
+    fn a_packet_held_at_an_opportunity_instant_is_counted_in_the_backlog() {
+        let mut l = trace_link(vec![1, 2], false);
+        let mut drops = Vec::new();
+        assert_eq!(l.arrive(Packet::data(0, 0, 1504, Time::ZERO), Time::ZERO, &mut drops), Some(Time::from_ms(1)));
+        let t = Time::from_ms(1);
+        assert_eq!(l.arrive(Packet::data(0, 1, 700, t), t, &mut drops), None);
+        assert_eq!(l.backlog(), (2, 1504 + 700));
+        let mut out = Vec::new();
+        assert_eq!(l.service(t, &mut out, &mut drops), Some(Time::from_ms(2)));
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [0]);
+        assert_eq!(l.backlog(), (1, 700));
+    }
+
+    #[test]
+    fn a_full_drop_tail_queue_frees_a_slot_at_an_opportunity_before_that_instant_s_arrival_is_admitted() {
+        // read_packet(): rationalize(now) dequeues first, so the queue has room when the packet is offered.
+        let svc = Service::Trace { trace: Arc::new(Trace::from_ms(vec![1, 2]).unwrap()), once: false };
+        let lim = crate::queue::Limits { packets: Some(1), bytes: None };
+        let q = AnyQueue::new(&QueueConfig::DropTail(lim), stream(0, 0), Bandwidth(0));
+        let mut l = Link::new(&svc, q, LossModel::new(LossConfig::None, stream(0, 1)), Dur::from_ms(1), false);
+        assert_eq!(run(&mut l, &[(0, 1504), (1, 1504)], 100), [(1, 0), (2, 1)]);
     }
 
     #[test]
@@ -316,6 +381,18 @@ mod tests {
         let mut l = trace_link(vec![3, 6], true);
         assert_eq!(run(&mut l, &arr, 100), [(3, 0), (6, 1)]);
         assert_eq!(l.backlog().0, 3);
+    }
+
+    // mahimahi link_queue.cc use_a_delivery_opportunity(): `finished_` is set only after the last one is used.
+    #[test]
+    fn the_last_opportunity_of_a_once_trace_carries_a_packet_and_counts_as_capacity() {
+        let mut l = trace_link(vec![3, 6], true);
+        assert_eq!(run(&mut l, &[(4, 1504)], 100), [(6, 0)]);
+        l.finish(Time::from_ms(100));
+        assert_eq!(l.capacity.total_bytes, 2 * 1504);
+        let mut l = trace_link(vec![3, 6], true);
+        l.finish(Time(6_000_001));
+        assert_eq!((l.capacity.total_bytes, l.capacity.last_ms), (2 * 1504, 6));
     }
 
     #[test]

@@ -60,6 +60,7 @@ const FLOW_KEYS: &[&str] = &[
     "packet_bytes",
     "ack_bytes",
     "transport",
+    "datagram_mode",
     "start_jitter_s",
     "transfers_bytes",
     "think_s",
@@ -323,7 +324,8 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
         Some(s) if s > MAX_DURATION_S => return Err(top.err("duration_s", format!("{s} s is more than the {MAX_DURATION_S:e} s a run may simulate"))),
         Some(s) => Dur::from_secs_f64(s),
         None => match dumbbell.map(|d| &links[d.0].service) {
-            Some(Service::Trace { trace, once: true }) => trace.period(),
+            // mahimahi link_queue.cc use_a_delivery_opportunity(): `once` ends after the last opportunity is used.
+            Some(Service::Trace { trace, once: true }) => trace.period() + Dur(1),
             _ => return Err(top.err("duration_s", "missing: required unless the data link is a trace with once = true")),
         },
     };
@@ -718,6 +720,9 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>, names: &[String
         Some("reliable") => Some(ccscope_cc::Transport::Reliable),
         Some(other) => return Err(t.err("transport", format!("unknown transport `{other}` (known: datagram, reliable)"))),
     };
+    if let Some(m) = t.str("datagram_mode")? {
+        f.datagram_mode = crate::endpoint::datagram::DatagramMode::parse(m).ok_or_else(|| t.err("datagram_mode", format!("unknown mode `{m}` (known: standard, datagrump)")))?;
+    }
     let think = Dur::from_secs_f64(t.non_negative("think_s")?.unwrap_or(0.0));
     if let Some(item) = t.get("transfers_bytes") {
         let arr = item.as_array().ok_or_else(|| t.err("transfers_bytes", "expected an array of sizes in bytes"))?;

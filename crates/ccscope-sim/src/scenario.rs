@@ -7,6 +7,7 @@
 use ccscope_cc::Transport;
 use ccscope_core::{Dur, Time};
 
+pub use crate::endpoint::datagram::DatagramMode;
 pub use crate::endpoint::{App, BufferParams, RtoParams};
 use ccscope_net::{LossConfig, QueueConfig, Service};
 
@@ -71,6 +72,8 @@ pub struct FlowSpec {
     pub ack_bytes: u32,
     /// Transport; `None` takes the controller's default (datagram for paper 001's, reliable for TCPs).
     pub transport: Option<Transport>,
+    /// How the datagram sender counts its window (`datagrump`: as datagrump's sender.cc).
+    pub datagram_mode: DatagramMode,
     /// What the application sends (reliable transport).
     pub app: App,
     /// Retransmission timer settings (reliable transport).
@@ -95,6 +98,7 @@ impl FlowSpec {
             packet_bytes: 1500,
             ack_bytes: 76,
             transport: None,
+            datagram_mode: DatagramMode::Standard,
             app: App::Bulk,
             rto: RtoParams::default(),
             buffers: BufferParams::default(),

@@ -286,7 +286,7 @@ impl Simulation {
                 }
             };
             senders.push(match transport {
-                Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes, plan)),
+                Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes, plan).with_mode(f.datagram_mode)),
                 Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto).with_buffers(f.buffers.rbuf_bytes, f.buffers.sndbuf_bytes)),
             });
             receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes).with_buffer(f.buffers.recv_buffer()));

@@ -78,3 +78,26 @@ fn print_contest_figures() {
         println!("{name:16} tput {:.3} cap {:.3} util {:.3} qd95 {:?} sig95 {:?} owd95 {:?} score {:.2} ev {}", t.throughput_mbps, t.capacity_mbps, t.utilization, t.queue_delay_p95_ms, t.signal_delay_p95_ms, t.one_way_delay_p95_ms, t.score.unwrap_or(0.0), r.events);
     }
 }
+
+// mahimahi link_queue.cc use_a_delivery_opportunity(): a `once` trace sets `finished_` only after its
+// last opportunity has been used, so the default run takes in that opportunity's instant.
+#[test]
+fn a_once_trace_run_uses_the_last_opportunity_of_the_trace() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::write(dir.join("three_opportunities.trace"), "1\n2\n3\n").unwrap();
+    let text = "[data_link]\ntrace = \"three_opportunities.trace\"\nonce = true\ndelay_ms = 0\n\n\
+                [[flows]]\ncontroller = \"fixed\"\nwindow = 10\npacket_bytes = 1504\n";
+    let r = run(&load_scenario(text, None, &[dir]).unwrap());
+    assert_eq!(r.total.delivered, 3);
+    assert_conserved(&r);
+    assert_eq!(r.total.capacity_mbps, 3.0 * 1504.0 * 8.0 / 0.003 / 1e6);
+}
+
+#[test]
+fn datagram_mode_is_read_from_the_flow_and_an_unknown_one_names_the_known_modes() {
+    let text = |mode: &str| format!("duration_s = 1\n[data_link]\nrate_mbps = 10\ndelay_ms = 10\n\n[[flows]]\ncontroller = \"fixed\"\ndatagram_mode = \"{mode}\"\n");
+    let sc = load_scenario(&text("datagrump"), None, &[]).unwrap();
+    assert_eq!(sc.flows[0].datagram_mode, ccscope_sim::scenario::DatagramMode::Datagrump);
+    let e = load_scenario(&text("tcp"), None, &[]).unwrap_err().to_string();
+    assert!(e.contains("datagram_mode") && e.contains("known: standard, datagrump"), "{e}");
+}

@@ -2,8 +2,11 @@
 //!
 //! The sender keeps one record per outstanding packet in a ring indexed by sequence number, so an
 //! ACK finds its packet in O(1) and nothing is allocated per packet once the ring has grown.
+//!
+//! `DatagramMode::Datagrump` counts its window as datagrump's `sender.cc` does (keithw/sourdough
+//! `datagrump/sender.cc`, `window_is_open()` and `got_ack()`); `Standard` is ccscope's own count.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
 use ccscope_core::{Dur, Time};
@@ -13,6 +16,30 @@ use crate::traffic::{Poll, TransferPlan};
 
 /// RFC 9002 §6.1.1: a packet is lost once a packet this many sequence numbers later is ACKed.
 pub const PACKET_THRESHOLD: u64 = 3;
+
+/// How the sender counts the packets its window limits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DatagramMode {
+    /// In flight = packets neither ACKed nor declared lost: a loss frees its slot, so a timeout
+    /// that declares packets lost refills the window; a late ACK only counts as spurious.
+    #[default]
+    Standard,
+    /// datagrump `sender.cc`: in flight = next sequence number - next ACK expected (one past the
+    /// highest ACKed), so a timeout sends one datagram and a loss frees no slot; an ACK for a
+    /// packet declared lost still reaches the controller, as every ACK does in `got_ack()`.
+    Datagrump,
+}
+
+impl DatagramMode {
+    /// The name used in scenario files (`datagram_mode = "..."`).
+    pub fn parse(name: &str) -> Option<DatagramMode> {
+        match name {
+            "standard" => Some(DatagramMode::Standard),
+            "datagrump" => Some(DatagramMode::Datagrump),
+            _ => None,
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum State {
@@ -51,6 +78,11 @@ pub struct DatagramSender {
     /// The application's transfers; `None` = always has data. A transfer is over once each of its
     /// packets is ACKed or declared lost; nothing is sent during the OFF period that follows.
     pub plan: Option<TransferPlan>,
+    pub mode: DatagramMode,
+    /// datagrump `got_ack()`: max(next_ack_expected, acked + 1) over every ACK received.
+    next_ack_expected: u64,
+    /// Datagrump mode: packets declared lost, by sequence number, kept until an ACK shows up for them.
+    given_up: BTreeMap<u64, Outstanding>,
 }
 
 impl DatagramSender {
@@ -72,11 +104,28 @@ impl DatagramSender {
             spurious: 0,
             recovery_point: None,
             plan,
+            mode: DatagramMode::Standard,
+            next_ack_expected: 0,
+            given_up: BTreeMap::new(),
         }
+    }
+
+    pub fn with_mode(mut self, mode: DatagramMode) -> DatagramSender {
+        self.mode = mode;
+        self
     }
 
     pub fn in_flight(&self) -> u32 {
         self.in_flight
+    }
+
+    /// The packets the window limits, as the mode counts them.
+    fn window_in_flight(&self) -> u64 {
+        match self.mode {
+            DatagramMode::Standard => self.in_flight as u64,
+            // datagrump sender.cc window_is_open(): sequence_number_ - next_ack_expected_.
+            DatagramMode::Datagrump => self.next_seq - self.next_ack_expected,
+        }
     }
 
     fn send_one(&mut self, now: Time, after_timeout: bool, out: &mut Vec<Packet>) {
@@ -102,7 +151,7 @@ impl DatagramSender {
         if self.active && self.plan.as_mut().is_some_and(|p| p.poll(now, self.next_seq) == Poll::NewConnection) {
             self.new_connection(now);
         }
-        while self.active && self.in_flight < self.cc.cwnd() && self.has_data() {
+        while self.active && self.window_in_flight() < self.cc.cwnd() as u64 && self.has_data() {
             if self.cc.pacing_rate().is_some() && now < self.next_send_at {
                 return Some(self.next_send_at);
             }
@@ -128,6 +177,8 @@ impl DatagramSender {
             self.cc = cc;
         }
         debug_assert_eq!(self.in_flight, 0);
+        self.next_ack_expected = self.next_seq;
+        self.given_up.clear();
         self.recovery_point = None;
         self.next_send_at = now;
         self.last_ack = now;
@@ -163,6 +214,9 @@ impl DatagramSender {
         let o = &mut self.ring[idx];
         debug_assert_eq!(o.state, State::InFlight);
         o.state = State::Lost;
+        if self.mode == DatagramMode::Datagrump {
+            self.given_up.insert(seq, *o);
+        }
         self.in_flight -= 1;
         self.lost += 1;
         let ev = LossEvent {
@@ -180,15 +234,22 @@ impl DatagramSender {
     pub fn on_ack(&mut self, now: Time, ack: &Packet, out: &mut Vec<Packet>) -> Option<Time> {
         debug_assert_eq!(ack.kind, PacketKind::Ack);
         self.last_ack = now;
-        let Some(idx) = ack.seq.checked_sub(self.base_seq).map(|i| i as usize) else {
-            // Already resolved and compacted (declared lost earlier, then delivered late).
+        if self.mode == DatagramMode::Datagrump {
+            // datagrump sender.cc got_ack(): the counter only moves forward.
+            self.next_ack_expected = self.next_ack_expected.max(ack.seq + 1);
+        }
+        let idx = ack.seq.checked_sub(self.base_seq).map(|i| i as usize);
+        if idx.is_none_or(|i| i >= self.ring.len() || self.ring[i].state != State::InFlight) {
+            // Declared lost earlier (or a duplicate), delivered late.
             self.spurious += 1;
-            return self.try_send(now, out);
-        };
-        if idx >= self.ring.len() || self.ring[idx].state != State::InFlight {
-            self.spurious += 1;
+            if let Some(rec) = self.given_up.remove(&ack.seq) {
+                // datagrump sender.cc got_ack(): every ACK goes to the controller.
+                let ev = self.ack_event(now, ack, &rec);
+                self.cc.on_ack(now, &ev);
+            }
             return self.try_send(now, out);
         }
+        let idx = idx.expect("checked above");
         self.ring[idx].state = State::Acked;
         self.in_flight -= 1;
         self.acked += 1;
@@ -201,7 +262,15 @@ impl DatagramSender {
             }
             i += 1;
         }
-        let ev = AckEvent {
+        let ev = self.ack_event(now, ack, &rec);
+        self.cc.on_ack(now, &ev);
+        self.compact();
+        self.update_plan(now);
+        self.try_send(now, out)
+    }
+
+    fn ack_event(&self, now: Time, ack: &Packet, rec: &Outstanding) -> AckEvent {
+        AckEvent {
             seq: ack.seq,
             bytes: self.packet_bytes,
             send_time: rec.sent,
@@ -212,11 +281,7 @@ impl DatagramSender {
             tag: rec.tag,
             newly_acked: 1,
             in_recovery: self.recovery_point.is_some_and(|rp| ack.seq <= rp),
-        };
-        self.cc.on_ack(now, &ev);
-        self.compact();
-        self.update_plan(now);
-        self.try_send(now, out)
+        }
     }
 
     /// No ACK for the controller's timeout: packets older than it are lost; send one packet anyway.
@@ -237,9 +302,10 @@ impl DatagramSender {
         self.cc.on_timeout(now);
         self.last_ack = now;
         if self.active && self.has_data() {
-            // datagrump: on timeout the sender transmits regardless of the window.
+            // datagrump sender.cc loop(): a poll timeout sends one datagram regardless of the window.
             self.send_one(now, true, out);
         }
+        // Standard: the losses just declared reopen the window; Datagrump: they do not.
         self.try_send(now, out)
     }
 
@@ -265,3 +331,102 @@ impl DatagramSender {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ccscope_cc::Controller;
+    use std::sync::{Arc, Mutex};
+
+    /// What the controller was told: (seq, rtt ms) per ACK, seq per loss.
+    #[derive(Default)]
+    struct Seen {
+        acks: Vec<(u64, u64)>,
+        losses: Vec<u64>,
+    }
+
+    /// A fixed window of `w` with a 100 ms timeout that records its events.
+    struct Probe {
+        w: u32,
+        seen: Arc<Mutex<Seen>>,
+    }
+
+    impl Controller for Probe {
+        fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
+            self.seen.lock().unwrap().acks.push((ev.seq, ev.rtt.as_ns() / 1_000_000));
+        }
+        fn on_loss(&mut self, _now: Time, ev: &LossEvent) {
+            self.seen.lock().unwrap().losses.push(ev.seq);
+        }
+        fn cwnd(&self) -> u32 {
+            self.w
+        }
+        fn timeout(&self) -> Dur {
+            Dur::from_ms(100)
+        }
+    }
+
+    fn sender(mode: DatagramMode, w: u32) -> (DatagramSender, Arc<Mutex<Seen>>, Vec<u64>) {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let mut s = DatagramSender::new(0, Box::new(Probe { w, seen: seen.clone() }), 1504, None).with_mode(mode);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        (s, seen, out.iter().map(|p| p.seq).collect())
+    }
+
+    fn ack(s: &mut DatagramSender, seq: u64, ms: u64) -> Vec<u64> {
+        let now = Time::from_ms(ms);
+        let a = Packet { kind: PacketKind::Ack, recv: now, ..Packet::data(0, seq, 80, Time::ZERO) };
+        let mut out = Vec::new();
+        s.on_ack(now, &a, &mut out);
+        out.iter().map(|p| p.seq).collect()
+    }
+
+    fn timeout(s: &mut DatagramSender, ms: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        s.on_timeout(Time::from_ms(ms), &mut out);
+        out.iter().map(|p| p.seq).collect()
+    }
+
+    #[test]
+    fn datagrump_mode_counts_a_skipped_packet_as_out_once_a_later_one_is_acked() {
+        // sender.cc window_is_open(): 3 sent, ACK of 1 -> next_ack_expected 2 -> 1 in flight, 2 may go.
+        let (mut s, _, first) = sender(DatagramMode::Datagrump, 3);
+        assert_eq!(first, [0, 1, 2]);
+        assert_eq!(ack(&mut s, 1, 50), [3, 4]);
+        // Standard mode still counts packet 0 in flight.
+        let (mut s, _, _) = sender(DatagramMode::Standard, 3);
+        assert_eq!(ack(&mut s, 1, 50), [3]);
+    }
+
+    #[test]
+    fn a_timeout_sends_one_datagram_in_datagrump_mode_and_refills_the_window_in_standard_mode() {
+        // sender.cc loop(): PollResult::Timeout -> one send_datagram(); the losses free no slot.
+        let (mut s, seen, _) = sender(DatagramMode::Datagrump, 4);
+        assert_eq!(timeout(&mut s, 100), [4]);
+        assert_eq!(seen.lock().unwrap().losses, [0, 1, 2, 3]);
+        let (mut s, _, _) = sender(DatagramMode::Standard, 4);
+        assert_eq!(timeout(&mut s, 100), [4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn an_ack_for_a_packet_given_up_on_reaches_the_controller_in_datagrump_mode_only() {
+        let (mut s, seen, _) = sender(DatagramMode::Datagrump, 4);
+        timeout(&mut s, 100);
+        // sender.cc got_ack(): the late ACK moves next_ack_expected to 1 (4 of 5 out: still closed).
+        assert_eq!(ack(&mut s, 0, 150), Vec::<u64>::new());
+        assert_eq!(seen.lock().unwrap().acks, [(0, 150)]);
+        assert_eq!((s.spurious, s.lost), (1, 4));
+        // A second ACK for the same packet is a duplicate and is not passed on.
+        ack(&mut s, 0, 160);
+        assert_eq!(seen.lock().unwrap().acks.len(), 1);
+        // The ACK of 1 opens one slot: 5 sent - next_ack_expected 2 = 3 in flight.
+        assert_eq!(ack(&mut s, 1, 170), [5]);
+        let (mut s, seen, _) = sender(DatagramMode::Standard, 4);
+        timeout(&mut s, 100);
+        ack(&mut s, 0, 150);
+        assert!(seen.lock().unwrap().acks.is_empty());
+        assert_eq!(s.spurious, 1);
+    }
+}
