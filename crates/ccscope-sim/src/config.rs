@@ -785,6 +785,14 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>, names: &[String
             }
         }
     }
+    // Only the datagram transport sends over several paths (round-robin, loss detected per path);
+    // the reliable transport's cumulative ACK and duplicate-ACK rules are single-path.
+    if f.paths.len() > 1 {
+        let default = ccscope_cc::registry::find(&f.controller).map(|c| c.transport).unwrap_or(ccscope_cc::Transport::Datagram);
+        if f.transport.unwrap_or(default) == ccscope_cc::Transport::Reliable {
+            return Err(t.err("paths", "the reliable transport is single-path: several paths need the datagram transport (SCTP-CMT comes with paper 002)"));
+        }
+    }
     // Built-in controllers are checked here so the error points into the file; Python ones are
     // checked by the bindings when the class is instantiated.
     if f.controller != "python" {

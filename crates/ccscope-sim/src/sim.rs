@@ -99,9 +99,6 @@ struct FlowNet {
     monitor: u32,
     /// First index of the flow's paths in `path_stats`.
     path_base: usize,
-    /// The path the next packet takes: today's transports are single-path, so a flow given several
-    /// paths sends round-robin over them (a multipath transport will choose for itself).
-    next_path: u8,
 }
 
 pub struct Simulation {
@@ -248,7 +245,7 @@ impl Simulation {
                 // The last link of the route (not a dumbbell delay line).
                 None => *route0.iter().rev().find(|&&h| hops[h as usize].link.is_some()).unwrap_or(&route0[0]),
             };
-            nets.push(FlowNet { path_base: n_paths, paths, ack_path: f.ack_path, monitor, next_path: 0 });
+            nets.push(FlowNet { path_base: n_paths, paths, ack_path: f.ack_path, monitor });
             n_paths += nets.last().map_or(0, |n| n.paths.len());
         }
         if let Some((d, a)) = sc.dumbbell {
@@ -286,7 +283,7 @@ impl Simulation {
                 }
             };
             senders.push(match transport {
-                Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes, plan).with_mode(f.datagram_mode)),
+                Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes, plan).with_mode(f.datagram_mode).with_paths(f.paths.len().max(1) as u8)),
                 Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto).with_buffers(f.buffers.rbuf_bytes, f.buffers.sndbuf_bytes)),
             });
             receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes).with_buffer(f.buffers.recv_buffer()));
@@ -453,15 +450,9 @@ impl Simulation {
     fn flush_sends(&mut self, now: Time) {
         let mut sends = std::mem::take(&mut self.sends);
         for mut p in sends.drain(..) {
-            let net = &mut self.nets[p.flow as usize];
-            let n = net.paths.len();
-            let path = if n > 1 {
-                let j = net.next_path as usize;
-                net.next_path = ((j + 1) % n) as u8;
-                j
-            } else {
-                0
-            };
+            // The transport chose the path ("send on path i").
+            let net = &self.nets[p.flow as usize];
+            let path = (p.path as usize).min(net.paths.len() - 1);
             p.path = path as u8;
             p.route = net.paths[path].0;
             p.hop = 0;

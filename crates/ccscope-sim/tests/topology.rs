@@ -161,6 +161,9 @@ fn two_paths_keep_their_own_counters_and_loss_rates() {
     // ACKs return on the path their packet took.
     assert_eq!(p0.acks_sent, p0.delivered);
     assert_eq!(p1.acks_sent, p1.delivered);
+    // Loss is detected per path: a path overtaking the other does not make packets "lost".
+    let f = &r.flows[0];
+    assert!(f.declared_lost <= f.dropped, "declared {} vs dropped {}", f.declared_lost, f.dropped);
     // Random loss at each path's rate (0.1% and 1%), within four binomial standard deviations.
     for (p, rate) in [(p0, 0.001), (p1, 0.01)] {
         let n = p.sent as f64;

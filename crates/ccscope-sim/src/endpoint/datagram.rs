@@ -53,6 +53,9 @@ struct Outstanding {
     sent: Time,
     tag: u64,
     state: State,
+    /// The path it was sent on and its number in that path's own sending order.
+    path: u8,
+    path_seq: u64,
 }
 
 pub struct DatagramSender {
@@ -83,6 +86,9 @@ pub struct DatagramSender {
     next_ack_expected: u64,
     /// Datagrump mode: packets declared lost, by sequence number, kept until an ACK shows up for them.
     given_up: BTreeMap<u64, Outstanding>,
+    /// Packets sent on each path so far; the next packet takes the path after the last one's.
+    path_sent: Vec<u64>,
+    next_path: u8,
 }
 
 impl DatagramSender {
@@ -107,7 +113,15 @@ impl DatagramSender {
             mode: DatagramMode::Standard,
             next_ack_expected: 0,
             given_up: BTreeMap::new(),
+            path_sent: vec![0],
+            next_path: 0,
         }
+    }
+
+    /// Send over `n` paths, round-robin; loss detection then counts packets per path.
+    pub fn with_paths(mut self, n: u8) -> DatagramSender {
+        self.path_sent = vec![0; n.max(1) as usize];
+        self
     }
 
     pub fn with_mode(mut self, mode: DatagramMode) -> DatagramSender {
@@ -139,11 +153,15 @@ impl DatagramSender {
         let ev = SendEvent { seq, bytes: self.packet_bytes, in_flight: self.in_flight, after_timeout, retransmission: false };
         let tag = self.cc.on_send(now, &ev);
         debug_assert_eq!(self.base_seq + self.ring.len() as u64, seq);
-        self.ring.push_back(Outstanding { sent: now, tag, state: State::InFlight });
+        let path = self.next_path;
+        self.next_path = ((path as usize + 1) % self.path_sent.len()) as u8;
+        let path_seq = self.path_sent[path as usize];
+        self.path_sent[path as usize] += 1;
+        self.ring.push_back(Outstanding { sent: now, tag, state: State::InFlight, path, path_seq });
         if let Some(rate) = self.cc.pacing_rate() {
             self.next_send_at = now + rate.tx_time(self.packet_bytes as u64);
         }
-        out.push(Packet::data(self.flow, seq, self.packet_bytes, now));
+        out.push(Packet { path, ..Packet::data(self.flow, seq, self.packet_bytes, now) });
     }
 
     /// Send while the window and pacing allow. Returns a wake-up time if pacing holds packets back.
@@ -254,10 +272,13 @@ impl DatagramSender {
         self.in_flight -= 1;
         self.acked += 1;
         let rec = self.ring[idx];
-        // Packet-threshold loss detection on everything sent PACKET_THRESHOLD before this one.
+        // Packet-threshold loss detection on everything sent PACKET_THRESHOLD before this one on
+        // its path: each path is its own packet-number space (as in draft-ietf-quic-multipath), so a
+        // faster path overtaking a slower one is not loss.
         let mut i = 0;
-        while i < self.ring.len() && self.base_seq + (i as u64) + PACKET_THRESHOLD <= ack.seq {
-            if self.ring[i].state == State::InFlight {
+        while i < idx {
+            let o = self.ring[i];
+            if o.state == State::InFlight && o.path == rec.path && o.path_seq + PACKET_THRESHOLD <= rec.path_seq {
                 self.declare_lost(now, i, LossCause::Reordering);
             }
             i += 1;
@@ -428,5 +449,28 @@ mod tests {
         ack(&mut s, 0, 150);
         assert!(seen.lock().unwrap().acks.is_empty());
         assert_eq!(s.spurious, 1);
+    }
+
+    #[test]
+    fn a_fast_path_overtaking_a_slow_one_is_not_loss_but_a_gap_on_one_path_is() {
+        // Two paths, round-robin: even seqs on path 0, odd on path 1. Path 0's ACKs for 0, 2, 4, 6
+        // arrive before any of path 1's: nothing on path 1 is declared lost.
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let mut s = DatagramSender::new(0, Box::new(Probe { w: 10, seen: seen.clone() }), 1504, None).with_paths(2);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.iter().map(|p| (p.seq, p.path)).take(4).collect::<Vec<_>>(), [(0, 0), (1, 1), (2, 0), (3, 1)]);
+        for seq in [0, 2, 4, 6] {
+            ack(&mut s, seq, 10);
+        }
+        assert!(seen.lock().unwrap().losses.is_empty());
+        // On path 1, 3 is missing when 5, 7, 9 (three later on its own path) are ACKed: lost.
+        for seq in [1, 5, 7] {
+            ack(&mut s, seq, 20);
+        }
+        assert!(seen.lock().unwrap().losses.is_empty());
+        ack(&mut s, 9, 20);
+        assert_eq!(seen.lock().unwrap().losses, [3]);
     }
 }
