@@ -9,12 +9,9 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Union
-
-import numpy as np
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 from ccscope import _native
 
@@ -23,7 +20,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-import tomli_w
+# numpy, pandas, pyarrow and tomli_w are imported where they are used, so that `import ccscope` and
+# `ccscope run` do not pay for them (pandas alone is about half a second of start-up).
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 TRACES_DIR = PACKAGE_DIR / "data" / "traces"
@@ -92,6 +92,8 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], file: Optional[str] = None) -> "Scenario":
+        import tomli_w
+
         return cls(tomli_w.dumps(dict(d)), file)
 
     def to_dict(self) -> dict:
@@ -147,63 +149,231 @@ def _load_class(spec: str, origin: Optional[str]) -> Callable[..., Any]:
         raise ValueError(f"{mod_name} has no class {cls_name!r}") from None
 
 
-@dataclass
-class Result:
-    """The results of one run: ``summary`` (dict), ``flows``, ``timeseries``, ``packets`` (pandas)."""
+PACKET_EVENTS = ["opportunity", "arrival", "departure", "drop"]
 
-    summary: dict
-    flows: pd.DataFrame
-    timeseries: pd.DataFrame
-    packets: Optional[pd.DataFrame]
-    scenario: dict
+
+def _timeseries_columns(d: dict) -> dict:
+    import numpy as np
+
+    cols = {k: np.frombuffer(v, dtype="<f8") for k, v in d["timeseries"].items()}
+    cols["flow"] = cols["flow"].astype("int32")
+    return cols
+
+
+def _packets_columns(d: dict) -> Optional[dict]:
+    """Packet-log columns, with `event` as int8 codes into PACKET_EVENTS."""
+    import numpy as np
+
+    p = d["packets"]
+    if p is None:
+        return None
+    return {
+        "time_ms": np.frombuffer(p["time_ns"], dtype="<u8") / 1e6,
+        "event": np.frombuffer(p["event"], dtype="u1").astype("int8"),
+        "flow": np.frombuffer(p["flow"], dtype="<i4"),
+        "seq": np.frombuffer(p["seq"], dtype="<u8"),
+        "bytes": np.frombuffer(p["bytes"], dtype="<u4"),
+        "delay_ms": np.frombuffer(p["delay_ms"], dtype="<u8"),
+    }
+
+
+def _cwnd_columns(d: dict) -> Optional[dict]:
+    import numpy as np
+
+    c = d["cwnd"]
+    if not len(c["time_ns"]):
+        return None
+    return {
+        "time_ms": np.frombuffer(c["time_ns"], dtype="<u8") / 1e6,
+        "flow": np.frombuffer(c["flow"], dtype="<u4").astype("int32"),
+        "cwnd": np.frombuffer(c["cwnd"], dtype="<u4"),
+    }
+
+
+def _samples_columns(d: dict) -> Optional[dict]:
+    import numpy as np
+
+    s = d["samples"]
+    if not len(s["t_ns"]):
+        return None
+    return {
+        "user": np.frombuffer(s["user"], dtype="<u4").astype("int64"),
+        "t_ms": np.frombuffer(s["t_ns"], dtype="<u8") / 1e6,
+        "d_ms": np.frombuffer(s["d_ms"], dtype="<u4").astype("int64"),
+        "w": np.frombuffer(s["w"], dtype="<u4").astype("int64"),
+    }
+
+
+def flow_records(rows: list) -> list:
+    """Per-flow summary dicts as ``pd.DataFrame(rows).to_dict(orient="records")`` gives them, without
+    pandas (as pandas 3 builds them): every row gets every key (first-seen order); a missing value
+    is NaN, as is None among text; a column of numbers with a gap or a float is float."""
+    keys: dict = {}
+    for r in rows:
+        keys.update(dict.fromkeys(r))
+    nan = float("nan")
+    out: list = [{} for _ in rows]
+    for k in keys:
+        vals = [r.get(k, nan) for r in rows]
+        present = [v for v in vals if v is not None and v == v]
+        numeric = bool(present) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present)
+        # pandas stores such a column as float64 when a value is missing or any value is a float.
+        as_float = numeric and (len(present) < len(vals) or any(isinstance(v, float) for v in present))
+        # pandas >= 3 stores text as `str`, whose missing value is NaN (None too).
+        as_str = bool(present) and all(isinstance(v, str) for v in present)
+        for o, v in zip(out, vals):
+            if as_str and v is None:
+                o[k] = nan
+            elif as_float:
+                o[k] = nan if v is None or v != v else float(v)
+            else:
+                o[k] = v
+    return out
+
+
+def _arrow_column(values: Any) -> Any:
+    """A pyarrow array from a numpy array or a list of records' values. Built from buffers: `pa.array`
+    imports pandas to check for pandas inputs. Missing values (None, NaN) become nulls, as
+    `DataFrame.to_parquet` writes them."""
+    import numpy as np
+    import pyarrow as pa
+
+    if isinstance(values, np.ndarray):
+        kind = {"f8": pa.float64(), "i4": pa.int32(), "i8": pa.int64(), "u4": pa.uint32(), "u8": pa.uint64(), "i1": pa.int8()}
+        return pa.Array.from_buffers(kind[values.dtype.str[1:]], len(values), [None, pa.py_buffer(np.ascontiguousarray(values))])
+    n = len(values)
+    valid = np.array([v is not None and v == v for v in values], dtype=bool)
+    bitmap = None if valid.all() else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    present = [v for v, ok in zip(values, valid) if ok]
+    if not present:
+        return pa.nulls(n)
+    if all(isinstance(v, str) for v in present):
+        raw = [v.encode() if ok else b"" for v, ok in zip(values, valid)]
+        offsets = np.zeros(n + 1, dtype="<i4")
+        np.cumsum([len(b) for b in raw], out=offsets[1:])
+        return pa.Array.from_buffers(pa.string(), n, [bitmap, pa.py_buffer(offsets), pa.py_buffer(b"".join(raw))])
+    if all(isinstance(v, bool) for v in present):
+        bits = np.packbits(np.array([bool(v) if ok else False for v, ok in zip(values, valid)]), bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), n, [bitmap, pa.py_buffer(bits)])
+    if all(isinstance(v, int) for v in present) and bitmap is None:
+        return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(np.array(values, dtype="<i8"))])
+    data = np.array([float(v) if ok else 0.0 for v, ok in zip(values, valid)], dtype="<f8")
+    return pa.Array.from_buffers(pa.float64(), n, [bitmap, pa.py_buffer(data)])
+
+
+def _arrow_table(cols: Mapping[str, Any]) -> Any:
+    import pyarrow as pa
+
+    return pa.Table.from_arrays([_arrow_column(v) for v in cols.values()], names=list(cols))
+
+
+def _frame_property(name: str, doc: str) -> property:
+    def get(self: "Result") -> Any:
+        if name not in self._frames:
+            self._frames[name] = self._build(name)
+        return self._frames[name]
+
+    def put(self: "Result", value: Any) -> None:
+        self._frames[name] = value
+
+    return property(get, put, doc=doc)
+
+
+class Result:
+    """The results of one run: ``summary`` (dict), ``flows``, ``timeseries``, ``packets`` (pandas).
+
+    A result from :func:`run` builds its DataFrames on first access, so a run that only saves its
+    folder or reads ``summary`` never imports pandas.
+    """
+
+    flows = _frame_property("flows", "Per-flow summary, one row per flow.")
+    timeseries = _frame_property("timeseries", "One row per (flow, bin); flow -1 is the whole link.")
+    packets = _frame_property("packets", "The per-packet log, when run with ``packets=True``.")
     #: Every change of every flow's window (time_ms, flow, cwnd), when run with ``cwnd=True``.
-    cwnd: Optional[pd.DataFrame] = None
+    cwnd = _frame_property("cwnd", "Every change of every flow's window (time_ms, flow, cwnd), with ``cwnd=True``.")
     #: (delay, window) training samples recorded by controllers (e.g. Verus with ``record = "epoch"``):
     #: columns user (flow), t_ms, d_ms, w, as ``ccscope.models.markov`` reads them.
-    samples: Optional[pd.DataFrame] = None
-    scenario_text: str = ""
-    extra: dict = field(default_factory=dict)
+    samples = _frame_property(
+        "samples", "(delay, window) samples recorded by controllers: user (flow), t_ms, d_ms, w."
+    )
+
+    def __init__(
+        self,
+        summary: dict,
+        flows: "pd.DataFrame",
+        timeseries: "pd.DataFrame",
+        packets: "Optional[pd.DataFrame]",
+        scenario: dict,
+        cwnd: "Optional[pd.DataFrame]" = None,
+        samples: "Optional[pd.DataFrame]" = None,
+        scenario_text: str = "",
+        extra: Optional[dict] = None,
+    ) -> None:
+        self.summary = summary
+        self.scenario = scenario
+        self.scenario_text = scenario_text
+        self.extra = {} if extra is None else extra
+        self._native: Optional[dict] = None
+        self._frames: dict = {
+            "flows": flows, "timeseries": timeseries, "packets": packets, "cwnd": cwnd, "samples": samples
+        }
+
+    def __repr__(self) -> str:
+        return f"Result(scenario={self.scenario.get('name')!r}, summary={len(self.summary)} fields)"
 
     @classmethod
     def _from_native(cls, d: dict, text: str) -> "Result":
-        ts = pd.DataFrame({k: np.frombuffer(v, dtype="<f8") for k, v in d["timeseries"].items()})
-        ts["flow"] = ts["flow"].astype("int32")
-        pk = None
-        if d["packets"] is not None:
-            p = d["packets"]
-            pk = pd.DataFrame(
-                {
-                    "time_ms": np.frombuffer(p["time_ns"], dtype="<u8") / 1e6,
-                    "event": pd.Categorical.from_codes(
-                        np.frombuffer(p["event"], dtype="u1").astype("int8"), ["opportunity", "arrival", "departure", "drop"]
-                    ),
-                    "flow": np.frombuffer(p["flow"], dtype="<i4"),
-                    "seq": np.frombuffer(p["seq"], dtype="<u8"),
-                    "bytes": np.frombuffer(p["bytes"], dtype="<u4"),
-                    "delay_ms": np.frombuffer(p["delay_ms"], dtype="<u8"),
-                }
-            )
-        cw = None
-        if len(d["cwnd"]["time_ns"]):
-            cw = pd.DataFrame(
-                {
-                    "time_ms": np.frombuffer(d["cwnd"]["time_ns"], dtype="<u8") / 1e6,
-                    "flow": np.frombuffer(d["cwnd"]["flow"], dtype="<u4").astype("int32"),
-                    "cwnd": np.frombuffer(d["cwnd"]["cwnd"], dtype="<u4"),
-                }
-            )
-        sm = None
-        if len(d["samples"]["t_ns"]):
-            s = d["samples"]
-            sm = pd.DataFrame(
-                {
-                    "user": np.frombuffer(s["user"], dtype="<u4").astype("int64"),
-                    "t_ms": np.frombuffer(s["t_ns"], dtype="<u8") / 1e6,
-                    "d_ms": np.frombuffer(s["d_ms"], dtype="<u4").astype("int64"),
-                    "w": np.frombuffer(s["w"], dtype="<u4").astype("int64"),
-                }
-            )
-        return cls(d["summary"], pd.DataFrame(d["flows"]), ts, pk, d["scenario"], cw, sm, text)
+        r = cls(d["summary"], None, None, None, d["scenario"], scenario_text=text)
+        r._native = d
+        r._frames = {}
+        return r
+
+    def _build(self, name: str) -> Any:
+        import pandas as pd
+
+        d = self._native
+        assert d is not None
+        if name == "flows":
+            return pd.DataFrame(d["flows"])
+        if name == "timeseries":
+            return pd.DataFrame(_timeseries_columns(d))
+        cols = {"packets": _packets_columns, "cwnd": _cwnd_columns, "samples": _samples_columns}[name](d)
+        if cols is None:
+            return None
+        if name == "packets":
+            cols["event"] = pd.Categorical.from_codes(cols["event"], PACKET_EVENTS)
+        return pd.DataFrame(cols)
+
+    def _untouched(self) -> bool:
+        """True while no DataFrame was built or assigned: the native columns are the whole result."""
+        return self._native is not None and not self._frames
+
+    def flow_records(self) -> list:
+        """``flows`` as a list of dicts (what ``flows.to_dict(orient="records")`` gives)."""
+        if self._untouched():
+            return flow_records(self._native["flows"])  # type: ignore[index]
+        return self.flows.to_dict(orient="records")
+
+    def _write_tables(self, tmp: Path) -> None:
+        """The parquet files straight from the native columns, through pyarrow alone."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        d = self._native
+        assert d is not None
+        records = flow_records(d["flows"])
+        keys = list(records[0]) if records else []
+        pq.write_table(_arrow_table({k: [r[k] for r in records] for k in keys}), tmp / "flows.parquet")
+        pq.write_table(_arrow_table(_timeseries_columns(d)), tmp / "timeseries.parquet")
+        pk = _packets_columns(d)
+        if pk is not None:
+            names = _arrow_column(PACKET_EVENTS)
+            events = pa.DictionaryArray.from_arrays(_arrow_column(pk.pop("event")), names)
+            table = _arrow_table(pk)
+            pq.write_table(table.add_column(1, "event", events), tmp / "packets.parquet")
+        for name, cols in (("cwnd", _cwnd_columns(d)), ("samples", _samples_columns(d))):
+            if cols is not None:
+                pq.write_table(_arrow_table(cols), tmp / f"{name}.parquet")
 
     def save(self, out: Union[str, Path], log_path: Optional[Path] = None) -> Path:
         """Write the results folder atomically: it appears complete or not at all."""
@@ -211,16 +381,19 @@ class Result:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         try:
-            meta = {"summary": self.summary, "scenario": self.scenario, "flows": self.flows.to_dict(orient="records")}
+            meta = {"summary": self.summary, "scenario": self.scenario, "flows": self.flow_records()}
             (tmp / "summary.json").write_text(json.dumps(meta, indent=2, default=_json_default) + "\n")
-            self.flows.to_parquet(tmp / "flows.parquet", index=False)
-            self.timeseries.to_parquet(tmp / "timeseries.parquet", index=False)
-            if self.packets is not None:
-                self.packets.to_parquet(tmp / "packets.parquet", index=False)
-            if self.cwnd is not None:
-                self.cwnd.to_parquet(tmp / "cwnd.parquet", index=False)
-            if self.samples is not None:
-                self.samples.to_parquet(tmp / "samples.parquet", index=False)
+            if self._untouched():
+                self._write_tables(tmp)
+            else:
+                self.flows.to_parquet(tmp / "flows.parquet", index=False)
+                self.timeseries.to_parquet(tmp / "timeseries.parquet", index=False)
+                if self.packets is not None:
+                    self.packets.to_parquet(tmp / "packets.parquet", index=False)
+                if self.cwnd is not None:
+                    self.cwnd.to_parquet(tmp / "cwnd.parquet", index=False)
+                if self.samples is not None:
+                    self.samples.to_parquet(tmp / "samples.parquet", index=False)
             if log_path is not None and log_path.exists():
                 shutil.move(str(log_path), tmp / "link.log")
             (tmp / "scenario.toml").write_text(self.scenario_text)
@@ -239,6 +412,8 @@ class Result:
 
 
 def _json_default(o: Any) -> Any:
+    import numpy as np
+
     if isinstance(o, (np.integer,)):
         return int(o)
     if isinstance(o, (np.floating,)):
@@ -248,6 +423,8 @@ def _json_default(o: Any) -> Any:
 
 def load_result(path: Union[str, Path]) -> Result:
     """Read a results folder written by :meth:`Result.save`."""
+    import pandas as pd
+
     path = Path(path)
     meta = json.loads((path / "summary.json").read_text())
     pk = path / "packets.parquet"

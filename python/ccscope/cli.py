@@ -56,7 +56,7 @@ def summary_table(res: api.Result, title: str) -> Table:
     t = Table(title=title)
     for col in ["flow", "controller", "Mbit/s", "util", "p95 qdelay ms", "p95 signal ms", "p95 owd ms", "loss", "score"]:
         t.add_column(col, justify="right" if col not in ("controller",) else "left")
-    rows = res.flows.to_dict(orient="records") + [res.summary]
+    rows = res.flow_records() + [res.summary]
     for r in rows:
         t.add_row(
             "all" if r["flow"] == -1 else str(r["flow"]),
@@ -94,9 +94,10 @@ def run(
     except ValueError as e:
         raise fail(e)
     console.print(summary_table(res, f"{res.scenario['name']} (seed {res.scenario['seed']}, {res.scenario['duration_s']:.1f} s)"))
-    if res.summary.get("jain_index") is not None and len(res.flows) > 1:
+    flows = res.flow_records()
+    if res.summary.get("jain_index") is not None and len(flows) > 1:
         console.print(f"Jain's fairness index: {res.summary['jain_index']:.4f}")
-    for line in model_range_warnings(res.flows):
+    for line in model_range_warnings(flows):
         err.print(line, markup=False)
     if plot:
         from ccscope import plots
@@ -107,11 +108,12 @@ def run(
 
 
 def model_range_warnings(flows, threshold: float = 0.01) -> List[str]:
-    """One line per markov flow whose walk perceived delays outside its model in over `threshold` of epochs."""
-    if "model_epochs" not in flows.columns:
-        return []
+    """One line per markov flow whose walk perceived delays outside its model in over `threshold` of epochs.
+
+    `flows` is the flows DataFrame or its records (:meth:`api.Result.flow_records`)."""
+    records = flows.to_dict(orient="records") if hasattr(flows, "to_dict") else flows
     out = []
-    for _, f in flows.iterrows():
+    for f in records:
         n = f.get("model_epochs")
         if n is None or n != n or n <= 0:
             continue

@@ -1,10 +1,15 @@
-//! The simulator's pending-event set: a monotone radix heap keyed by (time, phase, insertion order).
+//! The simulator's pending-event set: a monotone radix heap on u64 times, popped in (time, phase,
+//! insertion) order.
 //!
-//! A discrete-event simulator never schedules into the past, so the minimum key only grows. A radix
-//! heap exploits that: each event is moved between buckets at most ~log2(key range) times and the
-//! buckets are plain vectors, so a million pending events cost no more per operation than a thousand
-//! (a binary heap's cache misses grow with its depth). Ties at equal time and phase pop in insertion
-//! order, which makes every run replayable bit for bit.
+//! A discrete-event simulator never schedules into the past, so the minimum time only grows. A radix
+//! heap exploits that (Ahuja, Mehlhorn, Orlin & Tarjan 1990): bucket b holds the events whose time
+//! first differs from the last popped time in bit b, so an event moves to a lower bucket at most 64
+//! times and the buckets are plain vectors; a million pending events cost little more per operation
+//! than a thousand (a binary heap's cache misses grow with its depth). The events at the last popped
+//! time wait in two FIFOs, one per phase, so ties pop in insertion order and every run replays bit
+//! for bit without an insertion counter in the key.
+
+use std::collections::VecDeque;
 
 use crate::time::Time;
 
@@ -17,19 +22,23 @@ pub enum Phase {
     Late = 1,
 }
 
-const SEQ_BITS: u32 = 63;
-const BUCKETS: usize = 129;
-const SEQ_MASK: u128 = (1 << SEQ_BITS) - 1;
+const BUCKETS: usize = 64;
 
 /// Pending events of type `E`, popped in (time, phase, insertion) order.
 pub struct EventQueue<E> {
-    buckets: Vec<Vec<(u128, E)>>,
-    /// Bit i set when bucket i is non-empty (buckets 0..128 in two words), so finding the first
-    /// non-empty bucket is a trailing-zeros count, not a scan.
-    occupied: [u128; 2],
-    last: u128,
+    /// Events at time `last` not yet popped, in insertion order: `Normal` ones, then `Late` ones.
+    at_last: [VecDeque<E>; 2],
+    /// Bucket b: events whose time's highest bit differing from `last` is bit b. Within a bucket,
+    /// events with equal times keep their insertion order (pushes append, re-spreading is stable).
+    buckets: [Vec<(u64, Phase, E)>; BUCKETS],
+    /// Smallest time in each bucket (u64::MAX when empty), so a pop never scans for it.
+    mins: [u64; BUCKETS],
+    /// Bit b set when bucket b is non-empty: the first one is a trailing-zeros count.
+    occupied: u64,
+    last: u64,
+    /// Phase of the last popped event: a push at `last` in an earlier phase joins this one.
+    last_phase: Phase,
     len: usize,
-    seq: u64,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -40,7 +49,15 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { buckets: (0..BUCKETS).map(|_| Vec::new()).collect(), occupied: [0; 2], last: 0, len: 0, seq: 0 }
+        EventQueue {
+            at_last: [VecDeque::new(), VecDeque::new()],
+            buckets: std::array::from_fn(|_| Vec::new()),
+            mins: [u64::MAX; BUCKETS],
+            occupied: 0,
+            last: 0,
+            last_phase: Phase::Normal,
+            len: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -53,83 +70,83 @@ impl<E> EventQueue<E> {
 
     /// Time of the last popped event (the simulator's clock).
     pub fn now(&self) -> Time {
-        Time((self.last >> 64) as u64)
+        Time(self.last)
     }
 
-    fn bucket_of(&self, key: u128) -> usize {
-        (128 - (key ^ self.last).leading_zeros()) as usize
+    /// Bucket of a time other than `last`.
+    #[inline]
+    fn bucket_of(&self, t: u64) -> usize {
+        debug_assert!(t > self.last);
+        63 - (t ^ self.last).leading_zeros() as usize
     }
 
     #[inline]
-    fn put(&mut self, b: usize, item: (u128, E)) {
-        self.buckets[b].push(item);
-        self.occupied[b >> 7] |= 1 << (b & 127);
-    }
-
-    #[inline]
-    fn first_occupied(&self) -> Option<usize> {
-        if self.occupied[0] != 0 {
-            Some(self.occupied[0].trailing_zeros() as usize)
-        } else if self.occupied[1] != 0 {
-            Some(128 + self.occupied[1].trailing_zeros() as usize)
+    fn put(&mut self, t: u64, phase: Phase, ev: E) {
+        if t == self.last {
+            self.at_last[phase as usize].push_back(ev);
         } else {
-            None
+            let b = self.bucket_of(t);
+            self.buckets[b].push((t, phase, ev));
+            self.mins[b] = self.mins[b].min(t);
+            self.occupied |= 1 << b;
         }
     }
 
     /// Schedule `ev` at `at`; `at` earlier than the last popped time is clamped to it.
     pub fn push(&mut self, at: Time, phase: Phase, ev: E) {
-        let seq = self.seq;
-        self.seq += 1;
-        debug_assert!(seq < 1 << SEQ_BITS);
-        let mut key = ((at.0 as u128) << 64) | ((phase as u128) << SEQ_BITS) | seq as u128;
-        if key < self.last {
-            // A normal event at the instant of a running late one runs right after it.
-            debug_assert!(at >= self.now(), "event scheduled in the past: {at:?} < {:?}", self.now());
-            key = (self.last & !SEQ_MASK) | seq as u128;
+        let (mut t, mut phase) = (at.0, phase);
+        if t <= self.last {
+            debug_assert!(t == self.last, "event scheduled in the past: {at:?} < {:?}", self.now());
+            // A normal event at the instant of a running late one runs after the pending late ones.
+            t = self.last;
+            phase = phase.max(self.last_phase);
         }
-        let b = self.bucket_of(key);
-        self.put(b, (key, ev));
+        self.put(t, phase, ev);
         self.len += 1;
     }
 
     /// Remove and return the earliest event.
     pub fn pop(&mut self) -> Option<(Time, E)> {
-        if self.len == 0 {
-            return None;
-        }
-        if self.buckets[0].is_empty() {
-            let i = self.first_occupied()?;
-            // The new minimum is the smallest key in the first non-empty bucket; re-spread the
-            // bucket relative to it. Every key lands in a strictly lower bucket.
-            let min = self.buckets[i].iter().map(|e| e.0).min().expect("non-empty");
-            self.last = min;
+        if self.at_last[0].is_empty() && self.at_last[1].is_empty() {
+            if self.occupied == 0 {
+                return None;
+            }
+            // The new minimum is the first non-empty bucket's smallest time; re-spread that bucket
+            // relative to it. Every event lands at `last` or in a strictly lower bucket.
+            let i = self.occupied.trailing_zeros() as usize;
+            self.last = self.mins[i];
+            self.mins[i] = u64::MAX;
+            self.occupied &= !(1 << i);
+            if self.buckets[i].len() == 1 {
+                // A lone event is the minimum: hand it out without queueing it at `last`.
+                let (t, phase, ev) = self.buckets[i].pop().expect("one event");
+                self.last_phase = phase;
+                self.len -= 1;
+                return Some((Time(t), ev));
+            }
             let mut moving = std::mem::take(&mut self.buckets[i]);
-            self.occupied[i >> 7] &= !(1 << (i & 127));
-            for (k, e) in moving.drain(..) {
-                let b = self.bucket_of(k);
-                debug_assert!(b < i);
-                self.put(b, (k, e));
+            for (t, phase, ev) in moving.drain(..) {
+                self.put(t, phase, ev);
             }
             // Give the (now empty) vector back so its capacity is reused.
             self.buckets[i] = moving;
         }
-        let (k, e) = self.buckets[0].pop().expect("bucket 0 holds the minimum");
-        debug_assert!(self.buckets[0].is_empty(), "keys are unique");
-        self.occupied[0] &= !1;
         self.len -= 1;
-        Some((Time((k >> 64) as u64), e))
+        if let Some(ev) = self.at_last[0].pop_front() {
+            self.last_phase = Phase::Normal;
+            return Some((Time(self.last), ev));
+        }
+        self.last_phase = Phase::Late;
+        let ev = self.at_last[1].pop_front().expect("a re-spread leaves an event at `last`");
+        Some((Time(self.last), ev))
     }
 
     /// Time of the earliest pending event, without removing it.
     pub fn peek_time(&self) -> Option<Time> {
-        if let Some(&(k, _)) = self.buckets[0].last() {
-            return Some(Time((k >> 64) as u64));
+        if !self.at_last[0].is_empty() || !self.at_last[1].is_empty() {
+            return Some(Time(self.last));
         }
-        self.first_occupied().map(|i| {
-            let k = self.buckets[i].iter().map(|e| e.0).min().expect("non-empty");
-            Time((k >> 64) as u64)
-        })
+        (self.occupied != 0).then(|| Time(self.mins[self.occupied.trailing_zeros() as usize]))
     }
 }
 
@@ -137,8 +154,8 @@ impl<E> EventQueue<E> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use std::collections::BinaryHeap;
     use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     #[test]
     fn ties_pop_in_insertion_order_and_late_after_normal() {
@@ -151,28 +168,62 @@ mod tests {
         assert_eq!(order, ["first", "a", "b", "late"]);
     }
 
+    #[test]
+    fn a_normal_push_during_late_work_runs_after_the_pending_late_events() {
+        let mut q = EventQueue::new();
+        q.push(Time(7), Phase::Late, "late1");
+        q.push(Time(7), Phase::Late, "late2");
+        assert_eq!(q.pop(), Some((Time(7), "late1")));
+        q.push(Time(7), Phase::Normal, "normal-now");
+        q.push(Time(8), Phase::Normal, "next");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|x| x.1)).collect();
+        assert_eq!(order, ["late2", "normal-now", "next"]);
+    }
+
+    #[test]
+    fn times_up_to_time_max_pop_in_order() {
+        let mut q = EventQueue::new();
+        q.push(Time::MAX, Phase::Late, 3);
+        q.push(Time::MAX, Phase::Normal, 2);
+        q.push(Time(1 << 63), Phase::Normal, 1);
+        q.push(Time(0), Phase::Normal, 0);
+        assert_eq!(q.peek_time(), Some(Time(0)));
+        let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(got, [(Time(0), 0), (Time(1 << 63), 1), (Time::MAX, 2), (Time::MAX, 3)]);
+        assert_eq!((q.len(), q.peek_time(), q.now()), (0, None, Time::MAX));
+    }
+
+    /// Increments: ties (0), near events, and far-future timers up to the end of time.
+    fn increment() -> impl Strategy<Value = u64> {
+        prop_oneof![4 => Just(0u64), 4 => 0u64..2_000, 2 => 0u64..5_000_000_000, 1 => any::<u64>()]
+    }
+
     proptest! {
         #[test]
-        fn pops_in_the_same_order_as_a_sorted_reference(ops in prop::collection::vec((0u64..1000, any::<bool>(), any::<bool>()), 1..400)) {
+        fn pops_in_the_same_order_as_a_sorted_reference(ops in prop::collection::vec((increment(), any::<bool>(), 0u8..3), 1..600)) {
             let mut q = EventQueue::new();
             let mut reference = BinaryHeap::new();
             let mut seq = 0u64;
             let mut now = 0u64;
             let mut now_late = false;
-            for (dt, late, pop) in ops {
-                if pop {
+            for (dt, late, op) in ops {
+                if op == 0 {
                     let got = q.pop();
                     let want = reference.pop().map(|Reverse((t, p, s))| { now_late = p == 1; (Time(t), s) });
                     prop_assert_eq!(got, want);
                     if let Some((t, _)) = got { now = t.0; }
+                    prop_assert_eq!(q.now(), Time(now));
                 } else {
                     let phase = if late { Phase::Late } else { Phase::Normal };
-                    q.push(Time(now + dt), phase, seq);
-                    let p = if dt == 0 && now_late { 1 } else { late as u8 };
-                    reference.push(Reverse((now + dt, p, seq)));
+                    let at = now.saturating_add(dt);
+                    q.push(Time(at), phase, seq);
+                    // The reference clamps as documented: a normal push at a late instant joins the late phase.
+                    let p = if at == now && now_late { 1 } else { late as u8 };
+                    reference.push(Reverse((at, p, seq)));
                     seq += 1;
                 }
                 prop_assert_eq!(q.len(), reference.len());
+                prop_assert_eq!(q.peek_time(), reference.peek().map(|Reverse((t, _, _))| Time(*t)));
             }
         }
     }
