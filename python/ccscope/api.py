@@ -289,6 +289,8 @@ class Result:
     flows = _frame_property("flows", "Per-flow summary, one row per flow.")
     timeseries = _frame_property("timeseries", "One row per (flow, bin); flow -1 is the whole link.")
     packets = _frame_property("packets", "The per-packet log, when run with ``packets=True``.")
+    links = _frame_property("links", "Per-link counters: arrivals, departures, drops, utilisation, queueing delay.")
+    paths = _frame_property("paths", "Per (flow, path) counters: data sent, delivered, dropped; ACKs on it.")
     #: Every change of every flow's window (time_ms, flow, cwnd), when run with ``cwnd=True``.
     cwnd = _frame_property("cwnd", "Every change of every flow's window (time_ms, flow, cwnd), with ``cwnd=True``.")
     #: (delay, window) training samples recorded by controllers (e.g. Verus with ``record = "epoch"``):
@@ -317,6 +319,9 @@ class Result:
         self._frames: dict = {
             "flows": flows, "timeseries": timeseries, "packets": packets, "cwnd": cwnd, "samples": samples
         }
+        for name in ("links", "paths"):
+            if name in self.extra:
+                self._frames[name] = self.extra.pop(name)
 
     def __repr__(self) -> str:
         return f"Result(scenario={self.scenario.get('name')!r}, summary={len(self.summary)} fields)"
@@ -333,8 +338,8 @@ class Result:
 
         d = self._native
         assert d is not None
-        if name == "flows":
-            return pd.DataFrame(d["flows"])
+        if name in ("flows", "links", "paths"):
+            return pd.DataFrame(d.get(name, []))
         if name == "timeseries":
             return pd.DataFrame(_timeseries_columns(d))
         cols = {"packets": _packets_columns, "cwnd": _cwnd_columns, "samples": _samples_columns}[name](d)
@@ -347,6 +352,13 @@ class Result:
     def _untouched(self) -> bool:
         """True while no DataFrame was built or assigned: the native columns are the whole result."""
         return self._native is not None and not self._frames
+
+    def _records(self, name: str) -> list:
+        """``links`` or ``paths`` as a list of dicts."""
+        if name not in self._frames and self._native is not None:
+            return list(self._native.get(name, []))
+        frame = getattr(self, name)
+        return [] if frame is None else frame.to_dict(orient="records")
 
     def flow_records(self) -> list:
         """``flows`` as a list of dicts (what ``flows.to_dict(orient="records")`` gives)."""
@@ -381,7 +393,8 @@ class Result:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
         try:
-            meta = {"summary": self.summary, "scenario": self.scenario, "flows": self.flow_records()}
+            meta = {"summary": self.summary, "scenario": self.scenario, "flows": self.flow_records(),
+                    "links": self._records("links"), "paths": self._records("paths")}
             (tmp / "summary.json").write_text(json.dumps(meta, indent=2, default=_json_default) + "\n")
             if self._untouched():
                 self._write_tables(tmp)
@@ -439,6 +452,7 @@ def load_result(path: Union[str, Path]) -> Result:
         pd.read_parquet(cw) if cw.exists() else None,
         pd.read_parquet(sm) if sm.exists() else None,
         (path / "scenario.toml").read_text() if (path / "scenario.toml").exists() else "",
+        extra={name: pd.DataFrame(meta.get(name, [])) for name in ("links", "paths")},
     )
 
 

@@ -72,6 +72,18 @@ def summary_table(res: api.Result, title: str) -> Table:
     return t
 
 
+def links_table(res: api.Result) -> Table:
+    t = Table(title="links")
+    for col in ["link", "Mbit/s", "capacity", "util", "arrivals", "dropped", "loss", "p95 qdelay ms"]:
+        t.add_column(col, justify="left" if col == "link" else "right")
+    for r in res._records("links"):
+        t.add_row(
+            str(r["link"]), fmt(r["throughput_mbps"], 3), fmt(r["capacity_mbps"], 3), fmt(r["utilization"], 3),
+            str(r["arrivals"]), str(r["dropped"]), fmt(r["loss_rate"], 4), fmt(r["queue_delay_p95_ms"], 0),
+        )
+    return t
+
+
 @app.command()
 def run(
     scenario: str = typer.Argument(..., help="Scenario TOML (or an embedded example: examples/NAME.toml)"),
@@ -94,6 +106,10 @@ def run(
     except ValueError as e:
         raise fail(e)
     console.print(summary_table(res, f"{res.scenario['name']} (seed {res.scenario['seed']}, {res.scenario['duration_s']:.1f} s)"))
+    if "links" in res.scenario:
+        # A topology (not just the dumbbell's two links): the per-link table too.
+        if set(res.scenario["links"]) - {"data_link", "ack_link"}:
+            console.print(links_table(res))
     flows = res.flow_records()
     if res.summary.get("jain_index") is not None and len(flows) > 1:
         console.print(f"Jain's fairness index: {res.summary['jain_index']:.4f}")

@@ -42,6 +42,8 @@ pub struct Capacity {
     pub last_ms: u64,
     /// Opportunity times (ms) not yet written to a packet log; `None` when no log is kept.
     pub pending_log: Option<Vec<u64>>,
+    /// Keep `bins` (a time series); without, the capacity costs no memory per bin.
+    pub keep_bins: bool,
 }
 
 impl Capacity {
@@ -51,11 +53,13 @@ impl Capacity {
         let ms = t.as_ms_floor();
         self.first_ms.get_or_insert(ms);
         self.last_ms = self.last_ms.max(ms);
-        let b = (t.as_ns() / self.bin_ns) as usize;
-        if b >= self.bins.len() {
-            self.bins.resize(b + 1, 0);
+        if self.keep_bins {
+            let b = (t.as_ns() / self.bin_ns) as usize;
+            if b >= self.bins.len() {
+                self.bins.resize(b + 1, 0);
+            }
+            self.bins[b] += bytes;
         }
-        self.bins[b] += bytes;
         if let Some(log) = &mut self.pending_log {
             log.push(t.as_ms_floor());
         }
@@ -86,6 +90,7 @@ impl Link {
         let capacity = Capacity {
             bin_ns: bin.as_ns().max(1),
             pending_log: log_opportunities.then(Vec::new),
+            keep_bins: true,
             ..Default::default()
         };
         Link { queue, loss, ser, in_transit: None, busy: false, held: Vec::new(), capacity }
@@ -225,13 +230,19 @@ impl Link {
             Serializer::Constant(rate) => {
                 let bin = self.capacity.bin_ns;
                 let nbins = end.as_ns().div_ceil(bin) as usize;
-                self.capacity.bins.resize(nbins.max(self.capacity.bins.len()), 0);
+                let keep = self.capacity.keep_bins;
+                if keep {
+                    self.capacity.bins.resize(nbins.max(self.capacity.bins.len()), 0);
+                }
                 let mut total = 0u64;
-                for (i, b) in self.capacity.bins.iter_mut().enumerate().take(nbins) {
+                for i in 0..nbins {
                     let lo = i as u64 * bin;
                     let hi = ((i as u64 + 1) * bin).min(end.as_ns());
-                    *b = (rate.bps() as u128 * (hi - lo) as u128 / 8 / 1_000_000_000) as u64;
-                    total += *b;
+                    let b = (rate.bps() as u128 * (hi - lo) as u128 / 8 / 1_000_000_000) as u64;
+                    if keep {
+                        self.capacity.bins[i] = b;
+                    }
+                    total += b;
                 }
                 self.capacity.total_bytes = total;
             }

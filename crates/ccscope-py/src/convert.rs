@@ -115,6 +115,39 @@ pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> P
         flows.append(summary(py, f)?)?;
     }
     d.set_item("flows", flows)?;
+    let links = PyList::empty(py);
+    for l in &r.links {
+        let x = PyDict::new(py);
+        x.set_item("link", &l.name)?;
+        x.set_item("arrivals", l.arrivals)?;
+        x.set_item("departures", l.departures)?;
+        x.set_item("dropped", l.dropped)?;
+        x.set_item("queued", l.queued)?;
+        x.set_item("in_pipe", l.in_pipe)?;
+        x.set_item("forwarded", l.forwarded)?;
+        x.set_item("throughput_mbps", l.throughput_mbps)?;
+        x.set_item("capacity_mbps", l.capacity_mbps)?;
+        x.set_item("utilization", l.utilization)?;
+        x.set_item("loss_rate", if l.arrivals > 0 { l.dropped as f64 / l.arrivals as f64 } else { 0.0 })?;
+        x.set_item("queue_delay_p95_ms", l.queue_delay_p95_ms)?;
+        x.set_item("queue_delay_mean_ms", l.queue_delay_mean_ms)?;
+        links.append(x)?;
+    }
+    d.set_item("links", links)?;
+    let paths = PyList::empty(py);
+    for p in &r.paths {
+        let x = PyDict::new(py);
+        x.set_item("flow", p.flow)?;
+        x.set_item("path", p.path)?;
+        x.set_item("sent", p.sent)?;
+        x.set_item("delivered", p.delivered)?;
+        x.set_item("dropped", p.dropped)?;
+        x.set_item("acks_sent", p.acks_sent)?;
+        x.set_item("acks_delivered", p.acks_delivered)?;
+        x.set_item("acks_dropped", p.acks_dropped)?;
+        paths.append(x)?;
+    }
+    d.set_item("paths", paths)?;
 
     // Time series: one row per (flow, bin); flow -1 is the whole link.
     let bin_s = r.bin_s;
@@ -125,11 +158,14 @@ pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> P
         "queue_delay_max_ms", "one_way_delay_mean_ms", "one_way_delay_max_ms", "drops", "cwnd",
     ]
     .iter()
-    .map(|n| (*n, Vec::with_capacity(nbins * r.bins.len())))
+    .map(|n| (*n, Vec::with_capacity(nbins * r.bins.iter().filter(|b| !b.is_empty()).count())))
     .collect();
     let nflows = r.bins.len() - 1;
     for (fi, bins) in r.bins.iter().enumerate() {
         let flow = if fi == nflows { -1.0 } else { fi as f64 };
+        if bins.is_empty() {
+            continue; // a flow (or link) without a time series has no rows
+        }
         let mut last_cwnd = f64::NAN;
         for i in 0..nbins {
             let b = bins.get(i).copied().unwrap_or_default();

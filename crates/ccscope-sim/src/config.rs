@@ -26,7 +26,7 @@ use ccscope_net::queue::{CodelParams, Limits, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError};
 use toml_edit::{ImDocument, Item, TableLike};
 
-use crate::scenario::{FlowSpec, LinkSpec, Scenario};
+use crate::scenario::{FlowSpec, LinkSpec, Scenario, TimeSeries};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
@@ -73,6 +73,7 @@ const FLOW_KEYS: &[&str] = &[
     "paths",
     "ack_path",
     "monitor",
+    "timeseries",
     "rbuf_bytes",
     "read_rate_mbps",
     "sndbuf_bytes",
@@ -330,7 +331,14 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
         },
     };
     let bin_ms = top.positive("bin_ms")?.unwrap_or(500.0);
-    if duration.as_secs_f64() * 1000.0 / bin_ms > MAX_BINS {
+    let timeseries = match top.str("timeseries")? {
+        None => None,
+        Some("flows") => Some(TimeSeries::Flows),
+        Some("link") => Some(TimeSeries::Link),
+        Some("none") => Some(TimeSeries::None),
+        Some(other) => return Err(top.err("timeseries", format!("unknown `{other}` (known: flows, link, none)"))),
+    };
+    if timeseries != Some(TimeSeries::None) && duration.as_secs_f64() * 1000.0 / bin_ms > MAX_BINS {
         return Err(top.err("bin_ms", format!("{bin_ms} ms bins over {} s are more than {MAX_BINS:e} bins: use wider bins", duration.as_secs_f64())));
     }
     let bin = Dur::from_ms_f64(bin_ms);
@@ -396,7 +404,10 @@ fn parse_root(ctx: &mut Ctx<'_>, root: &toml_edit::Table, values: &toml::Table) 
     if links[monitor].per_flow {
         return Err(top.err("monitor", format!("`{}` is per-flow: the totals describe one shared link", links[monitor].name)));
     }
-    let mut sc = Scenario { name, seed, duration, links, dumbbell, monitor, flows: Vec::with_capacity(n_flows as usize), bin, packet_log, cwnd_log };
+    // Per-flow series for a few flows; for many, the link's only unless asked (memory grows with
+    // flows x run length otherwise).
+    let timeseries = timeseries.unwrap_or(if n_flows as usize <= TimeSeries::FLOWS_BY_DEFAULT { TimeSeries::Flows } else { TimeSeries::Link });
+    let mut sc = Scenario { name, seed, duration, links, dumbbell, monitor, flows: Vec::with_capacity(n_flows as usize), bin, timeseries, packet_log, cwnd_log };
     for (spec, count, line, i, ft) in specs {
         let t = Tbl { ctx: c, t: ft, path: format!("flows[{i}]"), line, used: Vec::new() };
         check_round_trip(&t, &spec, &sc)?;
@@ -695,6 +706,7 @@ fn parse_flow(t: &mut Tbl<'_, '_>, values: Option<&toml::Table>, names: &[String
             _ => return Err(t.err("ack_path", format!("expected \"same\" or a path index below {}", f.paths.len().max(1)))),
         },
     };
+    f.timeseries = t.bool("timeseries")?;
     if let Some(m) = t.str("monitor")? {
         let l = names.iter().position(|n| n == m).ok_or_else(|| t.err("monitor", format!("unknown link `{m}`")))?;
         if !f.paths.iter().any(|p| p.route.contains(&l)) && !(f.paths.is_empty() && l == 0) {

@@ -78,6 +78,8 @@ pub struct FlowSpec {
     pub app: App,
     /// Retransmission timer settings (reliable transport).
     pub rto: RtoParams,
+    /// Keep this flow's time series; `None` = the scenario's choice.
+    pub timeseries: Option<bool>,
     /// Receive and send buffers (reliable transport); unlimited by default.
     pub buffers: BufferParams,
 }
@@ -101,6 +103,7 @@ impl FlowSpec {
             datagram_mode: DatagramMode::Standard,
             app: App::Bulk,
             rto: RtoParams::default(),
+            timeseries: None,
             buffers: BufferParams::default(),
         }
     }
@@ -120,10 +123,28 @@ pub struct Scenario {
     pub flows: Vec<FlowSpec>,
     /// Width of time-series bins.
     pub bin: Dur,
+    /// Which time series to keep.
+    pub timeseries: TimeSeries,
     /// Keep a per-packet log of the monitored link (memory grows with the run).
     pub packet_log: bool,
     /// Record every change of every flow's congestion window (memory grows with the run).
     pub cwnd_log: bool,
+}
+
+/// Which time series a run keeps: bins cost memory in proportion to the run's length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeSeries {
+    /// Every flow's and the monitored link's.
+    Flows,
+    /// The monitored link's only (flows may ask for theirs).
+    Link,
+    /// None (flows may still ask for theirs).
+    None,
+}
+
+impl TimeSeries {
+    /// Up to this many flows, per-flow series are kept unless the scenario says otherwise.
+    pub const FLOWS_BY_DEFAULT: usize = 64;
 }
 
 impl Scenario {

@@ -19,7 +19,7 @@ use ccscope_net::{AnyQueue, Link, LossModel, Packet, PacketKind, Pipe, Service};
 use crate::endpoint::{DatagramSender, Receiver, ReliableSender, Sender};
 use crate::metrics::{jain_index, FlowStats, FlowSummary, LinkSummary, PathSummary, RunResult};
 use crate::pktlog::{LogEvent, PacketLog};
-use crate::scenario::{AckPath, App, FlowSpec, Scenario};
+use crate::scenario::{AckPath, App, FlowSpec, Scenario, TimeSeries};
 use crate::traffic::TransferPlan;
 
 /// Builds a flow's controller; the default knows the registry, the Python bindings add `python`.
@@ -248,6 +248,12 @@ impl Simulation {
             nets.push(FlowNet { path_base: n_paths, paths, ack_path: f.ack_path, monitor });
             n_paths += nets.last().map_or(0, |n| n.paths.len());
         }
+        for (k, hop) in hops.iter_mut().enumerate() {
+            // Only the monitored link's capacity is a time series.
+            if let Some(l) = &mut hop.link {
+                l.capacity.keep_bins = k == sc.monitor && sc.timeseries != TimeSeries::None;
+            }
+        }
         if let Some((d, a)) = sc.dumbbell {
             // The dumbbell's links hand packets straight to the flows' own delay lines.
             hops[d].direct = true;
@@ -310,8 +316,8 @@ impl Simulation {
             senders,
             receivers,
             controllers: sc.flows.iter().map(|f| f.controller.clone()).collect(),
-            stats: sc.flows.iter().map(|_| FlowStats::new(Some(bin))).collect(),
-            total: FlowStats::new(Some(bin)),
+            stats: sc.flows.iter().map(|f| FlowStats::new(f.timeseries.unwrap_or(sc.timeseries == TimeSeries::Flows).then_some(bin))).collect(),
+            total: FlowStats::new((sc.timeseries != TimeSeries::None).then_some(bin)),
             bin_ns: bin.as_ns(),
             end: Time(sc.duration.as_ns()),
             log: sc.packet_log.then(PacketLog::default),

@@ -22,6 +22,7 @@ fn path(buffers: BufferParams, secs: u64) -> Scenario {
         monitor: 0,
         flows: vec![f],
         bin: Dur::from_ms(500),
+        timeseries: ccscope_sim::scenario::TimeSeries::Flows,
         packet_log: false,
         cwnd_log: false,
     }
