@@ -125,14 +125,21 @@ fn controllers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 #[pyo3(signature = (traces_dirs, names=None, repeats=3))]
 fn run_bench(py: Python<'_>, traces_dirs: Vec<String>, names: Option<Vec<String>>, repeats: usize) -> PyResult<Bound<'_, PyList>> {
     let search: Vec<std::path::PathBuf> = traces_dirs.iter().map(std::path::PathBuf::from).collect();
-    let (cases, skipped) = ccscope_sim::bench::cases(&search).map_err(config_err)?;
+    let (mut cases, skipped) = ccscope_sim::bench::cases(&search).map_err(config_err)?;
+    // Scale cases run only when named.
+    for want in names.iter().flatten() {
+        if let Some(c) = ccscope_sim::bench::scale_case(want).map_err(config_err)? {
+            cases.push(c);
+        }
+    }
     if let Some(n) = &names {
         for want in n {
             if !cases.iter().any(|c| c.name == want) {
                 if let Some(s) = skipped.iter().find(|s| s.name == want) {
                     return Err(TraceError::new_err(format!("bench case `{want}` is unavailable: {}", s.reason)));
                 }
-                let known: Vec<_> = cases.iter().map(|c| c.name).chain(skipped.iter().map(|s| s.name)).collect();
+                let known: Vec<_> =
+                    cases.iter().map(|c| c.name).chain(skipped.iter().map(|s| s.name)).chain(ccscope_sim::bench::SCALE_CASES.iter().copied()).collect();
                 return Err(ScenarioError::new_err(format!("unknown bench case `{want}` (known: {})", known.join(", "))));
             }
         }

@@ -117,6 +117,34 @@ pub fn cases(search: &[PathBuf]) -> Result<(Vec<BenchCase>, Vec<SkippedCase>), C
     Ok((out, skipped))
 }
 
+/// Scale cases, run only when named (they take seconds each): the ns-3 dumbbell with 1 and 1024
+/// NewReno flows for 3000 s (cost per delivered packet against the number of flows, and flat memory),
+/// and paper 003's access-link topology with 33 flows for 10,000 s and a 10 ms link series.
+pub const SCALE_CASES: &[&str] = &["newreno-1x12M-3000s", "newreno-1024x12M-3000s", "access-33x10000s"];
+
+/// TOML text of paper 003 Fig. 7 (`examples/access_links.toml`) with 33 bulk NewReno clients (16 to
+/// one server, 17 to the other), 10,000 s, the link's 10 ms series only.
+pub fn access_33_toml() -> String {
+    include_str!("../../../python/ccscope/examples/access_links.toml")
+        .replace("duration_s = 60", "duration_s = 10000\ntimeseries = \"link\"")
+        .replace("bin_ms = 1000", "bin_ms = 10")
+        .replacen("count = 2", "count = 16", 1)
+        .replacen("count = 2", "count = 17", 1)
+}
+
+/// The scale cases by name (see [`SCALE_CASES`]).
+pub fn scale_case(name: &str) -> Result<Option<BenchCase>, ConfigError> {
+    let dumbbell = |n: usize| ns3_dumbbell_toml("newreno", n).replace("duration_s = 300", "duration_s = 3000");
+    let text = match name {
+        "newreno-1x12M-3000s" => dumbbell(1),
+        "newreno-1024x12M-3000s" => dumbbell(1024),
+        "access-33x10000s" => access_33_toml(),
+        _ => return Ok(None),
+    };
+    let name = SCALE_CASES.iter().find(|&&n| n == name).expect("listed above");
+    Ok(Some(BenchCase { name, scenario: load_scenario(&text, None, &[])? }))
+}
+
 /// TOML text of the ns-3 dumbbell of `../shared/bench/ns3` (`dumbbell.cc`, its defaults): `n` flows
 /// of `controller` through a 12 Mbit/s, 20 ms, 1000-packet droptail bottleneck, ACKs back over the
 /// same 12 Mbit/s, 20 ms link, 1500-byte data packets, 52-byte ACKs (IP 20 + TCP 20 + timestamp
@@ -287,6 +315,17 @@ mod tests {
             v.push(shared);
         }
         v
+    }
+
+    #[test]
+    fn scale_cases_load_with_their_flows_and_series() {
+        let c = |n| scale_case(n).unwrap().unwrap().scenario;
+        assert_eq!(c("newreno-1x12M-3000s").flows.len(), 1);
+        let many = c("newreno-1024x12M-3000s");
+        assert_eq!((many.flows.len(), many.timeseries), (1024, crate::scenario::TimeSeries::Link));
+        let access = c("access-33x10000s");
+        assert_eq!((access.flows.len(), access.duration.as_secs_f64(), access.bin.as_ms_f64()), (33, 10_000.0, 10.0));
+        assert!(scale_case("nope").unwrap().is_none());
     }
 
     #[test]
