@@ -72,7 +72,8 @@ struct Hop {
     spec: Option<usize>,
     /// For a copy of a per-flow link: the flow that owns it.
     owner: Option<u32>,
-    link: Option<Link>,
+    /// Boxed: delay lines, most hops of a many-flow dumbbell, stay small and dense.
+    link: Option<Box<Link>>,
     pipe: Pipe,
     /// A link with no propagation delay hands departures straight on (no event in between).
     direct: bool,
@@ -180,7 +181,7 @@ impl Simulation {
                 Hop {
                     spec: Some(k),
                     owner: None,
-                    link: Some(Link::new(&spec.service, q, loss, bin, log)),
+                    link: Some(Box::new(Link::new(&spec.service, q, loss, bin, log))),
                     pipe: Pipe::new(spec.delay),
                     direct: spec.delay == Dur::ZERO,
                     stats: HopStats::default(),
@@ -220,7 +221,7 @@ impl Simulation {
                     hops.push(Hop {
                         spec: Some(l),
                         owner: Some(fi as u32),
-                        link: Some(Link::new(&spec.service, q, loss, bin, false)),
+                        link: Some(Box::new(Link::new(&spec.service, q, loss, bin, false))),
                         pipe: Pipe::new(spec.delay),
                         direct: spec.delay == Dur::ZERO,
                         stats: HopStats::default(),
