@@ -84,6 +84,8 @@ class Scenario:
 
     text: str
     file: Optional[str] = None
+    #: Dotted keys set by `with_overrides`: an error in one names the override, not a line.
+    overridden: tuple = ()
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "Scenario":
@@ -109,10 +111,12 @@ class Scenario:
                 _set_path(d, k, v)
             except (IndexError, ValueError, KeyError, TypeError) as e:
                 raise _native.ScenarioError(f"{self.file or '<scenario>'}: field `{k}`: cannot set ({e})") from None
-        return Scenario.from_dict(d, self.file)
+        out = Scenario.from_dict(d, self.file)
+        out.overridden = tuple(self.overridden) + tuple(k for k in overrides if k not in self.overridden)
+        return out
 
     def validate(self) -> dict:
-        return _native.validate_scenario(self.text, self.file, trace_search_path())
+        return _native.validate_scenario(self.text, self.file, trace_search_path(), list(self.overridden))
 
 
 ScenarioLike = Union[Scenario, str, Path, Mapping[str, Any]]
@@ -487,7 +491,8 @@ def run(
         return _load_class(spec, sc.file)(**params)
 
     d = _native.run_scenario(
-        sc.text, sc.file, trace_search_path(), factory, str(log_path) if log_path else None, seed
+        sc.text, sc.file, trace_search_path(), factory, str(log_path) if log_path else None, seed,
+        list(sc.overridden),
     )
     return Result._from_native(d, sc.text)
 

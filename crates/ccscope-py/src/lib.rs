@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use ccscope_sim::{load_scenario, ConfigError, Simulation};
+use ccscope_sim::{load_scenario_with, ConfigError, Simulation};
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario file or value is invalid (message names file, line and field).");
 create_exception!(_native, TraceError, ScenarioError, "A Mahimahi trace file is invalid (message names file, line and field).");
@@ -26,22 +26,22 @@ fn config_err(e: ConfigError) -> PyErr {
     }
 }
 
-fn load(text: &str, file: Option<String>, search: Vec<String>) -> PyResult<ccscope_sim::Scenario> {
+fn load(text: &str, file: Option<String>, search: Vec<String>, overrides: &[String]) -> PyResult<ccscope_sim::Scenario> {
     let search: Vec<PathBuf> = search.into_iter().map(PathBuf::from).collect();
-    load_scenario(text, file.as_deref().map(std::path::Path::new), &search).map_err(config_err)
+    load_scenario_with(text, file.as_deref().map(std::path::Path::new), &search, overrides).map_err(config_err)
 }
 
 /// Validate scenario text; returns a short description of what it holds.
 #[pyfunction]
-#[pyo3(signature = (text, file=None, search=vec![]))]
-fn validate_scenario<'py>(py: Python<'py>, text: &str, file: Option<String>, search: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
-    let sc = load(text, file, search)?;
+#[pyo3(signature = (text, file=None, search=vec![], overrides=vec![]))]
+fn validate_scenario<'py>(py: Python<'py>, text: &str, file: Option<String>, search: Vec<String>, overrides: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+    let sc = load(text, file, search, &overrides)?;
     convert::scenario_info(py, &sc)
 }
 
 /// Run scenario text. `factory(index, params: dict) -> object` builds `controller = "python"` flows.
 #[pyfunction]
-#[pyo3(signature = (text, file=None, search=vec![], factory=None, log_path=None, seed=None))]
+#[pyo3(signature = (text, file=None, search=vec![], factory=None, log_path=None, seed=None, overrides=vec![]))]
 fn run_scenario<'py>(
     py: Python<'py>,
     text: &str,
@@ -50,8 +50,9 @@ fn run_scenario<'py>(
     factory: Option<PyObject>,
     log_path: Option<String>,
     seed: Option<u64>,
+    overrides: Vec<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mut sc = load(text, file.clone(), search)?;
+    let mut sc = load(text, file.clone(), search, &overrides)?;
     if let Some(s) = seed {
         sc.seed = s;
     }

@@ -6,10 +6,11 @@ pub mod endpoint;
 pub mod metrics;
 pub mod pktlog;
 pub mod scenario;
+pub mod schema;
 pub mod sim;
 pub mod traffic;
 
-pub use config::{load_scenario, ConfigError};
+pub use config::{load_scenario, load_scenario_with, ConfigError};
 pub use metrics::{FlowSummary, RunResult, TimeBin};
 pub use scenario::{FlowSpec, LinkSpec, Scenario};
 pub use sim::{ControllerFactory, Simulation};

@@ -1,0 +1,162 @@
+//! The scenario file's schema: serde types that mirror the TOML, field for field (units in the
+//! names). `config` deserializes them, checks what the types cannot say, and builds a `Scenario`.
+//! Every table refuses unknown keys, but a flow's: its other keys are controller parameters.
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+
+/// A TOML table read in document order (the order links are declared in is kept).
+#[derive(Clone, Debug)]
+pub struct Ordered<T>(pub Vec<(String, T)>);
+
+impl<T> Default for Ordered<T> {
+    fn default() -> Self {
+        Ordered(Vec::new())
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Ordered<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Ordered<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of named links")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                let mut v = Vec::new();
+                while let Some((k, x)) = m.next_entry::<String, T>()? {
+                    v.push((k, x));
+                }
+                Ok(Ordered(v))
+            }
+        }
+        d.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub name: Option<String>,
+    pub seed: Option<u64>,
+    pub duration_s: Option<f64>,
+    pub bin_ms: Option<f64>,
+    pub timeseries: Option<TimeSeriesFile>,
+    pub packet_log: Option<bool>,
+    pub cwnd_log: Option<bool>,
+    pub monitor: Option<String>,
+    pub data_link: Option<LinkFile>,
+    pub ack_link: Option<LinkFile>,
+    #[serde(default)]
+    pub links: Ordered<LinkFile>,
+    pub flows: Option<Vec<FlowFile>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeSeriesFile {
+    Flows,
+    Link,
+    None,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkFile {
+    pub rate_mbps: Option<f64>,
+    pub trace: Option<String>,
+    pub once: Option<bool>,
+    pub delay_ms: Option<f64>,
+    pub per_flow: Option<bool>,
+    pub queue: Option<QueueFile>,
+    pub loss: Option<LossFile>,
+}
+
+/// `queue = { kind = "...", ... }`; limits in packets and/or bytes.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum QueueFile {
+    Infinite,
+    Droptail { packets: Option<u64>, bytes: Option<u64> },
+    Drophead { packets: Option<u64>, bytes: Option<u64> },
+    Red {
+        min_bytes: Option<f64>,
+        max_bytes: Option<f64>,
+        max_p: Option<f64>,
+        weight: Option<f64>,
+        gentle: Option<bool>,
+        mean_packet_bytes: Option<u64>,
+        packets: Option<u64>,
+        bytes: Option<u64>,
+    },
+    Codel { target_ms: Option<f64>, interval_ms: Option<f64>, mtu_bytes: Option<u64>, packets: Option<u64>, bytes: Option<u64> },
+}
+
+/// `loss = { kind = "...", ... }`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LossFile {
+    None,
+    Bernoulli { p: Option<f64> },
+    GilbertElliott { p_gb: Option<f64>, p_bg: Option<f64>, loss_good: Option<f64>, loss_bad: Option<f64> },
+    List { packets: Vec<u64> },
+}
+
+/// `traffic = { kind = "...", ... }` (paper 000 §6.6 ON/OFF users, defaults = its Table 3).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TrafficFile {
+    Bulk,
+    Onoff { mean_bytes: Option<f64>, std_bytes: Option<f64>, max_bytes: Option<f64>, off_mean_s: Option<f64> },
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathFile {
+    pub route: Option<Vec<String>>,
+    pub ack_route: Option<Vec<String>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransportFile {
+    Datagram,
+    Reliable,
+}
+
+/// One `[[flows]]` table. Keys not named here are the controller's parameters.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct FlowFile {
+    pub controller: Option<String>,
+    pub count: Option<u64>,
+    pub start_s: Option<f64>,
+    pub start_jitter_s: Option<f64>,
+    pub stop_s: Option<f64>,
+    pub delay_ms: Option<f64>,
+    pub ack_delay_ms: Option<f64>,
+    pub packet_bytes: Option<u64>,
+    pub ack_bytes: Option<u64>,
+    pub transport: Option<TransportFile>,
+    pub datagram_mode: Option<String>,
+    pub transfers_bytes: Option<Vec<toml::Value>>,
+    pub think_s: Option<f64>,
+    pub traffic: Option<TrafficFile>,
+    pub min_rto_ms: Option<f64>,
+    pub max_rto_ms: Option<f64>,
+    pub initial_rto_ms: Option<f64>,
+    pub route: Option<Vec<String>>,
+    pub ack_route: Option<Vec<String>>,
+    pub paths: Option<Vec<PathFile>>,
+    /// "same" or a path index.
+    pub ack_path: Option<toml::Value>,
+    pub monitor: Option<String>,
+    pub timeseries: Option<bool>,
+    /// Bytes, or "unlimited".
+    pub rbuf_bytes: Option<toml::Value>,
+    pub sndbuf_bytes: Option<toml::Value>,
+    /// Mbit/s, or "unlimited".
+    pub read_rate_mbps: Option<toml::Value>,
+    #[serde(flatten)]
+    pub params: toml::Table,
+}
