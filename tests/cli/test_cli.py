@@ -251,4 +251,6 @@ def test_bad_set_value_names_the_field_and_exits_2(tmp_path):
     assert res.exit_code == 2
     lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
     assert len(lines) == 1 and "flows[0].window" in lines[0]
+    # The value came from --set, not from a line of the file: the error names the override.
+    assert "override `flows.0.window`" in lines[0] and "fixed.toml:" not in lines[0].split("override")[0][-3:]
     assert not out.exists()
