@@ -10,7 +10,7 @@ pub mod pipe;
 pub mod queue;
 pub mod trace;
 
-pub use link::{Link, Service};
+pub use link::{Arrival, Link, Service};
 pub use loss::{LossConfig, LossModel};
 pub use packet::{Packet, PacketKind};
 pub use pipe::Pipe;

@@ -18,6 +18,15 @@ use crate::queue::AnyQueue;
 use crate::trace::{Trace, TraceCursor, MAHIMAHI_MTU};
 use crate::Packet;
 
+/// What a link did with an arriving packet.
+#[derive(Clone, Copy, Debug)]
+pub enum Arrival {
+    /// Dropped or queued; a service event to schedule at this time, if any.
+    Held(Option<Time>),
+    /// Serialized at once: it leaves the serializer at this time.
+    Departs(Packet, Time),
+}
+
 /// How a link serializes packets.
 #[derive(Clone, Debug)]
 pub enum Service {
@@ -78,6 +87,9 @@ pub struct Link {
     /// Packets that reached a trace link at the instant of an opportunity not yet used; they are
     /// enqueued once it is (mahimahi link_queue.cc read_packet(): rationalize(now), then enqueue).
     held: Vec<Packet>,
+    /// A constant-rate link that handed a packet on at its arrival (`arrive_cut_through`) is on the
+    /// wire with it until this time, with no event of its own.
+    free_at: Time,
     pub capacity: Capacity,
 }
 
@@ -93,7 +105,7 @@ impl Link {
             keep_bins: true,
             ..Default::default()
         };
-        Link { queue, loss, ser, in_transit: None, busy: false, held: Vec::new(), capacity }
+        Link { queue, loss, ser, in_transit: None, busy: false, held: Vec::new(), free_at: Time::ZERO, capacity }
     }
 
     /// Packets and bytes held by the link (queued or on the wire).
@@ -116,6 +128,41 @@ impl Link {
             f(p);
         }
         self.held.iter().for_each(f);
+    }
+
+    /// A packet reaches a link whose departures need no event of their own (nobody measures them as
+    /// they happen): on a constant-rate link that is idle with an empty queue, the packet goes
+    /// through the queue and onto the wire at once and `Departs` says when it leaves. Otherwise as
+    /// [`Link::arrive`]. Departure times are those `arrive` + `service` would give.
+    #[inline]
+    pub fn arrive_cut_through(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Packet>) -> Arrival {
+        let Serializer::Constant(rate) = &self.ser else {
+            return Arrival::Held(self.arrive(pkt, now, drops));
+        };
+        if self.busy || !self.queue.is_empty() {
+            return Arrival::Held(self.arrive(pkt, now, drops));
+        }
+        if self.loss.drops() {
+            drops.push(pkt);
+            return Arrival::Held(None);
+        }
+        // The same queue calls as `arrive`, so an AQM sees the same sequence.
+        self.queue.enqueue(pkt, now, drops);
+        if now < self.free_at {
+            // The wire still carries the last packet handed on: this one waits for it.
+            if self.queue.is_empty() {
+                return Arrival::Held(None);
+            }
+            self.busy = true;
+            return Arrival::Held(Some(self.free_at));
+        }
+        match self.queue.dequeue(now, drops) {
+            Some(p) => {
+                self.free_at = now + rate.tx_time(p.bytes as u64);
+                Arrival::Departs(p, self.free_at)
+            }
+            None => Arrival::Held(None),
+        }
     }
 
     /// A packet reaches the link at `now`. Returns the time of a service event to schedule (phase
@@ -426,5 +473,75 @@ mod tests {
         let mut l = Link::new(&Service::Constant(Bandwidth::from_mbps(12.0)), q, LossModel::new(LossConfig::None, stream(0, 1)), Dur::from_ms(1), false);
         let arr: Vec<_> = (0..3).map(|_| (0, 1500)).collect();
         assert_eq!(run(&mut l, &arr, 100), [(1, 0), (2, 1), (3, 2)]);
+    }
+
+    /// Drive a link through `arrive_cut_through`: (departure ns, seq) in order.
+    fn run_cut_through(link: &mut Link, arrivals: &[(u64, u32)]) -> Vec<(u64, u64)> {
+        let mut next: Option<Time> = None;
+        let (mut out, mut drops, mut deps) = (Vec::new(), Vec::new(), Vec::new());
+        let mut ai = 0;
+        loop {
+            let na = arrivals.get(ai).map(|a| Time(a.0));
+            match (na, next) {
+                (Some(a), s) if s.is_none_or(|s| a <= s) => {
+                    let p = Packet::data(0, ai as u64, arrivals[ai].1, a);
+                    ai += 1;
+                    match link.arrive_cut_through(p, a, &mut drops) {
+                        Arrival::Held(Some(t)) => next = Some(t),
+                        Arrival::Held(None) => {}
+                        Arrival::Departs(p, t) => deps.push((t.as_ns(), p.seq)),
+                    }
+                }
+                (_, Some(s)) => {
+                    next = link.service(s, &mut out, &mut drops);
+                    deps.extend(out.drain(..).map(|p| (s.as_ns(), p.seq)));
+                }
+                _ => break,
+            }
+        }
+        deps
+    }
+
+    /// The same, through `arrive` and `service` events.
+    fn run_events(link: &mut Link, arrivals: &[(u64, u32)]) -> Vec<(u64, u64)> {
+        let mut next: Option<Time> = None;
+        let (mut out, mut drops, mut deps) = (Vec::new(), Vec::new(), Vec::new());
+        let mut ai = 0;
+        loop {
+            let na = arrivals.get(ai).map(|a| Time(a.0));
+            match (na, next) {
+                (Some(a), s) if s.is_none_or(|s| a <= s) => {
+                    let p = Packet::data(0, ai as u64, arrivals[ai].1, a);
+                    ai += 1;
+                    if let Some(t) = link.arrive(p, a, &mut drops) {
+                        next = Some(t);
+                    }
+                }
+                (_, Some(s)) => {
+                    next = link.service(s, &mut out, &mut drops);
+                    deps.extend(out.drain(..).map(|p| (s.as_ns(), p.seq)));
+                }
+                _ => break,
+            }
+        }
+        deps
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn cut_through_departs_exactly_when_arrive_and_service_would(
+            steps in proptest::collection::vec((0u64..3_000_000, 40u32..1500), 1..200)
+        ) {
+            let mk = || {
+                let q = AnyQueue::new(&QueueConfig::DropTail(crate::queue::Limits { packets: Some(8), bytes: None }), stream(0, 0), Bandwidth(0));
+                Link::new(&Service::Constant(Bandwidth::from_mbps(10.0)), q, LossModel::new(LossConfig::None, stream(0, 1)), Dur::from_ms(1), false)
+            };
+            let mut t = 0;
+            let arrivals: Vec<(u64, u32)> = steps.iter().map(|&(dt, b)| { t += dt; (t, b) }).collect();
+            let (mut a, mut b) = (mk(), mk());
+            let mut x = run_cut_through(&mut a, &arrivals);
+            x.sort();
+            proptest::prop_assert_eq!(x, run_events(&mut b, &arrivals));
+        }
     }
 }

@@ -29,6 +29,12 @@ impl Pipe {
         (self.line.len() == 1).then_some(exit)
     }
 
+    /// Put `pkt` on the line when it leaves the serializer at `left` (later than now); returns its
+    /// exit time if it is the new head.
+    pub fn push_at(&mut self, left: Time, pkt: Packet) -> Option<Time> {
+        self.push(left, pkt)
+    }
+
     /// Take the head if it has arrived by `now`.
     pub fn pop_due(&mut self, now: Time) -> Option<Packet> {
         match self.line.front() {

@@ -77,6 +77,9 @@ struct Hop {
     pipe: Pipe,
     /// A link with no propagation delay hands departures straight on (no event in between).
     direct: bool,
+    /// Nobody measures this link's departures as they happen (no flow's or the run's monitor, not
+    /// direct): a packet finding it idle goes onto its delay line at once, with no serializer event.
+    cut_through: bool,
     stats: HopStats,
 }
 
@@ -184,6 +187,7 @@ impl Simulation {
                     link: Some(Box::new(Link::new(&spec.service, q, loss, bin, log))),
                     pipe: Pipe::new(spec.delay),
                     direct: spec.delay == Dur::ZERO,
+                    cut_through: false,
                     stats: HopStats::default(),
                 }
             })
@@ -197,7 +201,7 @@ impl Simulation {
                 // link and before the ACK link; the two links themselves hand packets straight on.
                 let (d, a) = sc.dumbbell.expect("a flow without paths needs the dumbbell (checked by the loader)");
                 let mut delay_hop = |delay: Dur| {
-                    hops.push(Hop { spec: None, owner: None, link: None, pipe: Pipe::new(delay), direct: false, stats: HopStats::default() });
+                    hops.push(Hop { spec: None, owner: None, link: None, pipe: Pipe::new(delay), direct: false, cut_through: false, stats: HopStats::default() });
                     hops.len() as u32 - 1
                 };
                 let fwd = delay_hop(f.delay.unwrap_or(sc.links[d].delay));
@@ -224,6 +228,7 @@ impl Simulation {
                         link: Some(Box::new(Link::new(&spec.service, q, loss, bin, false))),
                         pipe: Pipe::new(spec.delay),
                         direct: spec.delay == Dur::ZERO,
+                        cut_through: false,
                         stats: HopStats::default(),
                     });
                     own.push((l, hops.len() as u32 - 1));
@@ -255,10 +260,20 @@ impl Simulation {
                 l.capacity.keep_bins = k == sc.monitor && sc.timeseries != TimeSeries::None;
             }
         }
+        let mut monitored = vec![false; hops.len()];
+        monitored[sc.monitor] = true;
+        for n in &nets {
+            monitored[n.monitor as usize] = true;
+        }
+        for (h, hop) in hops.iter_mut().enumerate() {
+            hop.cut_through = hop.link.is_some() && !monitored[h] && !(sc.packet_log && h == sc.monitor);
+        }
         if let Some((d, a)) = sc.dumbbell {
             // The dumbbell's links hand packets straight to the flows' own delay lines.
             hops[d].direct = true;
             hops[a].direct = true;
+            hops[d].cut_through = false;
+            hops[a].cut_through = false;
         }
         let mut senders = Vec::with_capacity(sc.flows.len());
         let mut events = EventQueue::new();
@@ -492,6 +507,21 @@ impl Simulation {
             }
             return;
         };
+        if hop.cut_through {
+            match link.arrive_cut_through(p, now, &mut self.drops) {
+                ccscope_net::Arrival::Held(Some(t)) => self.events.push(t, Phase::Late, Ev::Service(h)),
+                ccscope_net::Arrival::Held(None) => {}
+                ccscope_net::Arrival::Departs(p, left) => {
+                    hop.stats.departures += 1;
+                    hop.stats.departed_bytes += p.bytes as u64;
+                    hop.stats.queue_delay_ms.record(left.as_ms_floor() - p.enqueued.as_ms_floor());
+                    if let Some(t) = hop.pipe.push_at(left, p) {
+                        self.events.push(t, Phase::Normal, Ev::Pipe(h));
+                    }
+                }
+            }
+            return self.account_drops(now, h);
+        }
         if let Some(t) = link.arrive(p, now, &mut self.drops) {
             self.events.push(t, Phase::Late, Ev::Service(h));
         }
