@@ -12,7 +12,7 @@ pub mod trace;
 
 pub use link::{Arrival, Link, Service};
 pub use loss::{LossConfig, LossModel};
-pub use packet::{Packet, PacketKind};
+pub use packet::{Ack, AckInfo, AckPool, Packet, PacketKind};
 pub use pipe::Pipe;
 pub use queue::{AnyQueue, QueueConfig};
 pub use trace::{Trace, TraceError, MAHIMAHI_MTU};

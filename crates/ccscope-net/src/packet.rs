@@ -8,6 +8,9 @@ pub enum PacketKind {
     Ack,
 }
 
+/// A packet on the wire: what links, queues and routes need, 48 bytes. The fields only ACKs carry
+/// live apart (an [`Ack`] at the endpoints; in the simulation, a pool entry named by `ack`), so
+/// data packets do not haul them through every queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub flow: u32,
@@ -20,32 +23,124 @@ pub struct Packet {
     pub kind: PacketKind,
     /// Size on the wire (IP packet), the unit links and queues account in.
     pub bytes: u32,
+    /// ACK: the index of its ACK-only fields in the simulation's pool.
+    pub ack: u32,
     /// Data: its sequence number. Ack: the sequence number acknowledged.
     pub seq: u64,
     /// When the data packet left its sender (echoed in the ACK).
     pub sent: Time,
-    /// Ack: when the receiver got the data packet.
-    pub recv: Time,
     /// When it entered the queue it is in now (set by the link).
     pub enqueued: Time,
-    /// Ack of the reliable transport: the next sequence number expected (cumulative ACK).
-    pub ack_cum: u64,
-    /// Ack of the reliable transport: up to three SACK blocks [start, end), most recent first
-    /// (RFC 2018 §4); empty blocks have start == end.
-    pub sack: [(u64, u64); 3],
-    /// Ack of the reliable transport: the receive window in bytes from `ack_cum` (RFC 9293 §3.8.6);
-    /// `Packet::RWND_UNLIMITED` when the receiver's buffer is unlimited.
-    pub rwnd: u32,
-    /// Ack of the reliable transport: a pure window update sent when the application read data,
-    /// not triggered by an arriving packet (RFC 9293 §3.8.6.2.2).
-    pub window_update: bool,
 }
 
 impl Packet {
+    pub fn data(flow: u32, seq: u64, bytes: u32, sent: Time) -> Packet {
+        Packet { flow, route: 0, hop: 0, path: 0, kind: PacketKind::Data, bytes, ack: 0, seq, sent, enqueued: sent }
+    }
+}
+
+/// An ACK as the endpoints see it: the echo of a data packet plus what only ACKs carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ack {
+    pub flow: u32,
+    /// The path the acknowledged data packet took (the simulation routes the ACK back by it).
+    pub path: u8,
+    /// Size on the wire.
+    pub bytes: u32,
+    /// The sequence number acknowledged.
+    pub seq: u64,
+    /// When the acknowledged data packet left its sender.
+    pub sent: Time,
+    pub info: AckInfo,
+}
+
+/// The fields only an ACK carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckInfo {
+    /// When the receiver got the data packet.
+    pub recv: Time,
+    /// Reliable transport: the next sequence number expected (cumulative ACK).
+    pub ack_cum: u64,
+    /// Reliable transport: up to three SACK blocks [start, end), most recent first (RFC 2018 §4);
+    /// empty blocks have start == end.
+    pub sack: [(u64, u64); 3],
+    /// Reliable transport: the receive window in bytes from `ack_cum` (RFC 9293 §3.8.6);
+    /// `Ack::RWND_UNLIMITED` when the receiver's buffer is unlimited.
+    pub rwnd: u32,
+    /// Reliable transport: a pure window update sent when the application read data, not
+    /// triggered by an arriving packet (RFC 9293 §3.8.6.2.2).
+    pub window_update: bool,
+}
+
+impl Default for AckInfo {
+    fn default() -> Self {
+        AckInfo { recv: Time::ZERO, ack_cum: 0, sack: [(0, 0); 3], rwnd: Ack::RWND_UNLIMITED, window_update: false }
+    }
+}
+
+impl Ack {
     /// The `rwnd` of a receiver without a buffer limit.
     pub const RWND_UNLIMITED: u32 = u32::MAX;
 
-    pub fn data(flow: u32, seq: u64, bytes: u32, sent: Time) -> Packet {
-        Packet { flow, route: 0, hop: 0, path: 0, kind: PacketKind::Data, bytes, seq, sent, recv: Time::ZERO, enqueued: sent, ack_cum: 0, sack: [(0, 0); 3], rwnd: Packet::RWND_UNLIMITED, window_update: false }
+    /// The ACK of data packet `p`, received at `recv`, `bytes` on the wire.
+    pub fn of(p: &Packet, bytes: u32, recv: Time) -> Ack {
+        Ack { flow: p.flow, path: p.path, bytes, seq: p.seq, sent: p.sent, info: AckInfo { recv, ..AckInfo::default() } }
+    }
+
+    /// The wire packet that carries it; its ACK-only fields go to the pool entry `slot`.
+    pub fn packet(&self, slot: u32, now: Time) -> Packet {
+        Packet { flow: self.flow, route: 0, hop: 0, path: self.path, kind: PacketKind::Ack, bytes: self.bytes, ack: slot, seq: self.seq, sent: self.sent, enqueued: now }
+    }
+
+    /// The ACK a wire packet carried, with its ACK-only fields back from the pool.
+    pub fn from_packet(p: &Packet, info: AckInfo) -> Ack {
+        Ack { flow: p.flow, path: p.path, bytes: p.bytes, seq: p.seq, sent: p.sent, info }
+    }
+}
+
+impl std::ops::Deref for Ack {
+    type Target = AckInfo;
+    fn deref(&self) -> &AckInfo {
+        &self.info
+    }
+}
+
+impl std::ops::DerefMut for Ack {
+    fn deref_mut(&mut self) -> &mut AckInfo {
+        &mut self.info
+    }
+}
+
+/// ACK-only fields of the ACKs in the network, by slot; freed slots are reused, so after warm-up
+/// nothing is allocated per ACK.
+#[derive(Debug, Default)]
+pub struct AckPool {
+    slots: Vec<AckInfo>,
+    free: Vec<u32>,
+}
+
+impl AckPool {
+    pub fn put(&mut self, info: AckInfo) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = info;
+                i
+            }
+            None => {
+                self.slots.push(info);
+                self.slots.len() as u32 - 1
+            }
+        }
+    }
+
+    /// The fields of slot `i`, which becomes free.
+    pub fn take(&mut self, i: u32) -> AckInfo {
+        self.free.push(i);
+        self.slots[i as usize]
+    }
+
+    /// Slot `i` is free (its ACK was dropped).
+    pub fn release(&mut self, i: u32) {
+        self.free.push(i);
     }
 }

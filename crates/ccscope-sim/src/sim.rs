@@ -14,7 +14,7 @@ use ccscope_cc::{AnyController, ParamError, Transport};
 use ccscope_core::rng;
 use ccscope_core::rng::RngCore as _;
 use ccscope_core::{Bandwidth, Dur, EventQueue, IntHistogram, Phase, Time};
-use ccscope_net::{AnyQueue, Link, LossModel, Packet, PacketKind, Pipe, Service};
+use ccscope_net::{Ack, AckPool, AnyQueue, Link, LossModel, Packet, PacketKind, Pipe, Service};
 
 use crate::endpoint::{DatagramSender, Receiver, ReliableSender, Sender};
 use crate::metrics::{jain_index, FlowStats, FlowSummary, LinkSummary, PathSummary, RunResult};
@@ -130,6 +130,8 @@ pub struct Simulation {
     link_names: Vec<String>,
     /// Scenario links that are per-flow templates.
     per_flow: Vec<bool>,
+    /// ACK-only fields of the ACKs in the network.
+    acks: AckPool,
     // Scratch buffers reused for every event: the hot path allocates nothing.
     out: Vec<Packet>,
     drops: Vec<Packet>,
@@ -341,6 +343,7 @@ impl Simulation {
             last_cwnd: vec![u32::MAX; sc.flows.len()],
             link_names: sc.links.iter().map(|l| l.name.clone()).collect(),
             per_flow: sc.links.iter().map(|l| l.per_flow).collect(),
+            acks: AckPool::default(),
             out: Vec::with_capacity(64),
             drops: Vec::with_capacity(64),
             sends: Vec::with_capacity(64),
@@ -562,6 +565,7 @@ impl Simulation {
             } else {
                 ps.acks_dropped += 1;
                 self.acks_dropped += 1;
+                self.acks.release(p.ack);
             }
         }
         self.drops.clear();
@@ -622,7 +626,8 @@ impl Simulation {
                 let net = &self.nets[p.flow as usize];
                 self.path_stats[net.path_base + p.path as usize].acks_delivered += 1;
                 self.acks_delivered += 1;
-                let wake = self.senders[p.flow as usize].on_ack(now, &p, &mut self.sends);
+                let ack = Ack::from_packet(&p, self.acks.take(p.ack));
+                let wake = self.senders[p.flow as usize].on_ack(now, &ack, &mut self.sends);
                 self.set_wake(now, p.flow, wake);
                 self.after_sender(now, p.flow, false);
             }
@@ -642,7 +647,7 @@ impl Simulation {
         self.arm_receiver(p.flow);
     }
 
-    fn send_ack(&mut self, now: Time, mut ack: Packet) {
+    fn send_ack(&mut self, now: Time, ack: Ack) {
         self.acks_sent += 1;
         let net = &self.nets[ack.flow as usize];
         // The ACK's `path` arrives as the path its data took (a window update: path 0).
@@ -651,11 +656,11 @@ impl Simulation {
             AckPath::Fixed(j) => (j as usize).min(net.paths.len() - 1),
         };
         self.path_stats[net.path_base + back].acks_sent += 1;
-        ack.path = back as u8;
-        ack.route = net.paths[back].1;
-        ack.hop = 0;
-        let first = self.route_hops[self.routes[ack.route as usize].0 as usize];
-        self.arrive(now, first, ack);
+        let mut p = ack.packet(self.acks.put(ack.info), now);
+        p.path = back as u8;
+        p.route = net.paths[back].1;
+        let first = self.route_hops[self.routes[p.route as usize].0 as usize];
+        self.arrive(now, first, p);
     }
 
     /// A receiver whose application reads at a set rate wakes up to send window updates.

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
 use ccscope_core::{Dur, Time};
-use ccscope_net::{Packet, PacketKind};
+use ccscope_net::{Ack, Packet};
 
 use crate::traffic::{Poll, TransferPlan};
 
@@ -249,8 +249,7 @@ impl DatagramSender {
     }
 
     /// An ACK for `ack.seq` arrived.
-    pub fn on_ack(&mut self, now: Time, ack: &Packet, out: &mut Vec<Packet>) -> Option<Time> {
-        debug_assert_eq!(ack.kind, PacketKind::Ack);
+    pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Packet>) -> Option<Time> {
         self.last_ack = now;
         if self.mode == DatagramMode::Datagrump {
             // datagrump sender.cc got_ack(): the counter only moves forward.
@@ -290,7 +289,7 @@ impl DatagramSender {
         self.try_send(now, out)
     }
 
-    fn ack_event(&self, now: Time, ack: &Packet, rec: &Outstanding) -> AckEvent {
+    fn ack_event(&self, now: Time, ack: &Ack, rec: &Outstanding) -> AckEvent {
         AckEvent {
             seq: ack.seq,
             bytes: self.packet_bytes,
@@ -398,7 +397,7 @@ mod tests {
 
     fn ack(s: &mut DatagramSender, seq: u64, ms: u64) -> Vec<u64> {
         let now = Time::from_ms(ms);
-        let a = Packet { kind: PacketKind::Ack, recv: now, ..Packet::data(0, seq, 80, Time::ZERO) };
+        let a = Ack::of(&Packet::data(0, seq, 1504, Time::ZERO), 80, now);
         let mut out = Vec::new();
         s.on_ack(now, &a, &mut out);
         out.iter().map(|p| p.seq).collect()

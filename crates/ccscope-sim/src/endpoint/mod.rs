@@ -7,7 +7,7 @@ pub mod reliable;
 
 use ccscope_cc::{AnyController, Transport};
 use ccscope_core::{Bandwidth, Time};
-use ccscope_net::Packet;
+use ccscope_net::{Ack, Packet};
 
 use crate::traffic::TransferPlan;
 
@@ -80,7 +80,7 @@ impl Sender {
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
         each!(self, s => s.try_send(now, out))
     }
-    pub fn on_ack(&mut self, now: Time, ack: &Packet, out: &mut Vec<Packet>) -> Option<Time> {
+    pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Packet>) -> Option<Time> {
         each!(self, s => s.on_ack(now, ack, out))
     }
     /// The transport's timer fired (datagrump's no-ACK timeout, or the RFC 6298 RTO).

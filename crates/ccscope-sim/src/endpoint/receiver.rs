@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 
 use ccscope_core::{Bandwidth, Dur, Time};
-use ccscope_net::{Packet, PacketKind};
+use ccscope_net::{Ack, Packet};
 
 /// Bits x nanoseconds in one byte read: a rate in bit/s times a time in ns gives bit-ns.
 const BYTE_BIT_NS: u128 = 8 * 1_000_000_000;
@@ -129,7 +129,7 @@ pub struct Receiver {
     /// Right edge of the window last advertised, in packets: rcv_nxt + floor(rwnd / packet).
     adv_edge: u64,
     /// The last ACK sent, template of a window update.
-    last_ack: Option<Packet>,
+    last_ack: Option<Ack>,
     /// When the application's reading will have reopened the window enough for an update.
     update_at: Option<Time>,
     /// The earliest wake-up handed out by `take_wake` that has not fired yet.
@@ -175,8 +175,8 @@ impl Receiver {
     }
 
     /// A data packet arrived at `now`: returns the ACK and how many packets became deliverable in order.
-    pub fn on_data(&mut self, p: &Packet, now: Time) -> (Packet, u64) {
-        let mut ack = Packet { kind: PacketKind::Ack, bytes: self.ack_bytes, recv: now, enqueued: now, ..*p };
+    pub fn on_data(&mut self, p: &Packet, now: Time) -> (Ack, u64) {
+        let mut ack = Ack::of(p, self.ack_bytes, now);
         if !self.reliable {
             // Datagrams: every packet is delivered as it comes.
             self.delivered_in_order += 1;
@@ -236,9 +236,9 @@ impl Receiver {
     }
 
     /// Put the window on an ACK and plan the next window update.
-    fn advertise(&mut self, now: Time, ack: &mut Packet) {
+    fn advertise(&mut self, now: Time, ack: &mut Ack) {
         let Some(w) = self.buf.window() else { return };
-        ack.rwnd = w.min(Packet::RWND_UNLIMITED as u64 - 1) as u32;
+        ack.rwnd = w.min(Ack::RWND_UNLIMITED as u64 - 1) as u32;
         let pkt = self.packet_bytes.max(1);
         self.adv_edge = self.rcv_nxt + w / pkt;
         self.last_ack = Some(*ack);
@@ -264,7 +264,7 @@ impl Receiver {
     }
 
     /// A wake-up fired: the window update, if the application's reading has made one due.
-    pub fn on_wake(&mut self, now: Time) -> Option<Packet> {
+    pub fn on_wake(&mut self, now: Time) -> Option<Ack> {
         if self.wake_pending == Some(now) {
             self.wake_pending = None;
         }
@@ -272,7 +272,9 @@ impl Receiver {
             return None;
         }
         self.buf.advance(now);
-        let mut ack = Packet { recv: now, enqueued: now, window_update: true, ..self.last_ack? };
+        let mut ack = self.last_ack?;
+        ack.recv = now;
+        ack.window_update = true;
         ack.ack_cum = self.rcv_nxt;
         ack.sack = self.recent;
         self.advertise(now, &mut ack);
@@ -356,7 +358,7 @@ mod tests {
         let mut r = Receiver::new(true, 40);
         r.on_data(&data(0), Time::ZERO);
         let (a, _) = r.on_data(&data(2), Time::ZERO);
-        assert_eq!(a.rwnd, Packet::RWND_UNLIMITED);
+        assert_eq!(a.rwnd, Ack::RWND_UNLIMITED);
         assert_eq!(r.take_wake(), None);
     }
 
@@ -423,7 +425,7 @@ mod tests {
         assert_eq!(r.on_wake(Time(MS / 2)), None);
         let u = r.on_wake(at(1)).expect("window update");
         assert!(u.window_update);
-        assert_eq!((u.kind, u.ack_cum, u.rwnd, u.recv), (PacketKind::Ack, 4, 1500, at(1)));
+        assert_eq!((u.ack_cum, u.rwnd, u.recv), (4, 1500, at(1)));
         // Linux tcp_cleanup_rbuf: the next update waits for twice the window advertised.
         assert_eq!(r.take_wake(), Some(at(2)));
         assert_eq!(r.on_wake(at(2)).map(|u| u.rwnd), Some(3000));

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 use ccscope_cc::common::RttEstimator;
 use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
 use ccscope_core::{Dur, Time};
-use ccscope_net::{Packet, PacketKind};
+use ccscope_net::{Ack, Packet};
 
 use crate::traffic::{OnOffParams, Poll, TransferPlan};
 
@@ -143,7 +143,7 @@ impl ReliableSender {
             backoff: 0,
             rto_deadline: None,
             snd_wnd_edge: u64::MAX,
-            last_rwnd: Packet::RWND_UNLIMITED,
+            last_rwnd: Ack::RWND_UNLIMITED,
             sndbuf_packets: u64::MAX,
             persist_deadline: None,
             persist_backoff: 0,
@@ -319,13 +319,12 @@ impl ReliableSender {
         self.cc.on_loss(now, &ev);
     }
 
-    pub fn on_ack(&mut self, now: Time, ack: &Packet, out: &mut Vec<Packet>) -> Option<Time> {
-        debug_assert_eq!(ack.kind, PacketKind::Ack);
+    pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Packet>) -> Option<Time> {
         // ACKs arrive in the order they were sent (one FIFO path), so the latest window is the
         // newest one (RFC 9293 §3.10.7.4's SND.WL1/WL2 check has nothing to reject).
         let rwnd_changed = ack.rwnd != self.last_rwnd;
         self.last_rwnd = ack.rwnd;
-        if ack.rwnd != Packet::RWND_UNLIMITED {
+        if ack.rwnd != Ack::RWND_UNLIMITED {
             self.snd_wnd_edge = ack.ack_cum + ack.rwnd as u64 / self.packet_bytes.max(1) as u64;
         }
         if ack.window_update {
@@ -512,9 +511,8 @@ mod tests {
         s.with_buffers(rbuf_packets.map(|p| p * PKT as u64), sndbuf_packets.map(|p| p * PKT as u64))
     }
 
-    fn ack(cum: u64, rwnd_packets: u64, sack: &[(u64, u64)]) -> Packet {
-        let mut a = Packet::data(0, cum.saturating_sub(1), 76, Time::ZERO);
-        a.kind = PacketKind::Ack;
+    fn ack(cum: u64, rwnd_packets: u64, sack: &[(u64, u64)]) -> Ack {
+        let mut a = Ack::of(&Packet::data(0, cum.saturating_sub(1), 1500, Time::ZERO), 76, Time::ZERO);
         a.ack_cum = cum;
         a.rwnd = (rwnd_packets * PKT as u64) as u32;
         for (i, b) in sack.iter().enumerate() {
@@ -578,7 +576,7 @@ mod tests {
         out.clear();
         // SACKed data still occupies the send buffer until cumulatively acknowledged.
         let mut a = ack(0, 0, &[(1, 3)]);
-        a.rwnd = Packet::RWND_UNLIMITED;
+        a.rwnd = Ack::RWND_UNLIMITED;
         s.on_ack(ms(40), &a, &mut out);
         assert!(out.is_empty());
         a.ack_cum = 1;
