@@ -14,7 +14,12 @@ pub struct Pipe {
 
 impl Pipe {
     pub fn new(delay: Dur) -> Self {
-        Pipe { delay, line: VecDeque::with_capacity(64) }
+        Self::with_capacity(delay, 64)
+    }
+
+    /// A line that starts with room for `cap` packets (it grows to the most ever on it at once).
+    pub fn with_capacity(delay: Dur, cap: usize) -> Self {
+        Pipe { delay, line: VecDeque::with_capacity(cap) }
     }
 
     pub fn delay(&self) -> Dur {

@@ -202,8 +202,10 @@ impl Simulation {
                 // The dumbbell: the flow's own delay lines carry the propagation delay, after the data
                 // link and before the ACK link; the two links themselves hand packets straight on.
                 let (d, a) = sc.dumbbell.expect("a flow without paths needs the dumbbell (checked by the loader)");
+                // A flow's own delay line starts small: its ring is cycled through, so a big one
+                // would keep cold cache lines per flow (it grows to the flow's most in flight).
                 let mut delay_hop = |delay: Dur| {
-                    hops.push(Hop { spec: None, owner: None, link: None, pipe: Pipe::new(delay), direct: false, cut_through: false, stats: HopStats::default() });
+                    hops.push(Hop { spec: None, owner: None, link: None, pipe: Pipe::with_capacity(delay, 4), direct: false, cut_through: false, stats: HopStats::default() });
                     hops.len() as u32 - 1
                 };
                 let fwd = delay_hop(f.delay.unwrap_or(sc.links[d].delay));

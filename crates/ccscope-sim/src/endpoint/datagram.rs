@@ -98,7 +98,7 @@ impl DatagramSender {
             cc,
             packet_bytes,
             next_seq: 0,
-            ring: VecDeque::with_capacity(256),
+            ring: VecDeque::with_capacity(16),
             base_seq: 0,
             in_flight: 0,
             active: false,

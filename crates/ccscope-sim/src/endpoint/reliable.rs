@@ -128,7 +128,7 @@ impl ReliableSender {
             plan,
             snd_una: 0,
             snd_nxt: 0,
-            ring: VecDeque::with_capacity(1024),
+            ring: VecDeque::with_capacity(16),
             in_flight: 0,
             lost_scan: 0,
             lost_waiting: 0,
