@@ -26,18 +26,13 @@ impl Pipe {
         self.delay
     }
 
-    /// Put `pkt` on the line at `now`; returns its exit time if it is the new head (schedule it).
+    /// Put `pkt` on the line when it enters it at `now` (for a packet cut through its link, the time
+    /// it leaves the serializer); returns its exit time if it is the new head (schedule it).
     pub fn push(&mut self, now: Time, pkt: Packet) -> Option<Time> {
         let exit = now + self.delay;
         debug_assert!(self.line.back().is_none_or(|b| b.0 <= exit));
         self.line.push_back((exit, pkt));
         (self.line.len() == 1).then_some(exit)
-    }
-
-    /// Put `pkt` on the line when it leaves the serializer at `left` (later than now); returns its
-    /// exit time if it is the new head.
-    pub fn push_at(&mut self, left: Time, pkt: Packet) -> Option<Time> {
-        self.push(left, pkt)
     }
 
     /// Take the head if it has arrived by `now`.

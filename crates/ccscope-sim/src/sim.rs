@@ -83,6 +83,35 @@ struct Hop {
     stats: HopStats,
 }
 
+impl Hop {
+    /// A hop for scenario link `k` (`owner`: the flow of a per-flow copy), its queue and loss
+    /// drawing from the named random streams.
+    fn link(sc: &Scenario, k: usize, owner: Option<u32>, streams: (u64, u64), bin: Dur, log: bool) -> Hop {
+        let spec = &sc.links[k];
+        let q = AnyQueue::new(&spec.queue, rng::stream(sc.seed, streams.0), mean_rate(&spec.service));
+        let loss = LossModel::new(spec.loss.clone(), rng::stream(sc.seed, streams.1));
+        Hop {
+            spec: Some(k),
+            owner,
+            link: Some(Box::new(Link::new(&spec.service, q, loss, bin, log))),
+            pipe: Pipe::new(spec.delay),
+            direct: spec.delay == Dur::ZERO,
+            cut_through: false,
+            stats: HopStats::default(),
+        }
+    }
+}
+
+impl HopStats {
+    /// `p` leaves the serializer at `left`.
+    #[inline]
+    fn on_departure(&mut self, p: &Packet, left: Time) {
+        self.departures += 1;
+        self.departed_bytes += p.bytes as u64;
+        self.queue_delay_ms.record(left.as_ms_floor() - p.enqueued.as_ms_floor());
+    }
+}
+
 /// Per (flow, path) counters: what a multipath transport and its analysis need.
 #[derive(Clone, Copy, Debug, Default)]
 struct PathCounters {
@@ -175,25 +204,8 @@ impl Simulation {
         let bin = sc.bin.max(Dur(1));
         // One hop per scenario link; the queue and loss streams of the dumbbell's two links keep the
         // stream numbers they always had (10 + k, 20 + k), so existing runs replay bit for bit.
-        let mut hops: Vec<Hop> = sc
-            .links
-            .iter()
-            .enumerate()
-            .map(|(k, spec)| {
-                let q = AnyQueue::new(&spec.queue, rng::stream(sc.seed, 10 + k as u64), mean_rate(&spec.service));
-                let loss = LossModel::new(spec.loss.clone(), rng::stream(sc.seed, 20 + k as u64));
-                let log = sc.packet_log && k == sc.monitor;
-                Hop {
-                    spec: Some(k),
-                    owner: None,
-                    link: Some(Box::new(Link::new(&spec.service, q, loss, bin, log))),
-                    pipe: Pipe::new(spec.delay),
-                    direct: spec.delay == Dur::ZERO,
-                    cut_through: false,
-                    stats: HopStats::default(),
-                }
-            })
-            .collect();
+        let mut hops: Vec<Hop> =
+            (0..sc.links.len()).map(|k| Hop::link(sc, k, None, (10 + k as u64, 20 + k as u64), bin, sc.packet_log && k == sc.monitor)).collect();
         let mut rt = RouteTable::default();
         let mut nets = Vec::with_capacity(sc.flows.len());
         let mut n_paths = 0;
@@ -224,17 +236,7 @@ impl Simulation {
                         return h;
                     }
                     let stream = (1u64 << 40) | ((fi as u64) << 16) | l as u64;
-                    let q = AnyQueue::new(&spec.queue, rng::stream(sc.seed, stream), mean_rate(&spec.service));
-                    let loss = LossModel::new(spec.loss.clone(), rng::stream(sc.seed, stream | (1 << 39)));
-                    hops.push(Hop {
-                        spec: Some(l),
-                        owner: Some(fi as u32),
-                        link: Some(Box::new(Link::new(&spec.service, q, loss, bin, false))),
-                        pipe: Pipe::new(spec.delay),
-                        direct: spec.delay == Dur::ZERO,
-                        cut_through: false,
-                        stats: HopStats::default(),
-                    });
+                    hops.push(Hop::link(sc, l, Some(fi as u32), (stream, stream | (1 << 39)), bin, false));
                     own.push((l, hops.len() as u32 - 1));
                     hops.len() as u32 - 1
                 };
@@ -517,10 +519,8 @@ impl Simulation {
                 ccscope_net::Arrival::Held(Some(t)) => self.events.push(t, Phase::Late, Ev::Service(h)),
                 ccscope_net::Arrival::Held(None) => {}
                 ccscope_net::Arrival::Departs(p, left) => {
-                    hop.stats.departures += 1;
-                    hop.stats.departed_bytes += p.bytes as u64;
-                    hop.stats.queue_delay_ms.record(left.as_ms_floor() - p.enqueued.as_ms_floor());
-                    if let Some(t) = hop.pipe.push_at(left, p) {
+                    hop.stats.on_departure(&p, left);
+                    if let Some(t) = hop.pipe.push(left, p) {
                         self.events.push(t, Phase::Normal, Ev::Pipe(h));
                     }
                 }
@@ -587,10 +587,7 @@ impl Simulation {
         for p in out.drain(..) {
             let f = p.flow as usize;
             let delay = now.as_ms_floor() - p.enqueued.as_ms_floor();
-            let hop = &mut self.hops[h as usize];
-            hop.stats.departures += 1;
-            hop.stats.departed_bytes += p.bytes as u64;
-            hop.stats.queue_delay_ms.record(delay);
+            self.hops[h as usize].stats.on_departure(&p, now);
             if p.kind == PacketKind::Data {
                 if h == self.nets[f].monitor {
                     self.stats[f].on_link_departure(now, p.enqueued, p.bytes);
