@@ -204,3 +204,29 @@ fn huge_requests_are_refused_before_anything_is_allocated() {
     let e = load_err(&format!("{}{flow}", LINKS.replace("duration_s = 1", "duration_s = 1e300")));
     assert!(e.starts_with("t.toml:1: field `duration_s`:") && e.contains("more than"), "{e}");
 }
+
+#[test]
+fn a_fixed_ack_path_carries_every_ack_whatever_path_the_data_took() {
+    let text = std::fs::read_to_string(root().join("examples/two_paths.toml")).unwrap();
+    let r = run_text(&text.replace("duration_s = 30", "duration_s = 5").replace("window = 100", "window = 100\nack_path = 1"));
+    assert_conserved("two_paths ack_path = 1", &r);
+    let (p0, p1) = (&r.paths[0], &r.paths[1]);
+    assert!(p0.delivered > 0 && p1.delivered > 0);
+    assert_eq!((p0.acks_sent, p1.acks_sent), (0, p0.delivered + p1.delivered));
+}
+
+#[test]
+fn time_series_are_kept_only_where_asked() {
+    let text = std::fs::read_to_string(root().join("examples/parking_lot.toml")).unwrap().replace("duration_s = 60", "duration_s = 5");
+    let bins = |extra: &str| {
+        let r = run_text(&format!("{extra}\n{text}"));
+        r.bins.iter().map(|b| !b.is_empty()).collect::<Vec<bool>>()
+    };
+    // Four flows, then the monitored link last.
+    assert_eq!(bins(""), [true; 5]);
+    assert_eq!(bins("timeseries = \"link\""), [false, false, false, false, true]);
+    assert_eq!(bins("timeseries = \"none\""), [false; 5]);
+    let one = text.replacen("controller = \"newreno\"\nroute = [\"hop1\"]", "controller = \"newreno\"\ntimeseries = true\nroute = [\"hop1\"]", 1);
+    let r = run_text(&format!("timeseries = \"none\"\n{one}"));
+    assert_eq!(r.bins.iter().map(|b| !b.is_empty()).collect::<Vec<_>>(), [false, true, false, false, false]);
+}
