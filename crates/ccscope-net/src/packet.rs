@@ -8,7 +8,7 @@ pub enum PacketKind {
     Ack,
 }
 
-/// A packet on the wire: what links, queues and routes need, 48 bytes. The fields only ACKs carry
+/// A packet on the wire: what links, queues and routes need, 48 bytes (a test holds it there). The fields only ACKs carry
 /// live apart (an [`Ack`] at the endpoints; in the simulation, a pool entry named by `ack`), so
 /// data packets do not haul them through every queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +25,11 @@ pub struct Packet {
     pub bytes: u32,
     /// ACK: the index of its ACK-only fields in the simulation's pool.
     pub ack: u32,
+    /// Data: the sender's round number, for round-correlated loss (paper 002 eq. 7, specs/002-cmt.md
+    /// A12: a round starts when the first packet of the previous round is acknowledged), with
+    /// [`Packet::RETX`] set on retransmissions, which that loss model spares; 0 when the transport
+    /// counts no rounds. ACK: 0.
+    pub round: u32,
     /// Data: its sequence number. Ack: the sequence number acknowledged.
     pub seq: u64,
     /// When the data packet left its sender (echoed in the ACK).
@@ -34,8 +39,11 @@ pub struct Packet {
 }
 
 impl Packet {
+    /// The bit of `round` that marks a retransmission.
+    pub const RETX: u32 = 1 << 31;
+
     pub fn data(flow: u32, seq: u64, bytes: u32, sent: Time) -> Packet {
-        Packet { flow, route: 0, hop: 0, path: 0, kind: PacketKind::Data, bytes, ack: 0, seq, sent, enqueued: sent }
+        Packet { flow, route: 0, hop: 0, path: 0, kind: PacketKind::Data, bytes, ack: 0, round: 0, seq, sent, enqueued: sent }
     }
 }
 
@@ -89,7 +97,7 @@ impl Ack {
 
     /// The wire packet that carries it; its ACK-only fields go to the pool entry `slot`.
     pub fn packet(&self, slot: u32, now: Time) -> Packet {
-        Packet { flow: self.flow, route: 0, hop: 0, path: self.path, kind: PacketKind::Ack, bytes: self.bytes, ack: slot, seq: self.seq, sent: self.sent, enqueued: now }
+        Packet { flow: self.flow, route: 0, hop: 0, path: self.path, kind: PacketKind::Ack, bytes: self.bytes, ack: slot, round: 0, seq: self.seq, sent: self.sent, enqueued: now }
     }
 
     /// The ACK a wire packet carried, with its ACK-only fields back from the pool.
@@ -142,5 +150,15 @@ impl AckPool {
     /// Slot `i` is free (its ACK was dropped).
     pub fn release(&mut self, i: u32) {
         self.free.push(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wire_packet_stays_48_bytes() {
+        assert_eq!(std::mem::size_of::<Packet>(), 48);
     }
 }
