@@ -297,6 +297,39 @@ def repro_markov(
     console.print(f"wrote {path}")
 
 
+def find_experiment(name: str) -> Path:
+    """`experiments/NAME/repro.py` of the ccscope checkout holding the current folder: reproductions live
+    beside the library, never inside it (the library does not import them)."""
+    for d in (Path.cwd(), *Path.cwd().parents):
+        script = d / "experiments" / name / "repro.py"
+        if script.is_file():
+            return script
+    raise FileNotFoundError(f"experiments/{name}/repro.py: not found here or above; run from a ccscope checkout")
+
+
+@repro_app.command("cmt", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def repro_cmt(ctx: typer.Context) -> None:
+    """Paper 002: SCTP-CMT simulation against the Markov and renewal models; static vs dynamic windows.
+
+    Runs experiments/cmt/repro.py of this checkout; its options (-o, --seeds, --loss-events, ...) pass through.
+    """
+    import runpy
+
+    try:
+        script = find_experiment("cmt")
+    except FileNotFoundError as e:
+        raise fail(e)
+    argv = sys.argv
+    sys.argv = [str(script), *ctx.args]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise typer.Exit(e.code if isinstance(e.code, int) else 2)
+    finally:
+        sys.argv = argv
+
+
 def _markov_table(figures: dict, title: str) -> Table:
     t = Table(title=title)
     t.add_column("figure")
