@@ -31,7 +31,8 @@ def sigma_edges(mu: float, sigma: float) -> np.ndarray:
 
 
 def levels(v, edges: np.ndarray) -> np.ndarray:
-    """Level 1..8 of each value: the number of boundaries at or below it, plus 1 (intervals closed below)."""
+    """Level 1..8 of each value: the number of boundaries at or below it, plus 1 (intervals closed below).
+    With sigma = 0 every boundary is mu, so the literal intervals give 8 for V >= mu and 1 below it."""
     return np.searchsorted(edges, np.asarray(v, dtype=np.float64), side="right") + 1
 
 

@@ -117,14 +117,15 @@ def _line(xs: np.ndarray, ys: np.ndarray) -> Tuple[float, float]:
 
 
 def anis_lloyd(n) -> np.ndarray:
-    """Expected R/S of n i.i.d. normals (Anis & Lloyd 1976) with Peters' (1994) small-n factor (n - 1/2)/n,
-    as Weron (2002, eq. 5) uses it; log-gamma keeps it finite for every n."""
+    """Expected R/S of n i.i.d. normals (Anis & Lloyd 1976): Gamma((n-1)/2) / (sqrt(pi) Gamma(n/2))
+    sum_{i=1}^{n-1} sqrt((n-i)/i), in log-gamma so it stays finite for every n. Peters' (1994) factor
+    (n - 1/2)/n is not applied: without it the formula matches the simulated mean of this R/S to 0.1%
+    at n = 10-300 (docs/deviations.md)."""
     out = []
     for m in np.atleast_1d(n).astype(np.int64):
         i = np.arange(1, m, dtype=np.float64)
         s = np.sum(np.sqrt((m - i) / i))
-        g = math.exp(math.lgamma((m - 1) / 2.0) - math.lgamma(m / 2.0)) / math.sqrt(math.pi)
-        out.append((m - 0.5) / m * g * s)
+        out.append(math.exp(math.lgamma((m - 1) / 2.0) - math.lgamma(m / 2.0)) / math.sqrt(math.pi) * s)
     return np.asarray(out)
 
 
@@ -146,8 +147,9 @@ def rescaled_range(x, min_scale: int = MIN_SCALE, max_scale: Optional[int] = Non
                    scales_per_decade: int = SCALES_PER_DECADE, correction: str = "anis-lloyd") -> HurstEstimate:
     """R/S (Hurst 1951; Mandelbrot & Wallis 1969) over non-overlapping blocks.
 
-    correction="anis-lloyd": H = 1/2 + slope of log(R/S)_n - log E(R/S)_n against log n (Anis & Lloyd 1976
-    with Peters' factor; Weron 2002); "none": the plain pox-plot slope of log mean (R/S)_n."""
+    correction="anis-lloyd": H = 1/2 + slope of log(R/S)_n - log E(R/S)_n against log n (Anis & Lloyd 1976;
+    Weron 2002); "none": the plain pox-plot slope of log mean (R/S)_n. S is the block's standard
+    deviation with divisor n, as in the Anis-Lloyd expectation."""
     if correction not in ("anis-lloyd", "none"):
         raise StatsError(f"rs: correction must be 'anis-lloyd' or 'none', got {correction!r}")
     a = check_series(x)
