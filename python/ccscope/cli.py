@@ -414,10 +414,16 @@ def _stats_fail(e: ValueError) -> "typer.Exit":
 
     if isinstance(e, SeriesTooShortError):
         return fail(ValueError(f"--method {e.method}: {e.detail}"))
+    import re
+
     msg = str(e)
     for word, opt in (("column", "--column"), ("series", "SERIES")):
         if msg.startswith(word):
             msg = opt + msg[len(word):]
+    # "wavelet: j2 (3) must be above j1 (5)" names the fit argument: say which option set it.
+    m = re.match(r"^(rs|aggvar|wavelet): (min_scale|max_scale|j1|j2)\b", msg)
+    if m:
+        msg = f"--{m.group(2).replace('_', '-')} ({m.group(1)}): {msg[len(m.group(1)) + 2:]}"
     return fail(ValueError(msg))
 
 

@@ -10,6 +10,7 @@ CondProb[l][l'] / h_l.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
 
@@ -201,7 +202,8 @@ class CondProbOnline:
     def level(self, v: float, k: int = 1) -> int:
         """L_k(v) under the current mu_k, sigma_k (what SAC uses for S_t, §3.2.2)."""
         mu, sd = self._stats(k)
-        return int(levels(v, sigma_edges(mu, sd)))
+        # The same boundaries as sigma_edges (one multiply, one add each), without numpy's per-call cost.
+        return bisect_right([mu + sd * j for j in (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0)], v) + 1
 
     def end_t1(self, v1: float) -> int:
         """The T1 alarm: update mu_1, sigma_1 with V1, classify it, add 1 to h_l; returns l."""
