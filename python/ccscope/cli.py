@@ -23,7 +23,8 @@ repro_app = typer.Typer(no_args_is_help=True, help="Regenerate a paper reproduct
 app.add_typer(repro_app, name="repro")
 markov_app = typer.Typer(no_args_is_help=True, help="Train and inspect (delay, window) Markov models (paper 000).")
 app.add_typer(markov_app, name="markov")
-stats_app = typer.Typer(no_args_is_help=True, help="Self-similar traffic statistics: Hurst estimates and CondProb tables (paper 003).")
+stats_app = typer.Typer(no_args_is_help=True,
+                        help="Self-similar traffic statistics: Hurst estimates and CondProb tables (paper 003).")
 app.add_typer(stats_app, name="stats")
 console = Console()
 err = Console(stderr=True)
@@ -404,6 +405,7 @@ def markov_inspect(
         console.print(f"wrote {heatmap}")
 
 
+COLUMN_HELP = "Column to analyse (default: throughput_mbps, or the only numeric one)"
 SERIES_HELP = ("Parquet time series, or a results folder: its link series (flow -1) from timeseries.parquet. "
                "The column is throughput_mbps (what left the link per bin) unless --column names another")
 
@@ -431,9 +433,9 @@ def _stats_fail(e: ValueError) -> "typer.Exit":
 def stats_hurst(
     series: Path = typer.Argument(..., help=SERIES_HELP),
     method: str = typer.Option("all", "--method", help="all, rs, aggvar, wavelet or whittle"),
-    column: Optional[str] = typer.Option(None, "--column", help="Column to analyse (default: throughput_mbps, or the only numeric one)"),
-    min_scale: Optional[int] = typer.Option(None, "--min-scale", help="R/S and aggvar: smallest block, bins (default 10)"),
-    max_scale: Optional[int] = typer.Option(None, "--max-scale", help="R/S and aggvar: largest block, bins (default n/100)"),
+    column: Optional[str] = typer.Option(None, "--column", help=COLUMN_HELP),
+    min_scale: Optional[int] = typer.Option(None, "--min-scale", help="R/S, aggvar: smallest block, bins (default 10)"),
+    max_scale: Optional[int] = typer.Option(None, "--max-scale", help="R/S, aggvar: largest block, bins (default n/100)"),
     j1: Optional[int] = typer.Option(None, "--j1", help="wavelet: first octave of the fit (default 7)"),
     j2: Optional[int] = typer.Option(None, "--j2", help="wavelet: last octave of the fit (default j_max - 3)"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
@@ -446,8 +448,8 @@ def stats_hurst(
     methods = list(stats.METHODS) if method == "all" else [method]
     if method != "all" and method not in stats.METHODS:
         raise fail(ValueError(f"--method {method}: not one of all, {', '.join(stats.METHODS)}"))
-    fits = {"rs": {"min_scale": min_scale, "max_scale": max_scale}, "aggvar": {"min_scale": min_scale, "max_scale": max_scale},
-            "wavelet": {"j1": j1, "j2": j2}, "whittle": {}}
+    blocks = {"min_scale": min_scale, "max_scale": max_scale}
+    fits = {"rs": blocks, "aggvar": blocks, "wavelet": {"j1": j1, "j2": j2}, "whittle": {}}
     try:
         s = stats.load_series(series, column)
         res = [stats.hurst(s.values, m, **{k: v for k, v in fits[m].items() if v is not None}) for m in methods]
@@ -466,6 +468,11 @@ def stats_hurst(
     console.print(t)
 
 
+def _num(v: float, digits: int) -> str:
+    """A float with `digits` decimals, "-" for NaN."""
+    return "-" if v != v else f"{float(v):.{digits}f}"
+
+
 def _whole_bins(opt: str, seconds: float, bin_s: float) -> int:
     k = seconds / bin_s
     if not (seconds > 0) or round(k) < 1 or abs(k - round(k)) > 1e-6 * max(1.0, k):
@@ -478,8 +485,8 @@ def stats_condprob(
     series: Path = typer.Argument(..., help=SERIES_HELP),
     t1: float = typer.Option(2.0, "--t1", help="T1, seconds: the past window (paper 003: 2 s)"),
     t2: float = typer.Option(2.0, "--t2", help="T2, seconds: the future window (paper 003: 2 s)"),
-    column: Optional[str] = typer.Option(None, "--column", help="Column to analyse (default: throughput_mbps, or the only numeric one)"),
-    bin_s: Optional[float] = typer.Option(None, "--bin-s", help="Bin width, seconds (default: the step of the time_s column)"),
+    column: Optional[str] = typer.Option(None, "--column", help=COLUMN_HELP),
+    bin_s: Optional[float] = typer.Option(None, "--bin-s", help="Bin width, seconds (default: the step of time_s)"),
     partition: str = typer.Option("sigma", "--partition", help="sigma (mean +- k sigma, the paper's) or quantile"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
 ) -> None:
@@ -512,12 +519,11 @@ def stats_condprob(
     for col in ["L1", "h"] + [str(k) for k in range(1, 9)] + ["E", "S"]:
         t.add_column(col, justify="right", no_wrap=True, min_width=5 if col == "S" else None)
     for i in range(8):
-        t.add_row(str(i + 1), str(int(tab.h[i])), *[fmt(None if math.isnan(v) else float(v), 2) for v in p[i]],
-                  fmt(None if math.isnan(e[i]) else float(e[i]), 2), fmt(None if math.isnan(ent[i]) else float(ent[i]), 3))
+        t.add_row(str(i + 1), str(int(tab.h[i])), *[_num(v, 2) for v in p[i]], _num(e[i], 2), _num(ent[i], 3))
     console.print(t)
     avg, cond = stats.average_entropy(tab), stats.average_entropy(tab, weighted=True)
-    console.print(f"average entropy (rows with h >= {stats.condprob.ENTROPY_MIN_COUNT}): {fmt(None if math.isnan(avg) else avg, 3)} nats; "
-                  f"H(L2|L1): {fmt(None if math.isnan(cond) else cond, 3)} nats; Kendall tau_b: {tab.kendall_tau():.3f}")
+    console.print(f"average entropy (rows with h >= {stats.condprob.ENTROPY_MIN_COUNT}): {_num(avg, 3)} nats; "
+                  f"H(L2|L1): {_num(cond, 3)} nats; Kendall tau_b: {_num(tab.kendall_tau(), 3)}")
 
 
 def main() -> None:

@@ -205,30 +205,28 @@ class CondProbOnline:
         # The same boundaries as sigma_edges (one multiply, one add each), without numpy's per-call cost.
         return bisect_right([mu + sd * j for j in (-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0)], v) + 1
 
+    def _observe(self, v: float, k: int) -> int:
+        """A.2 at an alarm: update mu_k, sigma_k with V_k first (unless frozen), then classify V_k."""
+        v = float(v)
+        if not math.isfinite(v):
+            raise StatsError(f"v{k}: {v} is not finite")
+        if self._frozen is None:
+            (self._s1 if k == 1 else self._s2).push(v)
+        return self.level(v, k)
+
     def end_t1(self, v1: float) -> int:
         """The T1 alarm: update mu_1, sigma_1 with V1, classify it, add 1 to h_l; returns l."""
         if self._l1 is not None:
             raise StatsError("end_t1: called twice without end_t2 (the clock alternates T1, T2)")
-        v1 = float(v1)
-        if not math.isfinite(v1):
-            raise StatsError(f"v1: {v1} is not finite")
-        if self._frozen is None:
-            self._s1.push(v1)
-        l1 = self.level(v1, 1)
-        self.counts[l1 - 1, M] += 1
-        self._l1 = l1
-        return l1
+        self._l1 = self._observe(v1, 1)
+        self.counts[self._l1 - 1, M] += 1
+        return self._l1
 
     def end_t2(self, v2: float) -> int:
         """The T2 alarm: update mu_2, sigma_2 with V2, classify it, add 1 to CondProb[l][l']; returns l'."""
         if self._l1 is None:
             raise StatsError("end_t2: called before end_t1 (the clock alternates T1, T2)")
-        v2 = float(v2)
-        if not math.isfinite(v2):
-            raise StatsError(f"v2: {v2} is not finite")
-        if self._frozen is None:
-            self._s2.push(v2)
-        l2 = self.level(v2, 2)
+        l2 = self._observe(v2, 2)
         self.counts[self._l1 - 1, l2 - 1] += 1
         self._l1 = None
         self.blocks += 1

@@ -46,7 +46,8 @@ def load_series(path: Union[str, Path], column: Optional[str] = None, flow: int 
     try:
         table = pq.read_table(file)
     except Exception as e:  # pyarrow raises several types for a file that is not Parquet
-        raise StatsError(f"series {file}: not a Parquet file ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise StatsError(f"series {file}: not a Parquet file ({why})") from None
     names = table.column_names
     numeric = [c for c in names if c not in INDEX_COLUMNS and _is_numeric(table.schema.field(c).type)]
     if column is None:
@@ -64,7 +65,8 @@ def load_series(path: Union[str, Path], column: Optional[str] = None, flow: int 
     if "flow" in names:
         sel = table.column("flow").to_numpy(zero_copy_only=False) == flow
         if not sel.any():
-            raise StatsError(f"series {file}: no rows of flow {flow}" + (" (the link series); the run kept no link time series" if flow == -1 else ""))
+            why = " (the link series); the run kept no link time series" if flow == -1 else ""
+            raise StatsError(f"series {file}: no rows of flow {flow}{why}")
         values = values[sel]
         time = time[sel] if time is not None else None
     bin_s = None
