@@ -394,8 +394,7 @@ impl Chain {
             // A round lasts one RTT, or one RTO = 3 RTT when it ends in a timeout (eqs. 8, 10).
             dur += rtt * (mass + 2.0 * to);
         }
-        for i in self.n_ca..self.n_states() {
-            let v = pi[i];
+        for (i, &v) in pi.iter().enumerate().skip(self.n_ca) {
             match self.state(i) {
                 State::Eb { k, .. } => {
                     let p = l.p();

@@ -23,8 +23,7 @@ impl Csr {
     /// y = pi Q.
     pub fn left_mul(&self, pi: &[f64], y: &mut [f64]) {
         y.iter_mut().for_each(|v| *v = 0.0);
-        for i in 0..self.n() {
-            let v = pi[i];
+        for (i, &v) in pi.iter().enumerate() {
             if v == 0.0 {
                 continue;
             }

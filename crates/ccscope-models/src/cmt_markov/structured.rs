@@ -62,9 +62,9 @@ impl<'a> Kernel<'a> {
         }
         side.sort_by_key(|e| e.0);
         let mut side_ptr = vec![0; ch.w_max + 2];
-        for w in 2..=ch.w_max + 1 {
+        for (w, ptr) in side_ptr.iter_mut().enumerate().skip(2) {
             let end = if w <= ch.w_max { Chain::level_start(w) } else { ch.n_ca };
-            side_ptr[w] = side.partition_point(|e| e.0 < end);
+            *ptr = side.partition_point(|e| e.0 < end);
         }
         let mut k = Kernel { ch, side, side_ptr, small_in, small_self, small_entry, nz: vec![false; ch.w_max + 2] };
         for w in 2..=ch.w_max {
