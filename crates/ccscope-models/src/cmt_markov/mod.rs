@@ -27,7 +27,7 @@ pub use chain::Chain;
 
 /// Largest window in packets the chain is built for: W (W + 1) / 2 ~ 3.4e7 states, ~270 MB per vector.
 pub const MAX_WINDOW: u64 = 8192;
-/// The explicit solver refuses chains with more non-zeros than this (CSR + its transpose ~ 24 B each).
+/// The explicit solver refuses chains with more non-zeros than this (W above 405; CSR and its transpose hold ~24 B per non-zero).
 pub const EXPLICIT_MAX_NONZEROS: u64 = 1 << 23;
 /// The residual ||pi Q - pi||_1 every answer must reach (issue 10).
 pub const REQUIRED_RESIDUAL: f64 = 1e-10;
