@@ -167,54 +167,43 @@ impl<'a> Kernel<'a> {
         v
     }
 
-    /// One Gauss-Seidel sweep in place; returns the L1 change (before normalisation).
-    fn sweep(&mut self, pi: &mut [f64], h: &mut Vec<f64>, buf: &mut Vec<f64>) -> f64 {
-        let ch = self.ch;
-        let mut acc = vec![0.0; ch.taus.len()];
-        let mut change = 0.0;
-        for w in 2..=ch.w_max {
-            if self.dead(w, pi) {
-                continue;
-            }
-            buf.resize(w, 0.0);
-            self.level(w, pi, true, h, buf);
-            let base = Chain::level_start(w);
-            let dst = &mut pi[base..base + w];
-            change += dst.iter().zip(buf.iter()).map(|(a, b)| (a - b).abs()).sum::<f64>();
-            dst.copy_from_slice(buf);
-            self.nz[w] = buf.iter().any(|&v| v != 0.0);
-            acc[Chain::entry_tau_index(w)] += self.level_timeouts(w, buf);
-        }
-        for j in 0..ch.n_states() - ch.n_ca {
-            let v = self.small_inflow(j, pi, &acc) / (1.0 - self.small_self[j]);
-            change += (pi[ch.n_ca + j] - v).abs();
-            pi[ch.n_ca + j] = v;
-        }
-        let total: f64 = pi.iter().sum();
-        pi.iter_mut().for_each(|v| *v /= total);
-        change
-    }
-
+    /// One pass over the levels, then backoff and slow start. With `gs` it is a Gauss-Seidel sweep in
+    /// place, normalised, returning the L1 change; without, `pi` is left as it is and the pass returns
     /// ||pi Q~ - pi||_1 (Q~ = Q for eq. 7 and for untrimmed rows).
-    fn residual(&self, pi: &[f64], h: &mut Vec<f64>, buf: &mut Vec<f64>) -> f64 {
+    fn pass(&mut self, pi: &mut [f64], gs: bool, h: &mut Vec<f64>, buf: &mut Vec<f64>) -> f64 {
         let ch = self.ch;
         let mut acc = vec![0.0; ch.taus.len()];
-        let mut r = 0.0;
+        let mut dist = 0.0;
         for w in 2..=ch.w_max {
             if self.dead(w, pi) {
                 continue;
             }
             buf.resize(w, 0.0);
-            self.level(w, pi, false, h, buf);
-            r += level(pi, w).iter().zip(buf.iter()).map(|(a, b)| (a - b).abs()).sum::<f64>();
-            acc[Chain::entry_tau_index(w)] += self.level_timeouts(w, level(pi, w));
+            self.level(w, pi, gs, h, buf);
+            let base = Chain::level_start(w);
+            let cur = &mut pi[base..base + w];
+            dist += cur.iter().zip(buf.iter()).map(|(a, b)| (a - b).abs()).sum::<f64>();
+            if gs {
+                cur.copy_from_slice(buf);
+                self.nz[w] = buf.iter().any(|&v| v != 0.0);
+            }
+            // Timeouts leave a level with the values this pass gives it (the new ones in a sweep).
+            acc[Chain::entry_tau_index(w)] += self.level_timeouts(w, cur);
         }
         for j in 0..ch.n_states() - ch.n_ca {
             let own = pi[ch.n_ca + j];
-            let y = self.small_inflow(j, pi, &acc) + self.small_self[j] * own;
-            r += (y - own).abs();
+            let inflow = self.small_inflow(j, pi, &acc);
+            let v = if gs { inflow / (1.0 - self.small_self[j]) } else { inflow + self.small_self[j] * own };
+            dist += (v - own).abs();
+            if gs {
+                pi[ch.n_ca + j] = v;
+            }
         }
-        r
+        if gs {
+            let total: f64 = pi.iter().sum();
+            pi.iter_mut().for_each(|v| *v /= total);
+        }
+        dist
     }
 }
 
@@ -231,10 +220,10 @@ pub fn solve(ch: &Chain, tol: f64, max_sweeps: u32) -> Result<Stationary, CmtMar
     let bound = 2.0 * ch.loss.max_missing();
     let mut last = f64::INFINITY;
     for sweep in 1..=max_sweeps {
-        let change = k.sweep(&mut pi, &mut h, &mut buf);
+        let change = k.pass(&mut pi, true, &mut h, &mut buf);
         // The residual costs a sweep: check it once the iterates have nearly stopped moving.
         if change <= tol || sweep == max_sweeps {
-            last = k.residual(&pi, &mut h, &mut buf) + bound;
+            last = k.pass(&mut pi, false, &mut h, &mut buf) + bound;
             if last <= tol {
                 return Ok(Stationary { pi, iterations: sweep, residual: last });
             }

@@ -187,41 +187,41 @@ fn eta(params: &Params) -> f64 {
     solve(params, Solver::Structured).unwrap().throughput_pps
 }
 
-#[test]
-fn throughput_falls_with_loss_rate() {
+/// eta must strictly fall (or rise) at every step of `xs`, for both loss models; returns the points.
+fn assert_monotone(what: &str, xs: &[f64], rising: bool, set: impl Fn(f64, LossModel) -> Params) -> Vec<(Params, f64)> {
+    let mut out = Vec::new();
     for loss in both() {
-        let mut prev = f64::INFINITY;
-        for p in [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3] {
-            let e = eta(&Params { p, loss, ..Params::default() });
-            assert!(e < prev, "{loss:?}: eta at p={p} is {e}, not below {prev}");
-            prev = e;
+        let mut prev: Option<f64> = None;
+        for &x in xs {
+            let params = set(x, loss);
+            let e = eta(&params);
+            if let Some(p) = prev {
+                assert!(if rising { e > p } else { e < p }, "{loss:?}: eta at {what} = {x} is {e}, after {p}");
+            }
+            prev = Some(e);
+            out.push((params, e));
         }
     }
+    out
+}
+
+#[test]
+fn throughput_falls_with_loss_rate() {
+    let ps = [1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3];
+    assert_monotone("p", &ps, false, |p, loss| Params { p, loss, ..Params::default() });
 }
 
 #[test]
 fn throughput_falls_with_delay() {
-    for loss in both() {
-        let mut prev = f64::INFINITY;
-        for d_ms in [0.0, 5.0, 10.0, 20.0, 40.0, 70.0, 100.0, 200.0, 400.0] {
-            let e = eta(&Params { d_ms, loss, ..Params::default() });
-            assert!(e < prev, "{loss:?}: eta at d={d_ms} ms is {e}, not below {prev}");
-            prev = e;
-        }
-    }
+    let ds = [0.0, 5.0, 10.0, 20.0, 40.0, 70.0, 100.0, 200.0, 400.0];
+    assert_monotone("d_ms", &ds, false, |d_ms, loss| Params { d_ms, loss, ..Params::default() });
 }
 
 #[test]
 fn throughput_rises_with_bandwidth_and_never_exceeds_it() {
-    for loss in both() {
-        let mut prev = 0.0;
-        for b_mbps in [0.5, 1.0, 2.0, 5.0, 10.0, 21.0, 50.0, 100.0, 1000.0] {
-            let params = Params { b_mbps, loss, ..Params::default() };
-            let e = eta(&params);
-            assert!(e > prev, "{loss:?}: eta at b={b_mbps} is {e}, not above {prev}");
-            assert!(e <= params.b_pps(), "{loss:?}: eta {e} above the link's {} pkt/s", params.b_pps());
-            prev = e;
-        }
+    let bs = [0.5, 1.0, 2.0, 5.0, 10.0, 21.0, 50.0, 100.0, 1000.0];
+    for (params, e) in assert_monotone("b_mbps", &bs, true, |b_mbps, loss| Params { b_mbps, loss, ..Params::default() }) {
+        assert!(e <= params.b_pps(), "{:?}: eta {e} above the link's {} pkt/s", params.loss, params.b_pps());
     }
 }
 
