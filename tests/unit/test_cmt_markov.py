@@ -78,11 +78,15 @@ def test_a_four_megabyte_buffer_solves_quickly():
     kb=st.integers(3, 300),
     loss=st.sampled_from(["correlated", "independent"]),
 )
-def test_throughput_falls_with_loss_and_delay_and_never_exceeds_the_link(p, b, d, kb, loss):
+def test_throughput_falls_with_loss_never_rises_with_delay_and_never_exceeds_the_link(p, b, d, kb, loss):
     r = markov_throughput(p, b, d, kb * 1000, loss=loss)
     assert 0 < r.throughput_mbps <= b * (1 + 1e-12) and r.residual <= 1e-10
     assert markov_throughput(min(p * 2, 0.9), b, d, kb * 1000, loss=loss).throughput_mbps < r.throughput_mbps
-    assert markov_throughput(p, b, d + 20.0, kb * 1000, loss=loss).throughput_mbps < r.throughput_mbps
+    slower = markov_throughput(p, b, d + 20.0, kb * 1000, loss=loss).throughput_mbps
+    # Eq. 8: d lengthens only rounds whose window is below the BDP, and the backoff base RTO. Where
+    # nearly all the mass sits above the BDP (b d < 2, or p tiny with a large W) the effect is below
+    # float resolution, so random paths check "never rises"; the Rust grid checks the strict fall.
+    assert slower <= r.throughput_mbps * (1 + 1e-12)
 
 
 @pytest.mark.parametrize(
