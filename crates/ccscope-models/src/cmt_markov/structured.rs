@@ -5,7 +5,8 @@
 //! re-enter at low levels. Sweeping levels upward with the newest values carries a whole growth phase
 //! (up to W rounds, where power iteration would need W sweeps) in one sweep; only the halving inflow
 //! from levels 2w and 2w + 1 lags a sweep, and a sawtooth halves once per cycle, so the error contracts
-//! like the embedded cycle-to-cycle chain (roughly by half per sweep) instead of like the round chain.
+//! like the embedded cycle-to-cycle chain instead of like the round chain (measured: 12-25 sweeps to a
+//! residual of 1e-12 from W = 85 to W = 2666, docs/performance.md).
 //! The (W, W) self-loop and the backoff self-loop are solved exactly (divide by 1 - Q(j, j)).
 //!
 //! The halving inflow into (w', w' - g) from level w in {2w', 2w' + 1} is sum_x pi(w, x) P(g, x) over
