@@ -87,6 +87,18 @@ def markov_objective(dest: Destination, windows: np.ndarray) -> np.ndarray:
     return np.asarray(markov_throughput_curve(dest.p, dest.b_mbps, dest.d_ms, windows, loss="independent"), dtype=float)
 
 
+def renewal_objective(dest: Destination, windows: np.ndarray, packet_bytes: int = 1500) -> np.ndarray:
+    """eta_i(c) from the renewal model (§4.4) with W_max = c; footnote 5 allows either model. The renewal model
+    is derived for correlated loss (eqs. 26-27), so p is read as the correlated model's p here."""
+    from ccscope.models.cmt.renewal import renewal_throughput
+
+    return np.array([renewal_throughput(dest.p, dest.b_mbps, dest.d_ms, int(c) * packet_bytes, "correlated",
+                                        dest.rto_max_s, packet_bytes).throughput_mbps for c in windows])
+
+
+OBJECTIVES = {"markov": markov_objective, "renewal": renewal_objective}
+
+
 def bdp_bound(dest: Destination, packet_bytes: int) -> int:
     """ceil(b d + 1) of eq. 58 with b in packets/s and d in s, computed exactly from the decimal inputs."""
     b_pps = Fraction(repr(float(dest.b_mbps))) * 1_000_000 / (8 * packet_bytes)
@@ -249,14 +261,15 @@ def allocate(
     solver: str = "dp",
     k: int = 1,
     *,
-    objective: Optional[Objective] = None,
+    objective: "Optional[Objective | str]" = None,
     packet_bytes: int = 1500,
     bounds: Optional[Sequence[Tuple[int, int]]] = None,
     constraints: Sequence[LinearConstraint] = (),
 ) -> Allocation:
     """Window limits maximising the summed throughput (paper 002 eqs. 56-60; eq. 61 with solver="heuristic").
 
-    objective(dest, windows) -> Mbit/s per window (default: the Markov model with independent loss, §6.2);
+    objective(dest, windows) -> Mbit/s per window, or "markov" (the default: the Markov model with independent
+    loss, §6.2) or "renewal" (footnote 5);
     bounds: per-destination (lo, hi) in packets, intersected with [2, a_i]; constraints: extra linear rows on
     the limits (solver="milp" only). k is eq. 61's step and only used by the heuristic."""
     if solver not in SOLVERS:
@@ -292,8 +305,13 @@ def allocate(
     if solver == "heuristic" and math.prod(len(ws) for ws in windows) > MAX_COMBINATIONS:
         raise CmtInputError("k", f"the exhaustive search would visit more than {MAX_COMBINATIONS} combinations")
 
+    if objective is None or isinstance(objective, str):
+        name = objective or "markov"
+        if name not in OBJECTIVES:
+            raise CmtInputError("objective", f"{name!r} must be one of {', '.join(OBJECTIVES)} or a callable")
+        objective = OBJECTIVES[name] if name == "markov" else (lambda d, w: renewal_objective(d, w, packet_bytes))
     t0 = time.perf_counter()
-    values = _evaluate(objective or markov_objective, dests, windows)
+    values = _evaluate(objective, dests, windows)
     t1 = time.perf_counter()
     if solver == "dp":
         picks = solve_dp(values, windows, w_total)

@@ -88,3 +88,17 @@ def packets_per_second(b_mbps: float, packet_bytes: int) -> float:
 
 def mbps(packets_per_s: float, packet_bytes: int) -> float:
     return packets_per_s * 8.0 * packet_bytes / 1e6
+
+
+def check_path(
+    p: float, b_mbps: float, d_ms: float, rbuf_bytes: int, loss: str, rto_max_s: float, packet_bytes: int
+) -> tuple:
+    """Every input of a one-path model, checked in the order of its signature: (p, b, d, W, loss, rto_max, packet)."""
+    p = check_loss_rate(p)
+    b_mbps = check_positive(b_mbps, "b", "Mbit/s")
+    d_ms = check_delay(d_ms)
+    packet_bytes = check_packet_bytes(packet_bytes)
+    w = window_packets(rbuf_bytes, packet_bytes)
+    loss = check_loss_model(loss)
+    rto_max_s = check_positive(rto_max_s, "rto_max", "s")
+    return p, b_mbps, d_ms, w, loss, rto_max_s, packet_bytes

@@ -18,17 +18,7 @@ from typing import Optional
 
 from scipy.optimize import brentq
 
-from ccscope.models.cmt.inputs import (
-    CmtInputError,
-    check_delay,
-    check_loss_model,
-    check_loss_rate,
-    check_packet_bytes,
-    check_positive,
-    mbps,
-    packets_per_second,
-    window_packets,
-)
+from ccscope.models.cmt.inputs import CmtInputError, check_path, mbps, packets_per_second
 
 LOSS_LIMITED = "loss-limited"
 WINDOW_LIMITED = "window-limited"
@@ -139,13 +129,9 @@ def renewal_throughput(
     p: loss probability (eq. 7, correlated); b_mbps: bottleneck bandwidth; d_ms: round-trip delay (eq. 8's d);
     rbuf_bytes: receive buffer, W_max = floor(rbuf / packet_bytes); eq62: E[L] from eq. 62 instead of E[W]/2,
     with E[W] then solved numerically from eq. 31 (§6.1.2 suggests it; off by default)."""
-    p = check_loss_rate(p)
-    b_mbps = check_positive(b_mbps, "b", "Mbit/s")
-    d_ms = check_delay(d_ms)
-    packet_bytes = check_packet_bytes(packet_bytes)
-    w_max = window_packets(rbuf_bytes, packet_bytes)
-    rto_max_s = check_positive(rto_max_s, "rto_max", "s")
-    loss = check_loss_model(loss)
+    p, b_mbps, d_ms, w_max, loss, rto_max_s, packet_bytes = check_path(
+        p, b_mbps, d_ms, rbuf_bytes, loss, rto_max_s, packet_bytes
+    )
     if loss != "correlated":
         raise CmtInputError("loss", "the renewal model (paper 002 §4.4, eqs. 26-27) is derived for correlated loss only")
     b_pps = packets_per_second(b_mbps, packet_bytes)
@@ -199,3 +185,14 @@ def renewal_throughput(
         time_ss_s=time_ss,
         eq62=eq62,
     )
+
+
+def reference_rtt(p: float, b_mbps: float, d_ms: float, rbuf_bytes: int, rto_max_s: float = 60.0,
+                  packet_bytes: int = 1500) -> tuple:
+    """(RTT, RTO) in s for the reference formulas: eq. 8 with CWND = min(W_max, E[W] of eq. 33), the renewal
+    model's own RTT (A8), and RTO = 3 RTT (eq. 10) capped at RTO_max; the same for both loss models."""
+    p, b_mbps, d_ms, w_max, _, rto_max_s, packet_bytes = check_path(
+        p, b_mbps, d_ms, rbuf_bytes, "correlated", rto_max_s, packet_bytes
+    )
+    rtt = rtt_eq8(min(float(w_max), _expected_window_eq33(p)), packets_per_second(b_mbps, packet_bytes), d_ms / 1000.0)
+    return rtt, min(3.0 * rtt, rto_max_s)
