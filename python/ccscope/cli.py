@@ -467,10 +467,8 @@ def cmt_model_report(p: float, b: float, d: float, rbuf_bytes: int, loss: str, r
                                                           packet_bytes=packet_bytes))
     try:
         out["renewal"] = renewal.renewal_throughput(p, b, d, rbuf_bytes, loss, rto_max, packet_bytes, eq62=eq62).to_dict()
-    except inputs.CmtInputError as e:
-        if e.field != "loss":
-            raise
-        out["renewal"], out["renewal_error"] = None, e.detail
+    except inputs.CmtInputError as e:  # the inputs passed check_path: the renewal model's own domain (loss, p)
+        out["renewal"], out["renewal_error"] = None, f"{CMT_OPTIONS[e.field]}: {e.detail}"
     rtt, rto = renewal.reference_rtt(p, b, d, rbuf_bytes, rto_max, packet_bytes)
     out["reference"] = {
         "rtt_s": rtt,

@@ -7,7 +7,8 @@ Readings (docs/deviations.md, "Paper 002: renewal model (§4.4) and window alloc
   eqs. 33, 34, 39-41 and 44-55 are implemented as printed, inconsistencies noted there.
 - A8: RTT from eq. 8 with CWND = E[W] (loss-limited) or W_max (window-limited); RTO = 3 RTT (eq. 10),
   capped at RTO_max, and M consecutive doublings (eq. 18).
-- The model is derived for the correlated loss model (eqs. 26-27); loss="independent" is refused.
+- The model is derived for the correlated loss model (eqs. 26-27); loss="independent" is refused, and so is a
+  p whose E[W] is below one packet (p > 8/13 with eq. 33), where eq. 55 turns negative.
 """
 
 from __future__ import annotations
@@ -138,6 +139,9 @@ def renewal_throughput(
     d_s = d_ms / 1000.0
 
     e_w = _expected_window_eq62(p) if eq62 else _expected_window_eq33(p)
+    if e_w < 1.0:
+        # Below one packet eqs. 53-55 turn negative (E[S^SS] = E[W] - 1); eq. 33 gives E[W] >= 1 iff p <= 8/13.
+        raise CmtInputError("p", f"{p!r} is outside the renewal model's domain (E[W] = {e_w:.3f} < 1 packet)")
     if e_w < w_max:
         regime = LOSS_LIMITED
         w = e_w
