@@ -442,43 +442,6 @@ def parse_cmt_path(text: str, index: int):
     return Destination(b_mbps=fields["b"], d_ms=fields["d"], p=fields["p"])
 
 
-def _dataclass_dict(obj) -> dict:
-    from dataclasses import asdict
-
-    return asdict(obj)
-
-
-def cmt_model_report(p: float, b: float, d: float, rbuf_bytes: int, loss: str, rto_max: float,
-                     packet_bytes: int, eq62: bool) -> dict:
-    """Every model of one path as one dict (what `ccscope cmt model --json` prints)."""
-    from ccscope.models.cmt import inputs, reference, renewal
-
-    p, b, d, w, loss, rto_max, packet_bytes = inputs.check_path(p, b, d, rbuf_bytes, loss, rto_max, packet_bytes)
-    out: dict = {
-        "inputs": {"p": p, "b_mbps": b, "d_ms": d, "rbuf_bytes": rbuf_bytes, "loss": loss, "rto_max_s": rto_max,
-                   "packet_bytes": packet_bytes, "w": w, "eq62": eq62},
-    }
-    try:
-        from ccscope.models.cmt.markov import markov_throughput
-    except ImportError as e:
-        out["markov"], out["markov_error"] = None, f"the Markov model is not in this build ({e})"
-    else:
-        out["markov"] = _dataclass_dict(markov_throughput(p, b, d, rbuf_bytes, loss=loss, rto_max_s=rto_max,
-                                                          packet_bytes=packet_bytes))
-    try:
-        out["renewal"] = renewal.renewal_throughput(p, b, d, rbuf_bytes, loss, rto_max, packet_bytes, eq62=eq62).to_dict()
-    except inputs.CmtInputError as e:  # the inputs passed check_path: the renewal model's own domain (loss, p)
-        out["renewal"], out["renewal_error"] = None, f"{CMT_OPTIONS[e.field]}: {e.detail}"
-    rtt, rto = renewal.reference_rtt(p, b, d, rbuf_bytes, rto_max, packet_bytes)
-    out["reference"] = {
-        "rtt_s": rtt,
-        "rto_s": rto,
-        "mathis_mbps": reference.mathis_throughput(p, rtt, packet_bytes),
-        "pftk_mbps": reference.pftk_throughput(p, rtt, rto, w, packet_bytes),
-    }
-    return out
-
-
 def _rbuf_line(text: str, rbuf_bytes: int, w: int, packet_bytes: int) -> str:
     """A11: the paper's KB is 1000 B; show what the other convention would give."""
     line = f"RBUF {text} = {rbuf_bytes} B: W = floor({rbuf_bytes}/{packet_bytes}) = {w} packets"
@@ -503,11 +466,11 @@ def cmt_model(
     """Throughput of one path: the Markov chain (§4.3), the renewal model (§4.4), Mathis and PFTK."""
     import json
 
-    from ccscope.models.cmt import CmtInputError, parse_bytes
+    from ccscope.models.cmt import CmtInputError, compare_models, parse_bytes
 
     try:
         rbuf_bytes = parse_bytes(rbuf)
-        rep = cmt_model_report(p, b, d, rbuf_bytes, loss, rto_max, packet_bytes, eq62)
+        rep = compare_models(p, b, d, rbuf_bytes, loss, rto_max, packet_bytes, eq62=eq62)
     except CmtInputError as e:
         raise cmt_fail(e)
     if as_json:
@@ -551,6 +514,7 @@ def cmt_allocate(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object"),
 ) -> None:
     """Window limits per destination maximising the Markov throughput sum (paper 002 §5.2, eqs. 56-61)."""
+    import dataclasses
     import json
 
     from ccscope.models.cmt import CmtInputError, allocate, parse_bytes
@@ -568,7 +532,7 @@ def cmt_allocate(
                   highlight=False, soft_wrap=True)
         raise typer.Exit(1)
     if as_json:
-        print(json.dumps({"paths": [_dataclass_dict(x) for x in dests], "model": model, **res.to_dict()}))
+        print(json.dumps({"paths": [dataclasses.asdict(x) for x in dests], "model": model, **res.to_dict()}))
         return
     t = Table(title=f"window limits ({model} model, {solver}{f', k = {k}' if solver == 'heuristic' else ''}; "
                     f"W_total = {res.w_total} packets)")

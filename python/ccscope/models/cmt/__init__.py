@@ -8,3 +8,5 @@ from ccscope.models.cmt.reference import mathis_throughput, pftk_throughput
 from ccscope.models.cmt.allocate import Allocation, Destination, allocate
 # Input checks shared by the CMT models (one error type naming the field; sizes with KB = 1000 B).
 from ccscope.models.cmt.inputs import CmtInputError, parse_bytes
+# Every model of one path side by side (what `ccscope cmt model` prints).
+from ccscope.models.cmt.compare import compare_models
