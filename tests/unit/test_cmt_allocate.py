@@ -57,6 +57,15 @@ def assert_feasible(res, tables, w_total):
     assert res.total_mbps == pytest.approx(sum(t[c] for t, c in zip(tables, res.limits_packets)), abs=1e-9)
 
 
+def solve(inst, solver, k=1):
+    """allocate() on a table instance; the answer is checked against eqs. 57-58 before it is returned."""
+    tables, w_total = inst
+    dests, objective, rbuf = table_instance(tables, w_total)
+    res = allocate(dests, rbuf, solver=solver, k=k, objective=objective)
+    assert_feasible(res, tables, w_total)
+    return res
+
+
 @st.composite
 def instances(draw):
     n = draw(st.integers(1, 3))
@@ -73,40 +82,26 @@ def instances(draw):
 @settings(max_examples=150, deadline=None)
 @given(instances())
 def test_exact_dp_equals_brute_force(inst):
-    tables, w_total = inst
-    dests, objective, rbuf = table_instance(tables, w_total)
-    res = allocate(dests, rbuf, solver="dp", objective=objective)
-    assert_feasible(res, tables, w_total)
-    assert res.total_mbps == pytest.approx(brute_force(tables, w_total), abs=1e-9)
+    assert solve(inst, "dp").total_mbps == pytest.approx(brute_force(*inst), abs=1e-9)
 
 
 @settings(max_examples=80, deadline=None)
 @given(instances())
 def test_milp_equals_the_dp(inst):
-    tables, w_total = inst
-    dests, objective, rbuf = table_instance(tables, w_total)
-    dp = allocate(dests, rbuf, solver="dp", objective=objective)
-    milp = allocate(dests, rbuf, solver="milp", objective=objective)
-    assert_feasible(milp, tables, w_total)
-    assert milp.total_mbps == pytest.approx(dp.total_mbps, abs=1e-7)
+    assert solve(inst, "milp").total_mbps == pytest.approx(solve(inst, "dp").total_mbps, abs=1e-7)
 
 
 @settings(max_examples=80, deadline=None)
 @given(instances())
 def test_heuristic_with_k1_equals_the_dp_and_no_k_beats_it(inst):
-    tables, w_total = inst
-    dests, objective, rbuf = table_instance(tables, w_total)
-    dp = allocate(dests, rbuf, solver="dp", objective=objective)
-    h1 = allocate(dests, rbuf, solver="heuristic", k=1, objective=objective)
-    assert_feasible(h1, tables, w_total)
-    assert h1.total_mbps == pytest.approx(dp.total_mbps, abs=1e-9)
-    for k in range(2, w_total + 2):
+    dp = solve(inst, "dp")
+    assert solve(inst, "heuristic", k=1).total_mbps == pytest.approx(dp.total_mbps, abs=1e-9)
+    for k in range(2, inst[1] + 2):
         try:
-            hk = allocate(dests, rbuf, solver="heuristic", k=k, objective=objective)
+            hk = solve(inst, "heuristic", k=k)
         except CmtInputError as e:  # eq. 61's multiples of k may not fit under eq. 57 together
             assert e.field == "rbuf"
             continue
-        assert_feasible(hk, tables, w_total)
         assert hk.total_mbps <= dp.total_mbps + 1e-9
         for c, a in zip(hk.limits_packets, hk.upper_bounds):
             assert c % min(k, a) == 0  # eq. 61: a multiple of k (k <= a)
