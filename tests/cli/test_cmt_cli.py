@@ -159,3 +159,13 @@ def test_bad_input_gives_one_line_naming_the_option_and_exit_2(command, case, ar
     assert len(lines) == 1, lines
     assert lines[0].startswith("error: ") and option in lines[0]
     assert "Traceback" not in all_output(res)
+
+
+def test_milp_json_stays_one_object_on_the_real_stdout():
+    # HiGHS prints a banner on the C stdout when its first instance is built; CliRunner does not see fd 1.
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "ccscope.cli", "cmt", "allocate", *PATHS, "--rbuf", "128KB",
+                          "--solver", "milp", "--model", "renewal", "--json"], capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["solver"] == "milp"
