@@ -527,6 +527,8 @@ def cmt_allocate(
         res = allocate(dests, parse_bytes(rbuf), solver=solver, k=k, objective=model, packet_bytes=packet_bytes)
     except CmtInputError as e:
         raise cmt_fail(e, paths)
+    except ValueError as e:  # the Markov model's own errors name their field
+        raise fail(e)
     except ImportError as e:
         err.print(f"error: --model {model}: the Markov model is not in this build ({e})", markup=False,
                   highlight=False, soft_wrap=True)

@@ -80,11 +80,13 @@ class Allocation:
 Objective = Callable[[Destination, np.ndarray], np.ndarray]
 
 
-def markov_objective(dest: Destination, windows: np.ndarray) -> np.ndarray:
+def markov_objective(dest: Destination, windows: np.ndarray, packet_bytes: int = 1500) -> np.ndarray:
     """eta_i(c) for every c in `windows`: the Markov model with W = c and independent loss (paper 002 §6.2)."""
     from ccscope.models.cmt.markov import markov_throughput_curve
 
-    return np.asarray(markov_throughput_curve(dest.p, dest.b_mbps, dest.d_ms, windows, loss="independent"), dtype=float)
+    curve = markov_throughput_curve(dest.p, dest.b_mbps, dest.d_ms, windows, loss="independent",
+                                    rto_max_s=dest.rto_max_s, packet_bytes=packet_bytes)
+    return np.asarray(curve, dtype=float)
 
 
 def renewal_objective(dest: Destination, windows: np.ndarray, packet_bytes: int = 1500) -> np.ndarray:
@@ -309,7 +311,8 @@ def allocate(
         name = objective or "markov"
         if name not in OBJECTIVES:
             raise CmtInputError("objective", f"{name!r} must be one of {', '.join(OBJECTIVES)} or a callable")
-        objective = OBJECTIVES[name] if name == "markov" else (lambda d, w: renewal_objective(d, w, packet_bytes))
+        model = OBJECTIVES[name]
+        objective = lambda dest, windows: model(dest, windows, packet_bytes)  # noqa: E731
     t0 = time.perf_counter()
     values = _evaluate(objective, dests, windows)
     t1 = time.perf_counter()

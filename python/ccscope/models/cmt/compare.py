@@ -40,8 +40,12 @@ def compare_models(
     except ImportError as e:
         out["markov"], out["markov_error"] = None, f"the Markov model is not in this build ({e})"
     else:
-        res = markov_throughput(p, b_mbps, d_ms, rbuf_bytes, loss=loss, rto_max_s=rto_max_s, packet_bytes=packet_bytes)
-        out["markov"] = dataclasses.asdict(res)
+        try:
+            res = markov_throughput(p, b_mbps, d_ms, rbuf_bytes, loss=loss, rto_max_s=rto_max_s, packet_bytes=packet_bytes)
+        except ValueError as e:  # the inputs passed check_path: the chain's own domain (W >= 2)
+            out["markov"], out["markov_error"] = None, str(e)
+        else:
+            out["markov"] = dataclasses.asdict(res)
     try:
         out["renewal"] = renewal_throughput(p, b_mbps, d_ms, rbuf_bytes, loss, rto_max_s, packet_bytes, eq62=eq62).to_dict()
     except CmtInputError as e:  # the inputs passed check_path: this is the renewal model's own domain (loss, p)
