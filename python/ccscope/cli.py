@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -24,6 +25,9 @@ markov_app = typer.Typer(no_args_is_help=True, help="Train and inspect (delay, w
 app.add_typer(markov_app, name="markov")
 cmt_app = typer.Typer(no_args_is_help=True, help="CMT path models and window allocation (paper 002).")
 app.add_typer(cmt_app, name="cmt")
+stats_app = typer.Typer(no_args_is_help=True,
+                        help="Self-similar traffic statistics: Hurst estimates and CondProb tables (paper 003).")
+app.add_typer(stats_app, name="stats")
 console = Console()
 err = Console(stderr=True)
 
@@ -299,6 +303,39 @@ def repro_markov(
     console.print(f"wrote {path}")
 
 
+def find_experiment(name: str) -> Path:
+    """`experiments/NAME/repro.py` of the ccscope checkout holding the current folder: reproductions live
+    beside the library, never inside it (the library does not import them)."""
+    for d in (Path.cwd(), *Path.cwd().parents):
+        script = d / "experiments" / name / "repro.py"
+        if script.is_file():
+            return script
+    raise FileNotFoundError(f"experiments/{name}/repro.py: not found here or above; run from a ccscope checkout")
+
+
+@repro_app.command("cmt", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def repro_cmt(ctx: typer.Context) -> None:
+    """Paper 002: SCTP-CMT simulation against the Markov and renewal models; static vs dynamic windows.
+
+    Runs experiments/cmt/repro.py of this checkout; its options (-o, --seeds, --loss-events, ...) pass through.
+    """
+    import runpy
+
+    try:
+        script = find_experiment("cmt")
+    except FileNotFoundError as e:
+        raise fail(e)
+    argv = sys.argv
+    sys.argv = [str(script), *ctx.args]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise typer.Exit(e.code if isinstance(e.code, int) else 2)
+    finally:
+        sys.argv = argv
+
+
 def _markov_table(figures: dict, title: str) -> Table:
     t = Table(title=title)
     t.add_column("figure")
@@ -548,6 +585,127 @@ def cmt_allocate(
     console.print(f"solve {res.solve_time_s * 1e3:.2f} ms, objective {res.objective_time_s * 1e3:.2f} ms "
                   f"({res.evaluations} windows)", highlight=False)
 
+
+
+COLUMN_HELP = "Column to analyse (default: throughput_mbps, or the only numeric one)"
+SERIES_HELP = ("Parquet time series, or a results folder: its link series (flow -1) from timeseries.parquet. "
+               "The column is throughput_mbps (what left the link per bin) unless --column names another")
+
+
+def _stats_fail(e: ValueError) -> "typer.Exit":
+    """One line naming the CLI's option or argument for a statistics input error."""
+    from ccscope.stats import SeriesTooShortError
+
+    if isinstance(e, SeriesTooShortError):
+        return fail(ValueError(f"--method {e.method}: {e.detail}"))
+    import re
+
+    msg = str(e)
+    for word, opt in (("column", "--column"), ("series", "SERIES")):
+        if msg.startswith(word):
+            msg = opt + msg[len(word):]
+    # "wavelet: j2 (3) must be above j1 (5)" names the fit argument: say which option set it.
+    m = re.match(r"^(rs|aggvar|wavelet): (min_scale|max_scale|j1|j2)\b", msg)
+    if m:
+        msg = f"--{m.group(2).replace('_', '-')} ({m.group(1)}): {msg[len(m.group(1)) + 2:]}"
+    return fail(ValueError(msg))
+
+
+@stats_app.command("hurst")
+def stats_hurst(
+    series: Path = typer.Argument(..., help=SERIES_HELP),
+    method: str = typer.Option("all", "--method", help="all, rs, aggvar, wavelet or whittle"),
+    column: Optional[str] = typer.Option(None, "--column", help=COLUMN_HELP),
+    min_scale: Optional[int] = typer.Option(None, "--min-scale", help="R/S, aggvar: smallest block, bins (default 10)"),
+    max_scale: Optional[int] = typer.Option(None, "--max-scale", help="R/S, aggvar: largest block, bins (default n/100)"),
+    j1: Optional[int] = typer.Option(None, "--j1", help="wavelet: first octave of the fit (default 7)"),
+    j2: Optional[int] = typer.Option(None, "--j2", help="wavelet: last octave of the fit (default j_max - 3)"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
+) -> None:
+    """Hurst parameter of a series: R/S (Anis-Lloyd), aggregated variance, Abry-Veitch wavelet, Whittle."""
+    import json
+
+    from ccscope import stats
+
+    methods = list(stats.METHODS) if method == "all" else [method]
+    if method != "all" and method not in stats.METHODS:
+        raise fail(ValueError(f"--method {method}: not one of all, {', '.join(stats.METHODS)}"))
+    blocks = {"min_scale": min_scale, "max_scale": max_scale}
+    fits = {"rs": blocks, "aggvar": blocks, "wavelet": {"j1": j1, "j2": j2}, "whittle": {}}
+    try:
+        s = stats.load_series(series, column)
+        res = [stats.hurst(s.values, m, **{k: v for k, v in fits[m].items() if v is not None}) for m in methods]
+    except ValueError as e:
+        raise _stats_fail(e)
+    if as_json:
+        print(json.dumps({"source": s.source, "column": s.column, "bin_s": s.bin_s,
+                          "estimates": [r.to_dict() for r in res]}, indent=2))
+        return
+    t = Table(title=f"{s.source}: {s.column} ({len(s.values)} points)")
+    for col in ["method", "H", "95% CI", "fit range", "unit"]:
+        t.add_column(col, justify="left" if col in ("method", "unit") else "right")
+    for r in res:
+        ci = f"{r.ci[0]:.3f} .. {r.ci[1]:.3f}" if r.ci is not None else "-"
+        t.add_row(r.method, f"{r.hurst:.3f}", ci, f"{r.fit_range[0]:.4g} .. {r.fit_range[1]:.4g}", r.fit_unit)
+    console.print(t)
+
+
+def _num(v: float, digits: int) -> str:
+    """A float with `digits` decimals, "-" for NaN."""
+    return "-" if v != v else f"{float(v):.{digits}f}"
+
+
+def _whole_bins(opt: str, seconds: float, bin_s: float) -> int:
+    k = seconds / bin_s
+    if not (seconds > 0) or round(k) < 1 or abs(k - round(k)) > 1e-6 * max(1.0, k):
+        raise ValueError(f"{opt} {seconds}: not a positive whole number of {bin_s} s bins")
+    return int(round(k))
+
+
+@stats_app.command("condprob")
+def stats_condprob(
+    series: Path = typer.Argument(..., help=SERIES_HELP),
+    t1: float = typer.Option(2.0, "--t1", help="T1, seconds: the past window (paper 003: 2 s)"),
+    t2: float = typer.Option(2.0, "--t2", help="T2, seconds: the future window (paper 003: 2 s)"),
+    column: Optional[str] = typer.Option(None, "--column", help=COLUMN_HELP),
+    bin_s: Optional[float] = typer.Option(None, "--bin-s", help="Bin width, seconds (default: the step of time_s)"),
+    partition: str = typer.Option("sigma", "--partition", help="sigma (mean +- k sigma, the paper's) or quantile"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
+) -> None:
+    """Off-line CondProb table Pr{L2 | L1} (paper 003 §2.3, App. A.1) with E(L2 | L1) and the entropies of §2.4."""
+    import json
+    import math
+
+    from ccscope import stats
+
+    try:
+        if partition not in ("sigma", "quantile"):
+            raise ValueError(f"--partition {partition}: not one of sigma, quantile")
+        s = stats.load_series(series, column)
+        width = bin_s if bin_s is not None else s.bin_s
+        if width is None:
+            raise ValueError("--bin-s: the series has no time_s column; give the bin width")
+        if not (width > 0 and math.isfinite(width)):
+            raise ValueError(f"--bin-s {width}: must be positive")
+        tab = stats.condprob_table(s.values, _whole_bins("--t1", t1, width), _whole_bins("--t2", t2, width), partition)
+    except ValueError as e:
+        raise _stats_fail(e)
+    if as_json:
+        print(json.dumps({"source": s.source, "column": s.column, "bin_s": width, "t1_s": t1, "t2_s": t2,
+                          **tab.to_dict()}, indent=2))
+        return
+    p, e, ent = tab.probabilities(), tab.expected_next(), tab.row_entropy()
+    t = Table(title=f"{s.source}: {s.column}, T1 = {t1:g} s, T2 = {t2:g} s, {tab.blocks} blocks; "
+                    "columns 1-8: Pr{L2 = column | L1}, E: E(L2 | L1), S: row entropy (nats)", box=box.SIMPLE_HEAD,
+              collapse_padding=True)
+    for col in ["L1", "h"] + [str(k) for k in range(1, 9)] + ["E", "S"]:
+        t.add_column(col, justify="right", no_wrap=True, min_width=5 if col == "S" else None)
+    for i in range(8):
+        t.add_row(str(i + 1), str(int(tab.h[i])), *[_num(v, 2) for v in p[i]], _num(e[i], 2), _num(ent[i], 3))
+    console.print(t)
+    avg, cond = stats.average_entropy(tab), stats.average_entropy(tab, weighted=True)
+    console.print(f"average entropy (rows with h >= {stats.condprob.ENTROPY_MIN_COUNT}): {_num(avg, 3)} nats; "
+                  f"H(L2|L1): {_num(cond, 3)} nats; Kendall tau_b: {_num(tab.kendall_tau(), 3)}")
 
 
 def main() -> None:

@@ -142,7 +142,7 @@ impl Link {
         if self.busy || !self.queue.is_empty() {
             return Arrival::Held(self.arrive(pkt, now, drops));
         }
-        if self.loss.drops() {
+        if self.loss.drops(&pkt, now) {
             drops.push(pkt);
             return Arrival::Held(None);
         }
@@ -169,7 +169,7 @@ impl Link {
     /// `Late`) if the link was idle. Lost or dropped packets are pushed onto `drops`.
     #[inline]
     pub fn arrive(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Packet>) -> Option<Time> {
-        if self.loss.drops() {
+        if self.loss.drops(&pkt, now) {
             drops.push(pkt);
             return None;
         }

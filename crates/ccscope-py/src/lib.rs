@@ -1,5 +1,6 @@
 //! ccscope._native: the Rust core exposed to Python. The typed facade lives in python/ccscope.
 
+mod cmt;
 mod controller;
 mod convert;
 
@@ -191,9 +192,12 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fnv1a64, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(event_queue_baseline, m)?)?;
+    m.add_function(wrap_pyfunction!(cmt::cmt_markov, m)?)?;
+    m.add_function(wrap_pyfunction!(cmt::cmt_markov_curve, m)?)?;
     m.add_class::<controller::Ack>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add("ControllerError", m.py().get_type::<ControllerError>())?;
+    m.add("CmtMarkovError", m.py().get_type::<cmt::CmtMarkovError>())?;
     Ok(())
 }

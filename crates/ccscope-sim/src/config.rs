@@ -13,7 +13,8 @@
 //! once = true
 //! delay_ms = 20
 //! queue = { kind = "infinite" }      # droptail/drophead (packets, bytes), red, codel
-//! loss = { kind = "none" }           # bernoulli (p), gilbert_elliott (p_gb, p_bg, loss_good, loss_bad)
+//! loss = { kind = "none" }           # bernoulli (p), gilbert_elliott (p_gb, p_bg, loss_good, loss_bad),
+//!                                    # round_correlated (p), burst_after_loss (p, window_ms)
 //! [ack_link]                  # receiver -> sender
 //! trace = "Verizon-LTE-short.up"
 //! delay_ms = 20
@@ -314,6 +315,7 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
     if n_flows == 0 {
         return Err(ctx.err("flows", "no flows (count = 0 everywhere)"));
     }
+    rounds_counted(ctx, &links, &specs, dumbbell)?;
     // Totals describe the dumbbell's data link, or the link the most flows' data crosses.
     let monitor = match monitor {
         Some(m) => m,
@@ -453,12 +455,45 @@ fn loss(ctx: &Ctx<'_>, path: &str, l: LossFile) -> R<LossConfig> {
             loss_good: probability(ctx, &at("loss_good"), loss_good, 0.0)?,
             loss_bad: probability(ctx, &at("loss_bad"), loss_bad, 1.0)?,
         },
+        LossFile::RoundCorrelated { p } => LossConfig::RoundCorrelated { p: probability(ctx, &at("p"), Some(p), 0.0)? },
+        LossFile::BurstAfterLoss { p, window_ms } => {
+            positive(ctx, &at("window_ms"), Some(window_ms))?;
+            LossConfig::BurstAfterLoss { p: probability(ctx, &at("p"), Some(p), 0.0)?, window: Dur::from_ms_f64(window_ms) }
+        }
         LossFile::List { mut packets } => {
             packets.sort_unstable();
             packets.dedup();
             LossConfig::List(packets)
         }
     })
+}
+
+/// Paper 002's round-correlated loss (specs/002-cmt.md A12) reads the sender's round from each
+/// packet: every packet crossing such a link must be the data of a transport that counts rounds.
+fn rounds_counted(ctx: &Ctx<'_>, links: &[LinkSpec], specs: &[(String, FlowSpec, u64)], dumbbell: Option<(usize, usize)>) -> R<()> {
+    for (k, l) in links.iter().enumerate() {
+        if !matches!(l.loss, LossConfig::RoundCorrelated { .. }) {
+            continue;
+        }
+        for (p, f, _) in specs.iter().filter(|s| s.2 > 0) {
+            let (data, acks) = f.crosses(k, dumbbell);
+            // Exhaustive: a new transport must say whether it counts rounds.
+            let counts_rounds = match f.transport() {
+                ccscope_cc::Transport::Datagram => false,
+                ccscope_cc::Transport::Reliable => true,
+            };
+            let why = if acks {
+                format!("{p}'s ACKs cross this link, and ACKs carry no round")
+            } else if data && !counts_rounds {
+                format!("{p} uses the datagram transport, which counts none")
+            } else {
+                continue;
+            };
+            let at = if dumbbell.is_some() && k < 2 { format!("{}.loss", l.name) } else { format!("links.{}.loss", l.name) };
+            return Err(ctx.err(&at, format!("round_correlated needs a transport that counts rounds (reliable or cmt): {why}")));
+        }
+    }
+    Ok(())
 }
 
 /// `traffic = { kind = "onoff", ... }`: paper 000 §6.6 ON/OFF users (defaults = Table 3).
@@ -660,11 +695,8 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
     }
     // Only the datagram transport sends over several paths (round-robin, loss detected per path);
     // the reliable transport's cumulative ACK and duplicate-ACK rules are single-path.
-    if f.paths.len() > 1 {
-        let default = ccscope_cc::registry::find(&f.controller).map(|c| c.transport).unwrap_or(ccscope_cc::Transport::Datagram);
-        if f.transport.unwrap_or(default) == ccscope_cc::Transport::Reliable {
-            return Err(ctx.err(&at("paths"), "the reliable transport is single-path: several paths need the datagram transport (SCTP-CMT comes with paper 002)"));
-        }
+    if f.paths.len() > 1 && f.transport() == ccscope_cc::Transport::Reliable {
+        return Err(ctx.err(&at("paths"), "the reliable transport is single-path: several paths need the datagram transport (SCTP-CMT comes with paper 002)"));
     }
     // Built-in controllers are checked here so the error points into the file; Python ones are
     // checked by the bindings when the class is instantiated.

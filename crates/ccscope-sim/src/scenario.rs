@@ -107,6 +107,24 @@ impl FlowSpec {
             buffers: BufferParams::default(),
         }
     }
+
+    /// Its transport: the one set, else its controller's default (datagram for a Python controller).
+    pub fn transport(&self) -> Transport {
+        self.transport.unwrap_or_else(|| ccscope_cc::registry::find(&self.controller).map_or(Transport::Datagram, |c| c.transport))
+    }
+
+    /// Whether its data and its ACKs cross link `l` (`dumbbell`: the scenario's, for a flow without paths).
+    pub fn crosses(&self, l: LinkIdx, dumbbell: Option<(LinkIdx, LinkIdx)>) -> (bool, bool) {
+        if self.paths.is_empty() {
+            return dumbbell.map_or((false, false), |(d, a)| (d == l, a == l));
+        }
+        let data = self.paths.iter().any(|p| p.route.contains(&l));
+        let acks = match self.ack_path {
+            AckPath::Same => self.paths.iter().any(|p| p.ack_route.contains(&l)),
+            AckPath::Fixed(j) => self.paths.get(j as usize).is_some_and(|p| p.ack_route.contains(&l)),
+        };
+        (data, acks)
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -101,6 +101,10 @@ pub enum LossFile {
     Bernoulli { p: Option<f64> },
     GilbertElliott { p_gb: Option<f64>, p_bg: Option<f64>, loss_good: Option<f64>, loss_bad: Option<f64> },
     List { packets: Vec<u64> },
+    /// Paper 002 eq. 7 (specs/002-cmt.md A12): per flow, the rest of a round is lost after its first loss.
+    RoundCorrelated { p: f64 },
+    /// A12's robustness check: per flow, every packet within `window_ms` after a loss is lost.
+    BurstAfterLoss { p: f64, window_ms: f64 },
 }
 
 /// `traffic = { kind = "...", ... }` (paper 000 §6.6 ON/OFF users, defaults = its Table 3).

@@ -89,7 +89,9 @@ impl Hop {
     fn link(sc: &Scenario, k: usize, owner: Option<u32>, streams: (u64, u64), bin: Dur, log: bool) -> Hop {
         let spec = &sc.links[k];
         let q = AnyQueue::new(&spec.queue, rng::stream(sc.seed, streams.0), mean_rate(&spec.service));
-        let loss = LossModel::new(spec.loss.clone(), rng::stream(sc.seed, streams.1));
+        // A per-flow copy carries its owner's packets only; a shared link may carry any flow's.
+        let flows = owner.map_or(0..sc.flows.len() as u32, |f| f..f + 1);
+        let loss = LossModel::new(spec.loss.clone(), rng::stream(sc.seed, streams.1)).with_flows(flows);
         Hop {
             spec: Some(k),
             owner,
@@ -298,8 +300,7 @@ impl Simulation {
                 _ => f,
             };
             let cc = factory(i, f)?;
-            let default = ccscope_cc::registry::find(&f.controller).map(|c| c.transport).unwrap_or(Transport::Datagram);
-            let transport = f.transport.unwrap_or(default);
+            let transport = f.transport();
             let plan = match &f.app {
                 App::Bulk => None,
                 App::Transfers { packets, think } => Some(TransferPlan::fixed(packets.clone(), *think)),

@@ -16,6 +16,10 @@
 //!   window (SND.UNA + SND.WND, converted to whole packets) and within the send buffer;
 //!   retransmissions are not held back. With the window closed and nothing outstanding, a persist
 //!   timer sends zero-window probes (RFC 9293 §3.8.6.1).
+//! - Rounds (specs/002-cmt.md A12, for paper 002's round-correlated loss): a round starts with the
+//!   first packet sent after the previous round's first packet is acknowledged (cumulatively or
+//!   SACKed); every data packet carries its round, with `Packet::RETX` on retransmissions. Only the
+//!   loss model reads the tag.
 
 use std::collections::VecDeque;
 
@@ -109,6 +113,10 @@ pub struct ReliableSender {
     /// RFC 9293 §3.8.6.1 persist timer, armed while the window is closed and nothing is outstanding.
     persist_deadline: Option<Time>,
     persist_backoff: u32,
+    /// The current round (1, 2, ...; 0 before the first packet) and its first packet, until that
+    /// packet is acknowledged (`None`: the next packet sent starts a round).
+    round: u32,
+    round_first: Option<u64>,
     pub sent: u64,
     pub retransmitted: u64,
     pub lost: u64,
@@ -147,6 +155,8 @@ impl ReliableSender {
             sndbuf_packets: u64::MAX,
             persist_deadline: None,
             persist_backoff: 0,
+            round: 0,
+            round_first: None,
             probes: 0,
             sent: 0,
             retransmitted: 0,
@@ -245,7 +255,24 @@ impl ReliableSender {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto());
         }
-        out.push(Packet::data(self.flow, seq, self.packet_bytes, now));
+        if self.round_first.is_none() {
+            // Rounds count in 31 bits (the top one is `Packet::RETX`) and skip 0, "no rounds".
+            self.round = if self.round + 1 == Packet::RETX { 1 } else { self.round + 1 };
+            self.round_first = Some(seq);
+        }
+        out.push(self.data_packet(seq, retransmission, now));
+    }
+
+    /// A data packet tagged with the current round.
+    fn data_packet(&self, seq: u64, retransmission: bool, now: Time) -> Packet {
+        let mut p = Packet::data(self.flow, seq, self.packet_bytes, now);
+        p.round = if retransmission { self.round | Packet::RETX } else { self.round };
+        p
+    }
+
+    /// The current round (0 before the first packet).
+    pub fn round(&self) -> u32 {
+        self.round
     }
 
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
@@ -295,7 +322,8 @@ impl ReliableSender {
     fn send_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
         debug_assert!(self.snd_una > 0);
         self.probes += 1;
-        out.push(Packet::data(self.flow, self.snd_una.saturating_sub(1), self.packet_bytes, now));
+        // It repeats acknowledged data: a retransmission for a loss model.
+        out.push(self.data_packet(self.snd_una.saturating_sub(1), true, now));
     }
 
     fn mark_lost(&mut self, now: Time, seq: u64, cause: LossCause) {
@@ -393,6 +421,10 @@ impl ReliableSender {
             }
         }
         self.acked += newly as u64;
+        // A12: the round's first packet is acknowledged, so the next packet sent starts a round.
+        if self.round_first.is_some_and(|f| f < self.snd_una || self.seg(f).state == State::Sacked) {
+            self.round_first = None;
+        }
         self.detect_losses(now, advanced);
         // RFC 6582 §3.2 step 6: a full ACK ends recovery.
         if self.recovery_point.is_some_and(|rp| self.snd_una > rp) {
@@ -509,6 +541,18 @@ mod tests {
         let cc = ccscope_cc::build("fixed", &params).expect("fixed");
         let s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
         s.with_buffers(rbuf_packets.map(|p| p * PKT as u64), sndbuf_packets.map(|p| p * PKT as u64))
+    }
+
+    /// A bulk sender with a fixed window of `w` packets and unlimited buffers.
+    fn windowed(w: i64) -> ReliableSender {
+        let mut params = toml::Table::new();
+        params.insert("window".into(), toml::Value::Integer(w));
+        ReliableSender::new(0, ccscope_cc::build("fixed", &params).expect("fixed"), PKT, None, RtoParams::default())
+    }
+
+    /// (seq, round) of each packet, with `Packet::RETX` kept in the round.
+    fn rounds(out: &[Packet]) -> Vec<(u64, u32)> {
+        out.iter().map(|p| (p.seq, p.round)).collect()
     }
 
     fn ack(cum: u64, rwnd_packets: u64, sack: &[(u64, u64)]) -> Ack {
@@ -629,5 +673,37 @@ mod tests {
         s.on_ack(first + Dur::from_ms(50), &ack(2, 2, &[]), &mut out);
         assert_eq!(seqs(&out), [2, 3]);
         assert_eq!(s.timeout_deadline(), Some(first + Dur::from_ms(50) + s.rto()));
+    }
+
+    #[test]
+    fn a_round_starts_when_the_first_packet_of_the_previous_one_is_acknowledged() {
+        let mut s = windowed(4);
+        let mut out = Vec::new();
+        let unlimited = |mut a: Ack| {
+            a.rwnd = Ack::RWND_UNLIMITED;
+            a
+        };
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(rounds(&out), [(0, 1), (1, 1), (2, 1), (3, 1)], "rounds are numbered from 1");
+        out.clear();
+        // Packet 0, round 1's first, is acknowledged: packet 4 opens round 2, packet 5 stays in it.
+        s.on_ack(ms(40), &unlimited(ack(1, 0, &[])), &mut out);
+        s.on_ack(ms(41), &unlimited(ack(2, 0, &[])), &mut out);
+        assert_eq!(rounds(&out), [(4, 2), (5, 2)]);
+        out.clear();
+        // Packet 2 is lost. Packet 3's SACK acknowledges nothing of round 2; packet 4's SACK
+        // acknowledges round 2's first packet, so the next packet sent opens round 3.
+        s.on_ack(ms(42), &unlimited(ack(2, 0, &[(3, 4)])), &mut out);
+        assert_eq!(rounds(&out), [(6, 2)]);
+        out.clear();
+        s.on_ack(ms(80), &unlimited(ack(2, 0, &[(3, 5)])), &mut out);
+        assert_eq!(rounds(&out), [(7, 3)]);
+        out.clear();
+        // The third duplicate ACK: packet 2 is resent, tagged as a retransmission of the current
+        // round; packet 5 left the pipe, so new packet 8 goes too.
+        s.on_ack(ms(81), &unlimited(ack(2, 0, &[(3, 6)])), &mut out);
+        assert_eq!(rounds(&out), [(2, 3 | Packet::RETX), (8, 3)]);
+        assert_eq!(s.round(), 3);
     }
 }

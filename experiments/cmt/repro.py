@@ -1,0 +1,536 @@
+"""Paper 002 reproduction: SCTP-CMT simulation against the Markov and renewal models, and static against
+dynamic congestion-window management. Writes docs/reproductions/cmt.md, its figures and the data behind
+them (cmt/*.csv), from fresh runs.
+
+    python experiments/cmt/repro.py -o docs/reproductions/cmt.md        (or: ccscope repro cmt)
+
+Every number in the report is computed here; the paper's numbers are quoted with their section. The
+paper prints no curve data, so its figures are judged on shape and on the numbers its text quotes
+(specs/002-cmt.md §4).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path as FsPath
+from typing import Callable, Iterable, Optional, Sequence
+
+HERE = FsPath(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ccscope import api  # noqa: E402
+from ccscope.models.cmt import allocate, markov_throughput, renewal_throughput  # noqa: E402
+from ccscope.models.cmt import mathis_throughput  # noqa: E402
+from scenarios import PACKET_BYTES, Path, association, duration_for  # noqa: E402
+
+COMMAND = "ccscope repro cmt"
+
+# §6.1.1 focus point: p = 0.1%, b = 21 Mbit/s, d = 40 ms, RBUF = 128 KB (KB = 1000 B, A11).
+FOCUS = Path(b_mbps=21.0, d_ms=40.0, p=1e-3)
+FOCUS_RBUF = 128_000
+P_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+B_GRID = (1.0, 2.0, 5.0, 10.0, 21.0, 30.0, 50.0)
+D_GRID = (10.0, 20.0, 40.0, 60.0, 80.0, 100.0)
+R_GRID = (16_000, 32_000, 64_000, 128_000, 176_000, 256_000, 512_000, 1_000_000)
+# §6.2 two paths (specs/002-cmt.md §4 table): path 1 at 21 Mbit/s 40 ms, path 2 at p2 = 1e-4.
+P1_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+FIG9_B2 = (5.0, 10.0, 15.0, 20.0)
+FIG10_R = (64_000, 128_000, 192_000, 256_000)
+FIG11_P2 = (1e-4, 1e-3, 1e-2)
+FIG12_D2 = (10.0, 40.0, 100.0, 200.0)
+# Figs. 13-14: r 128 KB, b2 10, d1 25 ms, d2 50 ms, p1 = p2 = 1e-3 (A14); b1 varied; steps k.
+FIG13_B1 = (5.0, 10.0, 20.0, 30.0, 40.0, 50.0)
+FIG13_K = (1, 2, 5, 10)
+SOLVE_RBUF = (16_000, 64_000, 128_000, 176_000, 256_000, 512_000, 1_000_000, 2_000_000, 4_000_000)
+# Paper 002 §6.1.2 and §7: the quoted accuracies and gain.
+PAPER_MARKOV_MAX_ERR = 0.011
+PAPER_RENEWAL_MAX_ERR = 0.147
+PAPER_MAX_GAIN = 0.12
+
+
+@dataclass(frozen=True)
+class Settings:
+    seeds: int = 5
+    loss_events: int = 2000
+    cap_s: float = 20_000.0
+    jobs: int = max(1, os.cpu_count() or 1)
+    two_path_seeds: int = 5
+    two_path_loss_events: int = 2000
+    sim_fig13: bool = True
+
+
+# ---------------------------------------------------------------- simulation
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation: its scenario and seed, and what came out."""
+
+    text: str
+    seed: int
+
+
+def _simulate(run: Run) -> dict:
+    res = api.run(api.Scenario(run.text, None), seed=run.seed)
+    flow = res.flow_records()[0]
+    secs = float(res.summary["duration_s"])
+    return {
+        "goodput_mbps": float(flow["goodput_mbps"]),
+        "loss_events": int(flow["loss_events"]),
+        "fast_retransmits": int(flow["fast_retransmits"]),
+        "timeouts": int(flow["timeouts"]),
+        "duration_s": secs,
+    }
+
+
+def simulate_all(runs: Sequence[Run], jobs: int) -> list[dict]:
+    if jobs <= 1 or len(runs) <= 1:
+        return [_simulate(r) for r in runs]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(_simulate, runs, chunksize=1))
+
+
+def ci95(xs: Sequence[float]) -> tuple[float, float]:
+    """Mean and half-width of the 95% Student-t interval (0 for one value)."""
+    from scipy import stats
+
+    m = statistics.fmean(xs)
+    if len(xs) < 2:
+        return m, 0.0
+    return m, float(stats.t.ppf(0.975, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs)))
+
+
+# ---------------------------------------------------------------- Figs. 5-8: single path
+
+
+@dataclass
+class ModelPoint:
+    fig: str
+    x: float
+    path: Path
+    rbuf: int
+    sim: list = field(default_factory=list)  # per-seed dicts
+    markov_mbps: float = float("nan")
+    markov_residual: float = float("nan")
+    renewal_mbps: float = float("nan")
+    mathis_mbps: float = float("nan")
+
+    @property
+    def sim_mbps(self) -> tuple[float, float]:
+        return ci95([s["goodput_mbps"] for s in self.sim])
+
+    @property
+    def loss_events(self) -> int:
+        return min(s["loss_events"] for s in self.sim)
+
+
+def single_path_points() -> list[ModelPoint]:
+    pts = [ModelPoint("5", p, Path(FOCUS.b_mbps, FOCUS.d_ms, p), FOCUS_RBUF) for p in P_GRID]
+    pts += [ModelPoint("6", b, Path(b, FOCUS.d_ms, FOCUS.p), FOCUS_RBUF) for b in B_GRID]
+    pts += [ModelPoint("7", d, Path(FOCUS.b_mbps, d, FOCUS.p), FOCUS_RBUF) for d in D_GRID]
+    pts += [ModelPoint("8", r / 1000, FOCUS, r) for r in R_GRID]
+    return pts
+
+
+def _single_runs(pt: ModelPoint, st: Settings, scale: float = 1.0) -> list[Run]:
+    secs = duration_for([pt.path], pt.rbuf, st.loss_events, st.cap_s) * scale
+    text = association([pt.path], pt.rbuf, min(st.cap_s, secs), loss="round_correlated")
+    return [Run(text, seed) for seed in range(1, st.seeds + 1)]
+
+
+def run_single_path(pts: list[ModelPoint], st: Settings, log: Callable[[str], None]) -> None:
+    """Simulate each point until every seed saw `loss_events` loss events (or hit the cap), then the models."""
+    scale = {id(pt): 1.0 for pt in pts}
+    todo = list(pts)
+    while todo:
+        runs = [(pt, r) for pt in todo for r in _single_runs(pt, st, scale[id(pt)])]
+        out = simulate_all([r for _, r in runs], st.jobs)
+        for pt in todo:
+            pt.sim = []
+        for (pt, _), o in zip(runs, out):
+            pt.sim.append(o)
+        again = []
+        for pt in todo:
+            short = pt.loss_events < st.loss_events and max(s["duration_s"] for s in pt.sim) < st.cap_s * 0.999
+            if short:
+                scale[id(pt)] *= 1.2 * st.loss_events / max(1, pt.loss_events)
+                again.append(pt)
+        log(f"single path: {len(todo) - len(again)} points done, {len(again)} need longer runs")
+        todo = again
+    for pt in pts:
+        p = pt.path
+        m = markov_throughput(p.p, p.b_mbps, p.d_ms, pt.rbuf, loss="correlated")
+        pt.markov_mbps, pt.markov_residual = m.throughput_mbps, m.residual
+        pt.renewal_mbps = renewal_throughput(p.p, p.b_mbps, p.d_ms, pt.rbuf, loss="correlated").throughput_mbps
+        # Mathis with the path's propagation RTT (eq. 8 with an empty queue): the loss-limited reference.
+        pt.mathis_mbps = mathis_throughput(p.p, p.d_ms / 1e3 + PACKET_BYTES * 8 / (p.b_mbps * 1e6))
+
+
+def relative_error(model: float, sim: float) -> float:
+    return abs(model - sim) / sim
+
+
+# ---------------------------------------------------------------- Figs. 9-12: static over dynamic
+
+
+@dataclass
+class GainPoint:
+    fig: str
+    curve: str
+    p1: float
+    paths: tuple
+    rbuf: int
+    limits: tuple = ()
+    predicted_static_mbps: float = float("nan")
+    static: list = field(default_factory=list)
+    dynamic: list = field(default_factory=list)
+
+    @property
+    def gains(self) -> list[float]:
+        # Paired by seed: both schemes see the same loss draws (issue 10).
+        return [s["goodput_mbps"] / d["goodput_mbps"] - 1 for s, d in zip(self.static, self.dynamic)]
+
+
+def gain_points() -> list[GainPoint]:
+    b1, d1 = 21.0, 40.0
+    pts = []
+    for b2 in FIG9_B2:
+        pts += [GainPoint("9", f"b2 = {b2:g} Mbit/s", p1, (Path(b1, d1, p1), Path(b2, 40.0, 1e-4)), 128_000) for p1 in P1_GRID]
+    for r in FIG10_R:
+        pts += [GainPoint("10", f"r = {r // 1000} KB", p1, (Path(b1, d1, p1), Path(20.0, 40.0, 1e-4)), r) for p1 in P1_GRID]
+    for p2 in FIG11_P2:
+        pts += [GainPoint("11", f"p2 = {p2:g}", p1, (Path(b1, d1, p1), Path(20.0, 40.0, p2)), 128_000) for p1 in P1_GRID]
+    for d2 in FIG12_D2:
+        pts += [GainPoint("12", f"d2 = {d2:g} ms", p1, (Path(b1, d1, p1), Path(20.0, d2, 1e-4)), 128_000) for p1 in P1_GRID]
+    return pts
+
+
+def _dests(paths: Iterable[Path]) -> list[tuple[float, float, float]]:
+    return [(p.b_mbps, p.d_ms, p.p) for p in paths]
+
+
+def run_gains(pts: list[GainPoint], st: Settings, log: Callable[[str], None]) -> None:
+    cache: dict = {}
+    for pt in pts:
+        key = (pt.paths, pt.rbuf)
+        if key not in cache:
+            cache[key] = allocate(_dests(pt.paths), pt.rbuf, solver="dp")
+        a = cache[key]
+        pt.limits = tuple(int(c) for c in a.limits_packets)
+        pt.predicted_static_mbps = float(a.total_mbps)
+    runs = []
+    for pt in pts:
+        secs = duration_for(pt.paths, pt.rbuf, st.two_path_loss_events, st.cap_s)
+        static = association(pt.paths, pt.rbuf, secs, loss="bernoulli", management="static", limits=pt.limits)
+        dynamic = association(pt.paths, pt.rbuf, secs, loss="bernoulli", management="dynamic")
+        for seed in range(1, st.two_path_seeds + 1):
+            runs += [(pt, "static", Run(static, seed)), (pt, "dynamic", Run(dynamic, seed))]
+    log(f"two paths: {len(runs)} runs")
+    out = simulate_all([r for *_, r in runs], st.jobs)
+    for pt in pts:
+        pt.static, pt.dynamic = [], []
+    for (pt, scheme, _), o in zip(runs, out):
+        getattr(pt, scheme).append(o)
+
+
+# ---------------------------------------------------------------- Figs. 13-14: the heuristic's step k
+
+
+@dataclass
+class StepPoint:
+    b1: float
+    k: int
+    limits: tuple
+    predicted_mbps: float
+    solve_s: float
+    search_s: float
+    sim: list = field(default_factory=list)
+
+
+def run_steps(st: Settings, log: Callable[[str], None]) -> list[StepPoint]:
+    pts = []
+    for b1 in FIG13_B1:
+        paths = (Path(b1, 25.0, 1e-3), Path(10.0, 50.0, 1e-3))
+        for k in FIG13_K:
+            a = allocate(_dests(paths), 128_000, solver="heuristic", k=k)
+            pts.append(StepPoint(b1, k, tuple(int(c) for c in a.limits_packets), float(a.total_mbps),
+                                 float(a.objective_time_s + a.solve_time_s), float(a.solve_time_s)))
+    if st.sim_fig13:
+        runs = []
+        for pt in pts:
+            paths = (Path(pt.b1, 25.0, 1e-3), Path(10.0, 50.0, 1e-3))
+            secs = duration_for(paths, 128_000, st.two_path_loss_events, st.cap_s)
+            text = association(paths, 128_000, secs, loss="bernoulli", management="static", limits=pt.limits)
+            runs += [(pt, Run(text, seed)) for seed in range(1, st.two_path_seeds + 1)]
+        log(f"Fig. 13: {len(runs)} runs")
+        for (pt, _), o in zip(runs, simulate_all([r for _, r in runs], st.jobs)):
+            pt.sim.append(o)
+    return pts
+
+
+# ---------------------------------------------------------------- solve times
+
+
+def solve_table() -> list[dict]:
+    rows = []
+    for r in SOLVE_RBUF:
+        for loss in ("correlated", "independent"):
+            t0 = time.perf_counter()
+            m = markov_throughput(FOCUS.p, FOCUS.b_mbps, FOCUS.d_ms, r, loss=loss)
+            wall = time.perf_counter() - t0
+            rows.append({"rbuf_bytes": r, "loss": loss, "W": m.window_packets, "states": m.states,
+                         "nonzeros": m.nonzeros, "iterations": m.iterations, "residual": m.residual,
+                         "solver": m.solver, "solve_s": m.solve_time_s, "wall_s": wall,
+                         "throughput_mbps": m.throughput_mbps})
+    return rows
+
+
+# ---------------------------------------------------------------- report
+
+
+def _write_csv(path: FsPath, rows: list[dict]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def _savefig(fig, path: FsPath) -> None:
+    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
+    fig.savefig(tmp, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def _md_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def single_path_rows(pts: list[ModelPoint]) -> list[dict]:
+    rows = []
+    for pt in pts:
+        m, h = pt.sim_mbps
+        rows.append({"fig": pt.fig, "x": pt.x, "b_mbps": pt.path.b_mbps, "d_ms": pt.path.d_ms, "p": pt.path.p,
+                     "rbuf_bytes": pt.rbuf, "sim_mbps": m, "sim_ci95": h, "seeds": len(pt.sim),
+                     "min_loss_events": pt.loss_events, "sim_s": max(s["duration_s"] for s in pt.sim),
+                     "markov_mbps": pt.markov_mbps, "markov_residual": pt.markov_residual,
+                     "renewal_mbps": pt.renewal_mbps, "mathis_mbps": pt.mathis_mbps,
+                     "markov_err": relative_error(pt.markov_mbps, m), "renewal_err": relative_error(pt.renewal_mbps, m)})
+    return rows
+
+
+def gain_rows(pts: list[GainPoint]) -> list[dict]:
+    rows = []
+    for pt in pts:
+        g, h = ci95(pt.gains)
+        rows.append({"fig": pt.fig, "curve": pt.curve, "p1": pt.p1, "rbuf_bytes": pt.rbuf,
+                     "limit1": pt.limits[0], "limit2": pt.limits[1],
+                     "static_mbps": statistics.fmean(s["goodput_mbps"] for s in pt.static),
+                     "dynamic_mbps": statistics.fmean(d["goodput_mbps"] for d in pt.dynamic),
+                     "predicted_static_mbps": pt.predicted_static_mbps, "gain": g, "gain_ci95": h,
+                     "seeds": len(pt.gains), "min_loss_events": min(s["loss_events"] for s in pt.static + pt.dynamic)})
+    return rows
+
+
+def step_rows(pts: list[StepPoint]) -> list[dict]:
+    rows = []
+    for pt in pts:
+        sim = ci95([s["goodput_mbps"] for s in pt.sim]) if pt.sim else (float("nan"), float("nan"))
+        rows.append({"b1_mbps": pt.b1, "k": pt.k, "limit1": pt.limits[0], "limit2": pt.limits[1],
+                     "predicted_mbps": pt.predicted_mbps, "sim_mbps": sim[0], "sim_ci95": sim[1],
+                     "solve_s": pt.solve_s, "search_s": pt.search_s})
+    return rows
+
+
+XLABEL = {"5": ("p", "log"), "6": ("b (Mbit/s)", "linear"), "7": ("d (ms)", "linear"), "8": ("RBUF (KB)", "log")}
+
+
+def plot_single(rows: list[dict], outdir: FsPath) -> list[str]:
+    names = []
+    for fig_no, (label, scale) in XLABEL.items():
+        rs = [r for r in rows if r["fig"] == fig_no]
+        fig, ax = plt.subplots(figsize=(5.2, 3.6))
+        xs = [r["x"] for r in rs]
+        ax.errorbar(xs, [r["sim_mbps"] for r in rs], yerr=[r["sim_ci95"] for r in rs], fmt="o", color="k",
+                    label="simulation (95% CI)", capsize=3)
+        ax.plot(xs, [r["markov_mbps"] for r in rs], "-", label="Markov chain")
+        ax.plot(xs, [r["renewal_mbps"] for r in rs], "--", label="renewal")
+        ax.set_xscale(scale)
+        if fig_no == "5":
+            ax.set_yscale("log")
+        ax.set_xlabel(label)
+        ax.set_ylabel("throughput (Mbit/s)")
+        ax.set_title(f"Fig. {fig_no}")
+        ax.legend(fontsize=8)
+        name = f"cmt/fig{fig_no}.png"
+        _savefig(fig, outdir / name)
+        names.append(name)
+    return names
+
+
+def plot_gains(rows: list[dict], outdir: FsPath) -> list[str]:
+    names = []
+    for fig_no in ("9", "10", "11", "12"):
+        rs = [r for r in rows if r["fig"] == fig_no]
+        fig, ax = plt.subplots(figsize=(5.2, 3.6))
+        for curve in dict.fromkeys(r["curve"] for r in rs):
+            cs = [r for r in rs if r["curve"] == curve]
+            ax.errorbar([r["p1"] for r in cs], [100 * r["gain"] for r in cs], yerr=[100 * r["gain_ci95"] for r in cs],
+                        marker="o", capsize=3, label=curve)
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel("p1")
+        ax.set_ylabel("static over dynamic (%)")
+        ax.set_title(f"Fig. {fig_no}")
+        ax.legend(fontsize=8)
+        name = f"cmt/fig{fig_no}.png"
+        _savefig(fig, outdir / name)
+        names.append(name)
+    return names
+
+
+def plot_steps(rows: list[dict], outdir: FsPath) -> list[str]:
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for k in FIG13_K:
+        rs = [r for r in rows if r["k"] == k]
+        a1.plot([r["b1_mbps"] for r in rs], [r["predicted_mbps"] for r in rs], marker="o", label=f"k = {k} (model)")
+        if not math.isnan(rs[0]["sim_mbps"]):
+            a1.errorbar([r["b1_mbps"] for r in rs], [r["sim_mbps"] for r in rs], yerr=[r["sim_ci95"] for r in rs],
+                        fmt="x", capsize=2, label=f"k = {k} (simulation)")
+        a2.plot([r["b1_mbps"] for r in rs], [1e3 * r["search_s"] for r in rs], marker="o", label=f"k = {k}")
+    a1.set_xlabel("b1 (Mbit/s)")
+    a1.set_ylabel("throughput (Mbit/s)")
+    a1.set_title("Fig. 13")
+    a1.legend(fontsize=7)
+    a2.set_xlabel("b1 (Mbit/s)")
+    a2.set_ylabel("search time (ms)")
+    a2.set_yscale("log")
+    a2.set_title("Fig. 14")
+    a2.legend(fontsize=7)
+    _savefig(fig, outdir / "cmt/fig13_14.png")
+    return ["cmt/fig13_14.png"]
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def report(single: list[dict], gains: list[dict], steps: list[dict], solves: list[dict], figs: list[str],
+           st: Settings, wall_s: float) -> str:
+    merr = [r["markov_err"] for r in single]
+    rerr = [r["renewal_err"] for r in single]
+    out = [
+        "# Paper 002: CMT-SCTP modelling and congestion-window management",
+        "",
+        f"Generated by `{COMMAND}` (experiments/cmt/repro.py) in {wall_s / 60:.1f} min; the data behind every",
+        "figure is in `cmt/*.csv`. The paper prints no curve data, so the figures are judged on shape and on",
+        "the numbers its text quotes (specs/002-cmt.md §4). Readings: docs/deviations.md (paper 002).",
+        "",
+        "## Setup",
+        "",
+        f"- Simulation: one bulk SCTP-CMT association (`transport = \"cmt\"`, model mode: SACK per packet,",
+        "  missing count 4, RTO = 3 SRTT, retransmit to the same destination), each path a forward bottleneck",
+        "  at b with half of d and the path's random loss, and a fast lossless reverse path with the other half.",
+        f"- Figs. 5-8: round-correlated loss (eq. 7, A12), {st.seeds} seeds per point, each run long enough",
+        f"  for {st.loss_events} loss events (capped at {st.cap_s:g} s simulated); Markov and renewal with",
+        "  correlated loss.",
+        f"- Figs. 9-12: Bernoulli loss (eq. 6, §6.2), {st.two_path_seeds} seeds, both schemes on the same seeds,",
+        f"  runs sized for {st.two_path_loss_events} loss events; static limits from the exact DP over the",
+        "  Markov model with independent loss.",
+        "",
+        "## Figs. 5-8: models against simulation (single path)",
+        "",
+        f"Markov chain error against the simulation mean: median {_pct(statistics.median(merr))}, worst "
+        f"{_pct(max(merr))} (paper: at most {_pct(PAPER_MARKOV_MAX_ERR)}; issue: median 2%, worst 5%).",
+        f"Renewal model: median {_pct(statistics.median(rerr))}, worst {_pct(max(rerr))} (paper: at most "
+        f"{_pct(PAPER_RENEWAL_MAX_ERR)}; issue: 15%).",
+        "",
+        _md_table(["Fig.", "x", "simulation (Mbit/s)", "Markov", "err", "renewal", "err", "Mathis", "loss events (min)", "residual"],
+                  [(r["fig"], f"{r['x']:g}", f"{r['sim_mbps']:.3f} ± {r['sim_ci95']:.3f}", f"{r['markov_mbps']:.3f}",
+                    _pct(r["markov_err"]), f"{r['renewal_mbps']:.3f}", _pct(r["renewal_err"]), f"{r['mathis_mbps']:.3f}",
+                    r["min_loss_events"], f"{r['markov_residual']:.1e}") for r in single]),
+        "",
+    ]
+    out += [f"![{f}]({f})" for f in figs if any(f"fig{n}." in f for n in "5678")]
+    out += ["", "## Figs. 9-12: static over dynamic window management (two paths)", ""]
+    best = max(gains, key=lambda r: r["gain"])
+    out += [f"Largest mean gain: {_pct(best['gain'])} ± {_pct(best['gain_ci95'])} (Fig. {best['fig']}, {best['curve']}, "
+            f"p1 = {best['p1']:g}; paper: up to {_pct(PAPER_MAX_GAIN)}).", ""]
+    out.append(_md_table(["Fig.", "curve", "p1", "limits (packets)", "static (Mbit/s)", "dynamic", "gain ± 95% CI", "predicted static"],
+                         [(r["fig"], r["curve"], f"{r['p1']:g}", f"{r['limit1']}, {r['limit2']}", f"{r['static_mbps']:.3f}",
+                           f"{r['dynamic_mbps']:.3f}", f"{_pct(r['gain'])} ± {_pct(r['gain_ci95'])}",
+                           f"{r['predicted_static_mbps']:.3f}") for r in gains]))
+    out += [""] + [f"![{f}]({f})" for f in figs if any(f"fig{n}." in f for n in ("9", "10", "11", "12"))]
+    out += ["", "## Figs. 13-14: the heuristic's step k", ""]
+    out.append(_md_table(["b1", "k", "limits", "model (Mbit/s)", "simulation", "search (ms)", "solve incl. model (ms)"],
+                         [(f"{r['b1_mbps']:g}", r["k"], f"{r['limit1']}, {r['limit2']}", f"{r['predicted_mbps']:.3f}",
+                           "-" if math.isnan(r["sim_mbps"]) else f"{r['sim_mbps']:.3f} ± {r['sim_ci95']:.3f}",
+                           f"{1e3 * r['search_s']:.2f}", f"{1e3 * r['solve_s']:.1f}") for r in steps]))
+    out += ["", "![cmt/fig13_14.png](cmt/fig13_14.png)", ""]
+    out += ["## Markov chain solve time against RBUF", "",
+            "Paper 002 footnote 7: MATLAB could not solve RBUF = 176 KB (a dense matrix in 32-bit memory).", ""]
+    out.append(_md_table(["RBUF", "loss", "W", "states", "non-zeros", "solver", "iterations", "residual", "solve (s)", "Mbit/s"],
+                         [(f"{r['rbuf_bytes'] // 1000} KB", r["loss"], r["W"], r["states"], r["nonzeros"], r["solver"],
+                           r["iterations"], f"{r['residual']:.1e}", f"{r['solve_s']:.3f}", f"{r['throughput_mbps']:.3f}")
+                          for r in solves]))
+    out.append("")
+    return "\n".join(out)
+
+
+def reproduce(out: FsPath, st: Settings, log: Callable[[str], None] = print) -> FsPath:
+    t0 = time.perf_counter()
+    outdir = out.parent
+    (outdir / "cmt").mkdir(parents=True, exist_ok=True)
+    pts = single_path_points()
+    run_single_path(pts, st, log)
+    single = single_path_rows(pts)
+    gp = gain_points()
+    run_gains(gp, st, log)
+    gains = gain_rows(gp)
+    steps = step_rows(run_steps(st, log))
+    solves = solve_table()
+    for name, rows in (("single_path", single), ("gains", gains), ("steps", steps), ("solve", solves)):
+        _write_csv(outdir / "cmt" / f"{name}.csv", rows)
+    figs = plot_single(single, outdir) + plot_gains(gains, outdir) + plot_steps(steps, outdir)
+    text = report(single, gains, steps, solves, figs, st, time.perf_counter() - t0)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, out)
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", type=FsPath, default=FsPath("docs/reproductions/cmt.md"))
+    ap.add_argument("--seeds", type=int, default=Settings.seeds)
+    ap.add_argument("--loss-events", type=int, default=Settings.loss_events)
+    ap.add_argument("--two-path-seeds", type=int, default=Settings.two_path_seeds)
+    ap.add_argument("--two-path-loss-events", type=int, default=Settings.two_path_loss_events)
+    ap.add_argument("--cap-s", type=float, default=Settings.cap_s)
+    ap.add_argument("--jobs", type=int, default=Settings.jobs)
+    a = ap.parse_args(argv)
+    st = Settings(seeds=a.seeds, loss_events=a.loss_events, cap_s=a.cap_s, jobs=a.jobs,
+                  two_path_seeds=a.two_path_seeds, two_path_loss_events=a.two_path_loss_events)
+    print(reproduce(a.out, st))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

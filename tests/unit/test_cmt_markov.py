@@ -1,0 +1,126 @@
+"""The CMT Markov-chain model of paper 002 §4.3 through the Python API (ccscope.models.cmt)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ccscope.models.cmt import CmtMarkovError, MarkovResult, markov_throughput, markov_throughput_curve
+
+FOCUS = dict(p=1e-3, b_mbps=21.0, d_ms=40.0, rbuf_bytes=128_000)  # paper 002 §6.1.1
+
+
+def test_focus_point_reports_throughput_and_every_diagnostic():
+    r = markov_throughput(**FOCUS)
+    assert isinstance(r, MarkovResult)
+    assert r.window_packets == 85  # floor(128,000 / 1500): KB = 1000 B (A11)
+    assert r.loss == "correlated" and r.solver == "structured"
+    assert 0 < r.throughput_mbps < 21.0
+    assert r.throughput_mbps == pytest.approx(r.throughput_pps * 1500 * 8 / 1e6, rel=1e-12)
+    # Eq. 19 from the moments the result carries.
+    assert r.throughput_pps == pytest.approx((r.mean_sent - r.mean_lost) / r.mean_duration_s, rel=1e-12)
+    assert r.residual <= 1e-10
+    # CA (eq. 12) + backoff (|T| = 6 thresholds 1..32 by eq. 16, and k = 2..M = 8 by eq. 18) + SS
+    # (eq. 15: 1 + 2 + 3 + 4 + 5 windows below the thresholds 2..32).
+    assert r.states == (85 * 86 // 2 - 1) + (6 + 7) + 15
+    assert r.nonzeros > r.states and r.iterations > 0 and r.solve_time_s >= 0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.throughput_mbps = 0.0  # type: ignore[misc]
+
+
+def test_explicit_and_structured_agree_to_1e9():
+    for loss in ("correlated", "independent"):
+        a = markov_throughput(**FOCUS, loss=loss, solver="explicit")
+        b = markov_throughput(**FOCUS, loss=loss, solver="structured")
+        assert a.solver == "explicit" and b.solver == "structured"
+        assert abs(a.throughput_pps - b.throughput_pps) <= 1e-9 * a.throughput_pps
+        assert a.nonzeros == b.nonzeros and a.states == b.states
+
+
+def test_independent_losses_cost_less_than_round_correlated_losses():
+    c = markov_throughput(**FOCUS, loss="correlated").throughput_mbps
+    i = markov_throughput(**FOCUS, loss="independent").throughput_mbps
+    assert i > c
+
+
+def test_window_packets_replaces_the_buffer():
+    a = markov_throughput(**FOCUS)
+    b = markov_throughput(FOCUS["p"], FOCUS["b_mbps"], FOCUS["d_ms"], 1, window_packets=85)
+    assert a == dataclasses.replace(b, solve_time_s=a.solve_time_s, iterations=a.iterations, residual=a.residual)
+
+
+def test_curve_matches_single_solves_and_rises_with_the_window():
+    ws = [2, 3, 10, 40, 70]
+    curve = markov_throughput_curve(1e-3, 21.0, 40.0, ws)
+    assert isinstance(curve, np.ndarray) and curve.shape == (5,) and curve.dtype == float
+    for w, eta in zip(ws, curve):
+        assert eta == markov_throughput(1e-3, 21.0, 40.0, 0, window_packets=w).throughput_mbps
+    assert np.all(np.diff(curve) > 0)
+
+
+def test_a_four_megabyte_buffer_solves_quickly():
+    r = markov_throughput(1e-3, 21.0, 40.0, 4_000_000)
+    assert r.window_packets == 2666 and r.states > 3_500_000 and r.nonzeros > 2e9
+    assert r.residual <= 1e-10
+    assert r.solve_time_s < 10.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    p=st.floats(1e-5, 0.2),
+    b=st.floats(0.5, 100.0),
+    d=st.floats(0.0, 300.0),
+    kb=st.integers(3, 300),
+    loss=st.sampled_from(["correlated", "independent"]),
+)
+def test_throughput_falls_with_loss_never_rises_with_delay_and_never_exceeds_the_link(p, b, d, kb, loss):
+    r = markov_throughput(p, b, d, kb * 1000, loss=loss)
+    assert 0 < r.throughput_mbps <= b * (1 + 1e-12) and r.residual <= 1e-10
+    assert markov_throughput(min(p * 2, 0.9), b, d, kb * 1000, loss=loss).throughput_mbps < r.throughput_mbps
+    slower = markov_throughput(p, b, d + 20.0, kb * 1000, loss=loss).throughput_mbps
+    # Eq. 8: d lengthens only rounds whose window is below the BDP, and the backoff base RTO. Where
+    # nearly all the mass sits above the BDP (b d < 2, or p tiny with a large W) the effect is below
+    # float resolution, so random paths check "never rises"; the Rust grid checks the strict fall.
+    assert slower <= r.throughput_mbps * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        (dict(p=0.0), "`p`"),
+        (dict(p=1.0), "`p`"),
+        (dict(p=math.nan), "`p`"),
+        (dict(b_mbps=0.0), "`b_mbps`"),
+        (dict(b_mbps=-3.0), "`b_mbps`"),
+        (dict(d_ms=-1.0), "`d_ms`"),
+        (dict(d_ms=math.inf), "`d_ms`"),
+        (dict(rbuf_bytes=1000), "`rbuf_bytes`"),
+        (dict(rbuf_bytes=-5), "`rbuf_bytes`"),
+        (dict(rbuf_bytes=1.5), "`rbuf_bytes`"),
+        (dict(rbuf_bytes=2000), "W = 1"),
+        (dict(rbuf_bytes=10**12), "above the bound 8192"),
+        (dict(rto_max_s=0.0), "`rto_max_s`"),
+        (dict(packet_bytes=0), "`packet_bytes`"),
+        (dict(loss="bursty"), "`loss`"),
+        (dict(solver="lu"), "`solver`"),
+        (dict(window_packets=1), "W = 1"),
+        (dict(rbuf_bytes=4_000_000, solver="explicit"), "`solver`"),
+    ],
+)
+def test_bad_input_raises_one_error_naming_its_field(kwargs, field):
+    args = {**FOCUS, **kwargs}
+    with pytest.raises(CmtMarkovError, match=field):
+        markov_throughput(**args)
+    assert issubclass(CmtMarkovError, ValueError)
+
+
+def test_a_curve_with_a_one_packet_window_is_refused():
+    with pytest.raises(CmtMarkovError, match="W = 1"):
+        markov_throughput_curve(1e-3, 21.0, 40.0, [2, 1])
+    with pytest.raises(CmtMarkovError, match="`loss`"):
+        markov_throughput_curve(1e-3, 21.0, 40.0, [2], loss="bursty")

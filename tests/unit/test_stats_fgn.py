@@ -1,0 +1,79 @@
+"""Exact fGn by Davies-Harte (paper 003 spec §5 A5): covariance, determinism, the embedding check, bad input."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from ccscope import stats
+from ccscope.stats.fgn import embedding_eigenvalues, fgn, fgn_autocovariance
+
+# The package re-exports the function fgn, which hides the module of the same name.
+fgn_mod = importlib.import_module("ccscope.stats.fgn")
+
+
+def test_gamma_k_is_the_fgn_formula_by_hand():
+    # H = 0.75: gamma(1) = (2^1.5 - 2) / 2, gamma(2) = (3^1.5 - 2 * 2^1.5 + 1) / 2.
+    g = fgn_autocovariance([0, 1, 2], 0.75)
+    assert g[0] == 1.0
+    assert g[1] == pytest.approx((2**1.5 - 2) / 2, rel=1e-14)
+    assert g[2] == pytest.approx((3**1.5 - 2 * 2**1.5 + 1) / 2, rel=1e-14)
+    assert np.allclose(fgn_autocovariance(np.arange(1, 50), 0.5), 0.0)
+
+
+@pytest.mark.parametrize("h", [0.3, 0.7, 0.9])
+def test_fgn_sample_autocovariance_matches_gamma_k_within_3_se(h):
+    # A5: lags 0-10 averaged over 200 series; the mean is known (0), so the estimator is unbiased.
+    n, reps, lags = 2048, 200, np.arange(11)
+    est = np.empty((reps, len(lags)))
+    for s in range(reps):
+        x = fgn(n, h, seed=s)
+        est[s] = [np.dot(x[: n - k], x[k:]) / (n - k) for k in lags]
+    mean, se = est.mean(axis=0), est.std(axis=0, ddof=1) / np.sqrt(reps)
+    theory = fgn_autocovariance(lags, h)
+    assert np.all(np.abs(mean - theory) <= 3 * se), (mean - theory) / se
+
+
+def test_fgn_is_bit_identical_for_the_same_seed_and_differs_across_seeds():
+    a, b = fgn(4096, 0.8, seed=7), fgn(4096, 0.8, seed=7)
+    assert a.tobytes() == b.tobytes()
+    assert not np.array_equal(a, fgn(4096, 0.8, seed=8))
+
+
+def test_fgn_sigma_scales_the_same_draw():
+    assert np.array_equal(fgn(1000, 0.6, seed=3, sigma=2.5), 2.5 * fgn(1000, 0.6, seed=3))
+
+
+def test_fgn_of_odd_and_tiny_lengths_has_that_length():
+    for n in (1, 2, 3, 1001):
+        assert fgn(n, 0.7, seed=1).shape == (n,)
+
+
+@pytest.mark.parametrize("h", [0.01, 0.25, 0.5, 0.75, 0.99])
+def test_fgn_embedding_is_non_negative_across_h(h):
+    for n in (10, 1000, 1 << 14):
+        lam = embedding_eigenvalues(n, h)
+        assert lam.min() > -1e-10 * lam.max()
+
+
+def test_negative_embedding_eigenvalue_raises_embedding_error(monkeypatch):
+    def indefinite(n, hurst):
+        lam = np.ones(n + 1)
+        lam[3] = -0.5
+        return lam
+
+    monkeypatch.setattr(fgn_mod, "embedding_eigenvalues", indefinite)
+    with pytest.raises(stats.EmbeddingError, match="negative eigenvalue"):
+        fgn(100, 0.7, seed=1)
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"n": 0, "hurst": 0.7}, "n"), ({"n": 2.5, "hurst": 0.7}, "n"), ({"n": fgn_mod.MAX_FGN_N + 1, "hurst": 0.7}, "n"),
+    ({"n": 10, "hurst": 0.0}, "hurst"), ({"n": 10, "hurst": 1.0}, "hurst"), ({"n": 10, "hurst": float("nan")}, "hurst"),
+    ({"n": 10, "hurst": 0.5, "sigma": 0.0}, "sigma"),
+])
+def test_fgn_bad_input_names_the_argument(kwargs, field):
+    with pytest.raises(stats.StatsError, match=f"^{field}:"):
+        fgn(seed=1, **kwargs)

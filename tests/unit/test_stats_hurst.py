@@ -1,0 +1,122 @@
+"""Hurst estimators on exact fGn (paper 003 spec §5 A5): Whittle's accuracy, the known low bias of R/S
+and aggregated variance at H = 0.9, the Anis-Lloyd expectation, confidence intervals, fit ranges."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ccscope import stats
+from ccscope.stats import fgn, hurst
+from ccscope.stats.hurst import anis_lloyd
+
+
+@pytest.fixture(scope="module")
+def series():
+    """50 exact fGn series of 10^4 points at H = 0.5, 0.7, 0.9 (the spec's A5 protocol)."""
+    return {h: [fgn(10_000, h, seed=s) for s in range(50)] for h in (0.5, 0.7, 0.9)}
+
+
+@pytest.mark.parametrize("h", [0.5, 0.7, 0.9])
+def test_whittle_recovers_hurst_on_exact_fgn(series, h):
+    est = np.array([hurst(x, "whittle").hurst for x in series[h]])
+    assert math.sqrt(np.mean((est - h) ** 2)) <= 0.01
+    assert abs(est.mean() - h) <= 0.005
+
+
+@pytest.mark.parametrize("method", ["rs", "aggvar"])
+def test_aggregated_variance_and_rs_are_biased_low_at_h_09(series, method):
+    # The literature's sign (Taqqu, Teverovsky & Willinger 1995): both under-read strong LRD.
+    err = np.array([hurst(x, method).hurst for x in series[0.9]]) - 0.9
+    assert err.mean() < -3 * err.std(ddof=1) / math.sqrt(len(err)), err.mean()
+
+
+def test_anis_lloyd_correction_removes_the_small_block_bias_of_rs_at_h_05(series):
+    plain = np.array([hurst(x, "rs", correction="none").hurst for x in series[0.5]])
+    corrected = np.array([hurst(x, "rs").hurst for x in series[0.5]])
+    assert plain.mean() - 0.5 > 0.05  # the pox-plot slope reads high on short blocks
+    assert abs(corrected.mean() - 0.5) < 0.01
+
+
+def test_anis_lloyd_expectation_matches_the_formula_by_hand():
+    # n = 3: Gamma(1) / (sqrt(pi) Gamma(3/2)) (sqrt(2) + sqrt(1/2)) = (2/pi) * 3/sqrt(2).
+    assert anis_lloyd([3])[0] == pytest.approx(2 / math.pi * 3 / math.sqrt(2), rel=1e-13)
+    # Large n stays finite and approaches sqrt(n pi / 2).
+    assert anis_lloyd([100_000])[0] / math.sqrt(100_000 * math.pi / 2) == pytest.approx(1, abs=0.01)
+
+
+@pytest.mark.parametrize("h", [0.5, 0.9])
+def test_whittle_and_wavelet_95_percent_intervals_cover_the_truth_about_95_percent_of_the_time(series, h):
+    wh = [hurst(x, "whittle") for x in series[h]]
+    wv = [hurst(x, "wavelet", j1=3, j2=9) for x in series[h]]
+    for ests in (wh, wv):
+        cover = np.mean([e.ci[0] <= h <= e.ci[1] for e in ests])
+        assert 0.8 <= cover <= 1.0, (ests[0].method, cover)
+
+
+def test_wavelet_recovers_hurst_on_exact_fgn(series):
+    for h in (0.5, 0.9):
+        est = np.array([hurst(x, "wavelet", j1=3, j2=9).hurst for x in series[h]])
+        assert abs(est.mean() - h) < 0.01 and est.std() < 0.03
+
+
+def test_whittle_is_blind_to_the_series_scale_and_level():
+    x = fgn(4096, 0.8, seed=2)
+    assert hurst(5.0 * x + 100.0, "whittle").hurst == pytest.approx(hurst(x, "whittle").hurst, abs=1e-6)
+
+
+@pytest.mark.parametrize("method,slope_to_h", [
+    ("rs", lambda b: b), ("aggvar", lambda b: 1 + b / 2), ("wavelet", lambda b: (b + 1) / 2),
+])
+def test_plot_points_carry_the_fitted_slope(method, slope_to_h):
+    x = fgn(1 << 15, 0.75, seed=4)
+    e = hurst(x, method) if method != "wavelet" else hurst(x, method, j1=3)
+    assert slope_to_h(e.slope) == pytest.approx(e.hurst, abs=1e-12)
+    if method != "wavelet":  # a plain OLS line through exactly the plotted points
+        b, _ = np.polyfit(e.log_scale, e.log_stat, 1)
+        assert slope_to_h(b) == pytest.approx(e.hurst, abs=1e-9)
+    assert e.n == len(x) and len(e.log_scale) == len(e.log_stat) >= 2
+
+
+def test_default_fit_ranges_are_the_spec_traffic_ranges():
+    x = fgn(1_000_000 // 10, 0.7, seed=1)  # 10^5 points: blocks 10..1000, octaves 7..j_max-3
+    assert hurst(x, "aggvar").fit_range == (10.0, 1000.0)
+    assert hurst(x, "rs").fit_range == (10.0, 1000.0)
+    import pywt
+
+    jmax = pywt.dwt_max_level(len(x), pywt.Wavelet("db3").dec_len)
+    assert hurst(x, "wavelet").fit_range == (7.0, float(jmax - 3))
+
+
+@pytest.mark.parametrize("method,fit,minimum", [
+    ("rs", {}, 2000), ("aggvar", {}, 2000), ("aggvar", {"max_scale": 500}, 1000),
+    ("wavelet", {}, 5 * 2 ** 11), ("wavelet", {"j1": 2, "j2": 6}, 5 * 2**6), ("whittle", {}, 128),
+])
+def test_series_too_short_for_the_fit_range_names_the_method_and_minimum(method, fit, minimum):
+    x = fgn(minimum - 1, 0.7, seed=1)
+    with pytest.raises(stats.SeriesTooShortError) as ei:
+        hurst(x, method, **fit)
+    assert ei.value.method == method and ei.value.minimum == minimum
+    assert str(ei.value).startswith(f"{method}:") and str(minimum) in str(ei.value)
+    assert isinstance(ei.value, ValueError)
+    hurst(fgn(minimum, 0.7, seed=1), method, **fit)  # the minimum itself is enough
+
+
+def test_unknown_method_or_fit_argument_is_refused():
+    x = fgn(5000, 0.7, seed=1)
+    with pytest.raises(stats.StatsError, match="method"):
+        hurst(x, "dfa")
+    with pytest.raises(stats.StatsError, match="j1"):
+        hurst(x, "aggvar", j1=3)
+    with pytest.raises(stats.StatsError, match="not finite"):
+        hurst(np.r_[x, np.nan], "whittle")
+
+
+def test_four_estimators_give_identical_results_on_the_same_series():
+    x = fgn(20_000, 0.8, seed=9)
+    for m in stats.METHODS:
+        kw = {"j1": 3} if m == "wavelet" else {}
+        a, b = hurst(x, m, **kw), hurst(x.copy(), m, **kw)
+        assert a.hurst == b.hurst and a.ci == b.ci
