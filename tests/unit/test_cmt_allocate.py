@@ -185,3 +185,24 @@ def test_bad_input_names_the_field(kwargs, field):
     with pytest.raises(CmtInputError) as e:
         allocate(args.pop("dests"), args.pop("rbuf_bytes"), **args)
     assert e.value.field == field
+
+
+def test_default_objective_is_the_markov_chain_with_independent_loss():
+    from ccscope.models.cmt import markov_throughput
+
+    dests = [Destination(21, 40, 1e-3), Destination(10, 50, 1e-3)]
+    res = allocate(dests, 128_000)  # §6.2: the Markov model, independent loss (footnote 9)
+    for dest, c, thr in zip(dests, res.limits_packets, res.throughput_mbps):
+        m = markov_throughput(dest.p, dest.b_mbps, dest.d_ms, 128_000, loss="independent", window_packets=c)
+        assert thr == pytest.approx(m.throughput_mbps, rel=1e-9)
+
+
+@pytest.mark.parametrize("b1", [5.0, 20.0, 40.0])
+def test_heuristic_on_the_fig13_setup_never_beats_the_exact_optimum(b1):
+    # §6.3: r = 128 KB, b2 = 10 Mbit/s, d1 = 25 ms, d2 = 50 ms, p1 = p2 = 1e-3 (A14).
+    dests = [Destination(b1, 25, 1e-3), Destination(10, 50, 1e-3)]
+    exact = allocate(dests, 128_000, "dp")
+    assert allocate(dests, 128_000, "milp").total_mbps == pytest.approx(exact.total_mbps, abs=1e-9)
+    assert allocate(dests, 128_000, "heuristic", k=1).total_mbps == pytest.approx(exact.total_mbps, abs=1e-12)
+    for k in (2, 5, 10):
+        assert allocate(dests, 128_000, "heuristic", k=k).total_mbps <= exact.total_mbps + 1e-12

@@ -17,8 +17,6 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Optional
 
-from scipy.optimize import brentq
-
 from ccscope.models.cmt.inputs import CmtInputError, check_path, mbps, packets_per_second
 
 LOSS_LIMITED = "loss-limited"
@@ -74,6 +72,8 @@ def _expected_window_eq62(p: float) -> float:
 
     With E[X] = E[W]/2 + 1 (eq. 32, A7): (1-p)/p = 3W^2/8 + 3W/4 - E[L](W); the right side increases in W
     (dE[L]/dW <= 1/e), so the root is unique and bracketed by [0, sqrt(16/(3p)) + 1]."""
+    from scipy.optimize import brentq  # only the eq. 62 option needs a root finder (keeps the import light)
+
     target = (1.0 - p) / p
 
     def f(w: float) -> float:
