@@ -23,6 +23,8 @@ repro_app = typer.Typer(no_args_is_help=True, help="Regenerate a paper reproduct
 app.add_typer(repro_app, name="repro")
 markov_app = typer.Typer(no_args_is_help=True, help="Train and inspect (delay, window) Markov models (paper 000).")
 app.add_typer(markov_app, name="markov")
+cmt_app = typer.Typer(no_args_is_help=True, help="CMT path models and window allocation (paper 002).")
+app.add_typer(cmt_app, name="cmt")
 stats_app = typer.Typer(no_args_is_help=True,
                         help="Self-similar traffic statistics: Hurst estimates and CondProb tables (paper 003).")
 app.add_typer(stats_app, name="stats")
@@ -436,6 +438,153 @@ def markov_inspect(
         console.print(_markov_table(bias, "mean window per epoch at the samples' transitions (paper 000 §3.2 draw vs chain)"))
     if heatmap is not None:
         console.print(f"wrote {heatmap}")
+
+# --------------------------------------------------------------------------- cmt (paper 002)
+
+# The option that carries each model input (errors name the option, not the API field).
+CMT_OPTIONS = {"p": "--p", "b": "--b", "d": "--d", "rbuf": "--rbuf", "loss": "--loss", "rto_max": "--rto-max",
+               "packet_bytes": "--packet-bytes", "k": "--k", "solver": "--solver", "path": "--path",
+               "objective": "--model"}
+
+
+def cmt_fail(e, paths: Optional[List[str]] = None) -> "typer.Exit":
+    """One line naming the option of a CmtInputError (`path[i].b` -> `--path #i+1 'b=..'` ... b)."""
+    field = getattr(e, "field", "")
+    head, _, sub = field.partition(".")
+    if head.startswith("path[") and paths is not None:
+        i = int(head[5:-1])
+        where = f"--path #{i + 1} {paths[i]!r}" + (f": {sub}" if sub else "")
+    else:
+        where = CMT_OPTIONS.get(head, head)
+    return fail(ValueError(f"{where}: {getattr(e, 'detail', str(e))}"))
+
+
+def parse_cmt_path(text: str, index: int):
+    """`b=21,d=40,p=1e-3` (Mbit/s, ms round trip, loss probability) -> Destination."""
+    from ccscope.models.cmt import CmtInputError, Destination
+
+    fields = {}
+    for part in text.split(","):
+        key, eq, value = part.partition("=")
+        key = key.strip()
+        if not eq or key not in ("b", "d", "p") or key in fields:
+            raise CmtInputError(f"path[{index}]", f"expected b=MBPS,d=MS,p=LOSS; got {part.strip()!r}")
+        try:
+            fields[key] = float(value)
+        except ValueError:
+            raise CmtInputError(f"path[{index}].{key}", f"{value.strip()!r} is not a number") from None
+    missing = [k for k in ("b", "d", "p") if k not in fields]
+    if missing:
+        raise CmtInputError(f"path[{index}]", f"missing {', '.join(missing)} (expected b=MBPS,d=MS,p=LOSS)")
+    return Destination(b_mbps=fields["b"], d_ms=fields["d"], p=fields["p"])
+
+
+def _rbuf_line(text: str, rbuf_bytes: int, w: int, packet_bytes: int) -> str:
+    """A11: the paper's KB is 1000 B; show what the other convention would give."""
+    line = f"RBUF {text} = {rbuf_bytes} B: W = floor({rbuf_bytes}/{packet_bytes}) = {w} packets"
+    if text.strip().lower().endswith("kb"):
+        kib = int(float(text.strip()[:-2]) * 1024)
+        line += f" (KB = 1000 B; with KiB, {kib} B: W = {kib // packet_bytes})"
+    return line
+
+
+@cmt_app.command("model")
+def cmt_model(
+    p: float = typer.Option(..., "--p", help="Loss probability, in (0, 1)"),
+    b: float = typer.Option(..., "--b", help="Bottleneck bandwidth, Mbit/s"),
+    d: float = typer.Option(..., "--d", help="Round-trip delay d of eq. 8, ms"),
+    rbuf: str = typer.Option(..., "--rbuf", help="Receive buffer: bytes, or 128KB (KB = 1000 B), 128KiB, 1MB"),
+    loss: str = typer.Option("correlated", "--loss", help="correlated (eq. 7, Figs. 5-8) or independent (eq. 6)"),
+    rto_max: float = typer.Option(60.0, "--rto-max", help="RTO_max, s"),
+    packet_bytes: int = typer.Option(1500, "--packet-bytes", help="Packet size, bytes"),
+    eq62: bool = typer.Option(False, "--eq62", help="Renewal model with E[L] from eq. 62 instead of E[W]/2"),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object"),
+) -> None:
+    """Throughput of one path: the Markov chain (§4.3), the renewal model (§4.4), Mathis and PFTK."""
+    import json
+
+    from ccscope.models.cmt import CmtInputError, compare_models, parse_bytes
+
+    try:
+        rbuf_bytes = parse_bytes(rbuf)
+        rep = compare_models(p, b, d, rbuf_bytes, loss, rto_max, packet_bytes, eq62=eq62)
+    except CmtInputError as e:
+        raise cmt_fail(e)
+    if as_json:
+        print(json.dumps(rep))
+        return
+    inp = rep["inputs"]
+    console.print(f"p = {p:g}, b = {b:g} Mbit/s, d = {d:g} ms, {loss} loss, RTO_max = {rto_max:g} s", highlight=False)
+    console.print(_rbuf_line(rbuf, rbuf_bytes, inp["w"], packet_bytes), highlight=False)
+    t = Table(title="throughput of one path (paper 002)")
+    for col in ("model", "Mbit/s", "diagnostics"):
+        t.add_column(col, justify="right" if col == "Mbit/s" else "left")
+    mk = rep["markov"]
+    if mk is None:
+        t.add_row("Markov (§4.3)", "-", rep["markov_error"])
+    else:
+        t.add_row("Markov (§4.3)", f"{mk['throughput_mbps']:.4f}",
+                  f"{mk['states']} states, {mk['nonzeros']} non-zeros, {mk['iterations']} iterations, "
+                  f"residual {mk['residual']:.2e}, {mk['solve_time_s'] * 1e3:.1f} ms")
+    rn = rep["renewal"]
+    if rn is None:
+        t.add_row("renewal (§4.4)", "-", rep["renewal_error"])
+    else:
+        t.add_row("renewal (§4.4)" + (" eq. 62" if eq62 else ""), f"{rn['throughput_mbps']:.4f}",
+                  f"{rn['regime']}, E[W] {rn['expected_window']:.2f}, window {rn['window']:.2f}, E[X] "
+                  f"{rn['expected_rounds_x']:.2f}, P^TO {rn['p_timeout']:.4f}, RTT {rn['rtt_s'] * 1e3:.2f} ms")
+    ref = rep["reference"]
+    rtt_note = f"RTT {ref['rtt_s'] * 1e3:.2f} ms (eq. 8), RTO {ref['rto_s'] * 1e3:.1f} ms (eq. 10)"
+    t.add_row("Mathis 1997", f"{ref['mathis_mbps']:.4f}", rtt_note)
+    t.add_row("PFTK 1998", f"{ref['pftk_mbps']:.4f}", rtt_note + f", W_max {inp['w']}")
+    console.print(t)
+
+
+@cmt_app.command("allocate")
+def cmt_allocate(
+    paths: Optional[List[str]] = typer.Option(None, "--path", help="b=MBPS,d=MS,p=LOSS (repeat per destination)"),
+    rbuf: str = typer.Option(..., "--rbuf", help="Shared receive buffer: bytes, or 128KB (KB = 1000 B), 128KiB"),
+    solver: str = typer.Option("dp", "--solver", help="dp (exact), milp (HiGHS) or heuristic (eq. 61)"),
+    k: int = typer.Option(1, "--k", help="Step of the eq. 61 heuristic"),
+    model: str = typer.Option("markov", "--model", help="eta_i: markov (§6.2, independent loss) or renewal (footnote 5)"),
+    packet_bytes: int = typer.Option(1500, "--packet-bytes", help="Packet size, bytes"),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object"),
+) -> None:
+    """Window limits per destination maximising the Markov throughput sum (paper 002 §5.2, eqs. 56-61)."""
+    import dataclasses
+    import json
+
+    from ccscope.models.cmt import CmtInputError, allocate, parse_bytes
+
+    paths = paths or []
+    try:
+        if not paths:
+            raise CmtInputError("path", "at least one destination is needed (--path b=MBPS,d=MS,p=LOSS)")
+        dests = [parse_cmt_path(text, i) for i, text in enumerate(paths)]
+        res = allocate(dests, parse_bytes(rbuf), solver=solver, k=k, objective=model, packet_bytes=packet_bytes)
+    except CmtInputError as e:
+        raise cmt_fail(e, paths)
+    except ValueError as e:  # the Markov model's own errors name their field
+        raise fail(e)
+    except ImportError as e:
+        err.print(f"error: --model {model}: the Markov model is not in this build ({e})", markup=False,
+                  highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
+    if as_json:
+        print(json.dumps({"paths": [dataclasses.asdict(x) for x in dests], "model": model, **res.to_dict()}))
+        return
+    t = Table(title=f"window limits ({model} model, {solver}{f', k = {k}' if solver == 'heuristic' else ''}; "
+                    f"W_total = {res.w_total} packets)")
+    for col in ("path", "b Mbit/s", "d ms", "p", "a_i", "limit pkts", "limit bytes", "Mbit/s"):
+        t.add_column(col, justify="right")
+    for i, (dst, c, a, thr) in enumerate(zip(dests, res.limits_packets, res.upper_bounds, res.throughput_mbps)):
+        t.add_row(str(i + 1), f"{dst.b_mbps:g}", f"{dst.d_ms:g}", f"{dst.p:g}", str(a), str(c),
+                  str(c * packet_bytes), f"{thr:.4f}")
+    t.add_row("all", "", "", "", "", str(sum(res.limits_packets)), str(sum(res.limits_bytes)), f"{res.total_mbps:.4f}")
+    console.print(t)
+    console.print(f"solve {res.solve_time_s * 1e3:.2f} ms, objective {res.objective_time_s * 1e3:.2f} ms "
+                  f"({res.evaluations} windows)", highlight=False)
+
 
 
 COLUMN_HELP = "Column to analyse (default: throughput_mbps, or the only numeric one)"

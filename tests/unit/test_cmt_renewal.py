@@ -1,0 +1,245 @@
+"""Paper 002's renewal model (§4.4, eqs. 26-55, eq. 62) and the Mathis / PFTK reference formulas, against
+numbers worked by hand from the printed equations, the closed forms against the sums they come from, and the
+model's monotonicity in p, d, b and RBUF (with the two places where the printed equations break it)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ccscope.models.cmt import CmtInputError, mathis_throughput, pftk_throughput, renewal_throughput
+from ccscope.models.cmt.reference import pftk_q_hat
+from ccscope.models.cmt.renewal import lost_eq62, p_timeout_eq44, reference_rtt, rtt_eq8, time_eb_eq46
+
+FOCUS = dict(p=1e-3, b_mbps=21.0, d_ms=40.0, rbuf_bytes=128_000)  # §6.1.1's focus point, KB = 1000 B (A11)
+
+
+# --- hand-worked numbers ---------------------------------------------------------------------------
+
+
+def test_focus_point_matches_the_hand_worked_equations():
+    r = renewal_throughput(**FOCUS)
+    assert r.w_max == 85  # floor(128000 / 1500), footnote 8
+    # Eq. 33: sqrt(8 * 0.999 / 0.003 + 1/9) - 1/3 = sqrt(2664.1111) - 0.3333 = 51.2817 < 85: loss-limited.
+    assert r.expected_window == pytest.approx(51.28169, abs=1e-5)
+    assert r.regime == "loss-limited" and r.window == r.expected_window
+    # Eq. 34: sqrt(2 * 0.999 / 0.003 + 1/36) + 5/6 = 26.6408; eq. 35: E[R] = 27.6408.
+    assert r.expected_rounds_x == pytest.approx(26.64085, abs=1e-5)
+    assert r.rounds == pytest.approx(27.64085, abs=1e-5)
+    # Eq. 8: b = 21e6 / 12000 = 1750 packets/s, b d = 70 >= 51.28, so RTT = 0.04 + 1/1750 = 0.0405714 s.
+    assert r.rtt_s == pytest.approx(0.04 + 1 / 1750, rel=1e-12)
+    # Eq. 10: RTO = 3 RTT = 0.121714 s; eq. 18: M = floor(log2(60 / 0.121714)) = floor(8.945) = 8.
+    assert r.rto_s == pytest.approx(0.1217143, abs=1e-7) and r.backoff_m == 8
+    # Eq. 28: E[S^CA] = 999 + 51.2817; E[L^CA] = E[W]/2 = 25.6408; eq. 36: E[T^CA] = 27.6408 * 0.0405714 = 1.12143 s.
+    assert r.sent_ca == pytest.approx(1050.28169, abs=1e-5)
+    assert r.lost_ca == pytest.approx(25.64085, abs=1e-5)
+    assert r.time_ca_s == pytest.approx(1.121429, abs=1e-6)
+    # Eq. 44 with q = 0.999, q^8 = 0.992028, q^4 = 0.996006, q^W = 0.949987: 0.004178 / 0.050013 = 0.08353.
+    assert r.p_timeout == pytest.approx(0.083534, abs=1e-6)
+    # Eq. 46: 0.999 * (1 + 0.002 + ... + 0.002^7) * 0.121714 + 1e-24 * 60 / 0.999 = 0.121836 s.
+    assert r.time_eb_s == pytest.approx(0.121836, abs=1e-6)
+    # Eqs. 53-54: E[S^SS] = 50.2817, E[T^SS] = log2(51.2817) * RTT = 5.6804 * 0.0405714 = 0.230461 s.
+    assert r.sent_ss == pytest.approx(50.28169, abs=1e-5)
+    assert r.time_ss_s == pytest.approx(0.230461, abs=1e-6)
+    # Eq. 55: (1050.2817 - 25.6408 + 0.083534 * 50.2817) / (1.121429 + 0.083534 * (0.121836 + 0.230461))
+    #       = 1028.841 / 1.150857 = 893.98 packets/s = 10.7277 Mbit/s.
+    assert r.throughput_pps == pytest.approx(893.978, abs=1e-3)
+    assert r.throughput_mbps == pytest.approx(10.72773, abs=1e-5)
+
+
+def test_window_limited_point_uses_eqs_39_to_41_as_printed():
+    r = renewal_throughput(1e-4, 21.0, 40.0, 128_000)
+    # Eq. 33 at p = 1e-4 gives E[W] = 162.96 >= W_max = 85.
+    assert r.expected_window == pytest.approx(162.95816, abs=1e-5)
+    assert r.regime == "window-limited" and r.window == 85.0
+    # Eq. 40: 0.9999 / 0.0085 - 3 * 85 / 8 + 3/4 = 117.635294 - 31.875 + 0.75 = 86.510294.
+    assert r.expected_v == pytest.approx(86.510294, abs=1e-6)
+    # Eq. 41 as printed: 117.635294 + 85 / 8 + 3/4 = 129.010294 (the printed 3/4, not E[U] + E[V]).
+    assert r.expected_rounds_x == pytest.approx(129.010294, abs=1e-6)
+    # Eq. 39 with eq. 40 equals eq. 28 at W = W_max: 9999 + 85 = 10084.
+    assert r.sent_ca == pytest.approx(10084.0, abs=1e-9)
+    # Eq. 8: 85 > b d = 70, so RTT = 85 / 1750 (A8: CWND = W_max).
+    assert r.rtt_s == pytest.approx(85 / 1750, rel=1e-12)
+
+
+def test_mathis_matches_the_hand_worked_formula():
+    # Mathis 1997: sqrt(3/2) / (0.1 * sqrt(0.01)) = 122.4745 packets/s of 1500 B = 1.469694 Mbit/s.
+    assert mathis_throughput(0.01, 0.1) == pytest.approx(1.469694, abs=1e-6)
+    # C scales it linearly; the packet size too.
+    assert mathis_throughput(0.01, 0.1, packet_bytes=1000, c=1.0) == pytest.approx(0.8, abs=1e-12)
+
+
+def test_pftk_matches_the_hand_worked_full_model():
+    # E[W_u] = 1 + sqrt(8 * 0.99 / 0.03 + 1) = 17.27882 < 100; Q^ = 0.0335537 / 0.159416 = 0.210479;
+    # f(0.01) = 1.010204; sent = 99 + 17.27882 + 0.21049 / 0.99 = 116.4914;
+    # time = 0.1 * (17.27882 / 2 + 1) + 0.21049 * 0.4 * 1.010204 / 0.99 = 1.049853 s; 110.96 packets/s.
+    assert pftk_throughput(0.01, 0.1, 0.4, 100) == pytest.approx(1.33152, abs=2e-5)
+    assert pftk_q_hat(0.01, 17.278821) == pytest.approx(0.210479, abs=2e-6)
+
+
+def test_pftk_window_limited_matches_the_hand_worked_full_model():
+    # W_max = 10 < E[W_u]: Q^(10) = 0.031659 / 0.095618 = 0.33110; sent = 109 + 0.33110 / 0.99 = 109.33444;
+    # time = 0.1 * (10/8 + 0.99 / 0.1 + 2) + 0.33110 * 0.408163 = 1.450143 s; 75.396 packets/s.
+    assert pftk_throughput(0.01, 0.1, 0.4, 10) == pytest.approx(0.904749, abs=2e-5)
+
+
+def test_pftk_approaches_mathis_when_timeouts_vanish():
+    # With b = 1, no window limit and p -> 0, PFTK's E[W_u] -> sqrt(8/(3p)) and Q^ -> 0: Mathis's sqrt(3/(2p)) / RTT.
+    ratio = pftk_throughput(1e-7, 0.05, 0.15, 1e9) / mathis_throughput(1e-7, 0.05)
+    assert ratio == pytest.approx(1.0, abs=2e-3)
+    assert pftk_throughput(1e-2, 0.05, 0.15, 1e9) < mathis_throughput(1e-2, 0.05)  # timeouts cost throughput
+
+
+def test_pftk_delayed_acks_lower_the_throughput():
+    assert pftk_throughput(1e-3, 0.05, 0.2, 1e6, b=2) < pftk_throughput(1e-3, 0.05, 0.2, 1e6, b=1)
+
+
+# --- closed forms against the sums they come from --------------------------------------------------
+
+
+@pytest.mark.parametrize("p", [1e-4, 1e-3, 0.02, 0.3])
+@pytest.mark.parametrize("w", [4, 5, 17, 85])
+def test_eq44_closed_form_equals_the_sum_of_eq43(p, w):
+    q = 1 - p
+    pj = [p * q**j / (1 - q**w) for j in range(w)]  # eq. 43
+    direct = sum(pj[:4]) + sum(pj[j] for j in range(4, w)) * sum(p * q**k for k in range(4))
+    assert p_timeout_eq44(p, w) == pytest.approx(direct, rel=1e-12)
+
+
+def test_eq44_is_one_when_the_window_cannot_send_four_packets():
+    assert p_timeout_eq44(1e-3, 3.5) == 1.0 and p_timeout_eq44(0.2, 2.0) == 1.0
+
+
+@pytest.mark.parametrize("p", [1e-3, 0.1, 0.5, 0.6])
+@pytest.mark.parametrize("m", [1, 3, 8])
+def test_eq46_equals_the_series_over_eq45(p, m):
+    rto, rto_max = 0.12, 60.0
+    # Eq. 45 as printed: T_j = 2^(j-1) RTO for j <= M, (j - M) RTO_max beyond; weights (1-p) p^(j-1).
+    series = sum((2 ** (j - 1) * rto if j <= m else (j - m) * rto_max) * (1 - p) * p ** (j - 1) for j in range(1, 400))
+    assert time_eb_eq46(p, rto, rto_max, m) == pytest.approx(series, rel=1e-12)
+
+
+@pytest.mark.parametrize("p,w", [(1e-3, 51.0), (0.01, 7.0), (0.2, 3.0)])
+def test_eq62_closed_form_equals_its_sum(p, w):
+    direct = sum(i * p * (1 - p) ** (i - 1) for i in range(1, int(w) + 1))
+    assert lost_eq62(p, w) == pytest.approx(direct, rel=1e-12)
+
+
+@pytest.mark.parametrize("p", [1e-5, 1e-3, 0.05, 0.5])
+def test_eq33_and_eq34_satisfy_a7(p):
+    r = renewal_throughput(p, 1000.0, 40.0, 10**9)
+    w, x = r.expected_window, r.expected_rounds_x
+    assert w == pytest.approx(2 * x - 2, rel=1e-12)  # A7: eq. 32 reads E[W] = 2E[X] - 2
+    # Eq. 31 with eq. 30's bracket (E[W]/2 + E[W]) and E[B] = E[W]/2: (1-p)/p + W = X/2 * 3W/2 + W/2.
+    assert (1 - p) / p + w == pytest.approx(x / 2 * 1.5 * w + w / 2, rel=1e-12)
+
+
+def test_eq62_window_solves_eq31_with_eq62_losses():
+    p = 1e-3
+    r = renewal_throughput(p, 21.0, 40.0, 10**7, eq62=True)
+    w = r.expected_window
+    # (1-p)/p + W = X/2 * 3W/2 + (W - E[L](W)) with X = W/2 + 1 (A7).
+    assert (1 - p) / p + w == pytest.approx((w / 2 + 1) / 2 * 1.5 * w + w - lost_eq62(p, w), rel=1e-12)
+    assert r.lost_ca == pytest.approx(lost_eq62(p, w), rel=1e-15)
+    assert r.eq62 and not renewal_throughput(p, 21.0, 40.0, 10**7).eq62
+
+
+# --- eq. 8 -----------------------------------------------------------------------------------------
+
+
+def test_eq8_queues_a_window_above_the_bdp():
+    assert rtt_eq8(40, 1000.0, 0.05) == pytest.approx(0.05 + 1e-3)  # b d = 50 >= 40
+    assert rtt_eq8(80, 1000.0, 0.05) == pytest.approx(0.08)  # CWND / b
+
+
+def test_reference_rtt_is_the_renewal_models_rtt():
+    r = renewal_throughput(**FOCUS)
+    assert reference_rtt(**FOCUS) == (r.rtt_s, r.rto_s)
+
+
+# --- monotonicity ----------------------------------------------------------------------------------
+
+
+def test_throughput_falls_with_loss_rate():
+    t = [renewal_throughput(p, 21.0, 40.0, 128_000).throughput_mbps for p in np.logspace(-5, -0.3, 120)]
+    assert np.all(np.diff(t) < 0)
+
+
+def test_throughput_falls_with_delay_once_the_window_fits_the_bdp():
+    # Below b d = E[W], eq. 8 gives RTT = CWND / b whatever d is: flat; beyond, it falls.
+    t = np.array([renewal_throughput(1e-3, 21.0, d, 128_000).throughput_mbps for d in np.linspace(1, 300, 300)])
+    assert np.all(np.diff(t) <= 0)
+    assert t[-1] < t[100] < t[40]
+
+
+def test_throughput_rises_with_bandwidth_apart_from_the_step_of_eq8():
+    bs = np.linspace(0.5, 100, 400)
+    rs = [renewal_throughput(1e-3, b, 40.0, 128_000) for b in bs]
+    t = np.array([r.throughput_mbps for r in rs])
+    queued = np.array([b * 1e6 / 12000 * 0.04 < r.window for b, r in zip(bs, rs)])
+    steps = np.flatnonzero(np.diff(t) < 0)
+    # The only fall is where b d crosses the window: eq. 8's RTT jumps from CWND/b = d to d + 1/b.
+    assert len(steps) == 1 and queued[steps[0]] and not queued[steps[0] + 1]
+    assert t[-1] > t[0]
+
+
+def test_throughput_rises_with_rbuf_and_saturates_once_loss_limited():
+    for p in (1e-3, 1e-2):
+        rs = [renewal_throughput(p, 21.0, 40.0, w * 1500) for w in range(1, 400)]
+        t = np.array([r.throughput_mbps for r in rs])
+        assert np.all(np.diff(t) >= 0)
+        limited = [r.regime == "loss-limited" for r in rs]
+        first = limited.index(True)
+        assert all(limited[first:]) and np.all(t[first:] == t[first])
+
+
+def test_throughput_falls_with_rbuf_above_the_bdp_when_window_limited():
+    # A8 charges every round of a window-limited CA period CWND/b once W_max > b d, while eq. 41's rounds grow as
+    # W_max/8: above the BDP (70 packets here) the model loses throughput as RBUF grows (docs/deviations.md).
+    t = [renewal_throughput(1e-4, 21.0, 40.0, w * 1500).throughput_mbps for w in range(2, 160)]
+    rise, fall = np.diff(t[:68]), np.diff(t[72:])
+    assert np.all(rise > 0) and np.all(fall < 0)
+
+
+def test_same_input_gives_identical_output():
+    assert renewal_throughput(**FOCUS) == renewal_throughput(**FOCUS)
+    assert renewal_throughput(**FOCUS, eq62=True) == renewal_throughput(**FOCUS, eq62=True)
+
+
+# --- bad input -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kwargs,field",
+    [
+        (dict(p=0.0), "p"),
+        (dict(p=1.0), "p"),
+        (dict(p=-0.1), "p"),
+        (dict(b_mbps=0.0), "b"),
+        (dict(b_mbps=-5.0), "b"),
+        (dict(d_ms=-1.0), "d"),
+        (dict(rbuf_bytes=1499), "rbuf"),
+        (dict(loss="bursty"), "loss"),
+        (dict(loss="independent"), "loss"),
+        (dict(p=0.9), "p"),  # E[W] of eq. 33 below one packet
+        (dict(rto_max_s=0.0), "rto_max"),
+        (dict(packet_bytes=0), "packet_bytes"),
+    ],
+)
+def test_bad_input_names_the_field(kwargs, field):
+    with pytest.raises(CmtInputError) as e:
+        renewal_throughput(**{**FOCUS, **kwargs})
+    assert e.value.field == field and str(e.value).startswith(f"{field}: ")
+
+
+@pytest.mark.parametrize("kwargs,field", [(dict(p=1.2), "p"), (dict(rtt_s=0.0), "rtt")])
+def test_reference_formulas_refuse_bad_input(kwargs, field):
+    with pytest.raises(CmtInputError) as e:
+        mathis_throughput(**{"p": 0.01, "rtt_s": 0.1, **kwargs})
+    assert e.value.field == field
+    with pytest.raises(CmtInputError) as e:
+        pftk_throughput(0.01, 0.1, 0.3, 10, b=0)
+    assert e.value.field == "b"
+    assert math.isfinite(pftk_throughput(0.5, 0.1, 0.3, 2))
