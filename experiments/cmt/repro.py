@@ -32,7 +32,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ccscope import api  # noqa: E402
-from ccscope.models.cmt import allocate, markov_throughput, renewal_throughput  # noqa: E402
+from ccscope.models.cmt import Destination, allocate, markov_throughput, renewal_throughput  # noqa: E402
 from ccscope.models.cmt import mathis_throughput  # noqa: E402
 from scenarios import PACKET_BYTES, Path, association, duration_for  # noqa: E402
 
@@ -218,8 +218,8 @@ def gain_points() -> list[GainPoint]:
     return pts
 
 
-def _dests(paths: Iterable[Path]) -> list[tuple[float, float, float]]:
-    return [(p.b_mbps, p.d_ms, p.p) for p in paths]
+def dests(paths: Iterable[Path]) -> list[Destination]:
+    return [Destination(p.b_mbps, p.d_ms, p.p) for p in paths]
 
 
 def run_gains(pts: list[GainPoint], st: Settings, log: Callable[[str], None]) -> None:
@@ -227,7 +227,7 @@ def run_gains(pts: list[GainPoint], st: Settings, log: Callable[[str], None]) ->
     for pt in pts:
         key = (pt.paths, pt.rbuf)
         if key not in cache:
-            cache[key] = allocate(_dests(pt.paths), pt.rbuf, solver="dp")
+            cache[key] = allocate(dests(pt.paths), pt.rbuf, solver="dp")
         a = cache[key]
         pt.limits = tuple(int(c) for c in a.limits_packets)
         pt.predicted_static_mbps = float(a.total_mbps)
@@ -265,7 +265,7 @@ def run_steps(st: Settings, log: Callable[[str], None]) -> list[StepPoint]:
     for b1 in FIG13_B1:
         paths = (Path(b1, 25.0, 1e-3), Path(10.0, 50.0, 1e-3))
         for k in FIG13_K:
-            a = allocate(_dests(paths), 128_000, solver="heuristic", k=k)
+            a = allocate(dests(paths), 128_000, solver="heuristic", k=k)
             pts.append(StepPoint(b1, k, tuple(int(c) for c in a.limits_packets), float(a.total_mbps),
                                  float(a.objective_time_s + a.solve_time_s), float(a.solve_time_s)))
     if st.sim_fig13:
