@@ -739,6 +739,10 @@ impl Simulation {
             s.retransmissions = self.senders[i].retransmissions();
             s.rtos = self.senders[i].rtos();
             s.counters = self.senders[i].counters();
+            if self.senders[i].transport() == Transport::Cmt {
+                // Gap blocks the receiver held at most (paper 002: up to ~W/2 with unequal delays).
+                s.counters.push(("max_gap_blocks", self.receivers[i].max_gap_blocks));
+            }
             if let Some(p) = self.senders[i].plan() {
                 s.transfers_done = p.transfers_done;
                 s.fct_mean_s = p.fct_mean_s();
