@@ -688,3 +688,139 @@ fn insert_sorted(q: &mut VecDeque<u64>, t: u64) {
         q.insert(pos, t);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoint::{Receiver, RecvBuffer};
+
+    const PKT: u32 = 1500;
+
+    /// A model-mode association over `n` destinations and its receiver, RBUF `rbuf` bytes.
+    fn assoc(n: usize, rbuf: u64) -> (CmtSender, Receiver) {
+        let cfg = CmtConfig { sctp: SctpParams::default(), rbuf_bytes: rbuf, window_management: WindowManagement::None, rto_max: Dur::from_ms(60_000) };
+        let s = CmtSender::new(0, PKT, n, cfg);
+        let r = Receiver::new(true, 76).with_buffer(RecvBuffer::new(Some(rbuf), None)).with_arrival_log();
+        (s, r)
+    }
+
+    fn ms(n: u64) -> Time {
+        Time(n * 1_000_000)
+    }
+
+    /// The receiver gets `p` at `now` and its SACK reaches the sender at once; returns what the
+    /// sender sent in reply.
+    fn deliver(s: &mut CmtSender, r: &mut Receiver, p: &Packet, now: Time) -> Vec<Packet> {
+        let (ack, _) = r.on_data(p, now);
+        let mut out = Vec::new();
+        s.on_sack(now, &ack, r.arrival_log().expect("cmt receiver"), &mut out);
+        out
+    }
+
+    fn tsns(ps: &[Packet]) -> Vec<(u64, u8)> {
+        ps.iter().map(|p| (p.seq, p.path)).collect()
+    }
+
+    #[test]
+    fn new_data_goes_round_robin_to_destinations_with_room() {
+        let (mut s, _) = assoc(2, 1_000_000);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        // Two MTUs of window per destination (model mode), alternating.
+        assert_eq!(tsns(&out), [(0, 0), (1, 1), (2, 0), (3, 1)]);
+        assert_eq!(s.outstanding_bytes(), 4 * PKT as u64);
+    }
+
+    #[test]
+    fn rounds_advance_when_the_rounds_first_packet_is_acked_and_retransmissions_carry_the_retx_bit() {
+        let (mut s, mut r) = assoc(1, 1_000_000);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.iter().map(|p| p.round).collect::<Vec<_>>(), [1, 1]);
+        // TSN 0, the round's first, is acknowledged: what follows belongs to round 2.
+        let next = deliver(&mut s, &mut r, &out[0], ms(40));
+        assert_eq!(next.iter().map(|p| (p.seq, p.round)).collect::<Vec<_>>(), [(2, 2), (3, 2)]);
+        let more = deliver(&mut s, &mut r, &out[1], ms(40));
+        assert!(more.iter().all(|p| p.round == 2), "{more:?}");
+        // Nothing more arrives: the T3 timer fires and retransmits TSN 2 marked as such, in round 3.
+        let t3 = s.timeout_deadline().expect("timer armed");
+        let mut rtx = Vec::new();
+        s.on_timeout(t3, &mut rtx);
+        assert_eq!(rtx.len(), 1);
+        assert_eq!((rtx[0].seq, rtx[0].round), (2, 3 | Packet::RETX));
+    }
+
+    #[test]
+    fn a_hole_needs_four_reports_from_later_tsns_of_its_own_destination() {
+        let (mut s, mut r) = assoc(2, 1_000_000);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        // TSN 0 (destination 0) is lost.
+        let (mut d0, mut d1): (Vec<Packet>, Vec<Packet>) = out[1..].iter().partition(|p| p.path == 0);
+        let mut t = 40;
+        let mut step = |s: &mut CmtSender, r: &mut Receiver, p: Packet, d0: &mut Vec<Packet>, d1: &mut Vec<Packet>| {
+            t += 1;
+            let reply = deliver(s, r, &p, ms(t));
+            for x in &reply {
+                if x.path == 0 { d0.push(*x) } else { d1.push(*x) }
+            }
+            reply
+        };
+        // Forty TSNs of destination 1 arrive above the hole: no missing report for TSN 0.
+        for _ in 0..40 {
+            let p = d1.remove(0);
+            step(&mut s, &mut r, p, &mut d0, &mut d1);
+        }
+        assert_eq!(s.lost, 0);
+        // Later TSNs of destination 0: the fourth declares TSN 0 lost, resent to destination 0.
+        let mut resent = None;
+        for k in 1..=4 {
+            let p = d0.remove(0);
+            let reply = step(&mut s, &mut r, p, &mut d0, &mut d1);
+            if let Some(x) = reply.iter().find(|x| x.seq == 0) {
+                resent = Some((k, x.path, x.round & Packet::RETX != 0));
+            }
+        }
+        assert_eq!(resent, Some((4, 0, true)));
+        assert_eq!((s.dests[0].fast_retransmits, s.dests[1].fast_retransmits), (1, 0));
+        assert!(s.dests[0].cc.in_fast_recovery() && !s.dests[1].cc.in_fast_recovery());
+    }
+
+    #[test]
+    fn t3_expiry_resends_the_earliest_tsn_and_doubles_the_rto_up_to_the_maximum() {
+        let (mut s, _) = assoc(1, 1_000_000);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        // No RTT sample yet: RTO.Initial 3 s, then 6, 12, 24, 48, 60, 60 s.
+        let mut now = Time::ZERO;
+        for want in [3, 6, 12, 24, 48, 60, 60] {
+            let t3 = s.timeout_deadline().expect("armed");
+            assert_eq!(t3 - now, Dur::from_ms(want * 1000));
+            now = t3;
+            let mut rtx = Vec::new();
+            s.on_timeout(now, &mut rtx);
+            assert_eq!(tsns(&rtx), [(0, 0)], "one MTU of window: the earliest TSN only");
+            assert_eq!(s.dests[0].cc.cwnd_bytes(), PKT as u64);
+        }
+        assert_eq!(s.rtos, 7);
+    }
+
+    #[test]
+    fn the_peer_window_caps_what_is_outstanding_in_all() {
+        let (mut s, mut r) = assoc(2, 6000);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 4, "RBUF = 4 packets");
+        // TSN 0 lost: the others sit out of order and the window closes to 1500 B, all outstanding.
+        for p in &out[1..] {
+            assert!(deliver(&mut s, &mut r, p, ms(40)).is_empty());
+        }
+        assert!(s.outstanding_bytes() <= 6000);
+        assert_eq!(s.a_rwnd, 1500);
+    }
+}
