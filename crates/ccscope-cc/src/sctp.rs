@@ -76,7 +76,7 @@ impl Default for Params {
 
 impl crate::registry::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "mode", unit: "", doc: "\"model\" (paper 002 §3.2: missing count 4, no 4-MTU floor) or \"rfc4960\"" },
+        ParamSpec { name: "mode", unit: "name", doc: "\"model\" (paper 002 §3.2: missing count 4, no 4-MTU floor) or \"rfc4960\"" },
         ParamSpec { name: "mtu_bytes", unit: "bytes", doc: "path MTU, the unit of window growth (paper 002 §6.1.1: 1500)" },
         ParamSpec { name: "initial_ssthresh_bytes", unit: "bytes", doc: "initial slow-start threshold (RFC 4960 §7.2.1: arbitrarily high, 4294967295)" },
     ];

@@ -714,6 +714,14 @@ fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {
         }
         f.params.insert("mode".into(), toml::Value::String(m.clone()));
     }
+    // A packet is one chunk of one MTU: the windows count the flow's packets.
+    match f.params.get("mtu_bytes").map(|v| v.as_integer()) {
+        None => {
+            f.params.insert("mtu_bytes".into(), toml::Value::Integer(f.packet_bytes as i64));
+        }
+        Some(Some(m)) if m == f.packet_bytes as i64 => {}
+        Some(_) => return Err(ctx.err(&at("mtu_bytes"), format!("a cmt association's MTU is its packet size, packet_bytes = {}", f.packet_bytes))),
+    }
     let n = f.paths.len();
     f.window_management = match (ff.window_management, &ff.cwnd_limits_packets) {
         (None | Some(WindowManagementFile::None), None) => WindowManagement::None,
