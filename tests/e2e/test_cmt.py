@@ -4,23 +4,15 @@ a bad CMT key is one error line with exit 2."""
 
 from __future__ import annotations
 
-import inspect
 import json
-
-from typer.testing import CliRunner
 
 from ccscope import api
 from ccscope.cli import app
 
-if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:
-    runner = CliRunner(mix_stderr=False)
-else:
-    runner = CliRunner()
 
-
-def test_cmt_two_paths_run_reports_each_path_and_the_associations_losses(tmp_path):
+def test_cmt_two_paths_run_reports_each_path_and_the_associations_losses(tmp_path, cli_runner):
     out = tmp_path / "cmt"
-    res = runner.invoke(app, ["run", "examples/cmt_two_paths.toml", "-o", str(out), "--set", "duration_s=20"])
+    res = cli_runner.invoke(app, ["run", "examples/cmt_two_paths.toml", "-o", str(out), "--set", "duration_s=20"])
     assert res.exit_code == 0, res.output
     r = api.load_result(out)
     paths = r.paths.set_index("path")
@@ -39,11 +31,11 @@ def test_cmt_two_paths_run_reports_each_path_and_the_associations_losses(tmp_pat
     assert {"fast_retransmits", "timeouts", "mean_cwnd_bytes"} <= set(meta["paths"][0])
 
 
-def test_static_management_without_limits_is_one_error_line_and_exit_2(tmp_path):
+def test_static_management_without_limits_is_one_error_line_and_exit_2(tmp_path, cli_runner):
     sc = tmp_path / "bad.toml"
     text = open("examples/cmt_two_paths.toml").read().replace('window_management = "dynamic"', 'window_management = "static"')
     sc.write_text(text)
-    res = runner.invoke(app, ["run", str(sc), "-o", str(tmp_path / "res")])
+    res = cli_runner.invoke(app, ["run", str(sc), "-o", str(tmp_path / "res")])
     assert res.exit_code == 2
     msg = res.stderr if hasattr(res, "stderr") else res.output
     line = text.splitlines().index('window_management = "static"') + 1

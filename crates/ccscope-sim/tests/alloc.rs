@@ -29,18 +29,22 @@ static GLOBAL: Counting = Counting;
 /// The counter is global: tests that read it take turns.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// (allocations during `run`, packets delivered) for a 40 s dumbbell at `mbps`.
-fn allocs_per_run(controller: &str, mbps: u64) -> (u64, u64) {
-    let text = format!(
-        "duration_s = 40\nbin_ms = 1000\n[data_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n\
-         queue = {{ kind = \"droptail\", packets = 100 }}\nloss = {{ kind = \"bernoulli\", p = 0.001 }}\n\
-         [ack_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n[[flows]]\ncontroller = \"{controller}\"\ncount = 4\n"
-    );
-    let sc = load_scenario(&text, None, &[]).unwrap();
+/// (allocations during `run`, packets delivered) for the scenario `text`.
+fn allocs_of(text: &str) -> (u64, u64) {
+    let sc = load_scenario(text, None, &[]).unwrap();
     let sim = Simulation::new(&sc).unwrap();
     let before = ALLOCS.load(Ordering::Relaxed);
     let (r, _) = sim.run();
     (ALLOCS.load(Ordering::Relaxed) - before, r.total.delivered)
+}
+
+/// (allocations during `run`, packets delivered) for a 40 s dumbbell at `mbps`.
+fn allocs_per_run(controller: &str, mbps: u64) -> (u64, u64) {
+    allocs_of(&format!(
+        "duration_s = 40\nbin_ms = 1000\n[data_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n\
+         queue = {{ kind = \"droptail\", packets = 100 }}\nloss = {{ kind = \"bernoulli\", p = 0.001 }}\n\
+         [ack_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n[[flows]]\ncontroller = \"{controller}\"\ncount = 4\n"
+    ))
 }
 
 #[test]
@@ -65,15 +69,12 @@ fn the_packet_path_does_not_allocate_per_packet() {
 /// (allocations during `run`, packets delivered) for paper 002's two-path CMT association over 40 s
 /// with both path rates and RBUF scaled by `k`.
 fn cmt_allocs_per_run(k: u64) -> (u64, u64) {
-    let text = ccscope_sim::bench::cmt_two_paths_toml(40)
-        .replace("rate_mbps = 21", &format!("rate_mbps = {}", 21 * k))
-        .replace("rate_mbps = 20", &format!("rate_mbps = {}", 20 * k))
-        .replace("rbuf_bytes = 128000", &format!("rbuf_bytes = {}", 128_000 * k));
-    let sc = load_scenario(&text, None, &[]).unwrap();
-    let sim = Simulation::new(&sc).unwrap();
-    let before = ALLOCS.load(Ordering::Relaxed);
-    let (r, _) = sim.run();
-    (ALLOCS.load(Ordering::Relaxed) - before, r.total.delivered)
+    allocs_of(
+        &ccscope_sim::bench::cmt_two_paths_toml(40)
+            .replace("rate_mbps = 21", &format!("rate_mbps = {}", 21 * k))
+            .replace("rate_mbps = 20", &format!("rate_mbps = {}", 20 * k))
+            .replace("rbuf_bytes = 128000", &format!("rbuf_bytes = {}", 128_000 * k)),
+    )
 }
 
 #[test]

@@ -708,6 +708,15 @@ mod tests {
         Time(n * 1_000_000)
     }
 
+    /// `assoc(n, rbuf)` started at time 0, with what it sent first.
+    fn started(n: usize, rbuf: u64) -> (CmtSender, Receiver, Vec<Packet>) {
+        let (mut s, r) = assoc(n, rbuf);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        (s, r, out)
+    }
+
     /// The receiver gets `p` at `now` and its SACK reaches the sender at once; returns what the
     /// sender sent in reply.
     fn deliver(s: &mut CmtSender, r: &mut Receiver, p: &Packet, now: Time) -> Vec<Packet> {
@@ -723,10 +732,7 @@ mod tests {
 
     #[test]
     fn new_data_goes_round_robin_to_destinations_with_room() {
-        let (mut s, _) = assoc(2, 1_000_000);
-        let mut out = Vec::new();
-        s.start(Time::ZERO);
-        s.try_send(Time::ZERO, &mut out);
+        let (s, _, out) = started(2, 1_000_000);
         // Two MTUs of window per destination (model mode), alternating.
         assert_eq!(tsns(&out), [(0, 0), (1, 1), (2, 0), (3, 1)]);
         assert_eq!(s.outstanding_bytes(), 4 * PKT as u64);
@@ -734,10 +740,7 @@ mod tests {
 
     #[test]
     fn rounds_advance_when_the_rounds_first_packet_is_acked_and_retransmissions_carry_the_retx_bit() {
-        let (mut s, mut r) = assoc(1, 1_000_000);
-        let mut out = Vec::new();
-        s.start(Time::ZERO);
-        s.try_send(Time::ZERO, &mut out);
+        let (mut s, mut r, out) = started(1, 1_000_000);
         assert_eq!(out.iter().map(|p| p.round).collect::<Vec<_>>(), [1, 1]);
         // TSN 0, the round's first, is acknowledged: what follows belongs to round 2.
         let next = deliver(&mut s, &mut r, &out[0], ms(40));
@@ -754,10 +757,7 @@ mod tests {
 
     #[test]
     fn a_hole_needs_four_reports_from_later_tsns_of_its_own_destination() {
-        let (mut s, mut r) = assoc(2, 1_000_000);
-        let mut out = Vec::new();
-        s.start(Time::ZERO);
-        s.try_send(Time::ZERO, &mut out);
+        let (mut s, mut r, out) = started(2, 1_000_000);
         // TSN 0 (destination 0) is lost.
         let (mut d0, mut d1): (Vec<Packet>, Vec<Packet>) = out[1..].iter().partition(|p| p.path == 0);
         let mut t = 40;
@@ -791,10 +791,7 @@ mod tests {
 
     #[test]
     fn t3_expiry_resends_the_earliest_tsn_and_doubles_the_rto_up_to_the_maximum() {
-        let (mut s, _) = assoc(1, 1_000_000);
-        let mut out = Vec::new();
-        s.start(Time::ZERO);
-        s.try_send(Time::ZERO, &mut out);
+        let (mut s, _, _) = started(1, 1_000_000);
         // No RTT sample yet: RTO.Initial 3 s, then 6, 12, 24, 48, 60, 60 s.
         let mut now = Time::ZERO;
         for want in [3, 6, 12, 24, 48, 60, 60] {
@@ -811,10 +808,7 @@ mod tests {
 
     #[test]
     fn the_peer_window_caps_what_is_outstanding_in_all() {
-        let (mut s, mut r) = assoc(2, 6000);
-        let mut out = Vec::new();
-        s.start(Time::ZERO);
-        s.try_send(Time::ZERO, &mut out);
+        let (mut s, mut r, out) = started(2, 6000);
         assert_eq!(out.len(), 4, "RBUF = 4 packets");
         // TSN 0 lost: the others sit out of order and the window closes to 1500 B, all outstanding.
         for p in &out[1..] {
