@@ -69,7 +69,8 @@ fn the_association_never_has_more_than_rbuf_outstanding() {
     ] {
         let r = run_text(&scenario(&paths, rbuf, 20, wm));
         let max = counter(&r.flows[0], "max_outstanding_bytes");
-        assert!(max <= rbuf && max + 1500 > rbuf, "outstanding peaked at {max} with RBUF {rbuf}");
+        // The buffer binds (the second case less: out-of-order data from the fast path fills it).
+        assert!(max <= rbuf && 2 * max > rbuf, "outstanding peaked at {max} with RBUF {rbuf}");
     }
 }
 
@@ -205,4 +206,35 @@ fn rfc_mode_runs_with_its_own_rules() {
     assert_ne!(model.flows[0].sent, rfc.flows[0].sent);
     assert!(goodput(&rfc) > 10.0, "{}", goodput(&rfc));
     assert!(counter(&rfc.flows[0], "max_outstanding_bytes") <= 128_000);
+}
+
+#[test]
+fn rbuf_and_conservation_hold_across_buffers_losses_modes_and_management() {
+    // Three paths of 5, 15 and 25 Mbit/s with 10, 100 and 300 ms round trips, shallow queues, loss on
+    // data and SACKs alike.
+    let mut seed = 0;
+    for rbuf in [1500u64, 4500, 20_000, 128_000] {
+        for p in [0.0, 0.01, 0.2] {
+            for extra in ["", "window_management = \"dynamic\"", "window_management = \"dynamic\"\ndynamic_rank = \"throughput\"", "window_management = \"static\"\ncwnd_limits_packets = [1, 2, 30]", "cmt_mode = \"rfc4960\"", "ack_path = 1"] {
+                seed += 1;
+                let mut t = format!("duration_s = 20\nseed = {seed}\n");
+                for (i, d) in [5.0, 50.0, 150.0].iter().enumerate() {
+                    let loss = format!("loss = {{ kind = \"bernoulli\", p = {p} }}");
+                    t += &format!("[links.p{i}]\nrate_mbps = {}\ndelay_ms = {d}\nqueue = {{ kind = \"droptail\", packets = 20 }}\n{loss}\n", 5 + 10 * i);
+                    t += &format!("[links.b{i}]\nrate_mbps = 100\ndelay_ms = {d}\n{loss}\n");
+                }
+                let routes = (0..3).map(|i| format!("{{ route = [\"p{i}\"], ack_route = [\"b{i}\"] }}")).collect::<Vec<_>>().join(", ");
+                t += &format!("[[flows]]\ncontroller = \"sctp\"\nrbuf_bytes = {rbuf}\n{extra}\npaths = [{routes}]\n");
+                let r = run_text(&t);
+                let f = &r.flows[0];
+                let what = format!("RBUF {rbuf}, p {p}, {}", extra.replace('\n', " "));
+                assert!(counter(f, "max_outstanding_bytes") <= rbuf, "{what}: {:?}", f.counters);
+                if !extra.is_empty() && !extra.starts_with("cmt_mode") && !extra.starts_with("ack_path") && rbuf >= 3 * 1500 {
+                    assert!(counter(f, "max_cwnd_sum_bytes") <= rbuf, "{what}: {:?}", f.counters);
+                }
+                assert_eq!(f.sent, f.delivered + f.dropped + f.in_flight, "{what}");
+                assert!(f.goodput_mbps > 0.0, "{what}");
+            }
+        }
+    }
 }

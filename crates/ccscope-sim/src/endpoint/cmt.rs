@@ -7,8 +7,8 @@
 //!   an RTT estimator (paper eqs. 4-5, alpha 1/8, beta 1/4) and a T3-rtx timer (RFC 4960 §6.3.2 R1-R3).
 //! - Send permission per destination (paper eq. 1, RFC 4960 §6.1 A-B): OUT < CWND, and the peer's
 //!   window RWND = a_rwnd - bytes outstanding to all destinations (RFC 4960 §6.2.1 D) holds the
-//!   packet, except that one packet may always be in flight when nothing is (§6.1 A). Retransmissions
-//!   of a destination go before its new data (§6.1 C) and count against the same windows, so the
+//!   packet, except that one packet may always be in flight when nothing is (§6.1 A). Marked chunks
+//!   of every destination go before any new data (§6.1 C) and count against the same windows, so the
 //!   association never has more than RBUF bytes outstanding.
 //! - Scheduler: new data goes to the destinations with room in a fixed round-robin order, one packet
 //!   per turn, starting after the destination that sent last (CMT's default, Iyengar et al. §2).
@@ -28,7 +28,8 @@
 //! - Fast recovery per destination: one reduction per window; it ends when the destination's
 //!   pseudo-cumulative ack passes the highest TSN sent to it at the loss (RFC 4960 §7.2.4).
 //! - T3-rtx expiry (RFC 4960 §6.3.3): CWND = 1 MTU, every TSN outstanding to that destination is
-//!   marked for retransmission (the earliest goes at once), RTO doubles up to RTO_max.
+//!   marked for retransmission (the earliest goes at once, restarting the timer), RTO doubles up to
+//!   RTO_max. The timer runs only while something is outstanding to its destination (R1-R2).
 //! - RTO: model mode 3 SRTT with no minimum and no rttvar term (paper eq. 10 reading, A9), RTT
 //!   sampled on every SACK from the echoed send time of the TSN that triggered it (Karn: never a
 //!   retransmitted TSN); RFC mode RFC 4960 §6.3.1 (SRTT + 4 RTTVAR in [RTO.Min 1 s, RTO.Max]), one
@@ -342,23 +343,27 @@ impl CmtSender {
             return None;
         }
         let n = self.dests.len();
-        'outer: loop {
-            for k in 0..n {
-                let d = (self.rr + k) % n;
-                if let Some(p) = self.send_one(now, d) {
-                    out.push(p);
-                    self.rr = (d + 1) % n;
-                    continue 'outer;
+        // RFC 4960 §6.1 C: marked chunks of every destination go before anyone's new data.
+        for new_data in [false, true] {
+            'turns: loop {
+                for k in 0..n {
+                    let d = (self.rr + k) % n;
+                    if let Some(p) = self.send_one(now, d, new_data) {
+                        out.push(p);
+                        self.rr = (d + 1) % n;
+                        continue 'turns;
+                    }
                 }
+                break;
             }
-            break;
         }
         self.note_windows();
         None
     }
 
-    /// One packet to destination `d`, if its window and the peer's allow.
-    fn send_one(&mut self, now: Time, d: usize) -> Option<Packet> {
+    /// One packet to destination `d` (a retransmission, or new data if `new_data`), if its window
+    /// and the peer's allow.
+    fn send_one(&mut self, now: Time, d: usize, new_data: bool) -> Option<Packet> {
         let pkt = self.packet_bytes as u64;
         // RFC 4960 §6.1 A and §6.2.1 D: the peer's window, less what is outstanding, must hold it.
         if self.out_total > 0 && self.out_total + pkt > self.a_rwnd {
@@ -384,7 +389,7 @@ impl CmtSender {
             dest.fast_rtx_now = false;
             return Some(self.transmit(now, d, t, true));
         }
-        if !cwnd_ok {
+        if !cwnd_ok || !new_data {
             return None;
         }
         let t = self.next_tsn;
@@ -609,7 +614,13 @@ impl CmtSender {
         self.account(now);
         for d in 0..self.dests.len() {
             if self.dests[d].t3.is_some_and(|t| t <= now) {
-                self.expire(now, d);
+                if self.dests[d].out > 0 {
+                    self.expire(now, d);
+                } else {
+                    // RFC 4960 §6.3.2 R2: nothing outstanding to it (what is marked waits for the
+                    // peer's window), so no timer: R1 starts it with the next transmission.
+                    self.dests[d].t3 = None;
+                }
             }
         }
         self.note_windows();
@@ -643,9 +654,10 @@ impl CmtSender {
         // A12: a timeout ends the round.
         dest.round = (dest.round + 1) & !Packet::RETX;
         dest.round_first = None;
-        // E2: the RTO doubles (up to RTO_max); E3: the timer restarts.
+        // E2: the RTO doubles (up to RTO_max); E3: the timer restarts with the retransmission
+        // that follows (R1), so it never runs while nothing is outstanding to this destination.
         dest.backoff = dest.backoff.saturating_add(1);
-        dest.t3 = Some(now + dest.rto(self.mode, self.rto_max));
+        dest.t3 = None;
     }
 
     /// Per-destination results over [start, end].
