@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 from typing import Callable
 
 import pytest
+from typer.testing import CliRunner
 
 from ccscope import api
 
@@ -61,3 +63,11 @@ def write(tmp_path: Path) -> Callable[[str, str], Path]:
         return p
 
     return _write
+
+
+@pytest.fixture
+def cli_runner() -> CliRunner:
+    """A CLI runner that keeps stderr apart (Click < 8.2 mixes it in unless told not to)."""
+    if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters:
+        return CliRunner(mix_stderr=False)
+    return CliRunner()

@@ -294,7 +294,11 @@ class Result:
     timeseries = _frame_property("timeseries", "One row per (flow, bin); flow -1 is the whole link.")
     packets = _frame_property("packets", "The per-packet log, when run with ``packets=True``.")
     links = _frame_property("links", "Per-link counters: arrivals, departures, drops, utilisation, queueing delay.")
-    paths = _frame_property("paths", "Per (flow, path) counters: data sent, delivered, dropped; ACKs on it.")
+    paths = _frame_property(
+        "paths",
+        "Per (flow, path) counters: data sent, delivered, dropped; ACKs on it; for an SCTP-CMT flow also "
+        "retransmissions, fast_retransmits, timeouts and mean_cwnd_bytes (NaN/None for other transports).",
+    )
     #: Every change of every flow's window (time_ms, flow, cwnd), when run with ``cwnd=True``.
     cwnd = _frame_property("cwnd", "Every change of every flow's window (time_ms, flow, cwnd), with ``cwnd=True``.")
     #: (delay, window) training samples recorded by controllers (e.g. Verus with ``record = "epoch"``):

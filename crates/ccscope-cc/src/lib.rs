@@ -18,6 +18,7 @@ pub mod mimd;
 pub mod cubic;
 pub mod newreno;
 pub mod queue_gradient;
+pub mod sctp;
 pub mod sprout;
 pub mod timely;
 pub mod vegas;
@@ -49,6 +50,8 @@ pub enum Transport {
     Datagram,
     /// TCP-like: cumulative ACK + SACK, fast retransmit, NewReno recovery, RFC 6298 RTO.
     Reliable,
+    /// SCTP concurrent multipath transfer: one association over all of a flow's paths (paper 002).
+    Cmt,
 }
 
 /// A packet left the sender.

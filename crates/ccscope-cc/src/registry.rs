@@ -3,7 +3,7 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::{aiad, aimd, cubic, fixed, markov, mimd, newreno, queue_gradient, sprout, timely, vegas, verus, AnyController};
+use crate::{aiad, aimd, cubic, fixed, markov, mimd, newreno, queue_gradient, sctp, sprout, timely, vegas, verus, AnyController};
 
 /// One documented parameter of a controller.
 #[derive(Clone, Copy, Debug)]
@@ -88,6 +88,7 @@ pub const CONTROLLERS: &[ControllerInfo] = &[
     entry!(queue_gradient, QueueGradient, "delay thresholds with a queue-occupancy gradient (paper 001 §4.3)"),
     entry!(newreno, NewReno, "TCP NewReno (RFC 5681, RFC 6582)", Reliable),
     entry!(cubic, Cubic, "TCP Cubic (RFC 9438)", Reliable),
+    entry!(sctp, Sctp, "SCTP per-destination congestion control (RFC 4960 §7.2, paper 002 §3.2)", Cmt),
     entry!(vegas, Vegas, "TCP Vegas (Brakmo and Peterson 1995)", Reliable),
     entry!(verus, Verus, "Verus delay-profile control (paper 004; yzaki/verus reference)"),
     entry!(sprout, Sprout, "Sprout-style stochastic forecasts (Winstein et al. 2013; keithw/sprout)"),

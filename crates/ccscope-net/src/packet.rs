@@ -78,11 +78,15 @@ pub struct AckInfo {
     /// Reliable transport: a pure window update sent when the application read data, not
     /// triggered by an arriving packet (RFC 9293 §3.8.6.2.2).
     pub window_update: bool,
+    /// SCTP-CMT: how many TSNs the receiver had accepted when it sent this SACK. Its gap blocks
+    /// are the association's arrival log up to there (see ccscope-sim `ArrivalLog`), so a SACK
+    /// carries all of them, however many, without a block list per packet.
+    pub arrivals: u64,
 }
 
 impl Default for AckInfo {
     fn default() -> Self {
-        AckInfo { recv: Time::ZERO, ack_cum: 0, sack: [(0, 0); 3], rwnd: Ack::RWND_UNLIMITED, window_update: false }
+        AckInfo { recv: Time::ZERO, ack_cum: 0, sack: [(0, 0); 3], rwnd: Ack::RWND_UNLIMITED, window_update: false, arrivals: 0 }
     }
 }
 

@@ -145,6 +145,10 @@ pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> P
         x.set_item("acks_sent", p.acks_sent)?;
         x.set_item("acks_delivered", p.acks_delivered)?;
         x.set_item("acks_dropped", p.acks_dropped)?;
+        x.set_item("retransmissions", p.retransmissions)?;
+        x.set_item("fast_retransmits", p.fast_retransmits)?;
+        x.set_item("timeouts", p.timeouts)?;
+        x.set_item("mean_cwnd_bytes", p.mean_cwnd_bytes)?;
         paths.append(x)?;
     }
     d.set_item("paths", paths)?;

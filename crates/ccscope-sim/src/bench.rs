@@ -120,7 +120,7 @@ pub fn cases(search: &[PathBuf]) -> Result<(Vec<BenchCase>, Vec<SkippedCase>), C
 /// Scale cases, run only when named (they take seconds each): the ns-3 dumbbell with 1 and 1024
 /// NewReno flows for 3000 s (cost per delivered packet against the number of flows, and flat memory),
 /// and paper 003's access-link topology with 33 flows for 10,000 s and a 10 ms link series.
-pub const SCALE_CASES: &[&str] = &["newreno-1x12M-3000s", "newreno-1024x12M-3000s", "access-33x10000s"];
+pub const SCALE_CASES: &[&str] = &["newreno-1x12M-3000s", "newreno-1024x12M-3000s", "access-33x10000s", "cmt-2x21M-1000s"];
 
 /// TOML text of paper 003 Fig. 7 (`examples/access_links.toml`) with 33 bulk NewReno clients (16 to
 /// one server, 17 to the other), 10,000 s, the link's 10 ms series only.
@@ -132,6 +132,12 @@ pub fn access_33_toml() -> String {
         .replacen("count = 2", "count = 17", 1)
 }
 
+/// TOML text of paper 002 §6.2 (`examples/cmt_two_paths.toml`): one SCTP-CMT association over two
+/// 21/20 Mbit/s, 40 ms paths with Bernoulli loss, RBUF 128 KB, dynamic management, for 1,000 s.
+pub fn cmt_two_paths_toml(secs: u32) -> String {
+    include_str!("../../../python/ccscope/examples/cmt_two_paths.toml").replace("duration_s = 60", &format!("duration_s = {secs}"))
+}
+
 /// The scale cases by name (see [`SCALE_CASES`]).
 pub fn scale_case(name: &str) -> Result<Option<BenchCase>, ConfigError> {
     let dumbbell = |n: usize| ns3_dumbbell_toml("newreno", n).replace("duration_s = 300", "duration_s = 3000");
@@ -139,6 +145,7 @@ pub fn scale_case(name: &str) -> Result<Option<BenchCase>, ConfigError> {
         "newreno-1x12M-3000s" => dumbbell(1),
         "newreno-1024x12M-3000s" => dumbbell(1024),
         "access-33x10000s" => access_33_toml(),
+        "cmt-2x21M-1000s" => cmt_two_paths_toml(1000),
         _ => return Ok(None),
     };
     let name = SCALE_CASES.iter().find(|&&n| n == name).expect("listed above");

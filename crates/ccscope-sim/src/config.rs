@@ -32,8 +32,8 @@ use ccscope_net::queue::{CodelParams, Limits, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError};
 use toml_edit::{ImDocument, Item};
 
-use crate::scenario::{AckPath, FlowSpec, LinkSpec, PathSpec, Scenario, TimeSeries};
-use crate::schema::{FlowFile, LinkFile, LossFile, QueueFile, ScenarioFile, TimeSeriesFile, TrafficFile, TransportFile};
+use crate::scenario::{AckPath, FlowSpec, LinkSpec, PathSpec, Rank, Scenario, TimeSeries, WindowManagement};
+use crate::schema::{FlowFile, LinkFile, LossFile, QueueFile, ScenarioFile, TimeSeriesFile, TrafficFile, TransportFile, WindowManagementFile};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
@@ -480,7 +480,7 @@ fn rounds_counted(ctx: &Ctx<'_>, links: &[LinkSpec], specs: &[(String, FlowSpec,
             // Exhaustive: a new transport must say whether it counts rounds.
             let counts_rounds = match f.transport() {
                 ccscope_cc::Transport::Datagram => false,
-                ccscope_cc::Transport::Reliable => true,
+                ccscope_cc::Transport::Reliable | ccscope_cc::Transport::Cmt => true,
             };
             let why = if acks {
                 format!("{p}'s ACKs cross this link, and ACKs carry no round")
@@ -634,6 +634,7 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
     f.transport = ff.transport.map(|t| match t {
         TransportFile::Datagram => ccscope_cc::Transport::Datagram,
         TransportFile::Reliable => ccscope_cc::Transport::Reliable,
+        TransportFile::Cmt => ccscope_cc::Transport::Cmt,
     });
     if let Some(m) = &ff.datagram_mode {
         f.datagram_mode = crate::endpoint::datagram::DatagramMode::parse(m).ok_or_else(|| ctx.err(&at("datagram_mode"), format!("unknown mode `{m}` (known: standard, datagrump)")))?;
@@ -683,7 +684,7 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
     if f.buffers.read_rate.is_some() && f.buffers.rbuf_bytes.is_none() {
         return Err(ctx.err(&at("read_rate_mbps"), "needs a limited rbuf_bytes (an unlimited buffer never closes the window)"));
     }
-    f.params = ff.params;
+    f.params = ff.params.clone();
     // A model file named relative to the scenario is resolved next to it.
     if let Some(toml::Value::String(m)) = f.params.get("model") {
         let mp = Path::new(m);
@@ -696,7 +697,16 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
     // Only the datagram transport sends over several paths (round-robin, loss detected per path);
     // the reliable transport's cumulative ACK and duplicate-ACK rules are single-path.
     if f.paths.len() > 1 && f.transport() == ccscope_cc::Transport::Reliable {
-        return Err(ctx.err(&at("paths"), "the reliable transport is single-path: several paths need the datagram transport (SCTP-CMT comes with paper 002)"));
+        return Err(ctx.err(&at("paths"), "the reliable transport is single-path: several paths need `transport = \"cmt\"` (SCTP-CMT) or the datagram transport"));
+    }
+    if f.transport() == ccscope_cc::Transport::Cmt {
+        cmt(ctx, p, &ff, &mut f)?;
+    } else {
+        for (k, given) in [("cmt_mode", ff.cmt_mode.is_some()), ("window_management", ff.window_management.is_some()), ("cwnd_limits_packets", ff.cwnd_limits_packets.is_some()), ("dynamic_rank", ff.dynamic_rank.is_some())] {
+            if given {
+                return Err(ctx.err(&at(k), "only a `transport = \"cmt\"` flow takes this key"));
+            }
+        }
     }
     // Built-in controllers are checked here so the error points into the file; Python ones are
     // checked by the bindings when the class is instantiated.
@@ -708,6 +718,76 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
     }
     Ok((f, count))
 }
+/// The SCTP-CMT keys of a `transport = "cmt"` flow (paper 002): paths, RBUF, mode, window management.
+fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {
+    let at = |k: &str| format!("{p}.{k}");
+    if f.controller != "sctp" {
+        return Err(ctx.err(&at("controller"), format!("a cmt association runs the `sctp` controller per destination, not `{}`", f.controller)));
+    }
+    // One path is allowed: a single-homed association (paper 002 §6.1, Figs. 5-8).
+    if f.paths.is_empty() {
+        return Err(ctx.err(&at("paths"), "missing: a cmt flow needs `paths = [{ route, ack_route }, ...]` (one path is single-homed)"));
+    }
+    if f.buffers.rbuf_bytes.is_none() {
+        return Err(ctx.err(&at("rbuf_bytes"), "missing: a cmt association needs its shared receive buffer RBUF in bytes"));
+    }
+    for (k, given) in [("sndbuf_bytes", ff.sndbuf_bytes.is_some()), ("read_rate_mbps", ff.read_rate_mbps.is_some()), ("min_rto_ms", ff.min_rto_ms.is_some()), ("initial_rto_ms", ff.initial_rto_ms.is_some())] {
+        if given {
+            return Err(ctx.err(&at(k), "not a cmt key: the send buffer is infinite, the application reads at once (paper 002 A18) and the RTO follows cmt_mode"));
+        }
+    }
+    if f.app != crate::endpoint::App::Bulk {
+        return Err(ctx.err(&at(if ff.traffic.is_some() { "traffic" } else { "transfers_bytes" }), "a cmt association sends bulk data only"));
+    }
+    if let Some(m) = &ff.cmt_mode {
+        if !matches!(m.as_str(), "model" | "rfc4960") {
+            return Err(ctx.err(&at("cmt_mode"), format!("unknown mode `{m}` (known: model, rfc4960)")));
+        }
+        if f.params.get("mode").is_some_and(|v| v.as_str() != Some(m)) {
+            return Err(ctx.err(&at("cmt_mode"), "contradicts the flow's `mode`: give one of them"));
+        }
+        f.params.insert("mode".into(), toml::Value::String(m.clone()));
+    }
+    // A packet is one chunk of one MTU: the windows count the flow's packets.
+    match f.params.get("mtu_bytes").map(|v| v.as_integer()) {
+        None => {
+            f.params.insert("mtu_bytes".into(), toml::Value::Integer(f.packet_bytes as i64));
+        }
+        Some(Some(m)) if m == f.packet_bytes as i64 => {}
+        Some(_) => return Err(ctx.err(&at("mtu_bytes"), format!("a cmt association's MTU is its packet size, packet_bytes = {}", f.packet_bytes))),
+    }
+    let n = f.paths.len();
+    f.window_management = match (ff.window_management, &ff.cwnd_limits_packets) {
+        (None | Some(WindowManagementFile::None), None) => WindowManagement::None,
+        (Some(WindowManagementFile::Dynamic), None) => WindowManagement::Dynamic(match ff.dynamic_rank.as_deref() {
+            None | Some("bandwidth") => Rank::Bandwidth,
+            Some("throughput") => Rank::Throughput,
+            Some(r) => return Err(ctx.err(&at("dynamic_rank"), format!("unknown rank `{r}` (known: bandwidth, throughput)"))),
+        }),
+        (Some(WindowManagementFile::Static), None) => {
+            return Err(ctx.err(&at("window_management"), "static window management needs `cwnd_limits_packets`, one limit per path"));
+        }
+        (Some(WindowManagementFile::Static), Some(limits)) => {
+            if limits.len() != n {
+                return Err(ctx.err(&at("cwnd_limits_packets"), format!("{} limits for {n} paths: give one per path", limits.len())));
+            }
+            let mut v = Vec::with_capacity(n);
+            for (j, &c) in limits.iter().enumerate() {
+                if !(1..=u32::MAX as i64).contains(&c) {
+                    return Err(ctx.err(&format!("{p}.cwnd_limits_packets[{j}]"), format!("{c}: a limit is at least 1 packet (paper 002 eq. 58)")));
+                }
+                v.push(c as u32);
+            }
+            WindowManagement::Static(v)
+        }
+        (_, Some(_)) => return Err(ctx.err(&at("cwnd_limits_packets"), "limits are for `window_management = \"static\"`")),
+    };
+    if ff.dynamic_rank.is_some() && !matches!(f.window_management, WindowManagement::Dynamic(_)) {
+        return Err(ctx.err(&at("dynamic_rank"), "a rank is for `window_management = \"dynamic\"`"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -348,6 +348,14 @@ pub struct PathSummary {
     pub acks_sent: u64,
     pub acks_delivered: u64,
     pub acks_dropped: u64,
+    /// SCTP-CMT: retransmissions sent on it (to that destination).
+    pub retransmissions: u64,
+    /// SCTP-CMT: TSNs sent on it declared lost by missing reports (split fast retransmit).
+    pub fast_retransmits: u64,
+    /// SCTP-CMT: expiries of its T3-rtx timer.
+    pub timeouts: u64,
+    /// SCTP-CMT: time-averaged congestion window, bytes (`None` for other transports).
+    pub mean_cwnd_bytes: Option<f64>,
 }
 
 /// Everything a run produces.

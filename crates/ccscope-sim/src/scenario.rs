@@ -8,7 +8,7 @@ use ccscope_cc::Transport;
 use ccscope_core::{Dur, Time};
 
 pub use crate::endpoint::datagram::DatagramMode;
-pub use crate::endpoint::{App, BufferParams, RtoParams};
+pub use crate::endpoint::{App, BufferParams, Rank, RtoParams, WindowManagement};
 use ccscope_net::{LossConfig, QueueConfig, Service};
 
 /// Index of a link in `Scenario::links`.
@@ -80,8 +80,11 @@ pub struct FlowSpec {
     pub rto: RtoParams,
     /// Keep this flow's time series; `None` = the scenario's choice.
     pub timeseries: Option<bool>,
-    /// Receive and send buffers (reliable transport); unlimited by default.
+    /// Receive and send buffers (reliable transport; CMT: `rbuf_bytes` is the shared RBUF);
+    /// unlimited by default.
     pub buffers: BufferParams,
+    /// CMT: how destinations share the receive buffer (paper 002 §5).
+    pub window_management: WindowManagement,
 }
 
 impl FlowSpec {
@@ -105,6 +108,7 @@ impl FlowSpec {
             rto: RtoParams::default(),
             timeseries: None,
             buffers: BufferParams::default(),
+            window_management: WindowManagement::None,
         }
     }
 

@@ -127,6 +127,16 @@ pub struct PathFile {
 pub enum TransportFile {
     Datagram,
     Reliable,
+    Cmt,
+}
+
+/// CMT window management (paper 002 §5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowManagementFile {
+    None,
+    Dynamic,
+    Static,
 }
 
 /// One `[[flows]]` table. Keys not named here are the controller's parameters.
@@ -161,6 +171,14 @@ pub struct FlowFile {
     pub sndbuf_bytes: Option<toml::Value>,
     /// Mbit/s, or "unlimited".
     pub read_rate_mbps: Option<toml::Value>,
+    /// CMT: "model" or "rfc4960" (the `sctp` controller's `mode`).
+    pub cmt_mode: Option<String>,
+    /// CMT: "none", "dynamic" or "static".
+    pub window_management: Option<WindowManagementFile>,
+    /// CMT, dynamic management: rank by "bandwidth" (measured bottleneck rate) or "throughput" (CWND/SRTT).
+    pub dynamic_rank: Option<String>,
+    /// CMT, static management: one limit per path, packets.
+    pub cwnd_limits_packets: Option<Vec<i64>>,
     #[serde(flatten)]
     pub params: toml::Table,
 }

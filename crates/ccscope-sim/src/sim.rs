@@ -16,7 +16,7 @@ use ccscope_core::rng::RngCore as _;
 use ccscope_core::{Bandwidth, Dur, EventQueue, IntHistogram, Phase, Time};
 use ccscope_net::{Ack, AckPool, AnyQueue, Link, LossModel, Packet, PacketKind, Pipe, Service};
 
-use crate::endpoint::{DatagramSender, Receiver, ReliableSender, Sender};
+use crate::endpoint::{CmtConfig, CmtSender, DatagramSender, Receiver, ReliableSender, Sender};
 use crate::metrics::{jain_index, FlowStats, FlowSummary, LinkSummary, PathSummary, RunResult};
 use crate::pktlog::{LogEvent, PacketLog};
 use crate::scenario::{AckPath, App, FlowSpec, Scenario, TimeSeries};
@@ -314,8 +314,17 @@ impl Simulation {
             senders.push(match transport {
                 Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes, plan).with_mode(f.datagram_mode).with_paths(f.paths.len().max(1) as u8)),
                 Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto).with_buffers(f.buffers.rbuf_bytes, f.buffers.sndbuf_bytes)),
+                Transport::Cmt => {
+                    // One SCTP controller per destination, from the flow's `sctp` parameters.
+                    let sctp = ccscope_cc::registry::parse_params::<ccscope_cc::sctp::Params>("sctp", &f.params)?;
+                    // The loader requires a finite buffer for CMT; a hand-built spec without one gets 2^30 B.
+                    let rbuf_bytes = f.buffers.rbuf_bytes.unwrap_or(1 << 30);
+                    let cfg = CmtConfig { sctp, rbuf_bytes, window_management: f.window_management.clone(), rto_max: f.rto.max };
+                    Sender::Cmt(CmtSender::new(i as u32, f.packet_bytes, f.paths.len(), cfg))
+                }
             });
-            receivers.push(Receiver::new(transport == Transport::Reliable, f.ack_bytes).with_buffer(f.buffers.recv_buffer()));
+            let receiver = Receiver::new(transport != Transport::Datagram, f.ack_bytes).with_buffer(f.buffers.recv_buffer());
+            receivers.push(if transport == Transport::Cmt { receiver.with_arrival_log() } else { receiver });
             let jitter = if f.start_jitter > Dur::ZERO {
                 use ccscope_core::rng::RngExt;
                 Dur(rng::stream(sc.seed, 100 + i as u64).gen_range(0..f.start_jitter.as_ns()))
@@ -404,7 +413,7 @@ impl Simulation {
             Ev::Timer(f, gen) => {
                 if self.sched[f as usize].timer_gen == gen {
                     self.sched[f as usize].timer_at = None;
-                    self.senders[f as usize].cc().on_timer(now);
+                    self.senders[f as usize].on_timer(now);
                     self.after_sender(now, f, true);
                 }
             }
@@ -459,7 +468,7 @@ impl Simulation {
         }
         // An OFF period with nothing outstanding stops the controller's clock; the next ON period's
         // connection (or the same Python controller) asks again after the wake-up.
-        let want = if s.between_transfers() { None } else { s.cc().next_timer() };
+        let want = if s.between_transfers() { None } else { s.next_timer() };
         if want != sc.timer_at {
             sc.timer_gen = sc.timer_gen.wrapping_add(1);
             sc.timer_at = want;
@@ -627,7 +636,8 @@ impl Simulation {
                 self.path_stats[net.path_base + p.path as usize].acks_delivered += 1;
                 self.acks_delivered += 1;
                 let ack = Ack::from_packet(&p, self.acks.take(p.ack));
-                let wake = self.senders[p.flow as usize].on_ack(now, &ack, &mut self.sends);
+                let f = p.flow as usize;
+                let wake = self.senders[f].on_ack(now, &ack, &mut self.receivers[f], &mut self.sends);
                 self.set_wake(now, p.flow, wake);
                 self.after_sender(now, p.flow, false);
             }
@@ -730,6 +740,10 @@ impl Simulation {
             s.retransmissions = self.senders[i].retransmissions();
             s.rtos = self.senders[i].rtos();
             s.counters = self.senders[i].counters();
+            if self.senders[i].transport() == Transport::Cmt {
+                // Gap blocks the receiver held at most (paper 002: up to ~W/2 with unequal delays).
+                s.counters.push(("max_gap_blocks", self.receivers[i].max_gap_blocks));
+            }
             if let Some(p) = self.senders[i].plan() {
                 s.transfers_done = p.transfers_done;
                 s.fct_mean_s = p.fct_mean_s();
@@ -786,9 +800,15 @@ impl Simulation {
             .collect();
         let mut paths = Vec::with_capacity(self.path_stats.len());
         for (f, net) in self.nets.iter().enumerate() {
+            let cmt = self.senders[f].path_reports(end);
             for j in 0..net.paths.len() {
                 let c = self.path_stats[net.path_base + j];
+                let r = cmt.get(j);
                 paths.push(PathSummary {
+                    retransmissions: r.map_or(0, |r| r.retransmissions),
+                    fast_retransmits: r.map_or(0, |r| r.fast_retransmits),
+                    timeouts: r.map_or(0, |r| r.timeouts),
+                    mean_cwnd_bytes: r.map(|r| r.mean_cwnd_bytes),
                     flow: f as u32,
                     path: j as u8,
                     sent: c.sent,

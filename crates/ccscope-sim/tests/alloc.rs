@@ -26,22 +26,30 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// (allocations during `run`, packets delivered) for a 40 s dumbbell at `mbps`.
-fn allocs_per_run(controller: &str, mbps: u64) -> (u64, u64) {
-    let text = format!(
-        "duration_s = 40\nbin_ms = 1000\n[data_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n\
-         queue = {{ kind = \"droptail\", packets = 100 }}\nloss = {{ kind = \"bernoulli\", p = 0.001 }}\n\
-         [ack_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n[[flows]]\ncontroller = \"{controller}\"\ncount = 4\n"
-    );
-    let sc = load_scenario(&text, None, &[]).unwrap();
+/// The counter is global: tests that read it take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// (allocations during `run`, packets delivered) for the scenario `text`.
+fn allocs_of(text: &str) -> (u64, u64) {
+    let sc = load_scenario(text, None, &[]).unwrap();
     let sim = Simulation::new(&sc).unwrap();
     let before = ALLOCS.load(Ordering::Relaxed);
     let (r, _) = sim.run();
     (ALLOCS.load(Ordering::Relaxed) - before, r.total.delivered)
 }
 
+/// (allocations during `run`, packets delivered) for a 40 s dumbbell at `mbps`.
+fn allocs_per_run(controller: &str, mbps: u64) -> (u64, u64) {
+    allocs_of(&format!(
+        "duration_s = 40\nbin_ms = 1000\n[data_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n\
+         queue = {{ kind = \"droptail\", packets = 100 }}\nloss = {{ kind = \"bernoulli\", p = 0.001 }}\n\
+         [ack_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n[[flows]]\ncontroller = \"{controller}\"\ncount = 4\n"
+    ))
+}
+
 #[test]
 fn the_packet_path_does_not_allocate_per_packet() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for cc in ["aimd", "newreno", "cubic", "verus", "sprout", "timely"] {
         // Same duration, four times the packets.
         let (a_slow, d_slow) = allocs_per_run(cc, 12);
@@ -56,4 +64,28 @@ fn the_packet_path_does_not_allocate_per_packet() {
         let bound = if cc == "verus" { extra_packets / 50 } else { 200 };
         assert!(extra_allocs < bound, "{cc}: {extra_allocs} more allocations for {extra_packets} more packets");
     }
+}
+
+/// (allocations during `run`, packets delivered) for paper 002's two-path CMT association over 40 s
+/// with both path rates and RBUF scaled by `k`.
+fn cmt_allocs_per_run(k: u64) -> (u64, u64) {
+    allocs_of(
+        &ccscope_sim::bench::cmt_two_paths_toml(40)
+            .replace("rate_mbps = 21", &format!("rate_mbps = {}", 21 * k))
+            .replace("rate_mbps = 20", &format!("rate_mbps = {}", 20 * k))
+            .replace("rbuf_bytes = 128000", &format!("rbuf_bytes = {}", 128_000 * k)),
+    )
+}
+
+#[test]
+fn the_cmt_association_does_not_allocate_per_packet() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (a_slow, d_slow) = cmt_allocs_per_run(1);
+    let (a_fast, d_fast) = cmt_allocs_per_run(4);
+    let extra_packets = d_fast.saturating_sub(d_slow);
+    let extra_allocs = a_fast.saturating_sub(a_slow);
+    assert!(extra_packets > 100_000, "{extra_packets}");
+    // Rings (TSNs, per-destination lists, the receiver's bitmap and arrival log) grow with the
+    // window a few times, never per packet.
+    assert!(extra_allocs < 200, "{extra_allocs} more allocations for {extra_packets} more packets");
 }

@@ -49,7 +49,8 @@ fn every_example_conserves_packets_per_link_per_flow_and_per_path() {
         .filter_map(|e| e.ok()?.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
         .collect();
     names.sort();
-    assert!(names.len() >= 20, "{names:?}");
+    assert!(names.len() >= 22, "{names:?}");
+    assert!(names.iter().any(|n| n == "cmt_two_paths") && names.iter().any(|n| n == "cmt_single_path"), "{names:?}");
     for n in &names {
         assert_conserved(n, &run_example(n));
     }

@@ -1,9 +1,11 @@
 //! Endpoints: senders driven by a controller over a datagram or a reliable transport, and the
 //! receivers that ACK every packet.
 
+pub mod cmt;
 pub mod datagram;
 pub mod receiver;
 pub mod reliable;
+pub mod window_mgmt;
 
 use ccscope_cc::{AnyController, Transport};
 use ccscope_core::{Bandwidth, Time};
@@ -11,8 +13,10 @@ use ccscope_net::{Ack, Packet};
 
 use crate::traffic::TransferPlan;
 
+pub use cmt::{CmtConfig, CmtPathReport, CmtSender};
 pub use datagram::DatagramSender;
-pub use receiver::{Receiver, RecvBuffer};
+pub use receiver::{ArrivalLog, Receiver, RecvBuffer};
+pub use window_mgmt::{Rank, WindowManagement};
 pub use reliable::{App, ReliableSender, RtoParams};
 
 /// Socket buffers of the reliable transport; `None` = unlimited, the default (docs/scenarios.md
@@ -34,11 +38,13 @@ impl BufferParams {
     }
 }
 
-/// A flow's sender, of either transport (enum dispatch: no virtual call per packet).
+/// A flow's sender, of any transport (enum dispatch: no virtual call per packet).
 #[allow(clippy::large_enum_variant)]
 pub enum Sender {
     Datagram(DatagramSender),
     Reliable(ReliableSender),
+    /// An SCTP-CMT association: its controllers are per destination, not one `AnyController`.
+    Cmt(CmtSender),
 }
 
 macro_rules! each {
@@ -46,6 +52,18 @@ macro_rules! each {
         match $self {
             Sender::Datagram($s) => $e,
             Sender::Reliable($s) => $e,
+            Sender::Cmt($s) => $e,
+        }
+    };
+}
+
+/// The two transports driven by one `AnyController`.
+macro_rules! single {
+    ($self:ident, $s:ident => $e:expr, cmt $c:ident => $f:expr) => {
+        match $self {
+            Sender::Datagram($s) => $e,
+            Sender::Reliable($s) => $e,
+            Sender::Cmt($c) => $f,
         }
     };
 }
@@ -55,17 +73,29 @@ impl Sender {
         match self {
             Sender::Datagram(_) => Transport::Datagram,
             Sender::Reliable(_) => Transport::Reliable,
+            Sender::Cmt(_) => Transport::Cmt,
         }
     }
-    pub fn cc(&mut self) -> &mut AnyController {
-        each!(self, s => &mut s.cc)
+    /// The flow's one controller (`None` for a CMT association, which has one per destination).
+    pub fn cc(&mut self) -> Option<&mut AnyController> {
+        single!(self, s => Some(&mut s.cc), cmt _c => None)
+    }
+    /// When the controller wants `on_timer`.
+    pub fn next_timer(&self) -> Option<Time> {
+        single!(self, s => s.cc.next_timer(), cmt _c => None)
+    }
+    pub fn on_timer(&mut self, now: Time) {
+        if let Some(cc) = self.cc() {
+            cc.on_timer(now);
+        }
     }
     /// Between transfers (an OFF period) with nothing outstanding: the controller has nothing to clock.
     pub fn between_transfers(&self) -> bool {
         each!(self, s => s.in_flight() == 0 && s.plan.as_ref().is_some_and(|p| p.idle()))
     }
+    /// The window in packets (a CMT association: its destinations' windows together).
     pub fn cwnd(&self) -> u32 {
-        each!(self, s => s.cc.cwnd())
+        single!(self, s => s.cc.cwnd(), cmt c => c.cwnd_packets())
     }
     pub fn active(&self) -> bool {
         each!(self, s => s.active)
@@ -80,10 +110,19 @@ impl Sender {
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
         each!(self, s => s.try_send(now, out))
     }
-    pub fn on_ack(&mut self, now: Time, ack: &Ack, out: &mut Vec<Packet>) -> Option<Time> {
-        each!(self, s => s.on_ack(now, ack, out))
+    /// An ACK reached the sender; `peer` is the flow's receiver, whose arrival log a CMT SACK
+    /// refers to (see `cmt`).
+    pub fn on_ack(&mut self, now: Time, ack: &Ack, peer: &mut Receiver, out: &mut Vec<Packet>) -> Option<Time> {
+        match self {
+            Sender::Datagram(s) => s.on_ack(now, ack, out),
+            Sender::Reliable(s) => s.on_ack(now, ack, out),
+            Sender::Cmt(s) => match peer.arrival_log() {
+                Some(log) => s.on_sack(now, ack, log, out),
+                None => None,
+            },
+        }
     }
-    /// The transport's timer fired (datagrump's no-ACK timeout, or the RFC 6298 RTO).
+    /// The transport's timer fired (datagrump's no-ACK timeout, the RFC 6298 RTO, a T3-rtx).
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
         each!(self, s => s.on_timeout(now, out))
     }
@@ -98,6 +137,7 @@ impl Sender {
         match self {
             Sender::Datagram(_) => 0,
             Sender::Reliable(s) => s.rtos,
+            Sender::Cmt(s) => s.rtos,
         }
     }
     /// The application's transfer plan, if it is not bulk.
@@ -107,18 +147,30 @@ impl Sender {
     /// Delay/window samples of every controller this flow used (retired ones first).
     pub fn take_samples(&mut self) -> Vec<ccscope_cc::DelayWindowSample> {
         let mut v = each!(self, s => s.plan.as_mut().map(|p| std::mem::take(&mut p.retired_samples)).unwrap_or_default());
-        v.extend(self.cc().take_samples());
+        if let Some(cc) = self.cc() {
+            v.extend(cc.take_samples());
+        }
         v
     }
-    /// The controller's counters, those of earlier connections' controllers included.
+    /// The controller's counters, those of earlier connections' controllers included (a CMT
+    /// association: its own counters).
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let retired = each!(self, s => s.plan.as_ref().map(|p| p.retired_counters.clone()).unwrap_or_default());
-        crate::traffic::add_counters(retired, &each!(self, s => s.cc.counters()))
+        let own = single!(self, s => s.cc.counters(), cmt c => c.counters());
+        crate::traffic::add_counters(retired, &own)
     }
     pub fn retransmissions(&self) -> u64 {
         match self {
             Sender::Datagram(_) => 0,
             Sender::Reliable(s) => s.retransmitted,
+            Sender::Cmt(s) => s.retransmitted,
+        }
+    }
+    /// Per-path results of a CMT association at `end` (empty for the other transports).
+    pub fn path_reports(&self, end: Time) -> Vec<CmtPathReport> {
+        match self {
+            Sender::Cmt(s) => s.path_reports(end),
+            _ => Vec::new(),
         }
     }
 }

@@ -114,8 +114,56 @@ impl RecvBuffer {
     }
 }
 
+/// The TSNs an SCTP-CMT receiver accepted, in the order it accepted them: the gap blocks of SACK k
+/// are the TSNs of entries 0..k above its cumulative TSN. The sender reads the entries its newest
+/// SACK covers and releases them; what is held is what SACKs in flight still cover.
+#[derive(Clone, Debug, Default)]
+pub struct ArrivalLog {
+    /// Index of the first entry held.
+    base: u64,
+    tsns: VecDeque<u64>,
+}
+
+impl ArrivalLog {
+    /// Acceptances so far.
+    pub fn total(&self) -> u64 {
+        self.base + self.tsns.len() as u64
+    }
+
+    fn push(&mut self, tsn: u64) {
+        self.tsns.push_back(tsn);
+    }
+
+    /// The TSN of acceptance `i` (not yet released).
+    pub fn get(&self, i: u64) -> u64 {
+        self.tsns[(i - self.base) as usize]
+    }
+
+    /// Entries below `upto` are no longer needed.
+    pub fn release(&mut self, upto: u64) {
+        while self.base < upto && !self.tsns.is_empty() {
+            self.tsns.pop_front();
+            self.base += 1;
+        }
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.tsns.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tsns.is_empty()
+    }
+}
+
 pub struct Receiver {
     reliable: bool,
+    /// SCTP-CMT: the arrival log SACKs refer to (`None` for the other transports).
+    log: Option<ArrivalLog>,
+    /// SCTP-CMT: gap blocks the receiver holds now, and the most it held (paper 002: up to ~W/2).
+    gap_blocks: u64,
+    pub max_gap_blocks: u64,
     ack_bytes: u32,
     /// Next in-order sequence number expected.
     rcv_nxt: u64,
@@ -147,6 +195,9 @@ impl Receiver {
     pub fn new(reliable: bool, ack_bytes: u32) -> Receiver {
         Receiver {
             reliable,
+            log: None,
+            gap_blocks: 0,
+            max_gap_blocks: 0,
             ack_bytes,
             rcv_nxt: 0,
             got: VecDeque::with_capacity(64),
@@ -168,6 +219,16 @@ impl Receiver {
     pub fn with_buffer(mut self, buf: RecvBuffer) -> Receiver {
         self.buf = buf;
         self
+    }
+
+    /// An SCTP-CMT receiver: SACKs refer to an arrival log instead of carrying three blocks.
+    pub fn with_arrival_log(mut self) -> Receiver {
+        self.log = Some(ArrivalLog::default());
+        self
+    }
+
+    pub fn arrival_log(&mut self) -> Option<&mut ArrivalLog> {
+        self.log.as_mut()
     }
 
     pub fn buffer(&self) -> &RecvBuffer {
@@ -197,6 +258,15 @@ impl Receiver {
                 // keeping to the advertised window never gets here.
                 self.discarded += 1;
             } else {
+                if let Some(log) = self.log.as_mut().filter(|_| !dup) {
+                    // Gap blocks: a TSN next to none adds one, between two joins them, next to the
+                    // cumulative TSN absorbs the first.
+                    let left = i > 0 && self.got.get(i - 1) == Some(&true);
+                    let right = self.got.get(i + 1) == Some(&true);
+                    self.gap_blocks = (self.gap_blocks + (i > 0) as u64).saturating_sub(left as u64 + right as u64);
+                    self.max_gap_blocks = self.max_gap_blocks.max(self.gap_blocks);
+                    log.push(p.seq);
+                }
                 if i >= self.got.len() {
                     self.got.resize(i + 1, false);
                 }
@@ -212,7 +282,7 @@ impl Receiver {
                     self.delivered_in_order += 1;
                     self.buf.deliver(p.bytes as u64);
                 }
-                if p.seq >= self.rcv_nxt {
+                if p.seq >= self.rcv_nxt && self.log.is_none() {
                     self.update_sack(p.seq);
                 }
             }
@@ -227,6 +297,9 @@ impl Receiver {
         }
         ack.ack_cum = self.rcv_nxt;
         ack.sack = self.recent;
+        if let Some(log) = &self.log {
+            ack.arrivals = log.total();
+        }
         self.advertise(now, &mut ack);
         (ack, self.delivered_in_order - before)
     }
