@@ -60,6 +60,7 @@ def association(
     for i, path in enumerate(paths):
         links.update(_links(i, path, loss))
     flow: dict = {
+        "controller": "sctp",
         "transport": "cmt",
         "cmt_mode": mode,
         "rbuf_bytes": int(rbuf_bytes),

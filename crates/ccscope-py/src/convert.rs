@@ -70,6 +70,7 @@ fn summary<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>
     d.set_item("duration_s", f.duration_s)?;
     d.set_item("throughput_mbps", f.throughput_mbps)?;
     d.set_item("goodput_mbps", f.goodput_mbps)?;
+    d.set_item("first_tx_mbps", f.first_tx_mbps)?;
     d.set_item("retransmissions", f.retransmissions)?;
     d.set_item("rtos", f.rtos)?;
     d.set_item("capacity_mbps", f.capacity_mbps)?;

@@ -151,6 +151,8 @@ pub struct FlowStats {
     pub delivered_bytes: u64,
     /// Distinct packets' bytes delivered in order to the application.
     pub goodput_bytes: u64,
+    /// Bytes of data packets delivered on their first transmission (no `Packet::RETX` bit).
+    pub first_tx_bytes: u64,
     pub first_ms: Option<u64>,
     pub last_ms: u64,
     pub queue_delay: IntHistogram,
@@ -260,6 +262,9 @@ pub struct FlowSummary {
     pub throughput_mbps: f64,
     /// Distinct data delivered in order to the application, per second of the flow's duration.
     pub goodput_mbps: f64,
+    /// Data packets delivered on their first transmission (retransmissions left out), per second: the
+    /// "packets received" of paper 002 eq. 19, whose rounds count no retransmission (§4.3.1).
+    pub first_tx_mbps: f64,
     pub retransmissions: u64,
     /// Retransmission-timer expiries (reliable transport).
     pub rtos: u64,
@@ -295,6 +300,7 @@ impl FlowSummary {
             duration_s: dur_s,
             throughput_mbps: tput,
             goodput_mbps: if dur_s > 0.0 { s.goodput_bytes as f64 * 8.0 / dur_s / 1e6 } else { 0.0 },
+            first_tx_mbps: if dur_s > 0.0 { s.first_tx_bytes as f64 * 8.0 / dur_s / 1e6 } else { 0.0 },
             capacity_mbps,
             utilization: if capacity_mbps > 0.0 { tput / capacity_mbps } else { 0.0 },
             queue_delay_p95_ms: s.queue_delay.percentile(0.95).map(|v| v as f64),

@@ -652,6 +652,10 @@ impl Simulation {
         let good = in_order * p.bytes as u64;
         self.stats[f].goodput_bytes += good;
         self.total.goodput_bytes += good;
+        if p.round & Packet::RETX == 0 {
+            self.stats[f].first_tx_bytes += p.bytes as u64;
+            self.total.first_tx_bytes += p.bytes as u64;
+        }
         self.path_stats[self.nets[f].path_base + p.path as usize].delivered += 1;
         self.send_ack(now, ack);
         self.arm_receiver(p.flow);
