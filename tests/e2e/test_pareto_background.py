@@ -65,3 +65,20 @@ def test_calibration_refuses_an_unreachable_target_and_bad_arguments():
         tc.calibrate_idle_mean("examples/pareto_background.toml", -1.0)
     with pytest.raises(ValueError, match="no \\[\\[flows\\]\\] table has traffic"):
         tc.calibrate_idle_mean("examples/access_links.toml", 1.0)
+
+
+def test_bottleneck_hurst_falls_as_alpha_rises():
+    # Paper 003 §2.2 / Fig. 1: heavier file-size tails give more long-range dependent aggregates
+    # (theory H = (3 - alpha)/2: 0.975 at 1.05, 0.525 at 1.95). 2000 s of 10 ms bins, aggregated
+    # variance with its default fit range (10 bins up to n/100).
+    from ccscope.stats import hurst
+
+    est = {}
+    for alpha in (1.05, 1.95):
+        ov = {"duration_s": 2000, "flows.0.traffic.alpha": alpha, "flows.1.traffic.alpha": alpha}
+        r = ccscope.run("examples/pareto_background.toml", overrides=ov)
+        x = np.array(r.timeseries["throughput_mbps"].to_numpy())
+        assert len(x) == 200_000
+        est[alpha] = hurst(x, "aggvar").hurst
+    assert est[1.05] > est[1.95] + 0.1, est
+    assert 0.5 < est[1.95] < 0.75 and est[1.05] > 0.7, est
