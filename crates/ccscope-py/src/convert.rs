@@ -85,6 +85,12 @@ fn summary<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>
     d.set_item("log2_score", f.log2_score)?;
     d.set_item("transfers_done", f.transfers_done)?;
     d.set_item("fct_mean_s", f.fct_mean_s)?;
+    d.set_item("transfers_started", f.transfers_started)?;
+    d.set_item("file_bytes_done", f.file_bytes_done)?;
+    d.set_item("goodput_bytes", f.goodput_bytes)?;
+    d.set_item("on_rate_mbps", f.on_rate_mbps)?;
+    d.set_item("largest_file_bytes", f.largest_file_bytes)?;
+    d.set_item("files_capped", f.files_capped)?;
     for (k, v) in &f.counters {
         d.set_item(*k, *v)?;
     }

@@ -33,7 +33,7 @@ use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError};
 use toml_edit::{ImDocument, Item};
 
 use crate::scenario::{AckPath, FlowSpec, LinkSpec, PathSpec, Rank, Scenario, TimeSeries, WindowManagement};
-use crate::schema::{FlowFile, LinkFile, LossFile, QueueFile, ScenarioFile, TimeSeriesFile, TrafficFile, TransportFile, WindowManagementFile};
+use crate::schema::{FlowFile, LinkFile, LossFile, QueueFile, ScenarioFile, SizeLawFile, TimeSeriesFile, TrafficFile, TransportFile, WindowManagementFile};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
@@ -497,23 +497,42 @@ fn rounds_counted(ctx: &Ctx<'_>, links: &[LinkSpec], specs: &[(String, FlowSpec,
 }
 
 /// `traffic = { kind = "onoff", ... }`: paper 000 §6.6 ON/OFF users (defaults = Table 3).
+/// Paper 000 Table 3's truncated log-normal, each value defaulting to the table's.
+fn lognormal_size(ctx: &Ctx<'_>, path: &str, mean_bytes: Option<f64>, std_bytes: Option<f64>, max_bytes: Option<f64>) -> R<crate::traffic::LogNormalSize> {
+    let at = |k: &str| format!("{path}.{k}");
+    let d = crate::traffic::LogNormalSize::default();
+    let l = crate::traffic::LogNormalSize {
+        mean_bytes: positive(ctx, &at("mean_bytes"), mean_bytes)?.unwrap_or(d.mean_bytes),
+        std_bytes: non_negative(ctx, &at("std_bytes"), std_bytes)?.unwrap_or(d.std_bytes),
+        max_bytes: positive(ctx, &at("max_bytes"), max_bytes)?.map(|v| v as u64).unwrap_or(d.max_bytes),
+    };
+    // Rejection sampling needs a reasonable chance of a draw at or below the maximum.
+    let (mu, sigma) = l.mu_sigma();
+    if (l.max_bytes as f64).ln() < mu - 3.0 * sigma {
+        return Err(ctx.err(&at("max_bytes"), format!("{} is far below the size distribution (median {:.0} B)", l.max_bytes, mu.exp())));
+    }
+    Ok(l)
+}
+
 fn traffic(ctx: &Ctx<'_>, path: &str, t: TrafficFile) -> R<crate::endpoint::App> {
     let at = |k: &str| format!("{path}.{k}");
     Ok(match t {
         TrafficFile::Bulk => crate::endpoint::App::Bulk,
-        TrafficFile::Onoff { mean_bytes, std_bytes, max_bytes, off_mean_s } => {
+        TrafficFile::Onoff { size, mean_bytes, std_bytes, max_bytes, alpha, min_bytes, off_mean_s } => {
             let d = crate::traffic::OnOffParams::default();
-            let p = crate::traffic::OnOffParams {
-                mean_bytes: positive(ctx, &at("mean_bytes"), mean_bytes)?.unwrap_or(d.mean_bytes),
-                std_bytes: non_negative(ctx, &at("std_bytes"), std_bytes)?.unwrap_or(d.std_bytes),
-                max_bytes: positive(ctx, &at("max_bytes"), max_bytes)?.map(|v| v as u64).unwrap_or(d.max_bytes),
-                off_mean: positive(ctx, &at("off_mean_s"), off_mean_s)?.map(Dur::from_secs_f64).unwrap_or(d.off_mean),
+            let off_mean = positive(ctx, &at("off_mean_s"), off_mean_s)?.map(Dur::from_secs_f64).unwrap_or(d.off_mean);
+            let size = match size.unwrap_or(SizeLawFile::Lognormal) {
+                SizeLawFile::Lognormal => {
+                    for (k, v) in [("alpha", alpha), ("min_bytes", min_bytes)] {
+                        if v.is_some() {
+                            return Err(ctx.err(&at(k), "only for size = \"pareto\""));
+                        }
+                    }
+                    crate::traffic::FileSize::LogNormal(lognormal_size(ctx, path, mean_bytes, std_bytes, max_bytes)?)
+                }
+                SizeLawFile::Pareto => crate::traffic::FileSize::Pareto(crate::traffic::pareto_size(alpha, mean_bytes, min_bytes, std_bytes, max_bytes).map_err(|(k, why)| ctx.err(&at(k), why))?),
             };
-            // Rejection sampling needs a reasonable chance of a draw at or below the maximum.
-            let (mu, sigma) = p.mu_sigma();
-            if (p.max_bytes as f64).ln() < mu - 3.0 * sigma {
-                return Err(ctx.err(&at("max_bytes"), format!("{} is far below the size distribution (median {:.0} B)", p.max_bytes, mu.exp())));
-            }
+            let p = crate::traffic::OnOffParams { size, off_mean };
             crate::endpoint::App::OnOff(p)
         }
     })

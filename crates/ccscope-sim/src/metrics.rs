@@ -283,6 +283,18 @@ pub struct FlowSummary {
     pub transfers_done: u64,
     /// Mean flow completion time of the completed transfers, from ON start to the last resolution.
     pub fct_mean_s: Option<f64>,
+    /// Transfers begun: the completed ones plus the one in progress at the end, if any.
+    pub transfers_started: u64,
+    /// Bytes of the completed ON/OFF files (as drawn, before packetisation).
+    pub file_bytes_done: u64,
+    /// Distinct data delivered in order to the application, bytes.
+    pub goodput_bytes: u64,
+    /// Mean ON rate of the completed files: their bytes over their summed completion times, Mbit/s.
+    pub on_rate_mbps: Option<f64>,
+    /// The largest ON/OFF file size drawn, bytes, as drawn (untruncated Pareto: specs/003 §1.2).
+    pub largest_file_bytes: Option<f64>,
+    /// Draws above `traffic::MAX_FILE_BYTES`, kept at that bound.
+    pub files_capped: u64,
     /// The controller's own counters (`Controller::counters`), e.g. the markov walk's out-of-range delays.
     pub counters: Vec<(&'static str, u64)>,
 }
@@ -301,6 +313,7 @@ impl FlowSummary {
             throughput_mbps: tput,
             goodput_mbps: if dur_s > 0.0 { s.goodput_bytes as f64 * 8.0 / dur_s / 1e6 } else { 0.0 },
             first_tx_mbps: if dur_s > 0.0 { s.first_tx_bytes as f64 * 8.0 / dur_s / 1e6 } else { 0.0 },
+            goodput_bytes: s.goodput_bytes,
             capacity_mbps,
             utilization: if capacity_mbps > 0.0 { tput / capacity_mbps } else { 0.0 },
             queue_delay_p95_ms: s.queue_delay.percentile(0.95).map(|v| v as f64),

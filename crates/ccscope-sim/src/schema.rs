@@ -107,12 +107,29 @@ pub enum LossFile {
     BurstAfterLoss { p: f64, window_ms: f64 },
 }
 
-/// `traffic = { kind = "...", ... }` (paper 000 §6.6 ON/OFF users, defaults = its Table 3).
+/// `traffic = { kind = "...", ... }` (paper 000 §6.6 ON/OFF users, defaults = its Table 3; with
+/// `size = "pareto"`, paper 003 §4.1's Pareto files: `alpha` and `mean_bytes` or `min_bytes`).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TrafficFile {
     Bulk,
-    Onoff { mean_bytes: Option<f64>, std_bytes: Option<f64>, max_bytes: Option<f64>, off_mean_s: Option<f64> },
+    Onoff {
+        size: Option<SizeLawFile>,
+        mean_bytes: Option<f64>,
+        std_bytes: Option<f64>,
+        max_bytes: Option<f64>,
+        alpha: Option<f64>,
+        min_bytes: Option<f64>,
+        off_mean_s: Option<f64>,
+    },
+}
+
+/// The ON/OFF file-size law.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeLawFile {
+    Lognormal,
+    Pareto,
 }
 
 #[derive(Clone, Debug, Deserialize)]

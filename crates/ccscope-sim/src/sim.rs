@@ -751,6 +751,11 @@ impl Simulation {
             if let Some(p) = self.senders[i].plan() {
                 s.transfers_done = p.transfers_done;
                 s.fct_mean_s = p.fct_mean_s();
+                s.transfers_started = p.transfers_started;
+                s.file_bytes_done = p.file_bytes_done;
+                s.on_rate_mbps = p.on_rate_mbps();
+                s.largest_file_bytes = p.largest_drawn_bytes;
+                s.files_capped = p.files_capped;
             }
             flows.push(s);
         }
@@ -761,6 +766,10 @@ impl Simulation {
         total.rtos = flows.iter().map(|f| f.rtos).sum();
         total.controller = "all".into();
         total.transfers_done = flows.iter().map(|f| f.transfers_done).sum();
+        total.transfers_started = flows.iter().map(|f| f.transfers_started).sum();
+        total.file_bytes_done = flows.iter().map(|f| f.file_bytes_done).sum();
+        total.files_capped = flows.iter().map(|f| f.files_capped).sum();
+        total.largest_file_bytes = flows.iter().filter_map(|f| f.largest_file_bytes).reduce(f64::max);
         let off_periods = self
             .senders
             .iter()

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use ccscope_core::Dur;
-use ccscope_sim::traffic::{onoff_sequence, OnOffParams, Period};
+use ccscope_sim::traffic::{onoff_sequence, LogNormalSize, OnOffParams, Period};
 use ccscope_sim::{load_scenario, RunResult, Scenario, Simulation};
 
 fn traces() -> PathBuf {
@@ -28,7 +28,7 @@ fn run(sc: &Scenario) -> RunResult {
 }
 
 /// E[X | X <= m] for X log-normal(mu, sigma): mean * Phi((ln m - mu - sigma^2)/sigma) / Phi((ln m - mu)/sigma).
-fn truncated_mean(p: &OnOffParams) -> f64 {
+fn truncated_mean(p: &LogNormalSize) -> f64 {
     let (mu, s) = p.mu_sigma();
     let phi = |x: f64| 0.5 * erfc(-x / std::f64::consts::SQRT_2);
     let lm = (p.max_bytes as f64).ln();
@@ -45,7 +45,7 @@ fn erfc(x: f64) -> f64 {
 
 #[test]
 fn table_3_defaults_give_lognormal_parameters_from_mean_and_variance() {
-    let p = OnOffParams::default();
+    let p = LogNormalSize::default();
     assert_eq!(p.std_bytes, 3.3e12f64.sqrt());
     let (mu, sigma) = p.mu_sigma();
     // Table 3: mean = e^(mu + sigma²/2), var = e^(2 mu + sigma²)(e^(sigma²) - 1).
@@ -55,8 +55,8 @@ fn table_3_defaults_give_lognormal_parameters_from_mean_and_variance() {
 
 #[test]
 fn file_sizes_have_the_configured_mean_and_never_exceed_the_maximum() {
-    let p = OnOffParams::default();
-    let v = onoff_sequence(&p, 7, 0, 200_000);
+    let p = LogNormalSize::default();
+    let v = onoff_sequence(&OnOffParams::default(), 7, 0, 200_000);
     assert!(v.iter().all(|x| x.bytes <= p.max_bytes && x.bytes > 0));
     let mean = v.iter().map(|x| x.bytes as f64).sum::<f64>() / v.len() as f64;
     let want = truncated_mean(&p);
