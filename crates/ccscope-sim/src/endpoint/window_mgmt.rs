@@ -7,9 +7,11 @@
 //!   bandwidth" as the path's measured bottleneck rate (packet pairs, see `Managed::bandwidth`), as
 //!   the paper's own discussion of Figs. 9-10 does ("destination 1 is ranked highest (i.e., b1 >
 //!   b2)"); [`Rank::Throughput`] ranks by instantaneous throughput CWND/SRTT. A destination with no
-//!   bandwidth estimate yet is ranked by CWND/SRTT; one with no RTT sample ranks last. A growth that fits under RBUF is granted; one that
-//!   does not takes one MTU from the lowest-ranked destination below the grower that has more than
-//!   one MTU (one MTU per granted increase, floor one MTU); if none has, the growth is denied.
+//!   bandwidth estimate yet is ranked by CWND/SRTT; one with no RTT sample ranks last. A window at or
+//!   past its BDP does not grow (growth there cannot raise throughput). Below it, a growth that fits
+//!   under RBUF is granted; one that does not takes one MTU from the lowest-ranked destination below
+//!   the grower that has more than one MTU (one MTU per granted increase, floor one MTU); if none
+//!   has, the growth is denied.
 //! - `Static` (§5.2, A15): destination i has a limit c_i (packets). Growth within the limit is
 //!   granted when it fits under RBUF, otherwise windows above their limits give way one MTU at a time
 //!   (the most over its limit first), only as much as needed; if that is not enough, it is denied.
@@ -77,6 +79,12 @@ impl WindowManagement {
         match self {
             WindowManagement::None => want,
             WindowManagement::Dynamic(rank) => {
+                // §5.1 grows the destination that "can improve throughput by increasing its CWND": past
+                // its BDP it cannot (eq. 8: RTT = CWND/b there), and §6.2 has destination 1 stop at its
+                // BDP ("will use up to 108 KB" of 128). No estimate yet: plain growth.
+                if dests[i].bdp_bytes().is_some_and(|b| dests[i].cwnd() >= b) {
+                    return 0;
+                }
                 if fits {
                     return want;
                 }
@@ -170,6 +178,19 @@ mod tests {
 
     fn packets(ds: &[D]) -> Vec<u64> {
         ds.iter().map(|x| x.cwnd / MTU).collect()
+    }
+
+    #[test]
+    fn dynamic_window_stops_growing_at_its_bdp_even_with_buffer_room() {
+        // A 17-packet BDP (5 Mbit/s x 40 ms): growth to 17 is granted, past it denied, room or not.
+        let mut ds = vec![D { bdp: Some(17 * MTU), ..d(16, 40) }, d(10, 40)];
+        assert_eq!(DYN.grant(0, MTU, 1000 * MTU, MTU, &mut ds), MTU);
+        ds[0].cwnd += MTU;
+        assert_eq!(DYN.grant(0, MTU, 1000 * MTU, MTU, &mut ds), 0);
+        assert_eq!(packets(&ds), vec![17, 10]);
+        // Without an estimate yet the window grows as plain SCTP.
+        let mut ds = vec![d(40, 40), d(10, 40)];
+        assert_eq!(DYN.grant(0, MTU, 1000 * MTU, MTU, &mut ds), MTU);
     }
 
     #[test]
