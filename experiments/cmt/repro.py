@@ -384,14 +384,18 @@ def plot_single(rows: list[dict], outdir: FsPath) -> list[str]:
         ax.set_xscale(scale)
         if fig_no == "5":
             ax.set_yscale("log")
-        ax.set_xlabel(label)
-        ax.set_ylabel("throughput (Mbit/s)")
-        ax.set_title(f"Fig. {fig_no}")
-        ax.legend(fontsize=8)
-        name = f"cmt/fig{fig_no}.png"
-        _savefig(fig, outdir / name)
-        names.append(name)
+        names.append(_finish(fig, ax, fig_no, label, "throughput (Mbit/s)", outdir))
     return names
+
+
+def _finish(fig, ax, fig_no: str, xlabel: str, ylabel: str, outdir: FsPath) -> str:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"Fig. {fig_no}")
+    ax.legend(fontsize=8)
+    name = f"cmt/fig{fig_no}.png"
+    _savefig(fig, outdir / name)
+    return name
 
 
 def plot_gains(rows: list[dict], outdir: FsPath) -> list[str]:
@@ -405,13 +409,7 @@ def plot_gains(rows: list[dict], outdir: FsPath) -> list[str]:
                         marker="o", capsize=3, label=curve)
         ax.axhline(0, color="grey", lw=0.8)
         ax.set_xscale("log")
-        ax.set_xlabel("p1")
-        ax.set_ylabel("static over dynamic (%)")
-        ax.set_title(f"Fig. {fig_no}")
-        ax.legend(fontsize=8)
-        name = f"cmt/fig{fig_no}.png"
-        _savefig(fig, outdir / name)
-        names.append(name)
+        names.append(_finish(fig, ax, fig_no, "p1", "static over dynamic (%)", outdir))
     return names
 
 
