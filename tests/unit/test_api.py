@@ -24,7 +24,7 @@ SUMMARY_KEYS = {
 }
 FLOW_COLUMNS = [
     "flow", "controller", "sent", "delivered", "dropped", "in_flight", "declared_lost", "duration_s",
-    "throughput_mbps", "goodput_mbps", "retransmissions", "rtos", "capacity_mbps", "utilization", "queue_delay_p95_ms", "queue_delay_mean_ms",
+    "throughput_mbps", "goodput_mbps", "first_tx_mbps", "retransmissions", "rtos", "capacity_mbps", "utilization", "queue_delay_p95_ms", "queue_delay_mean_ms",
     "signal_delay_p95_ms", "one_way_delay_p95_ms", "one_way_delay_mean_ms", "loss_rate", "score", "log2_score",
     "transfers_done", "fct_mean_s", "transfers_started", "file_bytes_done", "goodput_bytes", "on_rate_mbps",
     "largest_file_bytes", "files_capped",
