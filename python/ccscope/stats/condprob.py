@@ -237,9 +237,11 @@ class CondProbOnline:
         return self.end_t1(v1), self.end_t2(v2)
 
     def expected_next(self, l1: int) -> float:
-        """E(L2 | L1 = l1) from the current counts; NaN if h_l1 = 0."""
-        h = self.counts[l1 - 1, M]
-        return float(np.arange(1, M + 1) @ self.counts[l1 - 1, :M] / h) if h else math.nan
+        """E(L2 | L1 = l1) over the complete blocks counted so far (a T1 awaiting its T2 is not one); NaN
+        if there are none. The Rust controller's table (ccscope-cc common/condprob.rs) does the same."""
+        row = self.counts[l1 - 1, :M]
+        n = int(row.sum())
+        return float(np.arange(1, M + 1) @ row / n) if n else math.nan
 
     def table(self) -> CondProbTable:
         """A snapshot as a :class:`CondProbTable` (complete blocks only)."""
