@@ -13,6 +13,7 @@ pub mod registry;
 pub mod aiad;
 pub mod aimd;
 pub mod fixed;
+pub mod lied;
 pub mod markov;
 pub mod mimd;
 pub mod cubic;
