@@ -19,6 +19,7 @@ pub mod mimd;
 pub mod cubic;
 pub mod newreno;
 pub mod queue_gradient;
+pub mod sac;
 pub mod sctp;
 pub mod sprout;
 pub mod timely;

@@ -17,7 +17,8 @@
 //! - **Update**, once per measured epoch: s = sign(gamma_e - gamma_{e-1}) sign(lambda_e - lambda_{e-1});
 //!   s >= 0 (or no earlier epoch): lambda += delta / tau; s < 0: lambda *= 1 - a; then lambda is clamped
 //!   to [1 packet / tau, `max_rate_mbps`].
-//! - **Sending.** `cwnd` is `window_pkts` (huge), so only pacing at lambda limits sending (spec §1.2).
+//! - **Sending.** Packets are paced at lambda as it was at the epoch's start (an update takes effect at
+//!   the next epoch); `cwnd` is `window_pkts` (huge), so only pacing limits sending (spec §1.2).
 
 use std::collections::VecDeque;
 
@@ -154,8 +155,10 @@ pub struct Lied {
     p: Params,
     rtt: RttEstimator,
     packet_bytes: u32,
-    /// lambda, packets/s.
+    /// lambda, packets/s: updated as epochs are measured.
     lambda: f64,
+    /// The pacing rate, packets/s: lambda at the current epoch's start (constant within an epoch, spec §2.1).
+    paced: f64,
     /// Length of the current epoch.
     tau: Dur,
     /// End of the current epoch; `None` before the first packet.
@@ -164,7 +167,6 @@ pub struct Lied {
     epochs: VecDeque<Epoch>,
     /// (lambda, gamma) of the last measured epoch.
     prev: Option<(f64, f64)>,
-    scratch: Vec<Report>,
     measured: u64,
     increases: u64,
     decreases: u64,
@@ -180,21 +182,22 @@ impl Lied {
             rtt: RttEstimator::default(),
             packet_bytes: DEFAULT_PACKET_BYTES,
             lambda,
+            paced: lambda,
             tau,
             epoch_end: None,
             epochs: VecDeque::new(),
             prev: None,
-            scratch: Vec::new(),
             measured: 0,
             increases: 0,
             decreases: 0,
             dropped: 0,
         };
         l.lambda = l.clamped(lambda);
+        l.paced = l.lambda;
         l
     }
 
-    /// lambda in packets/s.
+    /// lambda in packets/s (the next epoch's rate).
     pub fn lambda(&self) -> f64 {
         self.lambda
     }
@@ -247,32 +250,32 @@ impl Lied {
         (i < self.epochs.len()).then_some(i)
     }
 
-    /// Measure every leading epoch that is complete, apply eq. 3 for each, report them in order.
-    fn measure(&mut self, out: &mut Vec<Report>) {
-        while let Some(e) = self.epochs.front().copied() {
-            if !e.resolved() {
-                break;
-            }
-            let c = if e.sent == 0 { 0.0 } else { e.lost as f64 / e.sent as f64 };
-            let (nu, span) = match e.first_recv {
-                None => (0.0, None),
-                Some(r0) => {
-                    // The next epoch with an arrival bounds this one's receive span.
-                    let Some(r1) = self.epochs.iter().skip(1).find_map(|x| x.first_recv) else { break };
-                    let secs = r1.since(r0).as_secs_f64().max(1e-9);
-                    (e.delivered_bytes as f64 / secs, Some((r0, r1.max(r0))))
-                }
-            };
-            self.epochs.pop_front();
-            let gamma = penalised_throughput(nu, c, self.p.k);
-            let step = self.apply(e.lambda, gamma);
-            self.measured += 1;
-            out.push(Report { epoch: e.id, nu, c, gamma, span, step });
+    /// Measure the oldest epoch if it is complete and apply eq. 3 for it; `None` if it is not yet.
+    /// Callers loop until `None` (SAC acts between two measurements).
+    pub fn next_report(&mut self) -> Option<Report> {
+        let e = *self.epochs.front()?;
+        if !e.resolved() {
+            return None;
         }
+        let c = if e.sent == 0 { 0.0 } else { e.lost as f64 / e.sent as f64 };
+        let (nu, span) = match e.first_recv {
+            None => (0.0, None),
+            Some(r0) => {
+                // The next epoch with an arrival bounds this one's receive span.
+                let r1 = self.epochs.iter().skip(1).find_map(|x| x.first_recv)?;
+                let secs = r1.since(r0).as_secs_f64().max(1e-9);
+                (e.delivered_bytes as f64 / secs, Some((r0, r1.max(r0))))
+            }
+        };
+        self.epochs.pop_front();
+        let gamma = penalised_throughput(nu, c, self.p.k);
+        let step = self.apply(e.lambda, gamma);
+        self.measured += 1;
+        Some(Report { epoch: e.id, nu, c, gamma, span, step })
     }
 
-    /// `on_ack` that also hands back the epochs it measured (for SAC).
-    pub fn ack(&mut self, ev: &AckEvent, out: &mut Vec<Report>) {
+    /// Count an ACK into its epoch (the first half of `on_ack`; `next_report` measures).
+    pub fn record_ack(&mut self, ev: &AckEvent) {
         self.rtt.on_sample(ev.rtt);
         if let Some(i) = self.index(ev.tag) {
             let e = &mut self.epochs[i];
@@ -280,30 +283,42 @@ impl Lied {
             e.delivered_bytes += ev.bytes as u64;
             e.first_recv = Some(e.first_recv.map_or(ev.recv_time, |r| r.min(ev.recv_time)));
         }
-        self.measure(out);
     }
 
-    /// `on_loss` that also hands back the epochs it measured (for SAC).
-    pub fn loss(&mut self, ev: &LossEvent, out: &mut Vec<Report>) {
+    /// Count a loss into its epoch (the first half of `on_loss`).
+    pub fn record_loss(&mut self, ev: &LossEvent) {
         if let Some(i) = self.index(ev.tag) {
             self.epochs[i].lost += 1;
         }
-        self.measure(out);
     }
 
-    /// `on_timer` that also hands back the epochs it measured (for SAC): the epoch clock.
-    pub fn tick(&mut self, now: Time, out: &mut Vec<Report>) {
+    /// The epoch clock (the first half of `on_timer`): a new epoch at the end of one in which something
+    /// was sent; one in which nothing was sent goes on for another tau.
+    pub fn tick(&mut self, now: Time) {
         let Some(end) = self.epoch_end else { return };
         if now < end {
             return;
         }
-        // An epoch in which nothing was sent goes on for another tau.
         if self.epochs.back().is_some_and(|e| e.sent > 0) {
             self.start_epoch(now);
-            self.measure(out);
         } else {
             self.epoch_end = Some(now + self.tau);
         }
+    }
+
+    fn measure_all(&mut self) {
+        while self.next_report().is_some() {}
+    }
+
+    /// `on_send`: opens the first epoch; the tag is the epoch id.
+    pub fn send(&mut self, now: Time, ev: &SendEvent) -> u64 {
+        self.packet_bytes = ev.bytes.max(1);
+        if self.epoch_end.is_none() {
+            self.start_epoch(now);
+        }
+        let e = self.epochs.back_mut().expect("an epoch is open once the first packet is sent");
+        e.sent += 1;
+        e.id
     }
 
     fn start_epoch(&mut self, now: Time) {
@@ -319,18 +334,9 @@ impl Lied {
         let floor = Dur::from_ms_f64(self.p.tau_floor_ms);
         self.tau = self.rtt.srtt().map_or(floor, |s| s.max(floor));
         self.lambda = self.clamped(self.lambda);
+        self.paced = self.lambda;
         self.epochs.push_back(Epoch::new(next, self.lambda));
         self.epoch_end = Some(now + self.tau);
-    }
-
-    fn send(&mut self, now: Time, ev: &SendEvent) -> u64 {
-        self.packet_bytes = ev.bytes.max(1);
-        if self.epoch_end.is_none() {
-            self.start_epoch(now);
-        }
-        let e = self.epochs.back_mut().expect("an epoch is open once the first packet is sent");
-        e.sent += 1;
-        e.id
     }
 
     pub(crate) fn counters_into(&self, v: &mut Vec<(&'static str, u64)>) {
@@ -356,22 +362,16 @@ impl Controller for Lied {
         self.send(now, ev)
     }
     fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
-        let mut out = std::mem::take(&mut self.scratch);
-        self.ack(ev, &mut out);
-        out.clear();
-        self.scratch = out;
+        self.record_ack(ev);
+        self.measure_all();
     }
     fn on_loss(&mut self, _now: Time, ev: &LossEvent) {
-        let mut out = std::mem::take(&mut self.scratch);
-        self.loss(ev, &mut out);
-        out.clear();
-        self.scratch = out;
+        self.record_loss(ev);
+        self.measure_all();
     }
     fn on_timer(&mut self, now: Time) {
-        let mut out = std::mem::take(&mut self.scratch);
-        self.tick(now, &mut out);
-        out.clear();
-        self.scratch = out;
+        self.tick(now);
+        self.measure_all();
     }
     fn next_timer(&self) -> Option<Time> {
         self.epoch_end
@@ -380,7 +380,7 @@ impl Controller for Lied {
         self.p.window_pkts
     }
     fn pacing_rate(&self) -> Option<Bandwidth> {
-        Some(Bandwidth::from_bps((self.lambda * self.packet_bytes as f64 * 8.0).round().max(1.0) as u64))
+        Some(Bandwidth::from_bps((self.paced * self.packet_bytes as f64 * 8.0).round().max(1.0) as u64))
     }
     fn timeout(&self) -> Dur {
         Dur::from_ms_f64(self.p.timeout_ms)
@@ -501,7 +501,10 @@ mod tests {
     fn ack_at(s: &mut Script<Lied>, recv_ms: u64, rtt_ms: u64, out: &mut Vec<Report>) {
         let (seq, sent, tag) = s.in_flight.pop_front().expect("a packet in flight");
         let ev = AckEvent { seq, bytes: 1000, send_time: sent, recv_time: Time::from_ms(recv_ms), rtt: Dur::from_ms(rtt_ms), in_flight: 0, last_sent_seq: seq, tag, newly_acked: 1, in_recovery: false };
-        s.cc.ack(&ev, out);
+        s.cc.record_ack(&ev);
+        while let Some(r) = s.cc.next_report() {
+            out.push(r);
+        }
     }
 
     #[test]
