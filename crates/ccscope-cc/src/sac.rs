@@ -17,7 +17,7 @@
 //! Dirichlet(1, ..., 1) with `table_seed`; mu, sigma still on-line); `file` (counts and mu, sigma from
 //! `table_file`, frozen). `invert` reads row 9 - l instead of l (the spec's §5 A3 control). The table is
 //! exported through the counters (`sac_table_<l>_<l'>`, column 9 = h_l, and the f64 bits of mu and
-//! sigma) so that a run can write a file for another (`ccscope.stats.condprob.sac_table_toml`).
+//! sigma in 32-bit halves, `sac_mu1_hi`/`_lo`, ...) so that a run can write a file for another (`ccscope.stats.condprob.sac_table_toml`).
 
 use ccscope_core::rng::{self, RngExt};
 use ccscope_core::{Bandwidth, Dur, Time};
@@ -103,7 +103,7 @@ const OWN_SPEC: &[ParamSpec] = &[
     ParamSpec { name: "theta", unit: "level", doc: "threshold theta of the threshold schedule (paper 003 §3.2.2, [1, 8]; ours: 8)" },
     ParamSpec { name: "theta_star", unit: "packets/tau", doc: "aggressiveness theta* of the threshold schedule (spec §2.4 [D]: 1)" },
     ParamSpec { name: "shift", unit: "packets/tau", doc: "upward shift s of the schedule (paper 003 Fig. 11; spec §2.4 [D]: 0)" },
-    ParamSpec { name: "table", unit: "online|frozen|random|file", doc: "where E(L2 | L1) comes from (spec §2.4: online)" },
+    ParamSpec { name: "table", unit: "online|frozen|random|file", doc: "source of the expected next level E(L2 given L1) (spec §2.4: online)" },
     ParamSpec { name: "train_s", unit: "s", doc: "training time before the table freezes in frozen mode (paper 003 Fig. 16; ours: 1000)" },
     ParamSpec { name: "table_file", unit: "path", doc: "TOML table (counts, mu, sigma) for file mode (spec §2.4 foreign table)" },
     ParamSpec { name: "table_seed", unit: "integer", doc: "seed of the Dirichlet(1..1) rows in random mode (spec §2.4 [D])" },
@@ -204,6 +204,19 @@ const TABLE_NAMES: [&str; M * (M + 1)] = [
     "sac_table_7_1", "sac_table_7_2", "sac_table_7_3", "sac_table_7_4", "sac_table_7_5", "sac_table_7_6", "sac_table_7_7", "sac_table_7_8", "sac_table_7_9",
     "sac_table_8_1", "sac_table_8_2", "sac_table_8_3", "sac_table_8_4", "sac_table_8_5", "sac_table_8_6", "sac_table_8_7", "sac_table_8_8", "sac_table_8_9",
 ];
+
+/// Counter names of mu1, sigma1, mu2, sigma2: high and low 32 bits of each f64.
+const STAT_NAMES: [[&str; 2]; 4] = [
+    ["sac_mu1_hi", "sac_mu1_lo"],
+    ["sac_sigma1_hi", "sac_sigma1_lo"],
+    ["sac_mu2_hi", "sac_mu2_lo"],
+    ["sac_sigma2_hi", "sac_sigma2_lo"],
+];
+
+/// An f64 from its two 32-bit halves as `counters` reports them (`sac_mu1_hi`, `sac_mu1_lo`, ...).
+pub fn f64_from_halves(hi: u64, lo: u64) -> f64 {
+    f64::from_bits(hi << 32 | (lo & 0xffff_ffff))
+}
 
 #[derive(Debug)]
 pub struct Sac {
@@ -381,10 +394,11 @@ impl Controller for Sac {
         }
         let (m1, s1) = self.table.stats(1);
         let (m2, s2) = self.table.stats(2);
-        v.push(("sac_mu1_bits", m1.to_bits()));
-        v.push(("sac_sigma1_bits", s1.to_bits()));
-        v.push(("sac_mu2_bits", m2.to_bits()));
-        v.push(("sac_sigma2_bits", s2.to_bits()));
+        // The f64 bits in two 32-bit halves: exact even where counters travel as doubles (Python frames).
+        for (names, x) in STAT_NAMES.iter().zip([m1, s1, m2, s2]) {
+            v.push((names[0], x.to_bits() >> 32));
+            v.push((names[1], x.to_bits() & 0xffff_ffff));
+        }
         v
     }
 }
@@ -559,7 +573,7 @@ mod tests {
         assert!(boosted > 0 && boosted <= counter(&c, "sac_increases"), "{c:?}");
         // The inverse schedule never exceeds eps(1) = 1 packet per tau.
         assert!(counter(&c, "sac_a_sum_micro") <= boosted * 1_000_000);
-        assert_eq!(f64::from_bits(counter(&c, "sac_mu1_bits")), cc.table.stats(1).0);
+        assert_eq!(f64_from_halves(counter(&c, "sac_mu1_hi"), counter(&c, "sac_mu1_lo")), cc.table.stats(1).0);
     }
 
     #[test]
