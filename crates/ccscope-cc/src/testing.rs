@@ -148,6 +148,9 @@ pub struct PacedPath {
     pub bytes: u32,
 }
 
+/// (time, seq, send time, arrival time or `None` for a loss, tag) of an ACK or loss report due.
+type PathEvent = (Time, u64, Time, Option<Time>, u64);
+
 /// What `PacedPath::run` saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PathTotals {
@@ -164,8 +167,7 @@ impl PacedPath {
         use std::collections::BinaryHeap;
         let service = Dur::from_secs_f64(1.0 / self.rate_pps);
         let mut totals = PathTotals::default();
-        // (time, seq, send time, arrival time or None for a loss, tag)
-        let mut events: BinaryHeap<Reverse<(Time, u64, Time, Option<Time>, u64)>> = BinaryHeap::new();
+        let mut events: BinaryHeap<Reverse<PathEvent>> = BinaryHeap::new();
         let mut queue: VecDeque<Time> = VecDeque::new();
         let (mut busy_until, mut next_send, mut seq) = (Time::ZERO, Time::ZERO, 0u64);
         let mut in_flight = 0u32;
