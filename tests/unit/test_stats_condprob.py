@@ -166,3 +166,14 @@ def test_shuffle_is_a_seeded_permutation():
 def test_condprob_bad_input_names_the_argument(call, match):
     with pytest.raises(stats.StatsError, match=match):
         call()
+
+
+def test_online_expectation_counts_complete_blocks_only():
+    # A T1 awaiting its T2 adds to h_l but not to E(L2 | l): the expectation is over whole blocks
+    # (the Rust table in ccscope-cc common/condprob.rs agrees).
+    on = CondProbOnline(frozen=(0.0, 1.0, 0.0, 1.0))
+    on.update(0.5, 2.5)
+    on.end_t1(0.5)
+    assert on.counts[4, 8] == 2 and on.expected_next(5) == 7.0
+    on.end_t2(-0.5)
+    assert on.expected_next(5) == 5.5

@@ -3,7 +3,7 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::{aiad, aimd, cubic, fixed, markov, mimd, newreno, queue_gradient, sctp, sprout, timely, vegas, verus, AnyController};
+use crate::{aiad, aimd, cubic, fixed, lied, markov, mimd, newreno, queue_gradient, sac, sctp, sprout, timely, vegas, verus, AnyController};
 
 /// One documented parameter of a controller.
 #[derive(Clone, Copy, Debug)]
@@ -93,6 +93,8 @@ pub const CONTROLLERS: &[ControllerInfo] = &[
     entry!(verus, Verus, "Verus delay-profile control (paper 004; yzaki/verus reference)"),
     entry!(sprout, Sprout, "Sprout-style stochastic forecasts (Winstein et al. 2013; keithw/sprout)"),
     entry!(markov, Markov, "guided random walk in a trained (delay, window) Markov chain (paper 000 §3.2, §5.1)"),
+    entry!(lied, Lied, "generic rate-based linear increase/exponential decrease on gamma_k (paper 003 §3.1, eqs. 3-4)"),
+    entry!(sac, Sac, "selective aggressiveness control over LIED with an on-line CondProb table (paper 003 §3.2, App. A.2)"),
 ];
 
 fn defaults_of<P: Params>() -> toml::Table {

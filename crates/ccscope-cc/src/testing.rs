@@ -137,3 +137,82 @@ pub fn assert_close(actual: f64, expected: f64) {
     let tol = 1e-9 * expected.abs().max(1.0);
     assert!((actual - expected).abs() <= tol, "got {actual}, expected {expected}");
 }
+
+/// A paced sender over one FIFO bottleneck (`rate_pps` packets/s, `buffer` packets, DropTail) with a
+/// one-way delay `delay` after it and the same delay back for the ACK: enough of a network to close a
+/// rate controller's loop in a unit test. Losses are reported `2 delay` after the drop.
+pub struct PacedPath {
+    pub rate_pps: f64,
+    pub buffer: usize,
+    pub delay: Dur,
+    pub bytes: u32,
+}
+
+/// (time, seq, send time, arrival time or `None` for a loss, tag) of an ACK or loss report due.
+type PathEvent = (Time, u64, Time, Option<Time>, u64);
+
+/// What `PacedPath::run` saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PathTotals {
+    pub sent: u64,
+    pub delivered: u64,
+    pub lost: u64,
+}
+
+impl PacedPath {
+    /// Drive `cc` from time zero to `until`: send at its pacing rate (window permitting), ACK or lose each
+    /// packet, fire its timer.
+    pub fn run<C: Controller>(&self, cc: &mut C, until: Time) -> PathTotals {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+        let service = Dur::from_secs_f64(1.0 / self.rate_pps);
+        let mut totals = PathTotals::default();
+        let mut events: BinaryHeap<Reverse<PathEvent>> = BinaryHeap::new();
+        let mut queue: VecDeque<Time> = VecDeque::new();
+        let (mut busy_until, mut next_send, mut seq) = (Time::ZERO, Time::ZERO, 0u64);
+        let mut in_flight = 0u32;
+        loop {
+            let t_ev = events.peek().map(|Reverse(e)| e.0).unwrap_or(Time(u64::MAX));
+            let t_timer = cc.next_timer().unwrap_or(Time(u64::MAX));
+            let t_send = if in_flight < cc.cwnd() { next_send } else { Time(u64::MAX) };
+            let now = t_ev.min(t_timer).min(t_send);
+            if now > until {
+                return totals;
+            }
+            if now == t_ev {
+                let Reverse((_, s, sent, recv, tag)) = events.pop().expect("peeked");
+                in_flight -= 1;
+                match recv {
+                    Some(recv_time) => {
+                        let ev = AckEvent { seq: s, bytes: self.bytes, send_time: sent, recv_time, rtt: now - sent, in_flight, last_sent_seq: seq.saturating_sub(1), tag, newly_acked: 1, in_recovery: false };
+                        cc.on_ack(now, &ev);
+                    }
+                    None => cc.on_loss(now, &LossEvent { seq: s, bytes: self.bytes, send_time: sent, in_flight, cause: LossCause::Reordering, tag }),
+                }
+            } else if now == t_timer {
+                cc.on_timer(now);
+            } else {
+                in_flight += 1;
+                totals.sent += 1;
+                let tag = cc.on_send(now, &SendEvent { seq, bytes: self.bytes, in_flight, after_timeout: false, retransmission: false });
+                while queue.front().is_some_and(|&d| d <= now) {
+                    queue.pop_front();
+                }
+                if queue.len() >= self.buffer {
+                    totals.lost += 1;
+                    events.push(Reverse((now + self.delay + self.delay, seq, now, None, tag)));
+                } else {
+                    totals.delivered += 1;
+                    let depart = busy_until.max(now) + service;
+                    busy_until = depart;
+                    queue.push_back(depart);
+                    let recv = depart + self.delay;
+                    events.push(Reverse((recv + self.delay, seq, now, Some(recv), tag)));
+                }
+                seq += 1;
+                let gap = cc.pacing_rate().map_or(Dur::ZERO, |r| r.tx_time(self.bytes as u64));
+                next_send = now + gap;
+            }
+        }
+    }
+}

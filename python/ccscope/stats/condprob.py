@@ -10,6 +10,7 @@ CondProb[l][l'] / h_l.
 from __future__ import annotations
 
 import math
+import struct
 from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple
@@ -237,9 +238,11 @@ class CondProbOnline:
         return self.end_t1(v1), self.end_t2(v2)
 
     def expected_next(self, l1: int) -> float:
-        """E(L2 | L1 = l1) from the current counts; NaN if h_l1 = 0."""
-        h = self.counts[l1 - 1, M]
-        return float(np.arange(1, M + 1) @ self.counts[l1 - 1, :M] / h) if h else math.nan
+        """E(L2 | L1 = l1) over the complete blocks counted so far (a T1 awaiting its T2 is not one); NaN
+        if there are none. The Rust controller's table (ccscope-cc common/condprob.rs) does the same."""
+        row = self.counts[l1 - 1, :M]
+        n = int(row.sum())
+        return float(np.arange(1, M + 1) @ row / n) if n else math.nan
 
     def table(self) -> CondProbTable:
         """A snapshot as a :class:`CondProbTable` (complete blocks only)."""
@@ -316,3 +319,27 @@ def entropy_curve(x, bin_s: float, scales: Sequence[float], control_seed: Option
     if control_seed is not None:
         ce, cw, _ = _curve(shuffle(a, control_seed), bins, min_count)
     return EntropyCurve(np.asarray(scales, dtype=np.float64), e, w, nb, ce, cw)
+
+
+def _f64_from_halves(hi, lo) -> float:
+    return struct.unpack("<d", struct.pack("<Q", (int(hi) << 32) | (int(lo) & 0xFFFFFFFF)))[0]
+
+
+def sac_table(counters) -> CondProbTable:
+    """The CondProb table a ``sac`` flow ended its run with, from its counters (a row of
+    ``Result.flows`` or a plain mapping): ``sac_table_<l>_<l'>`` (column 9 = h_l) and mu, sigma of V1 and
+    V2 as the two 32-bit halves of each double (``sac_mu1_hi``, ``sac_mu1_lo``, ...)."""
+    counts = np.array([[int(counters[f"sac_table_{l}_{j}"]) for j in range(1, M + 2)] for l in range(1, M + 1)],
+                      dtype=np.int64)
+    stat = {k: _f64_from_halves(counters[f"sac_{k}_hi"], counters[f"sac_{k}_lo"])
+            for k in ("mu1", "sigma1", "mu2", "sigma2")}
+    return CondProbTable(counts, 0, 0, int(counts[:, :M].sum()), (stat["mu1"], stat["mu2"]),
+                         (stat["sigma1"], stat["sigma2"]))
+
+
+def sac_table_toml(table: CondProbTable) -> str:
+    """``table`` as the TOML a ``sac`` flow loads with ``table = "file"``: counts (8 rows of 9), mu and
+    sigma of [V1, V2]. Floats are written with ``repr``, so they read back to the same doubles."""
+    rows = ",\n  ".join("[" + ", ".join(str(int(c)) for c in row) + "]" for row in table.counts)
+    return (f"# CondProb table (paper 003 Appendix A.2): column 9 is h_l\ncounts = [\n  {rows},\n]\n"
+            f"mu = [{table.mu[0]!r}, {table.mu[1]!r}]\nsigma = [{table.sigma[0]!r}, {table.sigma[1]!r}]\n")

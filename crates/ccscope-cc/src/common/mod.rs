@@ -1,6 +1,7 @@
 //! Machinery shared by several controllers; each piece lives here once.
 
 pub mod ccm;
+pub mod condprob;
 pub mod decrease_guard;
 pub mod ewma;
 pub mod hystart;

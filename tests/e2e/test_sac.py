@@ -1,0 +1,44 @@
+"""Paper 003's SAC flow through the Python API (specs/003-mtsc.md §2.4): the on-line table a run ends
+with, written as a file and loaded by another run in ``table = "file"`` mode."""
+
+from __future__ import annotations
+
+import tomllib
+
+import numpy as np
+
+import ccscope
+from ccscope.stats.condprob import CondProbTable, sac_table, sac_table_toml
+
+SHORT = {"duration_s": 100}
+SAC_FLOW = 32
+
+
+def test_a_table_written_by_one_run_is_the_table_another_run_loads(tmp_path):
+    first = ccscope.run("examples/sac_pareto.toml", overrides=SHORT)
+    row = first.flows.iloc[SAC_FLOW]
+    assert row["controller"] == "sac"
+    table = sac_table(row)
+    # 100 s of 2 s + 2 s blocks from the first arrival: 24 or 25 complete ones, each counted once in h.
+    assert 24 <= table.blocks <= 25 and table.h.sum() == table.blocks
+    assert table.sigma[0] > 0 and table.mu[0] > 0
+    path = tmp_path / "table.toml"
+    path.write_text(sac_table_toml(table))
+    text = ccscope.api.EXAMPLES_DIR.joinpath("sac_pareto.toml").read_text()
+    text = text.replace('controller = "sac"', f'controller = "sac"\ntable = "file"\ntable_file = "{path}"')
+    second = ccscope.run(text, overrides=SHORT)
+    loaded = sac_table(second.flows.iloc[SAC_FLOW])
+    # The file mode freezes the table: it ends the run exactly as loaded, doubles included.
+    assert (loaded.counts == table.counts).all()
+    assert loaded.mu == table.mu and loaded.sigma == table.sigma
+    # And a frozen foreign table steers the flow differently from a learning one.
+    assert second.flows.iloc[SAC_FLOW]["delivered"] != row["delivered"]
+
+
+def test_the_table_toml_round_trips_through_a_frozen_table():
+    counts = np.zeros((8, 9), dtype=np.int64)
+    counts[2, 4] = counts[2, 8] = 3
+    t = CondProbTable(counts, 0, 0, 3, (0.1 + 0.2, 1e16), (1 / 3, 0.0))
+    d = tomllib.loads(sac_table_toml(t))
+    assert d["counts"] == counts.tolist()
+    assert d["mu"] == [0.1 + 0.2, 1e16] and d["sigma"] == [1 / 3, 0.0]
