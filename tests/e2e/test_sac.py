@@ -42,3 +42,17 @@ def test_the_table_toml_round_trips_through_a_frozen_table():
     d = tomllib.loads(sac_table_toml(t))
     assert d["counts"] == counts.tolist()
     assert d["mu"] == [0.1 + 0.2, 1e16] and d["sigma"] == [1 / 3, 0.0]
+
+
+def test_a_table_file_named_relative_to_the_scenario_is_found_from_any_folder(tmp_path, monkeypatch):
+    counts = np.zeros((8, 9), dtype=np.int64)
+    counts[3, 4] = counts[3, 8] = 5
+    (tmp_path / "table.toml").write_text(sac_table_toml(CondProbTable(counts, 0, 0, 5, (4.0, 4.0), (1.0, 1.0))))
+    text = ccscope.api.EXAMPLES_DIR.joinpath("sac_pareto.toml").read_text()
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(text.replace('controller = "sac"', 'controller = "sac"\ntable = "file"\ntable_file = "table.toml"'))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    loaded = sac_table(ccscope.run(str(scenario), overrides={"duration_s": 20}).flows.iloc[SAC_FLOW])
+    assert (loaded.counts == counts).all()

@@ -704,12 +704,15 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
         return Err(ctx.err(&at("read_rate_mbps"), "needs a limited rbuf_bytes (an unlimited buffer never closes the window)"));
     }
     f.params = ff.params.clone();
-    // A model file named relative to the scenario is resolved next to it.
-    if let Some(toml::Value::String(m)) = f.params.get("model") {
-        let mp = Path::new(m);
-        if mp.is_relative() {
-            if let Some(full) = ctx.dir.as_ref().map(|d| d.join(mp)).filter(|c| c.exists()) {
-                f.params.insert("model".into(), toml::Value::String(full.display().to_string()));
+    // A controller's input file (a markov model, a SAC table) named relative to the scenario is
+    // resolved next to it.
+    for key in ["model", "table_file"] {
+        if let Some(toml::Value::String(m)) = f.params.get(key) {
+            let mp = Path::new(m);
+            if mp.is_relative() {
+                if let Some(full) = ctx.dir.as_ref().map(|d| d.join(mp)).filter(|c| c.exists()) {
+                    f.params.insert(key.into(), toml::Value::String(full.display().to_string()));
+                }
             }
         }
     }
