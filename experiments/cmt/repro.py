@@ -65,7 +65,7 @@ PAPER_MAX_GAIN = 0.12
 class Settings:
     seeds: int = 5
     loss_events: int = 2000
-    cap_s: float = 20_000.0
+    cap_s: float = 30_000.0
     jobs: int = max(1, os.cpu_count() or 1)
     two_path_seeds: int = 5
     two_path_loss_events: int = 2000
