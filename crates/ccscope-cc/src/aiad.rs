@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aimd::check_window_params;
 use crate::common::{DelayTrigger, Reaction};
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -46,7 +46,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (paper 001 §2.2: 2)" },
         ParamSpec { name: "additive_increase", unit: "packets/RTT", doc: "additive increase per RTT (paper 001 §3.2: 2)" },

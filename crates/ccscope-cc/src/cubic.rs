@@ -25,7 +25,7 @@ use crate::common::reno::Phase;
 use crate::common::RttEstimator;
 use crate::common::hystart::{HyStart, Phase as HyStartPhase};
 use crate::newreno::check_reno_params;
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -61,7 +61,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "c", unit: "packets/s^3", doc: "C, aggressiveness of the cubic function (RFC 9438 §5.1: 0.4)" },
         ParamSpec { name: "beta_cubic", unit: "ratio", doc: "multiplicative decrease factor (RFC 9438 §4.6: 0.7)" },
@@ -301,7 +301,7 @@ impl Controller for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::{assert_close, Script};
     use crate::LossCause;
     use ccscope_core::Dur;

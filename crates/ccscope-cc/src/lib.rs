@@ -8,6 +8,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod common;
+pub mod params;
 pub mod registry;
 
 pub mod aiad;
@@ -31,7 +32,8 @@ mod properties;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use registry::{build, describe, ParamError, ParamSpec, CONTROLLERS};
+pub use params::{ParamError, ParamSpec};
+pub use registry::{build, describe, CONTROLLERS};
 
 use ccscope_core::{Bandwidth, Dur, Time};
 

@@ -26,7 +26,7 @@ use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::RttEstimator;
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// Packet size assumed before the first packet is sent (paper 003 §4.1: MSS 1 kB).
@@ -93,7 +93,7 @@ impl Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = SPEC;
     fn validate(&self) -> Result<(), ParamError> {
         self.check()
@@ -401,7 +401,7 @@ impl Controller for Lied {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::{assert_close, Script};
     use crate::LossCause;
 

@@ -31,7 +31,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::ccm::Model;
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// The no-ACK timeout is this many times the latest RTT, clamped (Verus reference: 5 x delay).
@@ -72,7 +72,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "model", unit: "path", doc: "the .ccm Markov model; empty: fixed window of fallback_window (ours)" },
         ParamSpec { name: "epoch_ms", unit: "ms", doc: "epoch length (paper 000 §5, as Verus: 5)" },
@@ -402,7 +402,7 @@ mod tests {
         let path = temp(name);
         Model::from_rows(meta, rows).expect("valid model").write(&path).expect("write");
         let p = Params { model: path.to_string_lossy().into_owned(), seed, ..Default::default() };
-        crate::registry::Params::validate(&p).expect("validates");
+        crate::params::Params::validate(&p).expect("validates");
         let cc = Markov::new(p);
         std::fs::remove_file(&path).ok();
         assert!(cc.load_error.is_none() && cc.model.is_some());
@@ -463,7 +463,7 @@ mod tests {
     fn an_unknown_draw_rule_is_rejected_naming_the_field() {
         let mut t = toml::Table::new();
         t.insert("draw".into(), toml::Value::String("nearest".into()));
-        let e = crate::registry::parse_params::<Params>("markov", &t).expect_err("invalid");
+        let e = crate::params::parse_params::<Params>("markov", &t).expect_err("invalid");
         let ParamError::Invalid { key, reason } = &e else { panic!("{e:?}") };
         assert_eq!(key, "draw");
         assert!(reason.contains("closest") && reason.contains("proportional"), "{reason}");

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aimd::check_window_params;
 use crate::common::{DelayTrigger, Reaction};
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -50,7 +50,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (paper 001 §2.2: 2)" },
         ParamSpec { name: "increase_factor", unit: "ratio", doc: "window multiplier per ACK below the threshold (paper 001 §3.3: 1.1)" },
@@ -124,7 +124,7 @@ impl Controller for Mimd {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::{assert_close, Script};
     use crate::LossCause;
 

@@ -19,7 +19,7 @@ use ccscope_core::Time;
 use serde::{Deserialize, Serialize};
 
 use crate::common::reno::{halved_ssthresh, slow_start, AckCounter, Phase};
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, SendEvent};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -40,7 +40,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (RFC 6928 §2: 10)" },
         ParamSpec { name: "initial_ssthresh", unit: "packets", doc: "initial slow-start threshold (RFC 5681 §3.1: arbitrarily high, 4294967295)" },
@@ -145,7 +145,7 @@ impl Controller for NewReno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::Script;
     use crate::LossCause;
     use ccscope_core::Dur;

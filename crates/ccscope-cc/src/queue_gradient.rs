@@ -16,7 +16,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::Ewma;
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::timely::{check_algorithm1_params, check_rate_params, threshold_step, window_of, Step};
 use crate::{AckEvent, Controller};
 
@@ -62,7 +62,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "alpha", unit: "ratio", doc: "EWMA weight of a new queue difference (paper 001 §4.2.2: 0.8)" },
         ParamSpec { name: "beta", unit: "ratio", doc: "multiplicative decrement factor (paper 001 §4.2.2: 0.3)" },
@@ -143,7 +143,7 @@ impl Controller for QueueGradient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::{assert_close, Script};
 
     fn qg(p: Params) -> Script<QueueGradient> {

@@ -1,52 +1,8 @@
 //! Controllers by stable name, built from typed parameters whose defaults are the papers' values.
 
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-
+pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};
+use crate::params::defaults_of;
 use crate::{aiad, aimd, cubic, fixed, lied, markov, mimd, newreno, queue_gradient, sac, sctp, sprout, timely, vegas, verus, AnyController};
-
-/// One documented parameter of a controller.
-#[derive(Clone, Copy, Debug)]
-pub struct ParamSpec {
-    pub name: &'static str,
-    pub unit: &'static str,
-    pub doc: &'static str,
-}
-
-/// A parameter set a controller is built from: serde for overrides, `validate` for ranges.
-pub trait Params: Default + Serialize + DeserializeOwned {
-    const SPEC: &'static [ParamSpec];
-    fn validate(&self) -> Result<(), ParamError>;
-    /// Whether these parameters suit a path whose propagation round trip is `rtt_ms` (e.g. a trained
-    /// model's delay range); most controllers suit any path.
-    fn check_round_trip(&self, _rtt_ms: f64) -> Result<(), ParamError> {
-        Ok(())
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ParamError {
-    #[error("unknown controller `{name}` (known: {known})")]
-    UnknownController { name: String, known: String },
-    #[error("unknown parameter `{key}` for controller `{controller}` (known: {known})")]
-    UnknownParam { controller: String, key: String, known: String },
-    #[error("parameter `{key}`: {reason}")]
-    Invalid { key: String, reason: String },
-}
-
-impl ParamError {
-    /// The parameter the error is about, if any (used to point at its line in a scenario file).
-    pub fn key(&self) -> Option<&str> {
-        match self {
-            ParamError::UnknownController { .. } => None,
-            ParamError::UnknownParam { key, .. } | ParamError::Invalid { key, .. } => Some(key),
-        }
-    }
-}
-
-pub fn invalid(key: &str, reason: impl Into<String>) -> ParamError {
-    ParamError::Invalid { key: key.to_string(), reason: reason.into() }
-}
 
 /// A registered controller.
 pub struct ControllerInfo {
@@ -96,34 +52,6 @@ pub const CONTROLLERS: &[ControllerInfo] = &[
     entry!(lied, Lied, "generic rate-based linear increase/exponential decrease on gamma_k (paper 003 §3.1, eqs. 3-4)"),
     entry!(sac, Sac, "selective aggressiveness control over LIED with an on-line CondProb table (paper 003 §3.2, App. A.2)"),
 ];
-
-fn defaults_of<P: Params>() -> toml::Table {
-    match toml::Value::try_from(P::default()) {
-        Ok(toml::Value::Table(t)) => t,
-        _ => toml::Table::new(),
-    }
-}
-
-/// Parse and validate `P` from a table, attributing every error to one key.
-pub fn parse_params<P: Params>(controller: &str, table: &toml::Table) -> Result<P, ParamError> {
-    for key in table.keys() {
-        if !P::SPEC.iter().any(|s| s.name == key) {
-            return Err(ParamError::UnknownParam {
-                controller: controller.to_string(),
-                key: key.clone(),
-                known: P::SPEC.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
-            });
-        }
-        let mut one = toml::Table::new();
-        one.insert(key.clone(), table[key].clone());
-        if let Err(e) = toml::Value::Table(one).try_into::<P>() {
-            return Err(invalid(key, e.message().trim().to_string()));
-        }
-    }
-    let p: P = toml::Value::Table(table.clone()).try_into().map_err(|e| invalid("?", e.to_string()))?;
-    p.validate()?;
-    Ok(p)
-}
 
 /// Build the controller `name` with parameter overrides `params`.
 pub fn build(name: &str, params: &toml::Table) -> Result<AnyController, ParamError> {

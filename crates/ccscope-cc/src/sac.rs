@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::common::condprob::{CondProbOnline, SlidingIntegral, Window, WindowIntegral, M};
 use crate::lied::{self, Lied, Step};
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// The aggressiveness schedule eps (paper 003 §3.2.2).
@@ -126,7 +126,7 @@ const fn concat<const N: usize>(a: &[ParamSpec], b: &[ParamSpec]) -> [ParamSpec;
 
 const SPEC: [ParamSpec; lied::SPEC.len() + OWN_SPEC.len()] = concat(lied::SPEC, OWN_SPEC);
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &SPEC;
     fn validate(&self) -> Result<(), ParamError> {
         self.lied.check()?;
@@ -406,7 +406,7 @@ impl Controller for Sac {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::{assert_close, PacedPath, Script};
 
     fn counter(c: &[(&'static str, u64)], name: &str) -> u64 {

@@ -27,7 +27,7 @@
 use ccscope_core::Time;
 use serde::{Deserialize, Serialize};
 
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, SendEvent};
 
 /// Which rule set: the paper's model (§3.2, specs/002-cmt.md A9) or RFC 4960.
@@ -74,7 +74,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "mode", unit: "name", doc: "\"model\" (paper 002 §3.2: missing count 4, no 4-MTU floor) or \"rfc4960\"" },
         ParamSpec { name: "mtu_bytes", unit: "bytes", doc: "path MTU, the unit of window growth (paper 002 §6.1.1: 1500)" },
@@ -285,7 +285,7 @@ impl Controller for Sctp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::Script;
     use crate::LossCause;
     use ccscope_core::Dur;

@@ -51,7 +51,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::poisson::{self, CountRecursion};
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// When one ACK closes several ticks, the counted tick and at most this many silent ticks after it are
@@ -111,7 +111,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "tick_ms", unit: "ms", doc: "model tick (reference TICK_LENGTH: 20)" },
         ParamSpec { name: "bins", unit: "bins", doc: "rate bins including the outage bin (reference NUM_BINS: 256)" },
@@ -783,7 +783,7 @@ mod tests {
     use std::collections::VecDeque;
 
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::Script;
 
     fn total(m: &RateModel) -> f64 {

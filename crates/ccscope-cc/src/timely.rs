@@ -18,7 +18,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::Ewma;
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller};
 
 /// HAI's increment multiplier (paper 001 §4.2 Algorithm 1: N = 5).
@@ -72,7 +72,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "alpha", unit: "ratio", doc: "EWMA weight of a new RTT difference (paper 001 §4.2.2: 0.8)" },
         ParamSpec { name: "beta", unit: "ratio", doc: "multiplicative decrement factor (paper 001 §4.2.2: 0.3)" },
@@ -250,7 +250,7 @@ impl Controller for Timely {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::{assert_close, Script};
     use crate::LossCause;
 

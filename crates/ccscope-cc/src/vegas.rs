@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::common::reno::{halved_ssthresh, slow_start, AckCounter, Phase};
 use crate::newreno::check_reno_params;
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, SendEvent};
 
 /// A round needs this many RTT samples for a Vegas decision; fewer fall back to Reno (Linux: `cntRTT <= 2`).
@@ -52,7 +52,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "alpha", unit: "packets", doc: "grow when fewer are queued (Linux tcp_vegas: 2; paper: 1)" },
         ParamSpec { name: "beta", unit: "packets", doc: "shrink when more are queued (Linux tcp_vegas: 4; paper: 3)" },
@@ -240,7 +240,7 @@ impl Controller for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::{assert_close, Script};
     use crate::LossCause;
 

@@ -42,7 +42,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::SmoothingSpline;
-use crate::registry::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// Weight of a new RTT sample in the profile points and in `d_t_bar` (reference: ewma(.., 0.875)).
@@ -127,7 +127,7 @@ impl Default for Params {
     }
 }
 
-impl crate::registry::Params for Params {
+impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
         ParamSpec { name: "epoch_ms", unit: "ms", doc: "epoch length (Verus §3; reference: 5)" },
         ParamSpec { name: "profile_refit_ms", unit: "ms", doc: "delay-profile refit interval (reference: 1000)" },
@@ -774,7 +774,7 @@ mod tests {
     use std::collections::VecDeque;
 
     use super::*;
-    use crate::registry::Params as _;
+    use crate::params::Params as _;
     use crate::testing::{assert_close, Script};
     use crate::LossCause;
 

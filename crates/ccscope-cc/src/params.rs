@@ -1,0 +1,78 @@
+//! Controller parameters: the typed `Params` each controller is built from, their documentation and
+//! their errors. Controllers depend on this module; the registry (which lists the controllers) depends
+//! on it and on them, so nothing here imports a controller.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// One documented parameter of a controller.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
+/// A parameter set a controller is built from: serde for overrides, `validate` for ranges.
+pub trait Params: Default + Serialize + DeserializeOwned {
+    const SPEC: &'static [ParamSpec];
+    fn validate(&self) -> Result<(), ParamError>;
+    /// Whether these parameters suit a path whose propagation round trip is `rtt_ms` (e.g. a trained
+    /// model's delay range); most controllers suit any path.
+    fn check_round_trip(&self, _rtt_ms: f64) -> Result<(), ParamError> {
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParamError {
+    #[error("unknown controller `{name}` (known: {known})")]
+    UnknownController { name: String, known: String },
+    #[error("unknown parameter `{key}` for controller `{controller}` (known: {known})")]
+    UnknownParam { controller: String, key: String, known: String },
+    #[error("parameter `{key}`: {reason}")]
+    Invalid { key: String, reason: String },
+}
+
+impl ParamError {
+    /// The parameter the error is about, if any (used to point at its line in a scenario file).
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ParamError::UnknownController { .. } => None,
+            ParamError::UnknownParam { key, .. } | ParamError::Invalid { key, .. } => Some(key),
+        }
+    }
+}
+
+pub fn invalid(key: &str, reason: impl Into<String>) -> ParamError {
+    ParamError::Invalid { key: key.to_string(), reason: reason.into() }
+}
+
+pub(crate) fn defaults_of<P: Params>() -> toml::Table {
+    match toml::Value::try_from(P::default()) {
+        Ok(toml::Value::Table(t)) => t,
+        _ => toml::Table::new(),
+    }
+}
+
+/// Parse and validate `P` from a table, attributing every error to one key.
+pub fn parse_params<P: Params>(controller: &str, table: &toml::Table) -> Result<P, ParamError> {
+    for key in table.keys() {
+        if !P::SPEC.iter().any(|s| s.name == key) {
+            return Err(ParamError::UnknownParam {
+                controller: controller.to_string(),
+                key: key.clone(),
+                known: P::SPEC.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+            });
+        }
+        let mut one = toml::Table::new();
+        one.insert(key.clone(), table[key].clone());
+        if let Err(e) = toml::Value::Table(one).try_into::<P>() {
+            return Err(invalid(key, e.message().trim().to_string()));
+        }
+    }
+    let p: P = toml::Value::Table(table.clone()).try_into().map_err(|e| invalid("?", e.to_string()))?;
+    p.validate()?;
+    Ok(p)
+}
+
