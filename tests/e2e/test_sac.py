@@ -3,12 +3,17 @@ with, written as a file and loaded by another run in ``table = "file"`` mode."""
 
 from __future__ import annotations
 
-import tomllib
+import sys
 
 import numpy as np
 
 import ccscope
 from ccscope.stats.condprob import CondProbTable, sac_table, sac_table_toml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the package supports 3.9 with tomli
+    import tomli as tomllib
 
 SHORT = {"duration_s": 100}
 SAC_FLOW = 32
