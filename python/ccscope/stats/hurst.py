@@ -193,7 +193,8 @@ def wavelet(x, j1: int = WAVELET_J1, j2: Optional[int] = None, wavelet: str = WA
     import pywt
     from scipy.special import polygamma, psi
 
-    a = check_series(x)
+    # pywt's transform needs a writable buffer; pandas hands out read-only views.
+    a = np.require(check_series(x), requirements=["W"])
     n = len(a)
     try:
         w = pywt.Wavelet(wavelet)
