@@ -120,3 +120,12 @@ def test_four_estimators_give_identical_results_on_the_same_series():
         kw = {"j1": 3} if m == "wavelet" else {}
         a, b = hurst(x, m, **kw), hurst(x.copy(), m, **kw)
         assert a.hurst == b.hurst and a.ci == b.ci
+
+
+@pytest.mark.parametrize("method", stats.METHODS)
+def test_every_estimator_accepts_a_read_only_series(method):
+    # A run's link series is a read-only view of the native result's buffer; pywt refused it once.
+    x = fgn(2**14, 0.8, seed=3)
+    ro = x.copy()
+    ro.flags.writeable = False
+    assert hurst(ro, method).hurst == hurst(x, method).hurst

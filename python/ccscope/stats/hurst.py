@@ -213,7 +213,8 @@ def wavelet(x, j1: int = WAVELET_J1, j2: Optional[int] = None, wavelet: str = WA
     if j2_eff < j1 + 1 or n < need:
         raise SeriesTooShortError("wavelet", n, need, why)
     levels = max(jmax, j2_eff)
-    coeffs = pywt.wavedec(a, w, mode="periodization", level=levels)
+    # pywt's Cython transform rejects read-only buffers (a run's series is a view of the native result).
+    coeffs = pywt.wavedec(a if a.flags.writeable else a.copy(), w, mode="periodization", level=levels)
     # A linear ramp has zero detail coefficients (>= 2 vanishing moments) except where the periodic
     # extension jumps: those coefficients straddle the ends and are dropped.
     ramp = pywt.wavedec(np.arange(n, dtype=np.float64), w, mode="periodization", level=levels)
