@@ -319,14 +319,28 @@ def repro_cmt(ctx: typer.Context) -> None:
 
     Runs experiments/cmt/repro.py of this checkout; its options (-o, --seeds, --loss-events, ...) pass through.
     """
+    _run_experiment("cmt", ctx.args)
+
+
+@repro_app.command("mtsc", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def repro_mtsc(ctx: typer.Context) -> None:
+    """Paper 003, part 1: Hurst against alpha, CondProb tables and entropy against time scale (Figs. 1-3).
+
+    Runs experiments/mtsc/repro.py of this checkout; its options (-o, --seeds, --duration-s, --jobs) pass through.
+    """
+    _run_experiment("mtsc", ctx.args)
+
+
+def _run_experiment(name: str, args: List[str]) -> None:
+    """Run experiments/NAME/repro.py of this checkout as a script with `args`; its exit code is ours."""
     import runpy
 
     try:
-        script = find_experiment("cmt")
+        script = find_experiment(name)
     except FileNotFoundError as e:
         raise fail(e)
     argv = sys.argv
-    sys.argv = [str(script), *ctx.args]
+    sys.argv = [str(script), *args]
     try:
         runpy.run_path(str(script), run_name="__main__")
     except SystemExit as e:

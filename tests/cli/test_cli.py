@@ -141,6 +141,19 @@ def test_repro_datagrump_writes_the_report_and_its_figures(tmp_path):
     assert sorted(p.name for p in md.parent.iterdir()) == ["datagrump.md", "datagrump.png", "datagrump.svg"]
 
 
+def test_repro_mtsc_passes_its_options_through_and_writes_the_report(tmp_path):
+    md = tmp_path / "mtsc.md"
+    res = runner.invoke(app, ["repro", "mtsc", "-o", str(md), "--seeds", "2", "--duration-s", "300", "--jobs", "2"])
+    assert res.exit_code == 0, all_output(res)
+    text = md.read_text()
+    assert "**Size: 2 seeds (11-12" in text and "x 300 s a run" in text and "**smaller**" in text
+    for heading in ("## Realised background load", "## Fig. 1", "## Fig. 2", "## Fig. 3"):
+        assert heading in text
+    names = sorted(p.name for p in (tmp_path / "mtsc").iterdir())
+    assert names == ["fig1_hurst.csv", "fig1_hurst.png", "fig2_condprob.csv", "fig2_condprob.png",
+                     "fig3_entropy.csv", "fig3_entropy.png"]
+
+
 def test_console_script_runs_the_contest_example(tmp_path):
     exe = Path(sys.executable).parent / "ccscope"
     exe = str(exe) if exe.exists() else shutil.which("ccscope")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from ccscope import stats
@@ -123,10 +122,10 @@ def test_four_estimators_give_identical_results_on_the_same_series():
         assert a.hurst == b.hurst and a.ci == b.ci
 
 
-def test_every_estimator_takes_a_read_only_series_as_pandas_gives_it():
-    x = fgn(1 << 14, 0.7, seed=3)
-    x.setflags(write=False)
-    frozen = pd.DataFrame({"v": fgn(1 << 14, 0.7, seed=3)})["v"].to_numpy()
-    for method in ("rs", "aggvar", "wavelet", "whittle"):
-        fit = {"j1": 3} if method == "wavelet" else {}
-        assert hurst(x, method, **fit).hurst == hurst(frozen, method, **fit).hurst
+@pytest.mark.parametrize("method", stats.METHODS)
+def test_every_estimator_accepts_a_read_only_series(method):
+    # A run's link series is a read-only view of the native result's buffer; pywt refused it once.
+    x = fgn(2**14, 0.8, seed=3)
+    ro = x.copy()
+    ro.flags.writeable = False
+    assert hurst(ro, method).hurst == hurst(x, method).hurst
