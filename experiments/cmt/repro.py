@@ -34,7 +34,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from ccscope import api  # noqa: E402
 from ccscope.models.cmt import Destination, allocate, markov_throughput, renewal_throughput  # noqa: E402
 from ccscope.models.cmt import mathis_throughput  # noqa: E402
-from scenarios import PACKET_BYTES, Path, association, duration_for  # noqa: E402
+from cmt_scenarios import PACKET_BYTES, Path, association, duration_for  # noqa: E402
 
 COMMAND = "ccscope repro cmt"
 

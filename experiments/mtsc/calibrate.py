@@ -1,6 +1,6 @@
 """Calibrate the background idle mean per alpha (specs/003-mtsc.md §1.2 [D]): background-only pilots on the
 development seeds (spec A2: 1-5), 10,000 s each, until the seed-mean bottleneck throughput is the target
-within ±5%. Prints the table that experiments/mtsc/scenarios.py holds as IDLE_MEAN_S.
+within ±5%. Prints the table that experiments/mtsc/mtsc_scenarios.py holds as IDLE_MEAN_S.
 
     python experiments/mtsc/calibrate.py [--target-mbps 5] [--jobs 2]
 """
@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ccscope import api  # noqa: E402
 from ccscope.traffic_calibration import calibrate_idle_mean  # noqa: E402
-from scenarios import background  # noqa: E402
+from mtsc_scenarios import background  # noqa: E402
 
 ALPHAS = tuple(round(1.05 + 0.1 * i, 2) for i in range(10))
 

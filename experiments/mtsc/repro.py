@@ -35,8 +35,8 @@ import numpy as np  # noqa: E402
 from ccscope import api  # noqa: E402
 from ccscope import stats  # noqa: E402
 from ccscope.stats import hurst as hurst_mod  # noqa: E402
-from scenarios import BIN_S, EXAMPLE_IDLE_MEAN_S, IDLE_MEAN_S, MEAN_BYTES, background, idle_mean_for  # noqa: E402
-from scenarios import pareto_k_bytes  # noqa: E402
+from mtsc_scenarios import BIN_S, EXAMPLE_IDLE_MEAN_S, IDLE_MEAN_S, MEAN_BYTES, background, idle_mean_for  # noqa: E402
+from mtsc_scenarios import pareto_k_bytes  # noqa: E402
 
 COMMAND = "ccscope repro mtsc"
 
@@ -347,7 +347,7 @@ def report(results: Sequence[dict], st: Settings, alphas: Sequence[float], wall_
           f"- Pareto file sizes with the mean held at {MEAN_BYTES / 1000:.0f} kB for every alpha (k = 32 kB (alpha - 1)/alpha: "
           f"{pareto_k_bytes(1.05):.0f} B at alpha 1.05, {pareto_k_bytes(1.95):.0f} B at 1.95), untruncated.",
           ("- Idle mean calibrated per alpha for 5 Mbit/s at the bottleneck (spec §1.2 [D]; experiments/mtsc/calibrate.py: "
-           "development seeds 1-5, 10,000 s pilots, seed mean within ±5%), frozen in experiments/mtsc/scenarios.py "
+           "development seeds 1-5, 10,000 s pilots, seed mean within ±5%), frozen in experiments/mtsc/mtsc_scenarios.py "
            "before the report's runs; the value per alpha is in the load table."
            if all(round(a, 2) in IDLE_MEAN_S for a in alphas) else
            f"- Idle mean: **{EXAMPLE_IDLE_MEAN_S} s at every alpha not in the calibration table** (the example's "
