@@ -4,27 +4,14 @@ Each claim is recomputed here from simulation results and model outputs; nothing
 from the report. The full-size reproduction (5 seeds, 2,000 loss events a point) is `ccscope repro cmt`.
 """
 
-import importlib.util
 import statistics
-import sys
-from pathlib import Path as FsPath
 
 import pytest
 
-EXPERIMENTS = FsPath(__file__).resolve().parents[2] / "experiments" / "cmt"
-sys.path.insert(0, str(EXPERIMENTS))
+from _experiments import load_experiment  # noqa: E402
 
+repro = load_experiment("cmt")
 
-def _load(module: str, path: FsPath):
-    # Each experiment has a repro.py: load this one under its own name so the two never collide.
-    spec = importlib.util.spec_from_file_location(module, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[module] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-repro = _load("cmt_repro", EXPERIMENTS / "repro.py")
 from cmt_scenarios import Path, association, duration_for  # noqa: E402
 
 from ccscope.models.cmt import allocate, markov_throughput, mathis_throughput, renewal_throughput  # noqa: E402

@@ -5,27 +5,13 @@ Each claim is recomputed here from the runs' Hurst estimates, CondProb tables an
 reads a verdict back from the report. The full-size reproduction is `ccscope repro mtsc`.
 """
 
-import importlib.util
 import statistics
-import sys
-from pathlib import Path as FsPath
 
 import pytest
 
-EXPERIMENTS = FsPath(__file__).resolve().parents[2] / "experiments" / "mtsc"
-sys.path.insert(0, str(EXPERIMENTS))
+from _experiments import load_experiment  # noqa: E402
 
-
-def _load(module: str, path: FsPath):
-    # Each experiment has a repro.py: load this one under its own name so the two never collide.
-    spec = importlib.util.spec_from_file_location(module, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[module] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-repro = _load("mtsc_repro", EXPERIMENTS / "repro.py")
+repro = load_experiment("mtsc")
 
 # Development seeds (spec A2: the report uses 11 and up).
 SEEDS = (1, 2)
