@@ -13,10 +13,16 @@ fn event_queue(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     for pending in [1_000usize, 1_000_000] {
         let mut radix = RadixHold::new(pending, 7);
-        g.bench_with_input(BenchmarkId::new("radix_heap", pending), &pending, |b, _| b.iter(|| black_box(radix.step())));
+        g.bench_with_input(BenchmarkId::new("radix_heap", pending), &pending, |b, _| {
+            b.iter(|| black_box(radix.step()))
+        });
         drop(radix);
         let mut heap = HeapHold::new(pending, 7);
-        g.bench_with_input(BenchmarkId::new("binary_heap", pending), &pending, |b, _| b.iter(|| black_box(heap.step())));
+        g.bench_with_input(
+            BenchmarkId::new("binary_heap", pending),
+            &pending,
+            |b, _| b.iter(|| black_box(heap.step())),
+        );
     }
     g.finish();
 }
@@ -30,7 +36,11 @@ struct SimLikeHold {
 
 impl SimLikeHold {
     fn new(pending: usize) -> SimLikeHold {
-        let mut h = SimLikeHold { q: EventQueue::new(), rng: rng::stream(11, 0), n: 0 };
+        let mut h = SimLikeHold {
+            q: EventQueue::new(),
+            rng: rng::stream(11, 0),
+            n: 0,
+        };
         for _ in 0..pending {
             let (dt, phase) = h.draw();
             h.q.push(Time(dt), phase, h.n);
@@ -47,7 +57,10 @@ impl SimLikeHold {
         match self.rng.gen_range(0..100u32) {
             0..=9 => (0, Phase::Late),
             10..=96 => (self.rng.gen_range(1..2_000_000u64), Phase::Normal),
-            _ => (self.rng.gen_range(100_000_000..1_000_000_000u64), Phase::Normal),
+            _ => (
+                self.rng.gen_range(100_000_000..1_000_000_000u64),
+                Phase::Normal,
+            ),
         }
     }
 
@@ -66,7 +79,11 @@ fn event_queue_sim_like(c: &mut Criterion) {
     g.throughput(Throughput::Elements(1));
     for pending in [16usize, 256] {
         let mut h = SimLikeHold::new(pending);
-        g.bench_with_input(BenchmarkId::new("event_queue", pending), &pending, |b, _| b.iter(|| black_box(h.step())));
+        g.bench_with_input(
+            BenchmarkId::new("event_queue", pending),
+            &pending,
+            |b, _| b.iter(|| black_box(h.step())),
+        );
     }
     g.finish();
 }

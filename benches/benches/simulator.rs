@@ -34,7 +34,9 @@ fn simulator(c: &mut Criterion) {
     for case in cases {
         let (res, _) = Simulation::new(&case.scenario).expect("valid").run();
         g.throughput(Throughput::Elements(res.total.delivered));
-        g.bench_function(case.name, |b| b.iter(|| black_box(Simulation::new(&case.scenario).expect("valid").run())));
+        g.bench_function(case.name, |b| {
+            b.iter(|| black_box(Simulation::new(&case.scenario).expect("valid").run()))
+        });
     }
     g.finish();
 }

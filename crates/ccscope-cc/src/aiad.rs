@@ -48,16 +48,49 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (paper 001 §2.2: 2)" },
-        ParamSpec { name: "additive_increase", unit: "packets/RTT", doc: "additive increase per RTT (paper 001 §3.2: 2)" },
-        ParamSpec { name: "additive_decrease", unit: "packets", doc: "additive decrease on congestion (paper 001 §3.2: 2)" },
-        ParamSpec { name: "rtt_threshold_ms", unit: "ms", doc: "decrease when an RTT exceeds this (paper 001 §3.1: 100)" },
-        ParamSpec { name: "decrease_on_loss", unit: "bool", doc: "also decrease on a lost packet" },
-        ParamSpec { name: "min_window", unit: "packets", doc: "window floor" },
-        ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)" },
+        ParamSpec {
+            name: "initial_window",
+            unit: "packets",
+            doc: "initial window (paper 001 §2.2: 2)",
+        },
+        ParamSpec {
+            name: "additive_increase",
+            unit: "packets/RTT",
+            doc: "additive increase per RTT (paper 001 §3.2: 2)",
+        },
+        ParamSpec {
+            name: "additive_decrease",
+            unit: "packets",
+            doc: "additive decrease on congestion (paper 001 §3.2: 2)",
+        },
+        ParamSpec {
+            name: "rtt_threshold_ms",
+            unit: "ms",
+            doc: "decrease when an RTT exceeds this (paper 001 §3.1: 100)",
+        },
+        ParamSpec {
+            name: "decrease_on_loss",
+            unit: "bool",
+            doc: "also decrease on a lost packet",
+        },
+        ParamSpec {
+            name: "min_window",
+            unit: "packets",
+            doc: "window floor",
+        },
+        ParamSpec {
+            name: "timeout_ms",
+            unit: "ms",
+            doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        check_window_params(self.initial_window, self.min_window, self.timeout_ms, self.rtt_threshold_ms)?;
+        check_window_params(
+            self.initial_window,
+            self.min_window,
+            self.timeout_ms,
+            self.rtt_threshold_ms,
+        )?;
         if !(self.additive_increase >= 0.0) {
             return Err(invalid("additive_increase", "must be >= 0"));
         }
@@ -78,7 +111,11 @@ pub struct Aiad {
 impl Aiad {
     pub fn new(p: Params) -> Self {
         let cwnd = p.initial_window.max(p.min_window);
-        Aiad { trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss), p, cwnd }
+        Aiad {
+            trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss),
+            p,
+            cwnd,
+        }
     }
 
     fn react(&mut self, r: Reaction) {
@@ -120,7 +157,10 @@ mod tests {
     use crate::LossCause;
 
     fn with_window(w: f64) -> Script<Aiad> {
-        Script::new(Aiad::new(Params { initial_window: w, ..Default::default() }))
+        Script::new(Aiad::new(Params {
+            initial_window: w,
+            ..Default::default()
+        }))
     }
 
     #[test]
@@ -175,7 +215,11 @@ mod tests {
 
     #[test]
     fn loss_is_ignored_when_decrease_on_loss_is_off() {
-        let mut s = Script::new(Aiad::new(Params { initial_window: 10.0, decrease_on_loss: false, ..Default::default() }));
+        let mut s = Script::new(Aiad::new(Params {
+            initial_window: 10.0,
+            decrease_on_loss: false,
+            ..Default::default()
+        }));
         s.send(1);
         s.lose_oldest(LossCause::Timeout);
         assert_eq!(s.cc.cwnd, 10.0);

@@ -47,16 +47,49 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (paper 001 §2.2: 2)" },
-        ParamSpec { name: "additive_increase", unit: "packets/RTT", doc: "additive increase per RTT (paper 001 Table 2: 2)" },
-        ParamSpec { name: "decrease_factor", unit: "ratio", doc: "multiplicative decrease (paper 001 Table 2: 0.4)" },
-        ParamSpec { name: "rtt_threshold_ms", unit: "ms", doc: "decrease when an RTT exceeds this (paper 001 §2.2: 210; §3.1: 100)" },
-        ParamSpec { name: "decrease_on_loss", unit: "bool", doc: "also decrease on a lost packet" },
-        ParamSpec { name: "min_window", unit: "packets", doc: "window floor" },
-        ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before a packet is sent anyway" },
+        ParamSpec {
+            name: "initial_window",
+            unit: "packets",
+            doc: "initial window (paper 001 §2.2: 2)",
+        },
+        ParamSpec {
+            name: "additive_increase",
+            unit: "packets/RTT",
+            doc: "additive increase per RTT (paper 001 Table 2: 2)",
+        },
+        ParamSpec {
+            name: "decrease_factor",
+            unit: "ratio",
+            doc: "multiplicative decrease (paper 001 Table 2: 0.4)",
+        },
+        ParamSpec {
+            name: "rtt_threshold_ms",
+            unit: "ms",
+            doc: "decrease when an RTT exceeds this (paper 001 §2.2: 210; §3.1: 100)",
+        },
+        ParamSpec {
+            name: "decrease_on_loss",
+            unit: "bool",
+            doc: "also decrease on a lost packet",
+        },
+        ParamSpec {
+            name: "min_window",
+            unit: "packets",
+            doc: "window floor",
+        },
+        ParamSpec {
+            name: "timeout_ms",
+            unit: "ms",
+            doc: "no-ACK time before a packet is sent anyway",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        check_window_params(self.initial_window, self.min_window, self.timeout_ms, self.rtt_threshold_ms)?;
+        check_window_params(
+            self.initial_window,
+            self.min_window,
+            self.timeout_ms,
+            self.rtt_threshold_ms,
+        )?;
         if !(self.additive_increase >= 0.0) {
             return Err(invalid("additive_increase", "must be >= 0"));
         }
@@ -68,7 +101,12 @@ impl crate::params::Params for Params {
 }
 
 /// Range checks shared by the window-based delay-triggered controllers.
-pub(crate) fn check_window_params(initial: f64, min: f64, timeout_ms: f64, threshold_ms: f64) -> Result<(), ParamError> {
+pub(crate) fn check_window_params(
+    initial: f64,
+    min: f64,
+    timeout_ms: f64,
+    threshold_ms: f64,
+) -> Result<(), ParamError> {
     if !(initial >= 0.0) {
         return Err(invalid("initial_window", "must be >= 0"));
     }
@@ -94,7 +132,11 @@ pub struct Aimd {
 impl Aimd {
     pub fn new(p: Params) -> Self {
         let cwnd = p.initial_window.max(p.min_window);
-        Aimd { trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss), p, cwnd }
+        Aimd {
+            trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss),
+            p,
+            cwnd,
+        }
     }
 
     fn react(&mut self, r: Reaction) {
@@ -136,7 +178,10 @@ mod tests {
 
     #[test]
     fn grows_by_additive_increase_per_window_of_acks() {
-        let mut s = Script::new(Aimd::new(Params { initial_window: 10.0, ..Default::default() }));
+        let mut s = Script::new(Aimd::new(Params {
+            initial_window: 10.0,
+            ..Default::default()
+        }));
         s.fill_window();
         s.ack_all(Dur::from_ms(50));
         // 10 ACKs at w ~ 10..12: w grows by ~2 over one window.
@@ -145,7 +190,10 @@ mod tests {
 
     #[test]
     fn high_rtt_decreases_once_per_round_trip() {
-        let mut s = Script::new(Aimd::new(Params { initial_window: 10.0, ..Default::default() }));
+        let mut s = Script::new(Aimd::new(Params {
+            initial_window: 10.0,
+            ..Default::default()
+        }));
         s.fill_window();
         s.ack_all(Dur::from_ms(300));
         assert_eq!(s.cc.cwnd, 4.0);

@@ -21,9 +21,9 @@
 use ccscope_core::Time;
 use serde::{Deserialize, Serialize};
 
+use crate::common::hystart::{HyStart, Phase as HyStartPhase};
 use crate::common::reno::Phase;
 use crate::common::RttEstimator;
-use crate::common::hystart::{HyStart, Phase as HyStartPhase};
 use crate::newreno::check_reno_params;
 use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller};
@@ -63,13 +63,41 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "c", unit: "packets/s^3", doc: "C, aggressiveness of the cubic function (RFC 9438 §5.1: 0.4)" },
-        ParamSpec { name: "beta_cubic", unit: "ratio", doc: "multiplicative decrease factor (RFC 9438 §4.6: 0.7)" },
-        ParamSpec { name: "fast_convergence", unit: "bool", doc: "lower W_max when a loss comes below the previous one (RFC 9438 §4.7: on)" },
-        ParamSpec { name: "reno_friendly", unit: "bool", doc: "never grow slower than the Reno estimate W_est (RFC 9438 §4.3: on)" },
-        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (RFC 6928 §2: 10)" },
-        ParamSpec { name: "initial_ssthresh", unit: "packets", doc: "initial slow-start threshold (RFC 5681 §3.1: arbitrarily high, 4294967295)" },
-        ParamSpec { name: "hystart", unit: "bool", doc: "HyStart++ slow-start exit (RFC 9406, as Linux: on)" },
+        ParamSpec {
+            name: "c",
+            unit: "packets/s^3",
+            doc: "C, aggressiveness of the cubic function (RFC 9438 §5.1: 0.4)",
+        },
+        ParamSpec {
+            name: "beta_cubic",
+            unit: "ratio",
+            doc: "multiplicative decrease factor (RFC 9438 §4.6: 0.7)",
+        },
+        ParamSpec {
+            name: "fast_convergence",
+            unit: "bool",
+            doc: "lower W_max when a loss comes below the previous one (RFC 9438 §4.7: on)",
+        },
+        ParamSpec {
+            name: "reno_friendly",
+            unit: "bool",
+            doc: "never grow slower than the Reno estimate W_est (RFC 9438 §4.3: on)",
+        },
+        ParamSpec {
+            name: "initial_window",
+            unit: "packets",
+            doc: "initial window (RFC 6928 §2: 10)",
+        },
+        ParamSpec {
+            name: "initial_ssthresh",
+            unit: "packets",
+            doc: "initial slow-start threshold (RFC 5681 §3.1: arbitrarily high, 4294967295)",
+        },
+        ParamSpec {
+            name: "hystart",
+            unit: "bool",
+            doc: "HyStart++ slow-start exit (RFC 9406, as Linux: on)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         if !(self.c > 0.0 && self.c.is_finite()) {
@@ -163,7 +191,12 @@ impl Cubic {
         }
         // §4.2 eq. 2: K = cbrt((W_max - cwnd_epoch) / C); negative when cwnd_epoch is above W_max.
         let k_s = ((self.w_max - cwnd_epoch) / self.p.c).cbrt();
-        Epoch { start: now, k_s, w_max: self.w_max, w_est: cwnd_epoch }
+        Epoch {
+            start: now,
+            k_s,
+            w_max: self.w_max,
+            w_est: cwnd_epoch,
+        }
     }
 
     /// Congestion avoidance for `acked` packets (RFC 9438 §4.2-4.5).
@@ -175,7 +208,11 @@ impl Cubic {
         let c = self.p.c;
         let t_s = now.since(e.start).as_secs_f64();
         // §4.3: alpha_cubic until W_est reaches cwnd_prior, then Reno's 1.
-        let alpha = if e.w_est >= self.cwnd_prior { 1.0 } else { self.alpha_cubic() };
+        let alpha = if e.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            self.alpha_cubic()
+        };
         // §4.3: W_est += alpha * segments_acked / cwnd.
         e.w_est += alpha * acked / self.cwnd;
         if self.p.reno_friendly && e.w_cubic(c, t_s) < e.w_est {
@@ -185,10 +222,17 @@ impl Cubic {
         } else {
             let rtt_s = self.rtt.srtt().map_or(0.0, |r| r.as_secs_f64());
             // §4.2: target = W_cubic(t + RTT), kept within [cwnd, 1.5 cwnd].
-            let target = e.w_cubic(c, t_s + rtt_s).min(1.5 * self.cwnd).max(self.cwnd);
+            let target = e
+                .w_cubic(c, t_s + rtt_s)
+                .min(1.5 * self.cwnd)
+                .max(self.cwnd);
             // §4.4-4.5: cwnd += (target - cwnd) / cwnd for each packet acknowledged.
             self.cwnd += (target - self.cwnd) * (acked / self.cwnd).min(1.0);
-            self.region = if self.cwnd < e.w_max { Region::Concave } else { Region::Convex };
+            self.region = if self.cwnd < e.w_max {
+                Region::Concave
+            } else {
+                Region::Convex
+            };
         }
         self.epoch = Some(e);
     }
@@ -214,7 +258,8 @@ impl Cubic {
 
     /// W_cubic(t) of the current stage at `now` in packets, if one has begun (RFC 9438 §4.2 eq. 1).
     pub fn w_cubic_at(&self, now: Time) -> Option<f64> {
-        self.epoch.map(|e| e.w_cubic(self.p.c, now.since(e.start).as_secs_f64()))
+        self.epoch
+            .map(|e| e.w_cubic(self.p.c, now.since(e.start).as_secs_f64()))
     }
 
     /// The window as kept, in fractional packets.
@@ -255,7 +300,11 @@ impl Controller for Cubic {
     fn on_congestion_event(&mut self, _now: Time, _ev: &CongestionEvent) {
         let beta = self.p.beta_cubic;
         // RFC 9438 §4.7: fast convergence.
-        self.w_max = if self.p.fast_convergence && self.cwnd < self.w_max { self.cwnd * (1.0 + beta) / 2.0 } else { self.cwnd };
+        self.w_max = if self.p.fast_convergence && self.cwnd < self.w_max {
+            self.cwnd * (1.0 + beta) / 2.0
+        } else {
+            self.cwnd
+        };
         // RFC 9438 §4.6: cwnd_prior, ssthresh = cwnd beta_cubic (at least 2), cwnd = ssthresh.
         self.cwnd_prior = self.cwnd;
         self.ssthresh = (self.cwnd * beta).max(2.0);
@@ -315,7 +364,10 @@ mod tests {
     /// A flow at `w` packets that has just lost one: the congestion event, then the rest of the flight
     /// ACKed in recovery and the recovery point reached.
     fn after_loss_at(w: u32, p: Params) -> Script<Cubic> {
-        let mut s = cubic(Params { initial_window: w, ..p });
+        let mut s = cubic(Params {
+            initial_window: w,
+            ..p
+        });
         s.fill_window();
         s.congestion(LossCause::Reordering);
         s.ack_all(RTT);
@@ -337,7 +389,10 @@ mod tests {
 
     #[test]
     fn acks_in_recovery_leave_the_window_alone() {
-        let mut s = cubic(Params { initial_window: 100, ..Default::default() });
+        let mut s = cubic(Params {
+            initial_window: 100,
+            ..Default::default()
+        });
         s.fill_window();
         s.congestion(LossCause::Reordering);
         assert_eq!(s.cc.state_name(), "recovery");
@@ -368,7 +423,13 @@ mod tests {
         assert_close(s.cc.w_max(), 59.5);
         assert_close(s.cc.cwnd_f64(), 49.0);
 
-        let mut s = after_loss_at(100, Params { fast_convergence: false, ..Default::default() });
+        let mut s = after_loss_at(
+            100,
+            Params {
+                fast_convergence: false,
+                ..Default::default()
+            },
+        );
         s.fill_window();
         s.congestion(LossCause::Reordering);
         assert_close(s.cc.w_max(), 70.0);
@@ -406,11 +467,20 @@ mod tests {
             let w = 0.4 * (t - k).powi(3) + 100.0;
             assert_close(s.cc.w_cubic_at(s.now).unwrap(), w);
             let cwnd = s.cc.cwnd_f64();
-            assert!((cwnd - w).abs() <= 0.001 * w, "t {t:.3}s: cwnd {cwnd:.3}, W_cubic(t) {w:.3}");
+            assert!(
+                (cwnd - w).abs() <= 0.001 * w,
+                "t {t:.3}s: cwnd {cwnd:.3}, W_cubic(t) {w:.3}"
+            );
             let target = 0.4 * (t + RTT.as_secs_f64() - k).powi(3) + 100.0;
-            assert!(cwnd <= target, "t {t:.3}s: cwnd {cwnd:.3} above W_cubic(t + RTT) {target:.3}");
+            assert!(
+                cwnd <= target,
+                "t {t:.3}s: cwnd {cwnd:.3} above W_cubic(t + RTT) {target:.3}"
+            );
             let w_est = s.cc.w_est().unwrap();
-            assert!(w_est < w, "t {t:.3}s: W_est {w_est:.3} overtook W_cubic {w:.3}");
+            assert!(
+                w_est < w,
+                "t {t:.3}s: W_est {w_est:.3} overtook W_cubic {w:.3}"
+            );
             let region = if t < k { "concave" } else { "convex" };
             assert_eq!(s.cc.state_name(), region, "t {t:.3}s");
         }
@@ -421,7 +491,10 @@ mod tests {
         // W_max 10 at a 10 ms RTT: W_cubic needs K = cbrt(7.5) = 1.96 s to climb back from 7 to 10,
         // while W_est gains alpha_cubic = 3 * 0.3 / 1.7 = 0.529 packets per RTT.
         let rtt = Dur::from_ms(10);
-        let mut s = cubic(Params { initial_window: 10, ..Default::default() });
+        let mut s = cubic(Params {
+            initial_window: 10,
+            ..Default::default()
+        });
         s.fill_window();
         s.congestion(LossCause::Reordering);
         s.ack_all(rtt);
@@ -457,7 +530,10 @@ mod tests {
 
     #[test]
     fn rto_resets_to_one_packet() {
-        let mut s = cubic(Params { initial_window: 100, ..Default::default() });
+        let mut s = cubic(Params {
+            initial_window: 100,
+            ..Default::default()
+        });
         s.fill_window();
         s.ack_oldest(RTT);
         s.rto();
@@ -489,10 +565,38 @@ mod tests {
     #[test]
     fn validate_rejects_out_of_range_constants() {
         let key = |p: Params| p.validate().err().and_then(|e| e.key().map(str::to_string));
-        assert_eq!(key(Params { c: 0.0, ..Default::default() }).as_deref(), Some("c"));
-        assert_eq!(key(Params { beta_cubic: 1.0, ..Default::default() }).as_deref(), Some("beta_cubic"));
-        assert_eq!(key(Params { beta_cubic: f64::NAN, ..Default::default() }).as_deref(), Some("beta_cubic"));
-        assert_eq!(key(Params { initial_window: 0, ..Default::default() }).as_deref(), Some("initial_window"));
+        assert_eq!(
+            key(Params {
+                c: 0.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("c")
+        );
+        assert_eq!(
+            key(Params {
+                beta_cubic: 1.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("beta_cubic")
+        );
+        assert_eq!(
+            key(Params {
+                beta_cubic: f64::NAN,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("beta_cubic")
+        );
+        assert_eq!(
+            key(Params {
+                initial_window: 0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("initial_window")
+        );
         assert_eq!(key(Params::default()), None);
     }
 }

@@ -17,14 +17,25 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { window: 12, timeout_ms: 1000.0 }
+        Params {
+            window: 12,
+            timeout_ms: 1000.0,
+        }
     }
 }
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "window", unit: "packets", doc: "packets kept in flight (paper 001 §1.2 best: 12)" },
-        ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)" },
+        ParamSpec {
+            name: "window",
+            unit: "packets",
+            doc: "packets kept in flight (paper 001 §1.2 best: 12)",
+        },
+        ParamSpec {
+            name: "timeout_ms",
+            unit: "ms",
+            doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         if !(self.timeout_ms > 0.0) {

@@ -13,11 +13,11 @@ pub mod registry;
 
 pub mod aiad;
 pub mod aimd;
+pub mod cubic;
 pub mod fixed;
 pub mod lied;
 pub mod markov;
 pub mod mimd;
-pub mod cubic;
 pub mod newreno;
 pub mod queue_gradient;
 pub mod sac;

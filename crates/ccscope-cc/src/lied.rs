@@ -57,25 +57,72 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { delta_pkts: 1.0, a: 0.125, k: 1.0, tau_floor_ms: 20.0, max_rate_mbps: 10.0, initial_pkts_per_tau: 1.0, window_pkts: 100_000, timeout_ms: 1000.0 }
+        Params {
+            delta_pkts: 1.0,
+            a: 0.125,
+            k: 1.0,
+            tau_floor_ms: 20.0,
+            max_rate_mbps: 10.0,
+            initial_pkts_per_tau: 1.0,
+            window_pkts: 100_000,
+            timeout_ms: 1000.0,
+        }
     }
 }
 
 /// The Params docs, shared with `sac` (which embeds these parameters).
 pub(crate) const SPEC: &[ParamSpec] = &[
-    ParamSpec { name: "delta_pkts", unit: "packets/tau", doc: "linear increase per epoch, delta (paper 003 eq. 3; spec §2.1 [D]: 1)" },
-    ParamSpec { name: "a", unit: "ratio", doc: "exponential decrease lambda *= 1 - a (paper 003 eq. 3; spec §2.1 [D]: 0.125)" },
-    ParamSpec { name: "k", unit: "exponent", doc: "loss penalty of gamma_k = (1 - c)^k nu (paper 003 eq. 4; spec §2.1 [D]: 1)" },
-    ParamSpec { name: "tau_floor_ms", unit: "ms", doc: "floor of the epoch length tau = srtt (spec §2.1 [D]: 20)" },
-    ParamSpec { name: "max_rate_mbps", unit: "Mbit/s", doc: "upper clamp of lambda, the access-link rate (spec §1.1, §2.1: 10)" },
-    ParamSpec { name: "initial_pkts_per_tau", unit: "packets/tau", doc: "initial lambda (ours: 1, the lower clamp)" },
-    ParamSpec { name: "window_pkts", unit: "packets", doc: "window, huge so only pacing limits sending (spec §1.2 [D])" },
-    ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before losses are declared and one packet is sent (datagrump: 1000)" },
+    ParamSpec {
+        name: "delta_pkts",
+        unit: "packets/tau",
+        doc: "linear increase per epoch, delta (paper 003 eq. 3; spec §2.1 [D]: 1)",
+    },
+    ParamSpec {
+        name: "a",
+        unit: "ratio",
+        doc: "exponential decrease lambda *= 1 - a (paper 003 eq. 3; spec §2.1 [D]: 0.125)",
+    },
+    ParamSpec {
+        name: "k",
+        unit: "exponent",
+        doc: "loss penalty of gamma_k = (1 - c)^k nu (paper 003 eq. 4; spec §2.1 [D]: 1)",
+    },
+    ParamSpec {
+        name: "tau_floor_ms",
+        unit: "ms",
+        doc: "floor of the epoch length tau = srtt (spec §2.1 [D]: 20)",
+    },
+    ParamSpec {
+        name: "max_rate_mbps",
+        unit: "Mbit/s",
+        doc: "upper clamp of lambda, the access-link rate (spec §1.1, §2.1: 10)",
+    },
+    ParamSpec {
+        name: "initial_pkts_per_tau",
+        unit: "packets/tau",
+        doc: "initial lambda (ours: 1, the lower clamp)",
+    },
+    ParamSpec {
+        name: "window_pkts",
+        unit: "packets",
+        doc: "window, huge so only pacing limits sending (spec §1.2 [D])",
+    },
+    ParamSpec {
+        name: "timeout_ms",
+        unit: "ms",
+        doc: "no-ACK time before losses are declared and one packet is sent (datagrump: 1000)",
+    },
 ];
 
 impl Params {
     pub(crate) fn check(&self) -> Result<(), ParamError> {
-        let positive = |key: &str, v: f64| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be > 0 and finite")) };
+        let positive = |key: &str, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(invalid(key, "must be > 0 and finite"))
+            }
+        };
         positive("delta_pkts", self.delta_pkts)?;
         if !(self.a > 0.0 && self.a < 1.0) {
             return Err(invalid("a", "must be in (0, 1)"));
@@ -143,7 +190,16 @@ struct Epoch {
 
 impl Epoch {
     fn new(id: u64, lambda: f64) -> Epoch {
-        Epoch { id, lambda, sent: 0, acked: 0, lost: 0, delivered_bytes: 0, first_recv: None, closed: false }
+        Epoch {
+            id,
+            lambda,
+            sent: 0,
+            acked: 0,
+            lost: 0,
+            delivered_bytes: 0,
+            first_recv: None,
+            closed: false,
+        }
     }
     fn resolved(&self) -> bool {
         self.closed && self.acked + self.lost >= self.sent
@@ -214,7 +270,9 @@ impl Lied {
     // Spec §2.1 [D]: lambda in [1 packet / tau, access-link rate].
     fn clamped(&self, lambda: f64) -> f64 {
         let lo = 1.0 / self.tau.as_secs_f64();
-        lambda.min(self.max_rate_pkts()).max(lo.min(self.max_rate_pkts()))
+        lambda
+            .min(self.max_rate_pkts())
+            .max(lo.min(self.max_rate_pkts()))
     }
 
     /// Add `pkts_per_tau` packets per tau to lambda, then clamp (SAC's a_t, paper 003 §3.2.2).
@@ -257,7 +315,11 @@ impl Lied {
         if !e.resolved() {
             return None;
         }
-        let c = if e.sent == 0 { 0.0 } else { e.lost as f64 / e.sent as f64 };
+        let c = if e.sent == 0 {
+            0.0
+        } else {
+            e.lost as f64 / e.sent as f64
+        };
         let (nu, span) = match e.first_recv {
             None => (0.0, None),
             Some(r0) => {
@@ -271,7 +333,14 @@ impl Lied {
         let gamma = penalised_throughput(nu, c, self.p.k);
         let step = self.apply(e.lambda, gamma);
         self.measured += 1;
-        Some(Report { epoch: e.id, nu, c, gamma, span, step })
+        Some(Report {
+            epoch: e.id,
+            nu,
+            c,
+            gamma,
+            span,
+            step,
+        })
     }
 
     /// Count an ACK into its epoch (the first half of `on_ack`; `next_report` measures).
@@ -316,7 +385,10 @@ impl Lied {
         if self.epoch_end.is_none() {
             self.start_epoch(now);
         }
-        let e = self.epochs.back_mut().expect("an epoch is open once the first packet is sent");
+        let e = self
+            .epochs
+            .back_mut()
+            .expect("an epoch is open once the first packet is sent");
         e.sent += 1;
         e.id
     }
@@ -380,7 +452,11 @@ impl Controller for Lied {
         self.p.window_pkts
     }
     fn pacing_rate(&self) -> Option<Bandwidth> {
-        Some(Bandwidth::from_bps((self.paced * self.packet_bytes as f64 * 8.0).round().max(1.0) as u64))
+        Some(Bandwidth::from_bps(
+            (self.paced * self.packet_bytes as f64 * 8.0)
+                .round()
+                .max(1.0) as u64,
+        ))
     }
     fn timeout(&self) -> Dur {
         Dur::from_ms_f64(self.p.timeout_ms)
@@ -416,13 +492,21 @@ mod tests {
         // 50 packets/s of 1000 B = 400 kbit/s.
         assert_eq!(l.pacing_rate(), Some(Bandwidth::from_bps(400_000)));
         assert_eq!(l.cwnd(), 100_000);
-        assert_eq!(l.next_timer(), None, "the epoch clock starts with the first packet");
+        assert_eq!(
+            l.next_timer(),
+            None,
+            "the epoch clock starts with the first packet"
+        );
     }
 
     #[test]
     fn rising_rate_with_rising_gamma_increases_by_delta_per_tau() {
         let mut l = lied();
-        assert_eq!(l.apply(50.0, 1000.0), Step::Increase, "no earlier epoch: increase");
+        assert_eq!(
+            l.apply(50.0, 1000.0),
+            Step::Increase,
+            "no earlier epoch: increase"
+        );
         assert_close(l.lambda(), 100.0);
         // lambda up, gamma up: s = +1.
         assert_eq!(l.apply(100.0, 2000.0), Step::Increase);
@@ -447,7 +531,15 @@ mod tests {
         // lambda down, gamma up: s = -1 again.
         assert_eq!(l.apply(110.0, 4500.0), Step::Decrease);
         assert_close(l.lambda(), 76.5625);
-        assert_eq!(l.counters(), [("lied_epochs_measured", 0), ("lied_increases", 1), ("lied_decreases", 2), ("lied_epochs_dropped", 0)]);
+        assert_eq!(
+            l.counters(),
+            [
+                ("lied_epochs_measured", 0),
+                ("lied_increases", 1),
+                ("lied_decreases", 2),
+                ("lied_epochs_dropped", 0)
+            ]
+        );
     }
 
     #[test]
@@ -459,7 +551,10 @@ mod tests {
         }
         // 1 packet per 20 ms.
         assert_close(l.lambda(), 50.0);
-        let mut l = Lied::new(Params { delta_pkts: 1000.0, ..Default::default() });
+        let mut l = Lied::new(Params {
+            delta_pkts: 1000.0,
+            ..Default::default()
+        });
         l.apply(1.0, 1.0);
         // 10 Mbit/s of 1000 B packets = 1250 packets/s.
         assert_close(l.lambda(), 1250.0);
@@ -500,7 +595,18 @@ mod tests {
     /// ACK the oldest packet in flight as arriving at `recv_ms`, collecting the measured epochs.
     fn ack_at(s: &mut Script<Lied>, recv_ms: u64, rtt_ms: u64, out: &mut Vec<Report>) {
         let (seq, sent, tag) = s.in_flight.pop_front().expect("a packet in flight");
-        let ev = AckEvent { seq, bytes: 1000, send_time: sent, recv_time: Time::from_ms(recv_ms), rtt: Dur::from_ms(rtt_ms), in_flight: 0, last_sent_seq: seq, tag, newly_acked: 1, in_recovery: false };
+        let ev = AckEvent {
+            seq,
+            bytes: 1000,
+            send_time: sent,
+            recv_time: Time::from_ms(recv_ms),
+            rtt: Dur::from_ms(rtt_ms),
+            in_flight: 0,
+            last_sent_seq: seq,
+            tag,
+            newly_acked: 1,
+            in_recovery: false,
+        };
         s.cc.record_ack(&ev);
         while let Some(r) = s.cc.next_report() {
             out.push(r);
@@ -508,7 +614,8 @@ mod tests {
     }
 
     #[test]
-    fn an_epoch_with_nothing_delivered_has_zero_gamma_and_the_span_before_it_runs_to_the_next_arrival() {
+    fn an_epoch_with_nothing_delivered_has_zero_gamma_and_the_span_before_it_runs_to_the_next_arrival(
+    ) {
         let mut s = Script::new(lied());
         // Epochs 0, 1, 2 at 0, 20, 40 ms, one packet each.
         for _ in 0..3 {
@@ -522,9 +629,15 @@ mod tests {
         ack_at(&mut s, 50, 20, &mut out);
         assert_eq!(out.len(), 2);
         // Epoch 0: 1000 B over [10, 50) ms.
-        assert_eq!((out[0].epoch, out[0].span), (0, Some((Time::from_ms(10), Time::from_ms(50)))));
+        assert_eq!(
+            (out[0].epoch, out[0].span),
+            (0, Some((Time::from_ms(10), Time::from_ms(50))))
+        );
         assert_close(out[0].gamma, 25_000.0);
-        assert_eq!((out[1].epoch, out[1].gamma, out[1].c, out[1].span), (1, 0.0, 1.0, None));
+        assert_eq!(
+            (out[1].epoch, out[1].gamma, out[1].c, out[1].span),
+            (1, 0.0, 1.0, None)
+        );
     }
 
     #[test]
@@ -558,8 +671,12 @@ mod tests {
 
     /// Index of the maximum and whether the curve rises then falls with no other turn.
     fn shape(ys: &[f64]) -> (usize, bool) {
-        let arg = ys.iter().enumerate().fold(0, |b, (i, &y)| if y > ys[b] { i } else { b });
-        let unimodal = ys[..=arg].windows(2).all(|w| w[1] >= w[0]) && ys[arg..].windows(2).all(|w| w[1] <= w[0]);
+        let arg = ys
+            .iter()
+            .enumerate()
+            .fold(0, |b, (i, &y)| if y > ys[b] { i } else { b });
+        let unimodal = ys[..=arg].windows(2).all(|w| w[1] >= w[0])
+            && ys[arg..].windows(2).all(|w| w[1] <= w[0]);
         (arg, unimodal && arg > 0 && arg + 1 < ys.len())
     }
 
@@ -574,9 +691,15 @@ mod tests {
             assert!(unimodal, "k = {k}: gamma_k not unimodal");
             argmax.push(lambdas[arg]);
         }
-        assert!(argmax.windows(2).all(|w| w[1] < w[0]), "argmax {argmax:?} does not fall with k");
+        assert!(
+            argmax.windows(2).all(|w| w[1] < w[0]),
+            "argmax {argmax:?} does not fall with k"
+        );
         // Raw throughput (k = 0) only rises: eq. 4's penalty is what makes the curve unimodal.
-        let raw: Vec<f64> = lambdas.iter().map(|&l| mm1n_gamma(l, 1.0, 10, 0.0)).collect();
+        let raw: Vec<f64> = lambdas
+            .iter()
+            .map(|&l| mm1n_gamma(l, 1.0, 10, 0.0))
+            .collect();
         assert!(raw.windows(2).all(|w| w[1] >= w[0]));
         assert!(!shape(&raw).1);
     }
@@ -584,9 +707,23 @@ mod tests {
     #[test]
     fn validate_rejects_a_decrease_outside_zero_one() {
         for a in [0.0, 1.0, f64::NAN] {
-            let e = Params { a, ..Default::default() }.validate().unwrap_err();
+            let e = Params {
+                a,
+                ..Default::default()
+            }
+            .validate()
+            .unwrap_err();
             assert_eq!(e.key(), Some("a"));
         }
-        assert_eq!(Params { k: -1.0, ..Default::default() }.validate().unwrap_err().key(), Some("k"));
+        assert_eq!(
+            Params {
+                k: -1.0,
+                ..Default::default()
+            }
+            .validate()
+            .unwrap_err()
+            .key(),
+            Some("k")
+        );
     }
 }

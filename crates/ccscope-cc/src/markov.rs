@@ -68,7 +68,15 @@ pub enum Draw {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { model: String::new(), epoch_ms: 5.0, fallback_window: 10, min_timeout_ms: 150.0, max_timeout_ms: 1000.0, seed: 0, draw: Draw::Closest }
+        Params {
+            model: String::new(),
+            epoch_ms: 5.0,
+            fallback_window: 10,
+            min_timeout_ms: 150.0,
+            max_timeout_ms: 1000.0,
+            seed: 0,
+            draw: Draw::Closest,
+        }
     }
 }
 
@@ -83,7 +91,13 @@ impl crate::params::Params for Params {
         ParamSpec { name: "draw", unit: "closest|proportional", doc: "subset draw: closest probability to N uniform in [min, max] (paper 000 §3.2) or proportional to probability (ours)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        let positive = |key: &str, v: f64| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be > 0 and finite")) };
+        let positive = |key: &str, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(invalid(key, "must be > 0 and finite"))
+            }
+        };
         positive("epoch_ms", self.epoch_ms)?;
         positive("min_timeout_ms", self.min_timeout_ms)?;
         positive("max_timeout_ms", self.max_timeout_ms)?;
@@ -94,7 +108,8 @@ impl crate::params::Params for Params {
             return Err(invalid("fallback_window", "must be >= 1"));
         }
         if !self.model.is_empty() {
-            Model::load_shared(&self.model).map_err(|e| invalid("model", format!("{}: {e}", self.model)))?;
+            Model::load_shared(&self.model)
+                .map_err(|e| invalid("model", format!("{}: {e}", self.model)))?;
         }
         Ok(())
     }
@@ -106,9 +121,13 @@ impl crate::params::Params for Params {
         if self.model.is_empty() {
             return Ok(());
         }
-        let model = Model::load_shared(&self.model).map_err(|e| invalid("model", format!("{}: {e}", self.model)))?;
+        let model = Model::load_shared(&self.model)
+            .map_err(|e| invalid("model", format!("{}: {e}", self.model)))?;
         let m = &model.meta;
-        let (lo, hi) = (m.d_min_ms - m.quantize_ms, m.d_min_ms + m.quantize_ms * m.n_d as f64);
+        let (lo, hi) = (
+            m.d_min_ms - m.quantize_ms,
+            m.d_min_ms + m.quantize_ms * m.n_d as f64,
+        );
         if rtt_ms < lo || rtt_ms >= hi {
             return Err(invalid(
                 "model",
@@ -177,7 +196,9 @@ impl Markov {
     }
 
     fn build(p: Params, model: Option<Arc<Model>>, load_error: Option<String>) -> Self {
-        let w0 = model.as_ref().map_or(p.fallback_window, |m| m.meta.w_min.max(1).min(m.meta.w_max));
+        let w0 = model
+            .as_ref()
+            .map_or(p.fallback_window, |m| m.meta.w_min.max(1).min(m.meta.w_max));
         Markov {
             rng: rng::stream(p.seed, 0),
             p,
@@ -228,7 +249,9 @@ impl Markov {
     /// uniform in [0, 1) mapped onto `[min P_subset, max P_subset]`. Returns the new window; without
     /// a model, `fallback_window`.
     pub fn step(&mut self, d_ms: f64, u: f64) -> u32 {
-        let Some(model) = self.model.clone() else { return self.p.fallback_window };
+        let Some(model) = self.model.clone() else {
+            return self.p.fallback_window;
+        };
         let d_bin = self.quantize(&model, d_ms);
         self.step_bin(&model, d_bin, u)
     }
@@ -249,13 +272,17 @@ impl Markov {
         // the bottom, snapped to the trained states: the smallest window with a row at the perceived
         // delay is sent (w_min if that delay has none), so the next epoch starts from a trained row.
         self.dead_ends += 1;
-        let w = model.lowest_window_with_row(d_bin).unwrap_or(model.meta.w_min);
+        let w = model
+            .lowest_window_with_row(d_bin)
+            .unwrap_or(model.meta.w_min);
         self.state = State { d_bin, w };
         w
     }
 
     fn on_epoch(&mut self, now: Time) {
-        let Some(model) = self.model.clone() else { return };
+        let Some(model) = self.model.clone() else {
+            return;
+        };
         let since_ack = self.last_ack.map(|t| now.since(t).as_ms_f64());
         let d_ms = match self.epoch_max_rtt.take() {
             Some(m) => Some(m),
@@ -296,7 +323,11 @@ fn draw(entries: impl Iterator<Item = (u32, f64)> + Clone, u: f64, rule: Draw) -
         }
         return pick;
     }
-    let (p_min, p_max) = entries.clone().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (_, p)| (a.min(p), b.max(p)));
+    let (p_min, p_max) = entries
+        .clone()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (_, p)| {
+            (a.min(p), b.max(p))
+        });
     if p_min > p_max {
         return None;
     }
@@ -361,7 +392,9 @@ impl Controller for Markov {
     }
 
     fn timeout(&self) -> Dur {
-        let ms = self.latest_rtt_ms.map_or(self.p.max_timeout_ms, |r| (TIMEOUT_RTT_MULTIPLE * r).clamp(self.p.min_timeout_ms, self.p.max_timeout_ms));
+        let ms = self.latest_rtt_ms.map_or(self.p.max_timeout_ms, |r| {
+            (TIMEOUT_RTT_MULTIPLE * r).clamp(self.p.min_timeout_ms, self.p.max_timeout_ms)
+        });
         Dur::from_ms_f64(ms)
     }
 
@@ -370,7 +403,12 @@ impl Controller for Markov {
             return Vec::new();
         }
         // A delay outside the model's range means the model was not trained for this path (paper 000 §6.1).
-        vec![("model_epochs", self.epochs), ("model_delay_below", self.out_of_range.0), ("model_delay_above", self.out_of_range.1), ("model_dead_ends", self.dead_ends)]
+        vec![
+            ("model_epochs", self.epochs),
+            ("model_delay_below", self.out_of_range.0),
+            ("model_delay_above", self.out_of_range.1),
+            ("model_dead_ends", self.dead_ends),
+        ]
     }
 
     fn state_name(&self) -> &'static str {
@@ -394,14 +432,29 @@ mod tests {
 
     /// Delay bins of 10 ms from 20 ms (bin 0: [20, 30), bin 1: [30, 40)), windows `1..=n_w`.
     fn meta(n_d: u32, n_w: u32) -> Meta {
-        Meta { quantize_ms: 10.0, d_min_ms: 20.0, d_max_ms: 20.0 + 10.0 * n_d as f64, w_min: 1, w_max: n_w, n_d, n_w }
+        Meta {
+            quantize_ms: 10.0,
+            d_min_ms: 20.0,
+            d_max_ms: 20.0 + 10.0 * n_d as f64,
+            w_min: 1,
+            w_max: n_w,
+            n_d,
+            n_w,
+        }
     }
 
     /// Write `rows` as a model file and build the controller from it through the file.
     fn markov(name: &str, meta: Meta, rows: &[Vec<(u32, f64)>], seed: u64) -> Markov {
         let path = temp(name);
-        Model::from_rows(meta, rows).expect("valid model").write(&path).expect("write");
-        let p = Params { model: path.to_string_lossy().into_owned(), seed, ..Default::default() };
+        Model::from_rows(meta, rows)
+            .expect("valid model")
+            .write(&path)
+            .expect("write");
+        let p = Params {
+            model: path.to_string_lossy().into_owned(),
+            seed,
+            ..Default::default()
+        };
         crate::params::Params::validate(&p).expect("validates");
         let cc = Markov::new(p);
         std::fs::remove_file(&path).ok();
@@ -419,7 +472,13 @@ mod tests {
         for (u, want_w) in [(0.0, 1), (0.45, 2), (0.6, 2), (0.7, 4), (0.95, 3), (1.0, 3)] {
             cc.state = State { d_bin: 0, w: 2 };
             assert_eq!(cc.step(35.0, u), want_w, "u = {u}");
-            assert_eq!(cc.state(), State { d_bin: 1, w: want_w });
+            assert_eq!(
+                cc.state(),
+                State {
+                    d_bin: 1,
+                    w: want_w
+                }
+            );
         }
     }
 
@@ -428,11 +487,27 @@ mod tests {
         let (m, mut rows) = (meta(2, 4), vec![Vec::new(); 8]);
         rows[1] = vec![(0, 0.35), (4, 0.05), (5, 0.15), (6, 0.25), (7, 0.2)];
         let path = temp("proportional");
-        Model::from_rows(m, &rows).expect("valid").write(&path).expect("write");
-        let mut cc = Markov::new(Params { model: path.to_string_lossy().into_owned(), draw: Draw::Proportional, ..Default::default() });
+        Model::from_rows(m, &rows)
+            .expect("valid")
+            .write(&path)
+            .expect("write");
+        let mut cc = Markov::new(Params {
+            model: path.to_string_lossy().into_owned(),
+            draw: Draw::Proportional,
+            ..Default::default()
+        });
         std::fs::remove_file(&path).ok();
         // Subset mass 0.65; cumulative 0.05, 0.20, 0.45, 0.65 for w = 1..4.
-        for (u, want_w) in [(0.0, 1), (0.07, 1), (0.08, 2), (0.30, 2), (0.31, 3), (0.69, 3), (0.70, 4), (0.999, 4)] {
+        for (u, want_w) in [
+            (0.0, 1),
+            (0.07, 1),
+            (0.08, 2),
+            (0.30, 2),
+            (0.31, 3),
+            (0.69, 3),
+            (0.70, 4),
+            (0.999, 4),
+        ] {
             cc.state = State { d_bin: 0, w: 2 };
             assert_eq!(cc.step(35.0, u), want_w, "u = {u}");
         }
@@ -453,10 +528,21 @@ mod tests {
                 .count()
         };
         let mut cc = markov("rare", m, &rows, 0);
-        assert_eq!(rare_wins(&mut cc), 500, "closest: the 1% window wins half the draws");
-        let p = Params { draw: Draw::Proportional, ..Default::default() };
+        assert_eq!(
+            rare_wins(&mut cc),
+            500,
+            "closest: the 1% window wins half the draws"
+        );
+        let p = Params {
+            draw: Draw::Proportional,
+            ..Default::default()
+        };
         let mut prop = Markov::with_model(p, cc.model.clone().expect("model"));
-        assert_eq!(rare_wins(&mut prop), 10, "proportional: the 1% window wins 1% of the draws");
+        assert_eq!(
+            rare_wins(&mut prop),
+            10,
+            "proportional: the 1% window wins 1% of the draws"
+        );
     }
 
     #[test]
@@ -464,9 +550,14 @@ mod tests {
         let mut t = toml::Table::new();
         t.insert("draw".into(), toml::Value::String("nearest".into()));
         let e = crate::params::parse_params::<Params>("markov", &t).expect_err("invalid");
-        let ParamError::Invalid { key, reason } = &e else { panic!("{e:?}") };
+        let ParamError::Invalid { key, reason } = &e else {
+            panic!("{e:?}")
+        };
         assert_eq!(key, "draw");
-        assert!(reason.contains("closest") && reason.contains("proportional"), "{reason}");
+        assert!(
+            reason.contains("closest") && reason.contains("proportional"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -474,13 +565,19 @@ mod tests {
         let (m, mut rows) = (meta(2, 2), vec![Vec::new(); 4]);
         rows[0] = vec![(1, 1.0)];
         let mut cc = markov("counters", m, &rows, 0);
-        assert!(Markov::new(Params::default()).counters().is_empty(), "no model, no counters");
+        assert!(
+            Markov::new(Params::default()).counters().is_empty(),
+            "no model, no counters"
+        );
         cc.state = State { d_bin: 0, w: 1 };
         cc.step(500.0, 0.0); // above the range; state (1, 1) has no row: dead end
         assert_eq!(cc.out_of_range(), (0, 1));
         assert_eq!(cc.dead_ends(), 1);
         let c = cc.counters();
-        assert!(c.contains(&("model_delay_above", 1)) && c.contains(&("model_dead_ends", 1)), "{c:?}");
+        assert!(
+            c.contains(&("model_delay_above", 1)) && c.contains(&("model_dead_ends", 1)),
+            "{c:?}"
+        );
     }
 
     #[test]
@@ -495,7 +592,7 @@ mod tests {
     fn empty_subset_walks_the_origin_window_down_one_row_at_a_time() {
         let (m, mut rows) = (meta(2, 4), vec![Vec::new(); 8]);
         rows[3] = vec![(0, 1.0)]; // origin (0, 4): only bin 0 next
-        // (0, 3) has no transitions at all.
+                                  // (0, 3) has no transitions at all.
         rows[1] = vec![(6, 1.0)]; // (0, 2) -> (1, 3): the first row with a bin-1 subset
         rows[0] = vec![(7, 1.0)]; // (0, 1) -> (1, 4): not reached
         let mut cc = markov("walkdown", m, &rows, 0);
@@ -521,7 +618,11 @@ mod tests {
         rows[7] = vec![(4, 1.0)]; // (1, 4)
         let mut cc = markov("deadend2", meta(2, 4), &rows, 0);
         cc.state = State { d_bin: 0, w: 3 };
-        assert_eq!(cc.step(39.0, 0.5), 2, "the smallest window with a row in bin 1");
+        assert_eq!(
+            cc.step(39.0, 0.5),
+            2,
+            "the smallest window with a row in bin 1"
+        );
         cc.state = State { d_bin: 0, w: 1 };
         assert_eq!(cc.step(39.0, 0.5), 2, "whatever the origin's window");
         assert_eq!(cc.dead_ends(), 2);
@@ -531,7 +632,15 @@ mod tests {
     fn a_walk_whose_window_has_no_row_recovers_instead_of_sending_nothing_forever() {
         // w_min = 0 and rows only at (0, 1) <-> (0, 2): a delay in bin 1 is a dead end at w_min = 0, and
         // the next bin-0 delay finds the trained windows again.
-        let m = Meta { quantize_ms: 10.0, d_min_ms: 20.0, d_max_ms: 40.0, w_min: 0, w_max: 2, n_d: 2, n_w: 3 };
+        let m = Meta {
+            quantize_ms: 10.0,
+            d_min_ms: 20.0,
+            d_max_ms: 40.0,
+            w_min: 0,
+            w_max: 2,
+            n_d: 2,
+            n_w: 3,
+        };
         let mut rows = vec![Vec::new(); 6];
         rows[1] = vec![(2, 1.0)];
         rows[2] = vec![(1, 1.0)];
@@ -584,7 +693,9 @@ mod tests {
     fn window_sequence(seed: u64) -> Vec<u32> {
         let m = meta(2, 8);
         // Every row spreads over all 16 states with distinct probabilities (j + 1) / 136.
-        let rows: Vec<_> = (0..16).map(|_| (0..16u32).map(|j| (j, (j + 1) as f64 / 136.0)).collect()).collect();
+        let rows: Vec<_> = (0..16)
+            .map(|_| (0..16u32).map(|j| (j, (j + 1) as f64 / 136.0)).collect())
+            .collect();
         let mut s = Script::new(markov(&format!("seq{seed}"), m, &rows, seed));
         let mut out = Vec::new();
         for i in 0..200u64 {
@@ -602,13 +713,18 @@ mod tests {
         let a = window_sequence(7);
         assert_eq!(a, window_sequence(7));
         assert_ne!(a, window_sequence(8));
-        assert!(a.iter().collect::<std::collections::BTreeSet<_>>().len() > 4, "the walk moves: {a:?}");
+        assert!(
+            a.iter().collect::<std::collections::BTreeSet<_>>().len() > 4,
+            "the walk moves: {a:?}"
+        );
     }
 
     /// Three delay bins, and from any state: bin 0 -> w 1, bin 1 -> w 2, bin 2 -> w 1 (one entry per
     /// subset, p = 1/3); one packet sent and ACKed after 4 ms (below the model: bin 0), one epoch run.
     fn after_one_4ms_ack(name: &str) -> Script<Markov> {
-        let rows: Vec<_> = (0..6).map(|_| vec![(0u32, 1.0 / 3.0), (3, 1.0 / 3.0), (4, 1.0 / 3.0)]).collect();
+        let rows: Vec<_> = (0..6)
+            .map(|_| vec![(0u32, 1.0 / 3.0), (3, 1.0 / 3.0), (4, 1.0 / 3.0)])
+            .collect();
         let mut s = Script::new(markov(name, meta(3, 2), &rows, 0));
         s.send(1);
         s.ack_oldest(Dur::from_ms(4));
@@ -632,14 +748,25 @@ mod tests {
         s.now += Dur::from_ms(10_000);
         s.cc.on_timer(s.now);
         assert_eq!(s.cc.state().d_bin, 0, "the 10 s pause is not a delay");
-        assert_eq!(s.cc.out_of_range().1, 0, "the last delay (4 ms, below the model) stands; nothing above");
+        assert_eq!(
+            s.cc.out_of_range().1,
+            0,
+            "the last delay (4 ms, below the model) stands; nothing above"
+        );
     }
 
     #[test]
     fn without_a_model_the_window_is_fixed_at_fallback_window() {
-        let cc = crate::registry::build("markov", &toml::Table::new()).expect("builds with defaults");
-        assert_eq!((cc.cwnd(), cc.next_timer(), cc.state_name()), (10, None, "fallback"));
-        let mut s = Script::new(Markov::new(Params { fallback_window: 4, ..Default::default() }));
+        let cc =
+            crate::registry::build("markov", &toml::Table::new()).expect("builds with defaults");
+        assert_eq!(
+            (cc.cwnd(), cc.next_timer(), cc.state_name()),
+            (10, None, "fallback")
+        );
+        let mut s = Script::new(Markov::new(Params {
+            fallback_window: 4,
+            ..Default::default()
+        }));
         s.fill_window();
         s.ack_all(Dur::from_ms(500));
         s.lose_oldest(crate::LossCause::Timeout);
@@ -652,9 +779,16 @@ mod tests {
     fn a_missing_model_file_is_an_invalid_model_naming_the_file() {
         let path = temp("does-not-exist");
         let mut t = toml::Table::new();
-        t.insert("model".into(), toml::Value::String(path.to_string_lossy().into_owned()));
-        let e = crate::registry::build("markov", &t).err().expect("must fail");
-        let ParamError::Invalid { key, reason } = &e else { panic!("{e:?}") };
+        t.insert(
+            "model".into(),
+            toml::Value::String(path.to_string_lossy().into_owned()),
+        );
+        let e = crate::registry::build("markov", &t)
+            .err()
+            .expect("must fail");
+        let ParamError::Invalid { key, reason } = &e else {
+            panic!("{e:?}")
+        };
         assert_eq!(key, "model");
         assert!(reason.contains(&*path.to_string_lossy()), "{reason}");
     }
@@ -663,9 +797,15 @@ mod tests {
     fn a_model_file_given_by_path_is_walked() {
         let path = temp("registry");
         let rows: Vec<_> = (0..5).map(|_| vec![(4u32, 1.0)]).collect();
-        Model::from_rows(meta(1, 5), &rows).expect("valid").write(&path).expect("write");
+        Model::from_rows(meta(1, 5), &rows)
+            .expect("valid")
+            .write(&path)
+            .expect("write");
         let mut t = toml::Table::new();
-        t.insert("model".into(), toml::Value::String(path.to_string_lossy().into_owned()));
+        t.insert(
+            "model".into(),
+            toml::Value::String(path.to_string_lossy().into_owned()),
+        );
         let cc = crate::registry::build("markov", &t);
         std::fs::remove_file(&path).ok();
         let mut s = Script::new(cc.expect("builds"));

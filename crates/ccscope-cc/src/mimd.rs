@@ -52,17 +52,54 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (paper 001 §2.2: 2)" },
-        ParamSpec { name: "increase_factor", unit: "ratio", doc: "window multiplier per ACK below the threshold (paper 001 §3.3: 1.1)" },
-        ParamSpec { name: "decrease_factor", unit: "ratio", doc: "window multiplier on congestion (paper 001 §3.3: 0.5)" },
-        ParamSpec { name: "rtt_threshold_ms", unit: "ms", doc: "decrease when an RTT exceeds this (paper 001 §3.1: 100)" },
-        ParamSpec { name: "decrease_on_loss", unit: "bool", doc: "also decrease on a lost packet" },
-        ParamSpec { name: "min_window", unit: "packets", doc: "window floor" },
-        ParamSpec { name: "max_window", unit: "packets", doc: "window cap (ours; keeps the window finite)" },
-        ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)" },
+        ParamSpec {
+            name: "initial_window",
+            unit: "packets",
+            doc: "initial window (paper 001 §2.2: 2)",
+        },
+        ParamSpec {
+            name: "increase_factor",
+            unit: "ratio",
+            doc: "window multiplier per ACK below the threshold (paper 001 §3.3: 1.1)",
+        },
+        ParamSpec {
+            name: "decrease_factor",
+            unit: "ratio",
+            doc: "window multiplier on congestion (paper 001 §3.3: 0.5)",
+        },
+        ParamSpec {
+            name: "rtt_threshold_ms",
+            unit: "ms",
+            doc: "decrease when an RTT exceeds this (paper 001 §3.1: 100)",
+        },
+        ParamSpec {
+            name: "decrease_on_loss",
+            unit: "bool",
+            doc: "also decrease on a lost packet",
+        },
+        ParamSpec {
+            name: "min_window",
+            unit: "packets",
+            doc: "window floor",
+        },
+        ParamSpec {
+            name: "max_window",
+            unit: "packets",
+            doc: "window cap (ours; keeps the window finite)",
+        },
+        ParamSpec {
+            name: "timeout_ms",
+            unit: "ms",
+            doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        check_window_params(self.initial_window, self.min_window, self.timeout_ms, self.rtt_threshold_ms)?;
+        check_window_params(
+            self.initial_window,
+            self.min_window,
+            self.timeout_ms,
+            self.rtt_threshold_ms,
+        )?;
         if !(self.increase_factor >= 1.0 && self.increase_factor.is_finite()) {
             return Err(invalid("increase_factor", "must be >= 1 and finite"));
         }
@@ -86,7 +123,11 @@ pub struct Mimd {
 impl Mimd {
     pub fn new(p: Params) -> Self {
         let cwnd = p.initial_window.clamp(p.min_window, p.max_window);
-        Mimd { trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss), p, cwnd }
+        Mimd {
+            trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss),
+            p,
+            cwnd,
+        }
     }
 
     fn react(&mut self, r: Reaction) {
@@ -129,7 +170,10 @@ mod tests {
     use crate::LossCause;
 
     fn with_window(w: f64) -> Script<Mimd> {
-        Script::new(Mimd::new(Params { initial_window: w, ..Default::default() }))
+        Script::new(Mimd::new(Params {
+            initial_window: w,
+            ..Default::default()
+        }))
     }
 
     #[test]
@@ -169,7 +213,11 @@ mod tests {
 
     #[test]
     fn growth_stops_at_max_window() {
-        let mut s = Script::new(Mimd::new(Params { initial_window: 19.0, max_window: 20.0, ..Default::default() }));
+        let mut s = Script::new(Mimd::new(Params {
+            initial_window: 19.0,
+            max_window: 20.0,
+            ..Default::default()
+        }));
         s.send(3);
         s.ack_all(Dur::from_ms(50));
         assert_eq!(s.cc.cwnd, 20.0);
@@ -185,7 +233,16 @@ mod tests {
 
     #[test]
     fn increase_factor_below_one_is_rejected() {
-        let p = Params { increase_factor: 0.9, ..Default::default() };
-        assert_eq!(p.validate().err().and_then(|e| e.key().map(str::to_string)).as_deref(), Some("increase_factor"));
+        let p = Params {
+            increase_factor: 0.9,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.validate()
+                .err()
+                .and_then(|e| e.key().map(str::to_string))
+                .as_deref(),
+            Some("increase_factor")
+        );
     }
 }

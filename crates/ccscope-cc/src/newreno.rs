@@ -36,15 +36,31 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { initial_window: 10, initial_ssthresh: u32::MAX, loss_window: 1 }
+        Params {
+            initial_window: 10,
+            initial_ssthresh: u32::MAX,
+            loss_window: 1,
+        }
     }
 }
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (RFC 6928 §2: 10)" },
-        ParamSpec { name: "initial_ssthresh", unit: "packets", doc: "initial slow-start threshold (RFC 5681 §3.1: arbitrarily high, 4294967295)" },
-        ParamSpec { name: "loss_window", unit: "packets", doc: "window after a retransmission timeout (RFC 5681 §3.1: 1)" },
+        ParamSpec {
+            name: "initial_window",
+            unit: "packets",
+            doc: "initial window (RFC 6928 §2: 10)",
+        },
+        ParamSpec {
+            name: "initial_ssthresh",
+            unit: "packets",
+            doc: "initial slow-start threshold (RFC 5681 §3.1: arbitrarily high, 4294967295)",
+        },
+        ParamSpec {
+            name: "loss_window",
+            unit: "packets",
+            doc: "window after a retransmission timeout (RFC 5681 §3.1: 1)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         check_reno_params(self.initial_window, self.initial_ssthresh)?;
@@ -56,7 +72,10 @@ impl crate::params::Params for Params {
 }
 
 /// Range checks shared by the Reno-family controllers.
-pub(crate) fn check_reno_params(initial_window: u32, initial_ssthresh: u32) -> Result<(), ParamError> {
+pub(crate) fn check_reno_params(
+    initial_window: u32,
+    initial_ssthresh: u32,
+) -> Result<(), ParamError> {
     if initial_window < 1 {
         return Err(invalid("initial_window", "must be >= 1"));
     }
@@ -80,7 +99,14 @@ pub struct NewReno {
 
 impl NewReno {
     pub fn new(p: Params) -> Self {
-        NewReno { cwnd: p.initial_window, ssthresh: p.initial_ssthresh, ca: AckCounter::default(), flight_size: 0, in_recovery: false, p }
+        NewReno {
+            cwnd: p.initial_window,
+            ssthresh: p.initial_ssthresh,
+            ca: AckCounter::default(),
+            flight_size: 0,
+            in_recovery: false,
+            p,
+        }
     }
 
     pub fn ssthresh(&self) -> u32 {
@@ -178,7 +204,10 @@ mod tests {
 
     #[test]
     fn slow_start_stops_at_ssthresh() {
-        let mut s = newreno(Params { initial_ssthresh: 15, ..Default::default() });
+        let mut s = newreno(Params {
+            initial_ssthresh: 15,
+            ..Default::default()
+        });
         round(&mut s);
         // 5 ACKs of slow start to 15, then 5 packets of credit towards the 16th.
         assert_eq!(s.cc.cwnd(), 15);
@@ -192,7 +221,10 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_adds_one_packet_per_round_trip() {
-        let mut s = newreno(Params { initial_ssthresh: 10, ..Default::default() });
+        let mut s = newreno(Params {
+            initial_ssthresh: 10,
+            ..Default::default()
+        });
         assert_eq!(s.cc.state_name(), "congestion_avoidance");
         for expected in 11..=20 {
             s.fill_window();
@@ -287,9 +319,30 @@ mod tests {
     #[test]
     fn validate_rejects_empty_windows() {
         let key = |p: Params| p.validate().err().and_then(|e| e.key().map(str::to_string));
-        assert_eq!(key(Params { initial_window: 0, ..Default::default() }).as_deref(), Some("initial_window"));
-        assert_eq!(key(Params { initial_ssthresh: 1, ..Default::default() }).as_deref(), Some("initial_ssthresh"));
-        assert_eq!(key(Params { loss_window: 0, ..Default::default() }).as_deref(), Some("loss_window"));
+        assert_eq!(
+            key(Params {
+                initial_window: 0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("initial_window")
+        );
+        assert_eq!(
+            key(Params {
+                initial_ssthresh: 1,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("initial_ssthresh")
+        );
+        assert_eq!(
+            key(Params {
+                loss_window: 0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("loss_window")
+        );
         assert_eq!(key(Params::default()), None);
     }
 }

@@ -29,7 +29,11 @@ pub enum ParamError {
     #[error("unknown controller `{name}` (known: {known})")]
     UnknownController { name: String, known: String },
     #[error("unknown parameter `{key}` for controller `{controller}` (known: {known})")]
-    UnknownParam { controller: String, key: String, known: String },
+    UnknownParam {
+        controller: String,
+        key: String,
+        known: String,
+    },
     #[error("parameter `{key}`: {reason}")]
     Invalid { key: String, reason: String },
 }
@@ -45,7 +49,10 @@ impl ParamError {
 }
 
 pub fn invalid(key: &str, reason: impl Into<String>) -> ParamError {
-    ParamError::Invalid { key: key.to_string(), reason: reason.into() }
+    ParamError::Invalid {
+        key: key.to_string(),
+        reason: reason.into(),
+    }
 }
 
 pub(crate) fn defaults_of<P: Params>() -> toml::Table {
@@ -62,7 +69,11 @@ pub fn parse_params<P: Params>(controller: &str, table: &toml::Table) -> Result<
             return Err(ParamError::UnknownParam {
                 controller: controller.to_string(),
                 key: key.clone(),
-                known: P::SPEC.iter().map(|s| s.name).collect::<Vec<_>>().join(", "),
+                known: P::SPEC
+                    .iter()
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
             });
         }
         let mut one = toml::Table::new();
@@ -71,8 +82,9 @@ pub fn parse_params<P: Params>(controller: &str, table: &toml::Table) -> Result<
             return Err(invalid(key, e.message().trim().to_string()));
         }
     }
-    let p: P = toml::Value::Table(table.clone()).try_into().map_err(|e| invalid("?", e.to_string()))?;
+    let p: P = toml::Value::Table(table.clone())
+        .try_into()
+        .map_err(|e| invalid("?", e.to_string()))?;
     p.validate()?;
     Ok(p)
 }
-

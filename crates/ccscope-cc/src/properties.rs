@@ -60,27 +60,53 @@ fn op() -> impl Strategy<Value = Op> {
 /// The smallest window the controller promises with default parameters: fixed's may be 0.
 fn cwnd_floor(info: &ControllerInfo) -> u32 {
     if info.name == "fixed" {
-        let window = (info.defaults)().get("window").and_then(|v| v.as_integer()).unwrap_or(0);
+        let window = (info.defaults)()
+            .get("window")
+            .and_then(|v| v.as_integer())
+            .unwrap_or(0);
         return window.clamp(0, 1) as u32;
     }
     1
 }
 
-fn check(info: &ControllerInfo, s: &Script<AnyController>, model_in_flight: usize, prev_now: Time, step: usize) -> Result<(), TestCaseError> {
+fn check(
+    info: &ControllerInfo,
+    s: &Script<AnyController>,
+    model_in_flight: usize,
+    prev_now: Time,
+    step: usize,
+) -> Result<(), TestCaseError> {
     let name = info.name;
     let cwnd = s.cc.cwnd();
-    prop_assert!(cwnd <= MAX_CWND, "{name}: cwnd {cwnd} > {MAX_CWND} after op {step}");
+    prop_assert!(
+        cwnd <= MAX_CWND,
+        "{name}: cwnd {cwnd} > {MAX_CWND} after op {step}"
+    );
     let floor = cwnd_floor(info);
-    prop_assert!(cwnd >= floor, "{name}: cwnd {cwnd} < {floor} after op {step}");
-    prop_assert!(s.now >= prev_now, "{name}: time went back from {prev_now} to {} at op {step}", s.now);
-    prop_assert_eq!(s.in_flight.len(), model_in_flight, "{}: in flight differs from the model at op {}", name, step);
+    prop_assert!(
+        cwnd >= floor,
+        "{name}: cwnd {cwnd} < {floor} after op {step}"
+    );
+    prop_assert!(
+        s.now >= prev_now,
+        "{name}: time went back from {prev_now} to {} at op {step}",
+        s.now
+    );
+    prop_assert_eq!(
+        s.in_flight.len(),
+        model_in_flight,
+        "{}: in flight differs from the model at op {}",
+        name,
+        step
+    );
     prop_assert!(s.cc.timeout() > Dur::ZERO, "{name}: zero timeout");
     prop_assert!(!s.cc.state_name().is_empty(), "{name}: empty state name");
     Ok(())
 }
 
 fn drive(info: &ControllerInfo, ops: &[Op]) -> Result<(), TestCaseError> {
-    let cc = (info.build)(&toml::Table::new()).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
+    let cc = (info.build)(&toml::Table::new())
+        .map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
     let mut s = Script::new(cc);
     let mut model_in_flight = 0usize;
     check(info, &s, 0, Time::ZERO, 0)?;
@@ -92,7 +118,9 @@ fn drive(info: &ControllerInfo, ops: &[Op]) -> Result<(), TestCaseError> {
                 model_in_flight += n;
             }
             Op::Fill => {
-                let n = (s.cc.cwnd() as usize).saturating_sub(s.in_flight.len()).min(MAX_FILL);
+                let n = (s.cc.cwnd() as usize)
+                    .saturating_sub(s.in_flight.len())
+                    .min(MAX_FILL);
                 s.send(n);
                 model_in_flight += n;
             }
@@ -121,7 +149,11 @@ fn drive(info: &ControllerInfo, ops: &[Op]) -> Result<(), TestCaseError> {
             }
             Op::Congestion(cause) => {
                 // One congestion event per episode (RFC 6582 §3.2); later losses in it are plain losses.
-                let lost = if s.in_recovery { s.lose_oldest(cause) } else { s.congestion(cause) };
+                let lost = if s.in_recovery {
+                    s.lose_oldest(cause)
+                } else {
+                    s.congestion(cause)
+                };
                 prop_assert_eq!(lost, model_in_flight > 0);
                 model_in_flight = model_in_flight.saturating_sub(1);
             }
@@ -151,4 +183,3 @@ proptest! {
         }
     }
 }
-

@@ -64,23 +64,74 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "alpha", unit: "ratio", doc: "EWMA weight of a new queue difference (paper 001 §4.2.2: 0.8)" },
-        ParamSpec { name: "beta", unit: "ratio", doc: "multiplicative decrement factor (paper 001 §4.2.2: 0.3)" },
-        ParamSpec { name: "delta", unit: "packets", doc: "additive increment per event (paper 001 §4.2.2: 0.25)" },
-        ParamSpec { name: "t_low_ms", unit: "ms", doc: "always increase below this RTT (paper 001 §4.2.2: 60)" },
-        ParamSpec { name: "t_high_ms", unit: "ms", doc: "cut in proportion to the RTT above this (paper 001 §4.2.2: 150)" },
-        ParamSpec { name: "queue_norm_packets", unit: "packets", doc: "queue change that is a gradient of 1 (ours; paper 001 §4.3 gives none)" },
-        ParamSpec { name: "initial_rate", unit: "packets", doc: "initial rate, enforced as a window (paper 001 §4.2.2: 50)" },
-        ParamSpec { name: "rate_floor", unit: "packets", doc: "rate lower bound (paper 001 §4.2.2: 1)" },
-        ParamSpec { name: "max_window", unit: "packets", doc: "rate upper bound (ours; keeps the window finite)" },
-        ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)" },
+        ParamSpec {
+            name: "alpha",
+            unit: "ratio",
+            doc: "EWMA weight of a new queue difference (paper 001 §4.2.2: 0.8)",
+        },
+        ParamSpec {
+            name: "beta",
+            unit: "ratio",
+            doc: "multiplicative decrement factor (paper 001 §4.2.2: 0.3)",
+        },
+        ParamSpec {
+            name: "delta",
+            unit: "packets",
+            doc: "additive increment per event (paper 001 §4.2.2: 0.25)",
+        },
+        ParamSpec {
+            name: "t_low_ms",
+            unit: "ms",
+            doc: "always increase below this RTT (paper 001 §4.2.2: 60)",
+        },
+        ParamSpec {
+            name: "t_high_ms",
+            unit: "ms",
+            doc: "cut in proportion to the RTT above this (paper 001 §4.2.2: 150)",
+        },
+        ParamSpec {
+            name: "queue_norm_packets",
+            unit: "packets",
+            doc: "queue change that is a gradient of 1 (ours; paper 001 §4.3 gives none)",
+        },
+        ParamSpec {
+            name: "initial_rate",
+            unit: "packets",
+            doc: "initial rate, enforced as a window (paper 001 §4.2.2: 50)",
+        },
+        ParamSpec {
+            name: "rate_floor",
+            unit: "packets",
+            doc: "rate lower bound (paper 001 §4.2.2: 1)",
+        },
+        ParamSpec {
+            name: "max_window",
+            unit: "packets",
+            doc: "rate upper bound (ours; keeps the window finite)",
+        },
+        ParamSpec {
+            name: "timeout_ms",
+            unit: "ms",
+            doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        check_algorithm1_params(self.alpha, self.beta, self.delta, self.t_low_ms, self.t_high_ms)?;
+        check_algorithm1_params(
+            self.alpha,
+            self.beta,
+            self.delta,
+            self.t_low_ms,
+            self.t_high_ms,
+        )?;
         if !(self.queue_norm_packets > 0.0 && self.queue_norm_packets.is_finite()) {
             return Err(invalid("queue_norm_packets", "must be > 0 and finite"));
         }
-        check_rate_params(self.initial_rate, self.rate_floor, self.max_window, self.timeout_ms)
+        check_rate_params(
+            self.initial_rate,
+            self.rate_floor,
+            self.max_window,
+            self.timeout_ms,
+        )
     }
 }
 
@@ -100,7 +151,13 @@ impl QueueGradient {
     pub fn new(p: Params) -> Self {
         let rate = p.initial_rate.clamp(p.rate_floor, p.max_window);
         let q_diff = Ewma::with_initial(p.alpha, 0.0);
-        QueueGradient { p, rate, prev_q: None, q_diff, step: Step::Start }
+        QueueGradient {
+            p,
+            rate,
+            prev_q: None,
+            q_diff,
+            step: Step::Start,
+        }
     }
 }
 
@@ -115,14 +172,19 @@ impl Controller for QueueGradient {
         let rtt = ev.rtt.as_ms_f64();
         let p = &self.p;
         // Paper 001 §4.3: "still use the two thresholds for the delay".
-        let (rate, step) = if let Some(r) = threshold_step(self.rate, rtt, p.t_low_ms, p.t_high_ms, p.delta, p.beta) {
+        let (rate, step) = if let Some(r) =
+            threshold_step(self.rate, rtt, p.t_low_ms, p.t_high_ms, p.delta, p.beta)
+        {
             r
         } else if normalized_gradient <= 0.0 {
             // Algorithm 1's additive increase, on a draining or steady queue.
             (self.rate + p.delta, Step::Additive)
         } else {
             // Algorithm 1's gradient decrease with the queue gradient, capped so a cut is at most beta.
-            (self.rate * (1.0 - p.beta * normalized_gradient.min(1.0)), Step::GradientDecrease)
+            (
+                self.rate * (1.0 - p.beta * normalized_gradient.min(1.0)),
+                Step::GradientDecrease,
+            )
         };
         debug_assert!(!rate.is_nan(), "rate is NaN after {step:?}");
         // Paper 001 §4.2.2: lower-bound the rate (1 packet); the cap keeps it finite.
@@ -216,7 +278,10 @@ mod tests {
 
     #[test]
     fn rate_never_falls_below_the_floor() {
-        let mut s = qg(Params { initial_rate: 1.5, ..Default::default() });
+        let mut s = qg(Params {
+            initial_rate: 1.5,
+            ..Default::default()
+        });
         s.send(1);
         s.ack_oldest(Dur::from_ms(100));
         s.send(50);
@@ -230,7 +295,16 @@ mod tests {
 
     #[test]
     fn zero_queue_normaliser_is_rejected() {
-        let p = Params { queue_norm_packets: 0.0, ..Default::default() };
-        assert_eq!(p.validate().err().and_then(|e| e.key().map(str::to_string)).as_deref(), Some("queue_norm_packets"));
+        let p = Params {
+            queue_norm_packets: 0.0,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.validate()
+                .err()
+                .and_then(|e| e.key().map(str::to_string))
+                .as_deref(),
+            Some("queue_norm_packets")
+        );
     }
 }

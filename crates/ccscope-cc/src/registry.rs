@@ -1,8 +1,11 @@
 //! Controllers by stable name, built from typed parameters whose defaults are the papers' values.
 
-pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};
 use crate::params::defaults_of;
-use crate::{aiad, aimd, cubic, fixed, lied, markov, mimd, newreno, queue_gradient, sac, sctp, sprout, timely, vegas, verus, AnyController};
+pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};
+use crate::{
+    aiad, aimd, cubic, fixed, lied, markov, mimd, newreno, queue_gradient, sac, sctp, sprout,
+    timely, vegas, verus, AnyController,
+};
 
 /// A registered controller.
 pub struct ControllerInfo {
@@ -27,9 +30,16 @@ macro_rules! entry {
             transport: crate::Transport::$transport,
             summary: $summary,
             params: <$module::Params as Params>::SPEC,
-            build: |t| Ok(Box::new($module::$ty::new(parse_params(stringify!($module), t)?))),
+            build: |t| {
+                Ok(Box::new($module::$ty::new(parse_params(
+                    stringify!($module),
+                    t,
+                )?)))
+            },
             defaults: defaults_of::<$module::Params>,
-            check_round_trip: |t, rtt_ms| parse_params::<$module::Params>(stringify!($module), t)?.check_round_trip(rtt_ms),
+            check_round_trip: |t, rtt_ms| {
+                parse_params::<$module::Params>(stringify!($module), t)?.check_round_trip(rtt_ms)
+            },
         }
     };
 }
@@ -61,10 +71,17 @@ pub fn build(name: &str, params: &toml::Table) -> Result<AnyController, ParamErr
 
 /// The registry entry for `name`.
 pub fn find(name: &str) -> Result<&'static ControllerInfo, ParamError> {
-    CONTROLLERS.iter().find(|c| c.name == name).ok_or_else(|| ParamError::UnknownController {
-        name: name.to_string(),
-        known: CONTROLLERS.iter().map(|c| c.name).collect::<Vec<_>>().join(", "),
-    })
+    CONTROLLERS
+        .iter()
+        .find(|c| c.name == name)
+        .ok_or_else(|| ParamError::UnknownController {
+            name: name.to_string(),
+            known: CONTROLLERS
+                .iter()
+                .map(|c| c.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 /// (name, default as TOML text, unit, doc) for each parameter of `name`.
@@ -75,7 +92,10 @@ pub fn describe(name: &str) -> Result<Vec<(String, String, String, String)>, Par
         .params
         .iter()
         .map(|s| {
-            let d = defaults.get(s.name).map(|v| v.to_string()).unwrap_or_else(|| "none".into());
+            let d = defaults
+                .get(s.name)
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "none".into());
             (s.name.to_string(), d, s.unit.to_string(), s.doc.to_string())
         })
         .collect())
@@ -90,14 +110,20 @@ mod tests {
     }
 
     fn build_err(name: &str, params: &str) -> ParamError {
-        build(name, &table(params)).err().expect("build should fail")
+        build(name, &table(params))
+            .err()
+            .expect("build should fail")
     }
 
     #[test]
     fn every_controller_builds_with_its_defaults() {
         for info in CONTROLLERS {
             assert!((info.build)(&toml::Table::new()).is_ok(), "{}", info.name);
-            assert!(build(info.name, &(info.defaults)()).is_ok(), "{} rejects its own defaults", info.name);
+            assert!(
+                build(info.name, &(info.defaults)()).is_ok(),
+                "{} rejects its own defaults",
+                info.name
+            );
         }
     }
 
@@ -116,10 +142,16 @@ mod tests {
     #[test]
     fn unknown_controller_error_lists_the_known_names() {
         let e = build_err("reno2000", "");
-        let ParamError::UnknownController { name, known } = &e else { panic!("{e:?}") };
+        let ParamError::UnknownController { name, known } = &e else {
+            panic!("{e:?}")
+        };
         assert_eq!(name, "reno2000");
         for info in CONTROLLERS {
-            assert!(known.split(", ").any(|k| k == info.name), "{known} lacks {}", info.name);
+            assert!(
+                known.split(", ").any(|k| k == info.name),
+                "{known} lacks {}",
+                info.name
+            );
         }
         assert_eq!(e.key(), None);
     }
@@ -127,16 +159,29 @@ mod tests {
     #[test]
     fn unknown_parameter_error_names_the_key() {
         let e = build_err("timely", "gamma = 0.5");
-        let ParamError::UnknownParam { controller, key, known } = &e else { panic!("{e:?}") };
+        let ParamError::UnknownParam {
+            controller,
+            key,
+            known,
+        } = &e
+        else {
+            panic!("{e:?}")
+        };
         assert_eq!((controller.as_str(), key.as_str()), ("timely", "gamma"));
-        assert!(known.contains("alpha") && known.contains("t_high_ms"), "{known}");
+        assert!(
+            known.contains("alpha") && known.contains("t_high_ms"),
+            "{known}"
+        );
         assert_eq!(e.key(), Some("gamma"));
     }
 
     #[test]
     fn wrong_type_is_invalid_for_that_key() {
         let e = build_err("fixed", "window = \"x\"");
-        assert!(matches!(&e, ParamError::Invalid { key, .. } if key == "window"), "{e:?}");
+        assert!(
+            matches!(&e, ParamError::Invalid { key, .. } if key == "window"),
+            "{e:?}"
+        );
         // The other keys parse; the error still points at the bad one.
         let e = build_err("aimd", "additive_increase = 1.0\ndecrease_on_loss = 3");
         assert_eq!(e.key(), Some("decrease_on_loss"));
@@ -145,11 +190,26 @@ mod tests {
     #[test]
     fn validate_failure_is_invalid_for_that_key() {
         let e = build_err("aimd", "decrease_factor = 1.5");
-        assert!(matches!(&e, ParamError::Invalid { key, .. } if key == "decrease_factor"), "{e:?}");
-        assert_eq!(build_err("timely", "t_low_ms = 200.0").key(), Some("t_high_ms"));
-        assert_eq!(build_err("mimd", "increase_factor = 0.5").key(), Some("increase_factor"));
-        assert_eq!(build_err("aiad", "additive_decrease = -1.0").key(), Some("additive_decrease"));
-        assert_eq!(build_err("queue_gradient", "beta = 2.0").key(), Some("beta"));
+        assert!(
+            matches!(&e, ParamError::Invalid { key, .. } if key == "decrease_factor"),
+            "{e:?}"
+        );
+        assert_eq!(
+            build_err("timely", "t_low_ms = 200.0").key(),
+            Some("t_high_ms")
+        );
+        assert_eq!(
+            build_err("mimd", "increase_factor = 0.5").key(),
+            Some("increase_factor")
+        );
+        assert_eq!(
+            build_err("aiad", "additive_decrease = -1.0").key(),
+            Some("additive_decrease")
+        );
+        assert_eq!(
+            build_err("queue_gradient", "beta = 2.0").key(),
+            Some("beta")
+        );
     }
 
     #[test]
@@ -177,8 +237,13 @@ mod tests {
             ("max_window", "100000.0"),
             ("timeout_ms", "1000.0"),
         ];
-        let got: Vec<(&str, &str)> = rows.iter().map(|(n, d, _, _)| (n.as_str(), d.as_str())).collect();
+        let got: Vec<(&str, &str)> = rows
+            .iter()
+            .map(|(n, d, _, _)| (n.as_str(), d.as_str()))
+            .collect();
         assert_eq!(got, expected);
-        assert!(rows.iter().all(|(_, _, unit, doc)| !unit.is_empty() && !doc.is_empty()));
+        assert!(rows
+            .iter()
+            .all(|(_, _, unit, doc)| !unit.is_empty() && !doc.is_empty()));
     }
 }

@@ -97,17 +97,62 @@ impl Default for Params {
 }
 
 const OWN_SPEC: &[ParamSpec] = &[
-    ParamSpec { name: "t1_s", unit: "s", doc: "T1, the window of V1 and S_t (paper 003 §2.3: 2)" },
-    ParamSpec { name: "t2_s", unit: "s", doc: "T2, the window of V2 (paper 003 §2.3: 2)" },
-    ParamSpec { name: "schedule", unit: "inverse|threshold", doc: "aggressiveness schedule eps (paper 003 §3.2.2; §4.3.2: inverse)" },
-    ParamSpec { name: "theta", unit: "level", doc: "threshold theta of the threshold schedule (paper 003 §3.2.2, [1, 8]; ours: 8)" },
-    ParamSpec { name: "theta_star", unit: "packets/tau", doc: "aggressiveness theta* of the threshold schedule (spec §2.4 [D]: 1)" },
-    ParamSpec { name: "shift", unit: "packets/tau", doc: "upward shift s of the schedule (paper 003 Fig. 11; spec §2.4 [D]: 0)" },
-    ParamSpec { name: "table", unit: "online|frozen|random|file", doc: "source of the expected next level E(L2 given L1) (spec §2.4: online)" },
-    ParamSpec { name: "train_s", unit: "s", doc: "training time before the table freezes in frozen mode (paper 003 Fig. 16; ours: 1000)" },
-    ParamSpec { name: "table_file", unit: "path", doc: "TOML table (counts, mu, sigma) for file mode (spec §2.4 foreign table)" },
-    ParamSpec { name: "table_seed", unit: "integer", doc: "seed of the Dirichlet(1..1) rows in random mode (spec §2.4 [D])" },
-    ParamSpec { name: "invert", unit: "bool", doc: "read row 9 - l, the inverted-table control (spec §5 A3; off)" },
+    ParamSpec {
+        name: "t1_s",
+        unit: "s",
+        doc: "T1, the window of V1 and S_t (paper 003 §2.3: 2)",
+    },
+    ParamSpec {
+        name: "t2_s",
+        unit: "s",
+        doc: "T2, the window of V2 (paper 003 §2.3: 2)",
+    },
+    ParamSpec {
+        name: "schedule",
+        unit: "inverse|threshold",
+        doc: "aggressiveness schedule eps (paper 003 §3.2.2; §4.3.2: inverse)",
+    },
+    ParamSpec {
+        name: "theta",
+        unit: "level",
+        doc: "threshold theta of the threshold schedule (paper 003 §3.2.2, [1, 8]; ours: 8)",
+    },
+    ParamSpec {
+        name: "theta_star",
+        unit: "packets/tau",
+        doc: "aggressiveness theta* of the threshold schedule (spec §2.4 [D]: 1)",
+    },
+    ParamSpec {
+        name: "shift",
+        unit: "packets/tau",
+        doc: "upward shift s of the schedule (paper 003 Fig. 11; spec §2.4 [D]: 0)",
+    },
+    ParamSpec {
+        name: "table",
+        unit: "online|frozen|random|file",
+        doc: "source of the expected next level E(L2 given L1) (spec §2.4: online)",
+    },
+    ParamSpec {
+        name: "train_s",
+        unit: "s",
+        doc:
+            "training time before the table freezes in frozen mode (paper 003 Fig. 16; ours: 1000)",
+    },
+    ParamSpec {
+        name: "table_file",
+        unit: "path",
+        doc: "TOML table (counts, mu, sigma) for file mode (spec §2.4 foreign table)",
+    },
+    ParamSpec {
+        name: "table_seed",
+        unit: "integer",
+        doc: "seed of the Dirichlet(1..1) rows in random mode (spec §2.4 [D])",
+    },
+    ParamSpec {
+        name: "invert",
+        unit: "bool",
+        doc: "read row 9 - l, the inverted-table control (spec §5 A3; off)",
+    },
 ];
 
 const fn concat<const N: usize>(a: &[ParamSpec], b: &[ParamSpec]) -> [ParamSpec; N] {
@@ -130,7 +175,13 @@ impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &SPEC;
     fn validate(&self) -> Result<(), ParamError> {
         self.lied.check()?;
-        let positive = |key: &str, v: f64| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be > 0 and finite")) };
+        let positive = |key: &str, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(invalid(key, "must be > 0 and finite"))
+            }
+        };
         positive("t1_s", self.t1_s)?;
         positive("t2_s", self.t2_s)?;
         if !(1.0..=M as f64).contains(&self.theta) {
@@ -169,7 +220,9 @@ pub fn load_table(path: &str) -> Result<CondProbOnline, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let t: TableFile = toml::from_str(&text).map_err(|e| format!("{path}: {}", e.message()))?;
     if t.counts.len() != M || t.counts.iter().any(|r| r.len() != M + 1) {
-        return Err(format!("{path}: counts must be 8 rows of 9 (column 9 = h_l)"));
+        return Err(format!(
+            "{path}: counts must be 8 rows of 9 (column 9 = h_l)"
+        ));
     }
     if t.mu.iter().chain(&t.sigma).any(|v| !v.is_finite()) || t.sigma.iter().any(|&s| s < 0.0) {
         return Err(format!("{path}: mu and sigma must be finite, sigma >= 0"));
@@ -188,21 +241,90 @@ fn random_expectations(seed: u64) -> [f64; M] {
     for e in out.iter_mut() {
         let w: Vec<f64> = (0..M).map(|_| -(1.0 - r.gen::<f64>()).ln()).collect();
         let total: f64 = w.iter().sum();
-        *e = w.iter().enumerate().map(|(j, x)| (j + 1) as f64 * x).sum::<f64>() / total;
+        *e = w
+            .iter()
+            .enumerate()
+            .map(|(j, x)| (j + 1) as f64 * x)
+            .sum::<f64>()
+            / total;
     }
     out
 }
 
 /// Counter names of the exported table: `sac_table_<l>_<l'>`, l' = 9 for h_l.
 const TABLE_NAMES: [&str; M * (M + 1)] = [
-    "sac_table_1_1", "sac_table_1_2", "sac_table_1_3", "sac_table_1_4", "sac_table_1_5", "sac_table_1_6", "sac_table_1_7", "sac_table_1_8", "sac_table_1_9",
-    "sac_table_2_1", "sac_table_2_2", "sac_table_2_3", "sac_table_2_4", "sac_table_2_5", "sac_table_2_6", "sac_table_2_7", "sac_table_2_8", "sac_table_2_9",
-    "sac_table_3_1", "sac_table_3_2", "sac_table_3_3", "sac_table_3_4", "sac_table_3_5", "sac_table_3_6", "sac_table_3_7", "sac_table_3_8", "sac_table_3_9",
-    "sac_table_4_1", "sac_table_4_2", "sac_table_4_3", "sac_table_4_4", "sac_table_4_5", "sac_table_4_6", "sac_table_4_7", "sac_table_4_8", "sac_table_4_9",
-    "sac_table_5_1", "sac_table_5_2", "sac_table_5_3", "sac_table_5_4", "sac_table_5_5", "sac_table_5_6", "sac_table_5_7", "sac_table_5_8", "sac_table_5_9",
-    "sac_table_6_1", "sac_table_6_2", "sac_table_6_3", "sac_table_6_4", "sac_table_6_5", "sac_table_6_6", "sac_table_6_7", "sac_table_6_8", "sac_table_6_9",
-    "sac_table_7_1", "sac_table_7_2", "sac_table_7_3", "sac_table_7_4", "sac_table_7_5", "sac_table_7_6", "sac_table_7_7", "sac_table_7_8", "sac_table_7_9",
-    "sac_table_8_1", "sac_table_8_2", "sac_table_8_3", "sac_table_8_4", "sac_table_8_5", "sac_table_8_6", "sac_table_8_7", "sac_table_8_8", "sac_table_8_9",
+    "sac_table_1_1",
+    "sac_table_1_2",
+    "sac_table_1_3",
+    "sac_table_1_4",
+    "sac_table_1_5",
+    "sac_table_1_6",
+    "sac_table_1_7",
+    "sac_table_1_8",
+    "sac_table_1_9",
+    "sac_table_2_1",
+    "sac_table_2_2",
+    "sac_table_2_3",
+    "sac_table_2_4",
+    "sac_table_2_5",
+    "sac_table_2_6",
+    "sac_table_2_7",
+    "sac_table_2_8",
+    "sac_table_2_9",
+    "sac_table_3_1",
+    "sac_table_3_2",
+    "sac_table_3_3",
+    "sac_table_3_4",
+    "sac_table_3_5",
+    "sac_table_3_6",
+    "sac_table_3_7",
+    "sac_table_3_8",
+    "sac_table_3_9",
+    "sac_table_4_1",
+    "sac_table_4_2",
+    "sac_table_4_3",
+    "sac_table_4_4",
+    "sac_table_4_5",
+    "sac_table_4_6",
+    "sac_table_4_7",
+    "sac_table_4_8",
+    "sac_table_4_9",
+    "sac_table_5_1",
+    "sac_table_5_2",
+    "sac_table_5_3",
+    "sac_table_5_4",
+    "sac_table_5_5",
+    "sac_table_5_6",
+    "sac_table_5_7",
+    "sac_table_5_8",
+    "sac_table_5_9",
+    "sac_table_6_1",
+    "sac_table_6_2",
+    "sac_table_6_3",
+    "sac_table_6_4",
+    "sac_table_6_5",
+    "sac_table_6_6",
+    "sac_table_6_7",
+    "sac_table_6_8",
+    "sac_table_6_9",
+    "sac_table_7_1",
+    "sac_table_7_2",
+    "sac_table_7_3",
+    "sac_table_7_4",
+    "sac_table_7_5",
+    "sac_table_7_6",
+    "sac_table_7_7",
+    "sac_table_7_8",
+    "sac_table_7_9",
+    "sac_table_8_1",
+    "sac_table_8_2",
+    "sac_table_8_3",
+    "sac_table_8_4",
+    "sac_table_8_5",
+    "sac_table_8_6",
+    "sac_table_8_7",
+    "sac_table_8_8",
+    "sac_table_8_9",
 ];
 
 /// Counter names of mu1, sigma1, mu2, sigma2: high and low 32 bits of each f64.
@@ -244,7 +366,9 @@ impl Sac {
     pub fn new(p: Params) -> Self {
         let table = match p.table {
             // validate loaded it already; a file gone since starts an empty frozen table.
-            TableMode::File => load_table(&p.table_file).unwrap_or_else(|_| CondProbOnline::with_frozen([[0; M + 1]; M], [0.0; 2], [0.0; 2])),
+            TableMode::File => load_table(&p.table_file).unwrap_or_else(|_| {
+                CondProbOnline::with_frozen([[0; M + 1]; M], [0.0; 2], [0.0; 2])
+            }),
             _ => CondProbOnline::default(),
         };
         let random = (p.table == TableMode::Random).then(|| random_expectations(p.table_seed));
@@ -275,7 +399,9 @@ impl Sac {
     /// a_t (paper 003 §3.2.2 aggressiveness determination), packets per tau.
     pub fn aggressiveness(&mut self) -> f64 {
         // Step 1: l = L1(S_t) with the current mu_1, sigma_1; nothing before S_t covers T1.
-        let Some(s_t) = self.recent.value() else { return 0.0 };
+        let Some(s_t) = self.recent.value() else {
+            return 0.0;
+        };
         let l = self.table.level(s_t, 1);
         let row = if self.p.invert { M + 1 - l } else { l };
         // Step 2: E(L2 | L1 = l); an unseen row gives no aggressiveness (spec §2.4 [D]).
@@ -317,7 +443,12 @@ impl Sac {
 
     /// Measure what LIED can measure, adding a_t after each increase it makes (§3.2.2 actuation).
     fn after(&mut self, now: Time) {
-        if self.p.table == TableMode::Frozen && self.learning && self.start.is_some_and(|s| now.since(s).as_secs_f64() >= self.p.train_s) {
+        if self.p.table == TableMode::Frozen
+            && self.learning
+            && self
+                .start
+                .is_some_and(|s| now.since(s).as_secs_f64() >= self.p.train_s)
+        {
             // Spec §2.4 [D] training-time mode: counts and mu, sigma stop here.
             self.learning = false;
             self.table.freeze_stats();
@@ -334,7 +465,8 @@ impl Sac {
                     if a > 0.0 {
                         self.lied.add_rate(a);
                         self.boosted += 1;
-                        self.a_sum_micro = self.a_sum_micro.saturating_add((a * 1e6).round() as u64);
+                        self.a_sum_micro =
+                            self.a_sum_micro.saturating_add((a * 1e6).round() as u64);
                     }
                 }
                 // Never against LIED's direction: nothing after a decrease.
@@ -410,7 +542,10 @@ mod tests {
     use crate::testing::{assert_close, PacedPath, Script};
 
     fn counter(c: &[(&'static str, u64)], name: &str) -> u64 {
-        c.iter().find(|(n, _)| *n == name).map(|&(_, v)| v).unwrap_or_else(|| panic!("no counter {name}"))
+        c.iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, v)| v)
+            .unwrap_or_else(|| panic!("no counter {name}"))
     }
 
     /// A table whose every row predicts level `to` (mu = 0, sigma = 1 for both windows).
@@ -433,7 +568,10 @@ mod tests {
     #[test]
     fn a_t_is_added_after_an_increase_and_nothing_after_a_decrease() {
         // Every row predicts level 1, so the inverse schedule gives a_t = 1 packet per tau.
-        let p = Params { t1_s: 0.001, ..Default::default() };
+        let p = Params {
+            t1_s: 0.001,
+            ..Default::default()
+        };
         let mut s = Script::new(sac_with(p, table_predicting(1)));
         s.bytes = 1000;
         // Epoch 0 at 0 (50 packets/s), epoch 1 at 20 ms.
@@ -456,31 +594,78 @@ mod tests {
         s.ack_oldest(Dur::from_ms(80));
         assert_close(s.cc.lied.lambda(), 218.75);
         let c = s.cc.counters();
-        assert_eq!((counter(&c, "lied_increases"), counter(&c, "lied_decreases")), (2, 1));
-        assert_eq!((counter(&c, "sac_increases"), counter(&c, "sac_boosted_increases")), (2, 2));
+        assert_eq!(
+            (counter(&c, "lied_increases"), counter(&c, "lied_decreases")),
+            (2, 1)
+        );
+        assert_eq!(
+            (
+                counter(&c, "sac_increases"),
+                counter(&c, "sac_boosted_increases")
+            ),
+            (2, 2)
+        );
         assert_eq!(counter(&c, "sac_a_sum_micro"), 2_000_000);
     }
 
     fn a_t(p: Params, table: CondProbOnline, s_t: f64) -> f64 {
         let mut s = sac_with(p, table);
         // One report of s_t per second over [0, 10] s: S_t over the last T1 = 2 s is 2 s_t.
-        s.recent.add(s_t / 2.0, Time::ZERO, Time::from_secs_f64(10.0));
+        s.recent
+            .add(s_t / 2.0, Time::ZERO, Time::from_secs_f64(10.0));
         s.aggressiveness()
     }
 
     #[test]
     fn inverse_schedule_gives_one_over_the_expected_level_plus_the_shift() {
         assert_close(a_t(Params::default(), table_predicting(4), 0.0), 0.25);
-        assert_close(a_t(Params { shift: 0.5, ..Default::default() }, table_predicting(4), 0.0), 0.75);
+        assert_close(
+            a_t(
+                Params {
+                    shift: 0.5,
+                    ..Default::default()
+                },
+                table_predicting(4),
+                0.0,
+            ),
+            0.75,
+        );
     }
 
     #[test]
     fn threshold_schedule_is_theta_star_at_or_below_theta_and_zero_above() {
-        let p = |theta: f64| Params { schedule: Schedule::Threshold, theta, theta_star: 2.0, ..Default::default() };
+        let p = |theta: f64| Params {
+            schedule: Schedule::Threshold,
+            theta,
+            theta_star: 2.0,
+            ..Default::default()
+        };
         assert_eq!(a_t(p(3.0), table_predicting(3), 0.0), 2.0);
         assert_eq!(a_t(p(2.0), table_predicting(3), 0.0), 0.0);
-        assert_eq!(a_t(Params { shift: 4.0, ..p(3.0) }, table_predicting(3), 0.0), 6.0, "the shift moves theta* up");
-        assert_eq!(a_t(Params { shift: 4.0, ..p(2.0) }, table_predicting(3), 0.0), 0.0, "and keeps 0 above theta");
+        assert_eq!(
+            a_t(
+                Params {
+                    shift: 4.0,
+                    ..p(3.0)
+                },
+                table_predicting(3),
+                0.0
+            ),
+            6.0,
+            "the shift moves theta* up"
+        );
+        assert_eq!(
+            a_t(
+                Params {
+                    shift: 4.0,
+                    ..p(2.0)
+                },
+                table_predicting(3),
+                0.0
+            ),
+            0.0,
+            "and keeps 0 above theta"
+        );
     }
 
     #[test]
@@ -493,9 +678,22 @@ mod tests {
         }
         let t = || CondProbOnline::with_frozen(counts, [10.0, 10.0], [1.0, 1.0]);
         assert_close(a_t(Params::default(), t(), 7.5), 0.5);
-        assert_close(a_t(Params { invert: true, ..Default::default() }, t(), 7.5), 1.0 / 7.0);
+        assert_close(
+            a_t(
+                Params {
+                    invert: true,
+                    ..Default::default()
+                },
+                t(),
+                7.5,
+            ),
+            1.0 / 7.0,
+        );
         // An unseen row gives no aggressiveness and is counted.
-        let mut empty = sac_with(Params::default(), CondProbOnline::with_frozen([[0; M + 1]; M], [0.0; 2], [1.0; 2]));
+        let mut empty = sac_with(
+            Params::default(),
+            CondProbOnline::with_frozen([[0; M + 1]; M], [0.0; 2], [1.0; 2]),
+        );
         empty.recent.add(1.0, Time::ZERO, Time::from_secs_f64(10.0));
         assert_eq!(empty.aggressiveness(), 0.0);
         assert_eq!(empty.no_row, 1);
@@ -526,26 +724,69 @@ mod tests {
     #[test]
     fn a_table_file_is_loaded_frozen_and_a_bad_one_is_rejected() {
         let path = temp("good");
-        let rows: Vec<String> = (0..M).map(|l| format!("[{}]", (0..=M).map(|j| if j == l || j == M { "2" } else { "0" }).collect::<Vec<_>>().join(", "))).collect();
-        std::fs::write(&path, format!("counts = [{}]\nmu = [10.0, 11.0]\nsigma = [2.0, 3.0]\n", rows.join(", "))).unwrap();
-        let p = Params { table: TableMode::File, table_file: path.to_string_lossy().into_owned(), ..Default::default() };
+        let rows: Vec<String> = (0..M)
+            .map(|l| {
+                format!(
+                    "[{}]",
+                    (0..=M)
+                        .map(|j| if j == l || j == M { "2" } else { "0" })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })
+            .collect();
+        std::fs::write(
+            &path,
+            format!(
+                "counts = [{}]\nmu = [10.0, 11.0]\nsigma = [2.0, 3.0]\n",
+                rows.join(", ")
+            ),
+        )
+        .unwrap();
+        let p = Params {
+            table: TableMode::File,
+            table_file: path.to_string_lossy().into_owned(),
+            ..Default::default()
+        };
         assert!(p.validate().is_ok());
         let s = Sac::new(p);
         assert!(!s.learning && s.table.is_frozen());
         assert_eq!(s.table.stats(2), (11.0, 3.0));
         assert_eq!(s.table.expected_next(3), Some(3.0));
-        std::fs::write(&path, "counts = [[1, 2]]\nmu = [0.0, 0.0]\nsigma = [1.0, 1.0]\n").unwrap();
-        let p = Params { table: TableMode::File, table_file: path.to_string_lossy().into_owned(), ..Default::default() };
+        std::fs::write(
+            &path,
+            "counts = [[1, 2]]\nmu = [0.0, 0.0]\nsigma = [1.0, 1.0]\n",
+        )
+        .unwrap();
+        let p = Params {
+            table: TableMode::File,
+            table_file: path.to_string_lossy().into_owned(),
+            ..Default::default()
+        };
         let e = p.validate().unwrap_err();
         assert_eq!(e.key(), Some("table_file"));
         assert!(e.to_string().contains("8 rows of 9"), "{e}");
         std::fs::remove_file(&path).ok();
-        assert_eq!(Params { table: TableMode::File, ..Default::default() }.validate().unwrap_err().key(), Some("table_file"));
+        assert_eq!(
+            Params {
+                table: TableMode::File,
+                ..Default::default()
+            }
+            .validate()
+            .unwrap_err()
+            .key(),
+            Some("table_file")
+        );
     }
 
     /// 1000 packets/s behind a 20-packet buffer, 10 ms each way.
     fn path() -> PacedPath {
-        PacedPath { rate_pps: 1000.0, buffer: 20, delay: Dur::from_ms(10), bytes: 1000 }
+        PacedPath {
+            rate_pps: 1000.0,
+            buffer: 20,
+            delay: Dur::from_ms(10),
+            bytes: 1000,
+        }
     }
 
     #[test]
@@ -554,43 +795,74 @@ mod tests {
         let t = path().run(&mut cc, Time::from_secs_f64(60.0));
         let c = cc.counters();
         assert!(t.delivered as f64 > 0.8 * 60.0 * 1000.0, "{t:?}");
-        assert!(t.lost > 0 && counter(&c, "lied_decreases") > 0, "{t:?} {c:?}");
+        assert!(
+            t.lost > 0 && counter(&c, "lied_decreases") > 0,
+            "{t:?} {c:?}"
+        );
         assert!(counter(&c, "lied_increases") > counter(&c, "lied_decreases"));
     }
 
     #[test]
     fn online_sac_learns_a_table_and_boosts_only_increases() {
-        let p = Params { t1_s: 0.5, t2_s: 0.5, ..Default::default() };
+        let p = Params {
+            t1_s: 0.5,
+            t2_s: 0.5,
+            ..Default::default()
+        };
         let mut cc = Sac::new(p);
         path().run(&mut cc, Time::from_secs_f64(60.0));
         let c = cc.counters();
         // About 60 blocks of 1 s (the clock starts at the first arrival).
         assert!((55..=60).contains(&cc.table.blocks), "{}", cc.table.blocks);
-        let h: u64 = (1..=M).map(|l| counter(&c, TABLE_NAMES[(l - 1) * (M + 1) + M])).sum();
+        let h: u64 = (1..=M)
+            .map(|l| counter(&c, TABLE_NAMES[(l - 1) * (M + 1) + M]))
+            .sum();
         assert_eq!(h, cc.table.blocks);
         assert_eq!(counter(&c, "sac_increases"), counter(&c, "lied_increases"));
         let boosted = counter(&c, "sac_boosted_increases");
-        assert!(boosted > 0 && boosted <= counter(&c, "sac_increases"), "{c:?}");
+        assert!(
+            boosted > 0 && boosted <= counter(&c, "sac_increases"),
+            "{c:?}"
+        );
         // The inverse schedule never exceeds eps(1) = 1 packet per tau.
         assert!(counter(&c, "sac_a_sum_micro") <= boosted * 1_000_000);
-        assert_eq!(f64_from_halves(counter(&c, "sac_mu1_hi"), counter(&c, "sac_mu1_lo")), cc.table.stats(1).0);
+        assert_eq!(
+            f64_from_halves(counter(&c, "sac_mu1_hi"), counter(&c, "sac_mu1_lo")),
+            cc.table.stats(1).0
+        );
     }
 
     #[test]
     fn frozen_mode_stops_learning_after_the_training_time() {
-        let p = Params { t1_s: 0.5, t2_s: 0.5, table: TableMode::Frozen, train_s: 20.0, ..Default::default() };
+        let p = Params {
+            t1_s: 0.5,
+            t2_s: 0.5,
+            table: TableMode::Frozen,
+            train_s: 20.0,
+            ..Default::default()
+        };
         let mut cc = Sac::new(p);
         path().run(&mut cc, Time::from_secs_f64(60.0));
         assert!((15..=20).contains(&cc.table.blocks), "{}", cc.table.blocks);
         assert!(cc.table.is_frozen());
-        let mut online = Sac::new(Params { t1_s: 0.5, t2_s: 0.5, ..Default::default() });
+        let mut online = Sac::new(Params {
+            t1_s: 0.5,
+            t2_s: 0.5,
+            ..Default::default()
+        });
         path().run(&mut online, Time::from_secs_f64(20.0));
         assert_eq!(online.table.blocks, cc.table.blocks, "the same first 20 s");
     }
 
     #[test]
     fn random_mode_uses_the_seeded_rows() {
-        let p = Params { t1_s: 0.5, t2_s: 0.5, table: TableMode::Random, table_seed: 7, ..Default::default() };
+        let p = Params {
+            t1_s: 0.5,
+            t2_s: 0.5,
+            table: TableMode::Random,
+            table_seed: 7,
+            ..Default::default()
+        };
         let mut cc = Sac::new(p);
         path().run(&mut cc, Time::from_secs_f64(30.0));
         let c = cc.counters();
@@ -599,7 +871,12 @@ mod tests {
         // Every a_t is 1 / E of a random row, between 1/8 and 1.
         let mean_a = counter(&c, "sac_a_sum_micro") as f64 / 1e6 / boosted as f64;
         let e = random_expectations(7);
-        let (lo, hi) = e.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &x| (lo.min(1.0 / x), hi.max(1.0 / x)));
-        assert!(mean_a >= lo - 1e-9 && mean_a <= hi + 1e-9, "{mean_a} not in [{lo}, {hi}]");
+        let (lo, hi) = e.iter().fold((f64::MAX, 0.0f64), |(lo, hi), &x| {
+            (lo.min(1.0 / x), hi.max(1.0 / x))
+        });
+        assert!(
+            mean_a >= lo - 1e-9 && mean_a <= hi + 1e-9,
+            "{mean_a} not in [{lo}, {hi}]"
+        );
     }
 }

@@ -70,22 +70,41 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { mode: Mode::Model, mtu_bytes: 1500, initial_ssthresh_bytes: u32::MAX }
+        Params {
+            mode: Mode::Model,
+            mtu_bytes: 1500,
+            initial_ssthresh_bytes: u32::MAX,
+        }
     }
 }
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "mode", unit: "name", doc: "\"model\" (paper 002 §3.2: missing count 4, no 4-MTU floor) or \"rfc4960\"" },
-        ParamSpec { name: "mtu_bytes", unit: "bytes", doc: "path MTU, the unit of window growth (paper 002 §6.1.1: 1500)" },
-        ParamSpec { name: "initial_ssthresh_bytes", unit: "bytes", doc: "initial slow-start threshold (RFC 4960 §7.2.1: arbitrarily high, 4294967295)" },
+        ParamSpec {
+            name: "mode",
+            unit: "name",
+            doc: "\"model\" (paper 002 §3.2: missing count 4, no 4-MTU floor) or \"rfc4960\"",
+        },
+        ParamSpec {
+            name: "mtu_bytes",
+            unit: "bytes",
+            doc: "path MTU, the unit of window growth (paper 002 §6.1.1: 1500)",
+        },
+        ParamSpec {
+            name: "initial_ssthresh_bytes",
+            unit: "bytes",
+            doc: "initial slow-start threshold (RFC 4960 §7.2.1: arbitrarily high, 4294967295)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         if !(28..=65535).contains(&self.mtu_bytes) {
             return Err(invalid("mtu_bytes", "must be in 28..=65535"));
         }
         if (self.initial_ssthresh_bytes as u64) < self.mtu_bytes as u64 {
-            return Err(invalid("initial_ssthresh_bytes", "must be at least one MTU"));
+            return Err(invalid(
+                "initial_ssthresh_bytes",
+                "must be at least one MTU",
+            ));
         }
         Ok(())
     }
@@ -128,7 +147,16 @@ impl Sctp {
             Mode::Model => (rfc / mtu).max(1) * mtu,
             Mode::Rfc4960 => rfc,
         };
-        Sctp { cwnd, ssthresh: p.initial_ssthresh_bytes as u64, pba: 0, in_fast_recovery: false, flight_packets: 0, fast_retransmits: 0, timeouts: 0, p }
+        Sctp {
+            cwnd,
+            ssthresh: p.initial_ssthresh_bytes as u64,
+            pba: 0,
+            in_fast_recovery: false,
+            flight_packets: 0,
+            fast_retransmits: 0,
+            timeouts: 0,
+            p,
+        }
     }
 
     pub fn mode(&self) -> Mode {
@@ -252,7 +280,12 @@ impl Controller for Sctp {
         let mtu = self.mtu();
         let before = (ev.in_flight as u64 + ev.newly_acked as u64) * mtu;
         self.flight_packets = ev.in_flight;
-        let u = SackUpdate { newly_acked: ev.newly_acked as u64 * mtu, cumack_advanced: ev.newly_acked > 0, flight_before: before, flight_after: ev.in_flight as u64 * mtu };
+        let u = SackUpdate {
+            newly_acked: ev.newly_acked as u64 * mtu,
+            cumack_advanced: ev.newly_acked > 0,
+            flight_before: before,
+            flight_after: ev.in_flight as u64 * mtu,
+        };
         let want = self.on_sack(&u);
         self.grow(want);
     }
@@ -278,7 +311,10 @@ impl Controller for Sctp {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("fast_retransmits", self.fast_retransmits), ("timeouts", self.timeouts)]
+        vec![
+            ("fast_retransmits", self.fast_retransmits),
+            ("timeouts", self.timeouts),
+        ]
     }
 }
 
@@ -294,11 +330,19 @@ mod tests {
     const RTT: Dur = Dur::from_ms(80);
 
     fn sctp(mode: Mode) -> Sctp {
-        Sctp::new(Params { mode, ..Default::default() })
+        Sctp::new(Params {
+            mode,
+            ..Default::default()
+        })
     }
 
     fn sack(newly: u64, before: u64) -> SackUpdate {
-        SackUpdate { newly_acked: newly, cumack_advanced: true, flight_before: before, flight_after: before.saturating_sub(newly) }
+        SackUpdate {
+            newly_acked: newly,
+            cumack_advanced: true,
+            flight_before: before,
+            flight_after: before.saturating_sub(newly),
+        }
     }
 
     #[test]
@@ -316,7 +360,13 @@ mod tests {
         assert_eq!(c.on_sack(&sack(500, 2 * MTU)), 500);
         // RFC 4960 §7.2.1: no growth when the window was not fully used, or without cumack progress.
         assert_eq!(c.on_sack(&sack(MTU, MTU)), 0);
-        assert_eq!(c.on_sack(&SackUpdate { cumack_advanced: false, ..sack(MTU, 2 * MTU) }), 0);
+        assert_eq!(
+            c.on_sack(&SackUpdate {
+                cumack_advanced: false,
+                ..sack(MTU, 2 * MTU)
+            }),
+            0
+        );
     }
 
     /// ACK the oldest packet and refill the window, as a bulk sender does.
@@ -341,8 +391,12 @@ mod tests {
     }
 
     #[test]
-    fn congestion_avoidance_adds_one_mtu_per_cwnd_of_partially_acked_bytes_when_the_window_is_full() {
-        let mut c = Sctp::new(Params { initial_ssthresh_bytes: 3000, ..Default::default() });
+    fn congestion_avoidance_adds_one_mtu_per_cwnd_of_partially_acked_bytes_when_the_window_is_full()
+    {
+        let mut c = Sctp::new(Params {
+            initial_ssthresh_bytes: 3000,
+            ..Default::default()
+        });
         assert_eq!(c.cwnd_bytes(), 3000);
         // Eq. 3: PBA 1500 < cwnd: nothing; 3000 >= cwnd and OUT >= cwnd: +1 MTU, PBA -= cwnd.
         assert_eq!(c.on_sack(&sack(MTU, 3000)), 0);
@@ -362,7 +416,10 @@ mod tests {
 
     #[test]
     fn a_denied_congestion_avoidance_step_spends_its_partially_acked_bytes() {
-        let mut c = Sctp::new(Params { initial_ssthresh_bytes: 3000, ..Default::default() });
+        let mut c = Sctp::new(Params {
+            initial_ssthresh_bytes: 3000,
+            ..Default::default()
+        });
         c.on_sack(&sack(MTU, 3000));
         assert_eq!(c.on_sack(&sack(MTU, 3000)), MTU);
         // Window management grants nothing: cwnd holds and the PBA of this round is used up.
@@ -415,7 +472,10 @@ mod tests {
         s.rto();
         assert_eq!((s.cc.cwnd_bytes(), s.cc.ssthresh_bytes()), (MTU, MTU));
         assert_eq!(s.cc.state_name(), "congestion_avoidance");
-        assert_eq!(s.cc.counters(), vec![("fast_retransmits", 1), ("timeouts", 2)]);
+        assert_eq!(
+            s.cc.counters(),
+            vec![("fast_retransmits", 1), ("timeouts", 2)]
+        );
     }
 
     #[test]
@@ -432,8 +492,22 @@ mod tests {
     #[test]
     fn validate_rejects_a_tiny_mtu_and_a_threshold_below_it() {
         let key = |p: Params| p.validate().err().and_then(|e| e.key().map(str::to_string));
-        assert_eq!(key(Params { mtu_bytes: 10, ..Default::default() }).as_deref(), Some("mtu_bytes"));
-        assert_eq!(key(Params { initial_ssthresh_bytes: 100, ..Default::default() }).as_deref(), Some("initial_ssthresh_bytes"));
+        assert_eq!(
+            key(Params {
+                mtu_bytes: 10,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("mtu_bytes")
+        );
+        assert_eq!(
+            key(Params {
+                initial_ssthresh_bytes: 100,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("initial_ssthresh_bytes")
+        );
         assert_eq!(key(Params::default()), None);
     }
 }

@@ -113,16 +113,56 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "tick_ms", unit: "ms", doc: "model tick (reference TICK_LENGTH: 20)" },
-        ParamSpec { name: "bins", unit: "bins", doc: "rate bins including the outage bin (reference NUM_BINS: 256)" },
-        ParamSpec { name: "max_rate_pps", unit: "packets/s", doc: "top of the rate grid (reference MAX_ARRIVAL_RATE: 1000)" },
-        ParamSpec { name: "sigma_pps", unit: "packets/s/√s", doc: "Brownian volatility of the rate (reference BROWNIAN_MOTION_RATE: 200)" },
-        ParamSpec { name: "outage_escape_rate", unit: "1/s", doc: "rate of leaving the outage state (reference OUTAGE_ESCAPE_RATE: 1)" },
-        ParamSpec { name: "forecast_ticks", unit: "ticks", doc: "forecast horizons (reference NUM_TICKS: 8)" },
-        ParamSpec { name: "target_delay_ms", unit: "ms", doc: "delay the window aims at (sproutconn TARGET_DELAY_TICKS 5 = 100)" },
-        ParamSpec { name: "confidence", unit: "probability", doc: "forecast quantile is 1 - this (Sprout §3.3: 0.95)" },
-        ParamSpec { name: "min_window", unit: "packets", doc: "window floor (ours; Sprout may send nothing)" },
-        ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)" },
+        ParamSpec {
+            name: "tick_ms",
+            unit: "ms",
+            doc: "model tick (reference TICK_LENGTH: 20)",
+        },
+        ParamSpec {
+            name: "bins",
+            unit: "bins",
+            doc: "rate bins including the outage bin (reference NUM_BINS: 256)",
+        },
+        ParamSpec {
+            name: "max_rate_pps",
+            unit: "packets/s",
+            doc: "top of the rate grid (reference MAX_ARRIVAL_RATE: 1000)",
+        },
+        ParamSpec {
+            name: "sigma_pps",
+            unit: "packets/s/√s",
+            doc: "Brownian volatility of the rate (reference BROWNIAN_MOTION_RATE: 200)",
+        },
+        ParamSpec {
+            name: "outage_escape_rate",
+            unit: "1/s",
+            doc: "rate of leaving the outage state (reference OUTAGE_ESCAPE_RATE: 1)",
+        },
+        ParamSpec {
+            name: "forecast_ticks",
+            unit: "ticks",
+            doc: "forecast horizons (reference NUM_TICKS: 8)",
+        },
+        ParamSpec {
+            name: "target_delay_ms",
+            unit: "ms",
+            doc: "delay the window aims at (sproutconn TARGET_DELAY_TICKS 5 = 100)",
+        },
+        ParamSpec {
+            name: "confidence",
+            unit: "probability",
+            doc: "forecast quantile is 1 - this (Sprout §3.3: 0.95)",
+        },
+        ParamSpec {
+            name: "min_window",
+            unit: "packets",
+            doc: "window floor (ours; Sprout may send nothing)",
+        },
+        ParamSpec {
+            name: "timeout_ms",
+            unit: "ms",
+            doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         if !(self.tick_ms >= 0.001 && self.tick_ms.is_finite()) {
@@ -143,13 +183,22 @@ impl crate::params::Params for Params {
         if !(1..=64).contains(&self.forecast_ticks) {
             return Err(invalid("forecast_ticks", "must be in 1..=64"));
         }
-        let horizon_packets = self.max_rate_pps * self.forecast_ticks as f64 * self.tick_ms / 1000.0;
+        let horizon_packets =
+            self.max_rate_pps * self.forecast_ticks as f64 * self.tick_ms / 1000.0;
         if !(horizon_packets <= MAX_HORIZON_PACKETS) {
-            return Err(invalid("max_rate_pps", format!("max_rate_pps x forecast_ticks x tick must be <= {MAX_HORIZON_PACKETS} packets")));
+            return Err(invalid(
+                "max_rate_pps",
+                format!(
+                    "max_rate_pps x forecast_ticks x tick must be <= {MAX_HORIZON_PACKETS} packets"
+                ),
+            ));
         }
         let horizon_ms = self.forecast_ticks as f64 * self.tick_ms;
         if !(self.target_delay_ms > 0.0 && self.target_delay_ms <= horizon_ms * (1.0 + 1e-9)) {
-            return Err(invalid("target_delay_ms", format!("must be > 0 and <= forecast_ticks x tick_ms ({horizon_ms} ms)")));
+            return Err(invalid(
+                "target_delay_ms",
+                format!("must be > 0 and <= forecast_ticks x tick_ms ({horizon_ms} ms)"),
+            ));
         }
         if !(self.confidence > 0.0 && self.confidence < 1.0) {
             return Err(invalid("confidence", "must be in (0, 1)"));
@@ -171,7 +220,12 @@ fn normal_upper_tail(z: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.5 * x);
     let poly = -1.26551223
         + t * (1.00002368
-            + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
+            + t * (0.37409196
+                + t * (0.09678418
+                    + t * (-0.18628806
+                        + t * (0.27886807
+                            + t * (-1.13520398
+                                + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));
     let erfc = t * (-x * x + poly).exp();
     if z >= 0.0 {
         0.5 * erfc
@@ -199,7 +253,11 @@ impl Transition {
     /// A Gaussian step of `sd_bins` bins, cut at 5 standard deviations (reference `evolve`), and outage
     /// persistence `stay`.
     fn new(sd_bins: f64, stay: f64, bins: usize) -> Self {
-        let w = if sd_bins > 0.0 { ((5.0 * sd_bins).ceil() as usize).clamp(1, bins - 1) } else { 0 };
+        let w = if sd_bins > 0.0 {
+            ((5.0 * sd_bins).ceil() as usize).clamp(1, bins - 1)
+        } else {
+            0
+        };
         let mut taps = vec![0.0; 2 * w + 1];
         if w == 0 {
             taps[0] = 1.0;
@@ -210,7 +268,8 @@ impl Transition {
                 } else if d == 0 {
                     1.0 - 2.0 * normal_upper_tail(0.5 / sd_bins)
                 } else {
-                    normal_upper_tail((d as f64 - 0.5) / sd_bins) - normal_upper_tail((d as f64 + 0.5) / sd_bins)
+                    normal_upper_tail((d as f64 - 0.5) / sd_bins)
+                        - normal_upper_tail((d as f64 + 0.5) / sd_bins)
                 };
                 taps[w + d] = p.max(0.0);
                 taps[w - d] = p.max(0.0);
@@ -224,8 +283,18 @@ impl Transition {
             run += *t;
             cum.push(run);
         }
-        let up = if w == 0 { 0.0 } else { taps[w + 1..].iter().sum() };
-        Transition { taps, cum, w, up, stay }
+        let up = if w == 0 {
+            0.0
+        } else {
+            taps[w + 1..].iter().sum()
+        };
+        Transition {
+            taps,
+            cum,
+            w,
+            up,
+            stay,
+        }
     }
 
     /// `dst = src` moved one tick forward; `dst` is overwritten.
@@ -284,7 +353,9 @@ fn box_radii(sd: f64, cap: usize) -> [usize; 3] {
         wl -= 1;
     }
     let wl_f = wl as f64;
-    let m = ((12.0 * var - 3.0 * wl_f * wl_f - 12.0 * wl_f - 9.0) / (-4.0 * wl_f - 4.0)).round().clamp(0.0, 3.0) as usize;
+    let m = ((12.0 * var - 3.0 * wl_f * wl_f - 12.0 * wl_f - 9.0) / (-4.0 * wl_f - 4.0))
+        .round()
+        .clamp(0.0, 3.0) as usize;
     let (rl, ru) = (((wl - 1) / 2) as usize, ((wl + 1) / 2) as usize);
     let mut radii = [ru.min(cap); 3];
     for r in radii.iter_mut().take(m) {
@@ -350,7 +421,13 @@ impl RateModel {
         for h in 1..=ticks {
             let span_s = h as f64 * tick_s;
             let extra_var = p.sigma_pps.powi(2) * span_s.powi(3) / 3.0;
-            horizon.extend((0..n).map(|i| if i == 0 { CountRecursion::ZERO } else { CountRecursion::mixed_poisson(x[i] * h as f64, extra_var) }));
+            horizon.extend((0..n).map(|i| {
+                if i == 0 {
+                    CountRecursion::ZERO
+                } else {
+                    CountRecursion::mixed_poisson(x[i] * h as f64, extra_var)
+                }
+            }));
         }
         let top_mean = p.max_rate_pps * ticks as f64 * tick_s;
         let top_var = top_mean + p.sigma_pps.powi(2) * (ticks as f64 * tick_s).powi(3) / 3.0;
@@ -408,7 +485,8 @@ impl RateModel {
         self.belief[0] += outage * stay;
         let leaving = outage * (1.0 - stay);
         if leaving > 0.0 {
-            let k = ((2.0 * sd * std::f64::consts::FRAC_2_PI.sqrt()).round() as usize).clamp(1, n - 1);
+            let k =
+                ((2.0 * sd * std::f64::consts::FRAC_2_PI.sqrt()).round() as usize).clamp(1, n - 1);
             for b in &mut self.belief[1..=k] {
                 *b += leaving / k as f64;
             }
@@ -447,7 +525,11 @@ impl RateModel {
     fn reweight(belief: &mut [f64], lp: &mut [f64], ll: impl Fn(usize) -> f64) {
         let mut best = f64::NEG_INFINITY;
         for i in 0..belief.len() {
-            lp[i] = if belief[i] > 0.0 { belief[i].ln() + ll(i) } else { f64::NEG_INFINITY };
+            lp[i] = if belief[i] > 0.0 {
+                belief[i].ln() + ll(i)
+            } else {
+                f64::NEG_INFINITY
+            };
             if lp[i] > best {
                 best = lp[i];
             }
@@ -477,9 +559,13 @@ impl RateModel {
                 return;
             }
             let ln_k_fact = poisson::ln_factorial(k);
-            Self::reweight(&mut self.belief, &mut self.scratch, |i| poisson::ln_sf(k, x[i], ln_k_fact));
+            Self::reweight(&mut self.belief, &mut self.scratch, |i| {
+                poisson::ln_sf(k, x[i], ln_k_fact)
+            });
         } else {
-            Self::reweight(&mut self.belief, &mut self.scratch, |i| poisson::ln_pmf_kernel(k, x[i], ln_x[i]));
+            Self::reweight(&mut self.belief, &mut self.scratch, |i| {
+                poisson::ln_pmf_kernel(k, x[i], ln_x[i])
+            });
         }
     }
 
@@ -505,7 +591,12 @@ impl RateModel {
             let mut cdf = 0.0;
             for &i in &self.active {
                 let d = dists[i];
-                mix.push(Component { weight: self.belief[i], a: d.a, b: d.b, p: d.p0 });
+                mix.push(Component {
+                    weight: self.belief[i],
+                    a: d.a,
+                    b: d.b,
+                    p: d.p0,
+                });
                 cdf += self.belief[i] * d.p0;
             }
             // Smallest c with P(count <= c) >= alpha (reference `lower_quantile`).
@@ -535,13 +626,21 @@ impl RateModel {
     }
 
     fn mean_pps(&self) -> f64 {
-        self.belief.iter().enumerate().map(|(i, b)| b * self.rate_pps(i)).sum()
+        self.belief
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b * self.rate_pps(i))
+            .sum()
     }
 
     #[cfg(test)]
     fn variance_pps2(&self) -> f64 {
         let mean = self.mean_pps();
-        self.belief.iter().enumerate().map(|(i, b)| b * (self.rate_pps(i) - mean).powi(2)).sum()
+        self.belief
+            .iter()
+            .enumerate()
+            .map(|(i, b)| b * (self.rate_pps(i) - mean).powi(2))
+            .sum()
     }
 
     /// Expected deliveries over `h` ticks.
@@ -798,7 +897,11 @@ mod tests {
     /// 500 packets/s exactly on the grid (4 packets/s per bin) with no volatility, so every forecast
     /// is a plain Poisson quantile.
     fn known_rate_params() -> Params {
-        Params { sigma_pps: 0.0, max_rate_pps: 1020.0, ..Default::default() }
+        Params {
+            sigma_pps: 0.0,
+            max_rate_pps: 1020.0,
+            ..Default::default()
+        }
     }
 
     /// A FIFO bottleneck serving `rate_pps` (nothing during `outage`), `fwd` from it to the receiver and
@@ -851,10 +954,17 @@ mod tests {
             let seq = self.next_seq;
             self.next_seq += 1;
             let recv = depart + self.fwd;
-            self.pending.push_back((seq, self.now, recv, recv + self.back));
+            self.pending
+                .push_back((seq, self.now, recv, recv + self.back));
             self.sends.push(self.now);
             self.waits.push((recv, start.since(self.now)));
-            let ev = SendEvent { seq, bytes: 1500, in_flight: self.pending.len() as u32, after_timeout: false, retransmission: false };
+            let ev = SendEvent {
+                seq,
+                bytes: 1500,
+                in_flight: self.pending.len() as u32,
+                after_timeout: false,
+                retransmission: false,
+            };
             cc.on_send(self.now, &ev);
         }
 
@@ -897,22 +1007,80 @@ mod tests {
     #[test]
     fn default_params_are_the_reference_values_and_validate() {
         let p = Params::default();
-        assert_eq!((p.tick_ms, p.bins, p.max_rate_pps, p.sigma_pps), (20.0, 256, 1000.0, 200.0));
-        assert_eq!((p.outage_escape_rate, p.forecast_ticks, p.target_delay_ms, p.confidence), (1.0, 8, 100.0, 0.95));
+        assert_eq!(
+            (p.tick_ms, p.bins, p.max_rate_pps, p.sigma_pps),
+            (20.0, 256, 1000.0, 200.0)
+        );
+        assert_eq!(
+            (
+                p.outage_escape_rate,
+                p.forecast_ticks,
+                p.target_delay_ms,
+                p.confidence
+            ),
+            (1.0, 8, 100.0, 0.95)
+        );
         assert!(p.validate().is_ok());
     }
 
     #[test]
     fn validate_rejects_out_of_range_params() {
-        let bad = |p: Params| p.validate().expect_err("should be rejected").key().map(str::to_string);
-        assert_eq!(bad(Params { bins: 1, ..Default::default() }).as_deref(), Some("bins"));
-        assert_eq!(bad(Params { confidence: 1.0, ..Default::default() }).as_deref(), Some("confidence"));
-        assert_eq!(bad(Params { forecast_ticks: 0, ..Default::default() }).as_deref(), Some("forecast_ticks"));
+        let bad = |p: Params| {
+            p.validate()
+                .expect_err("should be rejected")
+                .key()
+                .map(str::to_string)
+        };
+        assert_eq!(
+            bad(Params {
+                bins: 1,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("bins")
+        );
+        assert_eq!(
+            bad(Params {
+                confidence: 1.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("confidence")
+        );
+        assert_eq!(
+            bad(Params {
+                forecast_ticks: 0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("forecast_ticks")
+        );
         // 8 ticks x 20 ms = 160 ms of forecast: a 200 ms target lies beyond it.
-        assert_eq!(bad(Params { target_delay_ms: 200.0, ..Default::default() }).as_deref(), Some("target_delay_ms"));
+        assert_eq!(
+            bad(Params {
+                target_delay_ms: 200.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("target_delay_ms")
+        );
         // 10,000 packets/s over 160 ms is 1600 packets, beyond what the count recursion can start from.
-        assert_eq!(bad(Params { max_rate_pps: 10_000.0, ..Default::default() }).as_deref(), Some("max_rate_pps"));
-        assert_eq!(bad(Params { sigma_pps: f64::NAN, ..Default::default() }).as_deref(), Some("sigma_pps"));
+        assert_eq!(
+            bad(Params {
+                max_rate_pps: 10_000.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("max_rate_pps")
+        );
+        assert_eq!(
+            bad(Params {
+                sigma_pps: f64::NAN,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("sigma_pps")
+        );
     }
 
     #[test]
@@ -927,10 +1095,23 @@ mod tests {
     fn belief_starts_uniform_and_stays_normalised() {
         let mut m = RateModel::new(&Params::default());
         assert!(m.belief.iter().all(|&b| b == 1.0 / 256.0));
-        for (k, censored) in [(0, false), (3, false), (8, false), (25, false), (0, true), (5, true), (0, false), (40, false)] {
+        for (k, censored) in [
+            (0, false),
+            (3, false),
+            (8, false),
+            (25, false),
+            (0, true),
+            (5, true),
+            (0, false),
+            (40, false),
+        ] {
             m.evolve();
             m.observe(k, censored);
-            assert!((total(&m) - 1.0).abs() < 1e-9, "sum {} after k = {k}", total(&m));
+            assert!(
+                (total(&m) - 1.0).abs() < 1e-9,
+                "sum {} after k = {k}",
+                total(&m)
+            );
             assert!(m.belief.iter().all(|&b| b >= 0.0 && b.is_finite()));
         }
         m.evolve_span(500);
@@ -951,7 +1132,11 @@ mod tests {
         let mut cc = Sprout::new(Params::default());
         let mut link = Link::new(300.0, 20, 20);
         link.run(&mut cc, Time::from_ms(10_000));
-        assert!((cc.mean_rate_pps() - 300.0).abs() < 30.0, "mean {}", cc.mean_rate_pps());
+        assert!(
+            (cc.mean_rate_pps() - 300.0).abs() < 30.0,
+            "mean {}",
+            cc.mean_rate_pps()
+        );
         assert_eq!(cc.state_name(), "forecast");
     }
 
@@ -971,7 +1156,11 @@ mod tests {
                 assert!((v - 800.0).abs() < 0.03 * 800.0, "one-tick variance {v}");
             }
         }
-        assert!((m.mean_pps() - start).abs() < 1.0, "mean moved from {start} to {}", m.mean_pps());
+        assert!(
+            (m.mean_pps() - start).abs() < 1.0,
+            "mean moved from {start} to {}",
+            m.mean_pps()
+        );
         // A censored tick without arrivals carries no information: the belief only diffuses.
         let before = m.belief.clone();
         m.observe(0, true);
@@ -980,7 +1169,10 @@ mod tests {
 
     #[test]
     fn fast_forward_diffuses_about_as_much_as_the_ticks_it_replaces() {
-        let (mut exact, mut fast) = (RateModel::new(&Params::default()), RateModel::new(&Params::default()));
+        let (mut exact, mut fast) = (
+            RateModel::new(&Params::default()),
+            RateModel::new(&Params::default()),
+        );
         point_mass(&mut exact, 128);
         point_mass(&mut fast, 128);
         for _ in 0..10 {
@@ -988,7 +1180,10 @@ mod tests {
         }
         fast.evolve_span(10);
         let (ve, vf) = (exact.variance_pps2(), fast.variance_pps2());
-        assert!((vf - ve).abs() < 0.05 * ve, "fast-forward variance {vf}, ten ticks {ve}");
+        assert!(
+            (vf - ve).abs() < 0.05 * ve,
+            "fast-forward variance {vf}, ten ticks {ve}"
+        );
         assert!((fast.mean_pps() - exact.mean_pps()).abs() < 2.0);
     }
 
@@ -1016,8 +1211,17 @@ mod tests {
         let mut m = RateModel::new(&Params::default());
         let check = |m: &RateModel| {
             for h in 1..=8 {
-                assert!((m.forecast[h] as f64) < m.mean_forecast(h), "h {h}: {} vs mean {}", m.forecast[h], m.mean_forecast(h));
-                assert!(m.forecast[h] >= m.forecast[h - 1], "forecast {:?}", m.forecast);
+                assert!(
+                    (m.forecast[h] as f64) < m.mean_forecast(h),
+                    "h {h}: {} vs mean {}",
+                    m.forecast[h],
+                    m.mean_forecast(h)
+                );
+                assert!(
+                    m.forecast[h] >= m.forecast[h - 1],
+                    "forecast {:?}",
+                    m.forecast
+                );
             }
         };
         check(&m);
@@ -1071,15 +1275,32 @@ mod tests {
         let mut link = Link::new(rate, 20, 20);
         link.run(&mut cc, Time::from_ms(30_000));
         let settled = Time::from_ms(5_000);
-        let max_window = link.windows.iter().filter(|w| w.0 >= settled).map(|w| w.1).max().expect("windows");
+        let max_window = link
+            .windows
+            .iter()
+            .filter(|w| w.0 >= settled)
+            .map(|w| w.1)
+            .max()
+            .expect("windows");
         // In flight at most rate x (RTT + 100 ms), with 10 % to spare.
-        assert!((max_window as f64) <= rate * (0.04 + 0.1) * 1.1, "window {max_window}");
-        let waits: Vec<f64> = link.waits.iter().filter(|w| w.0 >= settled).map(|w| w.1.as_ms_f64()).collect();
+        assert!(
+            (max_window as f64) <= rate * (0.04 + 0.1) * 1.1,
+            "window {max_window}"
+        );
+        let waits: Vec<f64> = link
+            .waits
+            .iter()
+            .filter(|w| w.0 >= settled)
+            .map(|w| w.1.as_ms_f64())
+            .collect();
         let mean_wait = waits.iter().sum::<f64>() / waits.len() as f64;
         assert!(mean_wait <= 100.0, "mean queueing delay {mean_wait} ms");
         // And the link stays busy.
         let throughput = waits.len() as f64 / 25.0;
-        assert!(throughput > 0.9 * rate, "throughput {throughput} of {rate} packets/s");
+        assert!(
+            throughput > 0.9 * rate,
+            "throughput {throughput} of {rate} packets/s"
+        );
     }
 
     #[test]
@@ -1097,13 +1318,21 @@ mod tests {
         assert_eq!(cc.state_name(), "stale");
         assert!(cc.window() <= 0.0, "window {}", cc.window());
         let last_send = *link.sends.last().expect("sends");
-        assert!(last_send.since(from) <= Dur::from_ms(160), "sent until {} after the outage began", last_send.since(from));
+        assert!(
+            last_send.since(from) <= Dur::from_ms(160),
+            "sent until {} after the outage began",
+            last_send.since(from)
+        );
         link.run(&mut cc, to);
         assert_eq!(*link.sends.last().expect("sends"), last_send);
         // The first ACK after the outage (42.4 ms after it ends: 2.4 ms of service, 20 + 20 ms of path)
         // shows the silent ticks, which were backlogged: the mass moves to the outage state.
         link.run(&mut cc, to + Dur::from_ms(50));
-        assert!(cc.model.outage_probability() > 0.9, "P(outage) {}", cc.model.outage_probability());
+        assert!(
+            cc.model.outage_probability() > 0.9,
+            "P(outage) {}",
+            cc.model.outage_probability()
+        );
         assert_eq!(cc.forecast()[8], 0);
         assert_eq!((cc.state_name(), cc.cwnd()), ("outage", 1));
         // Deliveries resume and so does the window.

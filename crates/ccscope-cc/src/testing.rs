@@ -19,7 +19,14 @@ pub struct Script<C: Controller> {
 
 impl<C: Controller> Script<C> {
     pub fn new(cc: C) -> Self {
-        Script { cc, now: Time::ZERO, next_seq: 0, in_flight: VecDeque::new(), bytes: 1500, in_recovery: false }
+        Script {
+            cc,
+            now: Time::ZERO,
+            next_seq: 0,
+            in_flight: VecDeque::new(),
+            bytes: 1500,
+            in_recovery: false,
+        }
     }
 
     /// Let `d` pass, firing each timer at the time it asked for (as the simulator does).
@@ -44,7 +51,13 @@ impl<C: Controller> Script<C> {
     fn send_one(&mut self, after_timeout: bool) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let ev = SendEvent { seq, bytes: self.bytes, in_flight: self.in_flight.len() as u32 + 1, after_timeout, retransmission: false };
+        let ev = SendEvent {
+            seq,
+            bytes: self.bytes,
+            in_flight: self.in_flight.len() as u32 + 1,
+            after_timeout,
+            retransmission: false,
+        };
         let tag = self.cc.on_send(self.now, &ev);
         self.in_flight.push_back((seq, self.now, tag));
     }
@@ -58,7 +71,9 @@ impl<C: Controller> Script<C> {
 
     /// ACK the oldest packet in flight, `rtt` after it was sent (the clock moves to that time).
     pub fn ack_oldest(&mut self, rtt: Dur) -> bool {
-        let Some((seq, sent, tag)) = self.in_flight.pop_front() else { return false };
+        let Some((seq, sent, tag)) = self.in_flight.pop_front() else {
+            return false;
+        };
         if sent + rtt > self.now {
             self.now = sent + rtt;
         }
@@ -100,8 +115,17 @@ impl<C: Controller> Script<C> {
 
     /// Declare the oldest packet lost.
     pub fn lose_oldest(&mut self, cause: LossCause) -> bool {
-        let Some((seq, sent, tag)) = self.in_flight.pop_front() else { return false };
-        let ev = LossEvent { seq, bytes: self.bytes, send_time: sent, in_flight: self.in_flight.len() as u32, cause, tag };
+        let Some((seq, sent, tag)) = self.in_flight.pop_front() else {
+            return false;
+        };
+        let ev = LossEvent {
+            seq,
+            bytes: self.bytes,
+            send_time: sent,
+            in_flight: self.in_flight.len() as u32,
+            cause,
+            tag,
+        };
         self.cc.on_loss(self.now, &ev);
         true
     }
@@ -109,8 +133,14 @@ impl<C: Controller> Script<C> {
     /// The reliable transport detects a loss (3 dup ACKs or SACK): `on_congestion_event` with the flight
     /// before the loss, then the oldest packet is declared lost; ACKs are in recovery from here on.
     pub fn congestion(&mut self, cause: LossCause) -> bool {
-        let Some(&(_, sent, _)) = self.in_flight.front() else { return false };
-        let ev = CongestionEvent { in_flight: self.in_flight.len() as u32, send_time: sent, cause };
+        let Some(&(_, sent, _)) = self.in_flight.front() else {
+            return false;
+        };
+        let ev = CongestionEvent {
+            in_flight: self.in_flight.len() as u32,
+            send_time: sent,
+            cause,
+        };
         self.cc.on_congestion_event(self.now, &ev);
         self.in_recovery = true;
         self.lose_oldest(cause)
@@ -135,7 +165,10 @@ impl<C: Controller> Script<C> {
 #[track_caller]
 pub fn assert_close(actual: f64, expected: f64) {
     let tol = 1e-9 * expected.abs().max(1.0);
-    assert!((actual - expected).abs() <= tol, "got {actual}, expected {expected}");
+    assert!(
+        (actual - expected).abs() <= tol,
+        "got {actual}, expected {expected}"
+    );
 }
 
 /// A paced sender over one FIFO bottleneck (`rate_pps` packets/s, `buffer` packets, DropTail) with a
@@ -172,9 +205,16 @@ impl PacedPath {
         let (mut busy_until, mut next_send, mut seq) = (Time::ZERO, Time::ZERO, 0u64);
         let mut in_flight = 0u32;
         loop {
-            let t_ev = events.peek().map(|Reverse(e)| e.0).unwrap_or(Time(u64::MAX));
+            let t_ev = events
+                .peek()
+                .map(|Reverse(e)| e.0)
+                .unwrap_or(Time(u64::MAX));
             let t_timer = cc.next_timer().unwrap_or(Time(u64::MAX));
-            let t_send = if in_flight < cc.cwnd() { next_send } else { Time(u64::MAX) };
+            let t_send = if in_flight < cc.cwnd() {
+                next_send
+            } else {
+                Time(u64::MAX)
+            };
             let now = t_ev.min(t_timer).min(t_send);
             if now > until {
                 return totals;
@@ -184,23 +224,59 @@ impl PacedPath {
                 in_flight -= 1;
                 match recv {
                     Some(recv_time) => {
-                        let ev = AckEvent { seq: s, bytes: self.bytes, send_time: sent, recv_time, rtt: now - sent, in_flight, last_sent_seq: seq.saturating_sub(1), tag, newly_acked: 1, in_recovery: false };
+                        let ev = AckEvent {
+                            seq: s,
+                            bytes: self.bytes,
+                            send_time: sent,
+                            recv_time,
+                            rtt: now - sent,
+                            in_flight,
+                            last_sent_seq: seq.saturating_sub(1),
+                            tag,
+                            newly_acked: 1,
+                            in_recovery: false,
+                        };
                         cc.on_ack(now, &ev);
                     }
-                    None => cc.on_loss(now, &LossEvent { seq: s, bytes: self.bytes, send_time: sent, in_flight, cause: LossCause::Reordering, tag }),
+                    None => cc.on_loss(
+                        now,
+                        &LossEvent {
+                            seq: s,
+                            bytes: self.bytes,
+                            send_time: sent,
+                            in_flight,
+                            cause: LossCause::Reordering,
+                            tag,
+                        },
+                    ),
                 }
             } else if now == t_timer {
                 cc.on_timer(now);
             } else {
                 in_flight += 1;
                 totals.sent += 1;
-                let tag = cc.on_send(now, &SendEvent { seq, bytes: self.bytes, in_flight, after_timeout: false, retransmission: false });
+                let tag = cc.on_send(
+                    now,
+                    &SendEvent {
+                        seq,
+                        bytes: self.bytes,
+                        in_flight,
+                        after_timeout: false,
+                        retransmission: false,
+                    },
+                );
                 while queue.front().is_some_and(|&d| d <= now) {
                     queue.pop_front();
                 }
                 if queue.len() >= self.buffer {
                     totals.lost += 1;
-                    events.push(Reverse((now + self.delay + self.delay, seq, now, None, tag)));
+                    events.push(Reverse((
+                        now + self.delay + self.delay,
+                        seq,
+                        now,
+                        None,
+                        tag,
+                    )));
                 } else {
                     totals.delivered += 1;
                     let depart = busy_until.max(now) + service;
@@ -210,7 +286,9 @@ impl PacedPath {
                     events.push(Reverse((recv + self.delay, seq, now, Some(recv), tag)));
                 }
                 seq += 1;
-                let gap = cc.pacing_rate().map_or(Dur::ZERO, |r| r.tx_time(self.bytes as u64));
+                let gap = cc
+                    .pacing_rate()
+                    .map_or(Dur::ZERO, |r| r.tx_time(self.bytes as u64));
                 next_send = now + gap;
             }
         }

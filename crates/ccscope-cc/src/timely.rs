@@ -74,30 +74,95 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "alpha", unit: "ratio", doc: "EWMA weight of a new RTT difference (paper 001 §4.2.2: 0.8)" },
-        ParamSpec { name: "beta", unit: "ratio", doc: "multiplicative decrement factor (paper 001 §4.2.2: 0.3)" },
-        ParamSpec { name: "delta", unit: "packets", doc: "additive increment per event (paper 001 §4.2.2: 0.25)" },
-        ParamSpec { name: "t_low_ms", unit: "ms", doc: "always increase below this RTT (paper 001 §4.2.2: 60)" },
-        ParamSpec { name: "t_high_ms", unit: "ms", doc: "cut in proportion to the RTT above this (paper 001 §4.2.2: 150)" },
-        ParamSpec { name: "min_rtt_ms", unit: "ms", doc: "minRTT, the gradient's normaliser (paper 001 §4.2.2: 50)" },
-        ParamSpec { name: "initial_rate", unit: "packets", doc: "initial rate, enforced as a window (paper 001 §4.2.2: 50)" },
-        ParamSpec { name: "hai", unit: "bool", doc: "hyperactive increase (paper 001 §4.2.2: off in the tuned run)" },
-        ParamSpec { name: "hai_threshold", unit: "events", doc: "non-positive gradients in a row before HAI adds 5 delta (Algorithm 1: 5)" },
-        ParamSpec { name: "rate_floor", unit: "packets", doc: "rate lower bound (paper 001 §4.2.2: 1)" },
-        ParamSpec { name: "max_window", unit: "packets", doc: "rate upper bound (ours; keeps the window finite)" },
-        ParamSpec { name: "timeout_ms", unit: "ms", doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)" },
+        ParamSpec {
+            name: "alpha",
+            unit: "ratio",
+            doc: "EWMA weight of a new RTT difference (paper 001 §4.2.2: 0.8)",
+        },
+        ParamSpec {
+            name: "beta",
+            unit: "ratio",
+            doc: "multiplicative decrement factor (paper 001 §4.2.2: 0.3)",
+        },
+        ParamSpec {
+            name: "delta",
+            unit: "packets",
+            doc: "additive increment per event (paper 001 §4.2.2: 0.25)",
+        },
+        ParamSpec {
+            name: "t_low_ms",
+            unit: "ms",
+            doc: "always increase below this RTT (paper 001 §4.2.2: 60)",
+        },
+        ParamSpec {
+            name: "t_high_ms",
+            unit: "ms",
+            doc: "cut in proportion to the RTT above this (paper 001 §4.2.2: 150)",
+        },
+        ParamSpec {
+            name: "min_rtt_ms",
+            unit: "ms",
+            doc: "minRTT, the gradient's normaliser (paper 001 §4.2.2: 50)",
+        },
+        ParamSpec {
+            name: "initial_rate",
+            unit: "packets",
+            doc: "initial rate, enforced as a window (paper 001 §4.2.2: 50)",
+        },
+        ParamSpec {
+            name: "hai",
+            unit: "bool",
+            doc: "hyperactive increase (paper 001 §4.2.2: off in the tuned run)",
+        },
+        ParamSpec {
+            name: "hai_threshold",
+            unit: "events",
+            doc: "non-positive gradients in a row before HAI adds 5 delta (Algorithm 1: 5)",
+        },
+        ParamSpec {
+            name: "rate_floor",
+            unit: "packets",
+            doc: "rate lower bound (paper 001 §4.2.2: 1)",
+        },
+        ParamSpec {
+            name: "max_window",
+            unit: "packets",
+            doc: "rate upper bound (ours; keeps the window finite)",
+        },
+        ParamSpec {
+            name: "timeout_ms",
+            unit: "ms",
+            doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        check_algorithm1_params(self.alpha, self.beta, self.delta, self.t_low_ms, self.t_high_ms)?;
+        check_algorithm1_params(
+            self.alpha,
+            self.beta,
+            self.delta,
+            self.t_low_ms,
+            self.t_high_ms,
+        )?;
         if !(self.min_rtt_ms > 0.0 && self.min_rtt_ms.is_finite()) {
             return Err(invalid("min_rtt_ms", "must be > 0 and finite"));
         }
-        check_rate_params(self.initial_rate, self.rate_floor, self.max_window, self.timeout_ms)
+        check_rate_params(
+            self.initial_rate,
+            self.rate_floor,
+            self.max_window,
+            self.timeout_ms,
+        )
     }
 }
 
 /// Range checks on Algorithm 1's constants, shared with `queue_gradient`.
-pub(crate) fn check_algorithm1_params(alpha: f64, beta: f64, delta: f64, t_low_ms: f64, t_high_ms: f64) -> Result<(), ParamError> {
+pub(crate) fn check_algorithm1_params(
+    alpha: f64,
+    beta: f64,
+    delta: f64,
+    t_low_ms: f64,
+    t_high_ms: f64,
+) -> Result<(), ParamError> {
     if !(0.0..=1.0).contains(&alpha) {
         return Err(invalid("alpha", "must be in [0, 1]"));
     }
@@ -117,7 +182,12 @@ pub(crate) fn check_algorithm1_params(alpha: f64, beta: f64, delta: f64, t_low_m
 }
 
 /// Range checks on a rate enforced as a window, shared with `queue_gradient`.
-pub(crate) fn check_rate_params(initial_rate: f64, rate_floor: f64, max_window: f64, timeout_ms: f64) -> Result<(), ParamError> {
+pub(crate) fn check_rate_params(
+    initial_rate: f64,
+    rate_floor: f64,
+    max_window: f64,
+    timeout_ms: f64,
+) -> Result<(), ParamError> {
     if !(initial_rate >= 0.0) {
         return Err(invalid("initial_rate", "must be >= 0"));
     }
@@ -125,7 +195,10 @@ pub(crate) fn check_rate_params(initial_rate: f64, rate_floor: f64, max_window: 
         return Err(invalid("rate_floor", "must be >= 0"));
     }
     if !(max_window >= rate_floor && max_window > 0.0 && max_window.is_finite()) {
-        return Err(invalid("max_window", "must be finite, > 0 and >= rate_floor"));
+        return Err(invalid(
+            "max_window",
+            "must be finite, > 0 and >= rate_floor",
+        ));
     }
     if !(timeout_ms > 0.0) {
         return Err(invalid("timeout_ms", "must be > 0"));
@@ -164,13 +237,23 @@ impl Step {
 }
 
 /// Algorithm 1's two delay thresholds: the new rate when `rtt_ms` lies outside `[t_low, t_high]`.
-pub(crate) fn threshold_step(rate: f64, rtt_ms: f64, t_low_ms: f64, t_high_ms: f64, delta: f64, beta: f64) -> Option<(f64, Step)> {
+pub(crate) fn threshold_step(
+    rate: f64,
+    rtt_ms: f64,
+    t_low_ms: f64,
+    t_high_ms: f64,
+    delta: f64,
+    beta: f64,
+) -> Option<(f64, Step)> {
     if rtt_ms < t_low_ms {
         // Algorithm 1: rate + delta.
         Some((rate + delta, Step::BelowTLow))
     } else if rtt_ms > t_high_ms {
         // Algorithm 1: rate (1 - beta (1 - T_high / new_rtt)).
-        Some((rate * (1.0 - beta * (1.0 - t_high_ms / rtt_ms)), Step::AboveTHigh))
+        Some((
+            rate * (1.0 - beta * (1.0 - t_high_ms / rtt_ms)),
+            Step::AboveTHigh,
+        ))
     } else {
         None
     }
@@ -198,7 +281,14 @@ impl Timely {
     pub fn new(p: Params) -> Self {
         let rate = p.initial_rate.clamp(p.rate_floor, p.max_window);
         let rtt_diff = Ewma::with_initial(p.alpha, 0.0);
-        Timely { p, rate, prev_rtt_ms: None, rtt_diff, negative_events: 0, step: Step::Start }
+        Timely {
+            p,
+            rate,
+            prev_rtt_ms: None,
+            rtt_diff,
+            negative_events: 0,
+            step: Step::Start,
+        }
     }
 
     /// One completion event of Algorithm 1 with `new_rtt` in ms.
@@ -209,7 +299,9 @@ impl Timely {
         let rtt_diff = self.rtt_diff.update(new_rtt_diff);
         let normalized_gradient = rtt_diff / self.p.min_rtt_ms;
         let p = &self.p;
-        let (rate, step) = if let Some(r) = threshold_step(self.rate, new_rtt, p.t_low_ms, p.t_high_ms, p.delta, p.beta) {
+        let (rate, step) = if let Some(r) =
+            threshold_step(self.rate, new_rtt, p.t_low_ms, p.t_high_ms, p.delta, p.beta)
+        {
             self.negative_events = 0;
             r
         } else if normalized_gradient <= 0.0 {
@@ -223,7 +315,10 @@ impl Timely {
         } else {
             self.negative_events = 0;
             // Algorithm 1: rate (1 - beta normalized_gradient).
-            (self.rate * (1.0 - p.beta * normalized_gradient), Step::GradientDecrease)
+            (
+                self.rate * (1.0 - p.beta * normalized_gradient),
+                Step::GradientDecrease,
+            )
         };
         debug_assert!(!rate.is_nan(), "rate is NaN after {step:?}");
         // Paper 001 §4.2.2: lower-bound the rate (1 packet); the cap keeps it finite.
@@ -310,7 +405,10 @@ mod tests {
 
     #[test]
     fn hai_adds_five_deltas_after_five_negative_gradients() {
-        let mut s = timely(Params { hai: true, ..Default::default() });
+        let mut s = timely(Params {
+            hai: true,
+            ..Default::default()
+        });
         ack_rtts(&mut s, &[100, 95, 90, 85]);
         // Events 1-4: gradient 0, then negative; one delta each.
         assert_eq!(s.cc.rate, 51.0);
@@ -324,7 +422,10 @@ mod tests {
 
     #[test]
     fn hai_count_restarts_after_a_positive_gradient() {
-        let mut s = timely(Params { hai: true, ..Default::default() });
+        let mut s = timely(Params {
+            hai: true,
+            ..Default::default()
+        });
         ack_rtts(&mut s, &[100, 95, 90, 85, 80]);
         assert_eq!(s.cc.state_name(), "hyperactive");
         // rtt_diff: 0.2 * -4.992 + 0.8 * 50 = 39.0016 > 0.
@@ -339,7 +440,10 @@ mod tests {
 
     #[test]
     fn hai_count_restarts_after_a_threshold_branch() {
-        let mut s = timely(Params { hai: true, ..Default::default() });
+        let mut s = timely(Params {
+            hai: true,
+            ..Default::default()
+        });
         // Four non-positive gradients, then a sample below T_low (rtt_diff -21.792): the count restarts.
         ack_rtts(&mut s, &[100, 95, 90, 85, 59]);
         assert_eq!(s.cc.state_name(), "below_t_low");
@@ -356,7 +460,10 @@ mod tests {
 
     #[test]
     fn rate_never_falls_below_the_floor() {
-        let mut s = timely(Params { initial_rate: 1.5, ..Default::default() });
+        let mut s = timely(Params {
+            initial_rate: 1.5,
+            ..Default::default()
+        });
         ack_rtts(&mut s, &[2000]);
         // 1.5 (1 - 0.3 (1 - 150/2000)) = 1.08375
         assert_close(s.cc.rate, 1.08375);
@@ -364,14 +471,20 @@ mod tests {
         assert_eq!(s.cc.rate, 1.0);
         assert_eq!(s.cc.cwnd(), 1);
         // A gradient above 1/beta would make the rate negative: clamp to the floor.
-        let mut s = timely(Params { min_rtt_ms: 10.0, ..Default::default() });
+        let mut s = timely(Params {
+            min_rtt_ms: 10.0,
+            ..Default::default()
+        });
         ack_rtts(&mut s, &[60, 149]);
         assert_eq!(s.cc.rate, 1.0);
     }
 
     #[test]
     fn rate_is_capped_at_max_window() {
-        let mut s = timely(Params { max_window: 50.5, ..Default::default() });
+        let mut s = timely(Params {
+            max_window: 50.5,
+            ..Default::default()
+        });
         ack_rtts(&mut s, &[40, 40, 40]);
         assert_eq!(s.cc.rate, 50.5);
         assert_eq!(s.cc.cwnd(), 50);
@@ -395,11 +508,38 @@ mod tests {
 
     #[test]
     fn validate_rejects_t_low_not_below_t_high() {
-        let p = Params { t_low_ms: 150.0, ..Default::default() };
-        assert_eq!(p.validate().err().and_then(|e| e.key().map(str::to_string)).as_deref(), Some("t_high_ms"));
-        let p = Params { alpha: 1.5, ..Default::default() };
-        assert_eq!(p.validate().err().and_then(|e| e.key().map(str::to_string)).as_deref(), Some("alpha"));
-        let p = Params { rate_floor: -1.0, ..Default::default() };
-        assert_eq!(p.validate().err().and_then(|e| e.key().map(str::to_string)).as_deref(), Some("rate_floor"));
+        let p = Params {
+            t_low_ms: 150.0,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.validate()
+                .err()
+                .and_then(|e| e.key().map(str::to_string))
+                .as_deref(),
+            Some("t_high_ms")
+        );
+        let p = Params {
+            alpha: 1.5,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.validate()
+                .err()
+                .and_then(|e| e.key().map(str::to_string))
+                .as_deref(),
+            Some("alpha")
+        );
+        let p = Params {
+            rate_floor: -1.0,
+            ..Default::default()
+        };
+        assert_eq!(
+            p.validate()
+                .err()
+                .and_then(|e| e.key().map(str::to_string))
+                .as_deref(),
+            Some("rate_floor")
+        );
     }
 }

@@ -48,17 +48,43 @@ pub struct Params {
 
 impl Default for Params {
     fn default() -> Self {
-        Params { alpha: 2.0, beta: 4.0, gamma: 1.0, initial_window: 10, initial_ssthresh: u32::MAX }
+        Params {
+            alpha: 2.0,
+            beta: 4.0,
+            gamma: 1.0,
+            initial_window: 10,
+            initial_ssthresh: u32::MAX,
+        }
     }
 }
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "alpha", unit: "packets", doc: "grow when fewer are queued (Linux tcp_vegas: 2; paper: 1)" },
-        ParamSpec { name: "beta", unit: "packets", doc: "shrink when more are queued (Linux tcp_vegas: 4; paper: 3)" },
-        ParamSpec { name: "gamma", unit: "packets", doc: "leave slow start when more are queued (paper §3.3, Linux: 1)" },
-        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (RFC 6928 §2: 10)" },
-        ParamSpec { name: "initial_ssthresh", unit: "packets", doc: "initial slow-start threshold (RFC 5681 §3.1: arbitrarily high, 4294967295)" },
+        ParamSpec {
+            name: "alpha",
+            unit: "packets",
+            doc: "grow when fewer are queued (Linux tcp_vegas: 2; paper: 1)",
+        },
+        ParamSpec {
+            name: "beta",
+            unit: "packets",
+            doc: "shrink when more are queued (Linux tcp_vegas: 4; paper: 3)",
+        },
+        ParamSpec {
+            name: "gamma",
+            unit: "packets",
+            doc: "leave slow start when more are queued (paper §3.3, Linux: 1)",
+        },
+        ParamSpec {
+            name: "initial_window",
+            unit: "packets",
+            doc: "initial window (RFC 6928 §2: 10)",
+        },
+        ParamSpec {
+            name: "initial_ssthresh",
+            unit: "packets",
+            doc: "initial slow-start threshold (RFC 5681 §3.1: arbitrarily high, 4294967295)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         if !(self.alpha >= 0.0 && self.alpha.is_finite()) {
@@ -137,7 +163,9 @@ impl Vegas {
 
     /// The once-per-RTT decision at the end of a round (paper §3.2-3.3, Linux `tcp_vegas_cong_avoid`).
     fn end_of_round(&mut self, acked: u32) {
-        let (Some(base), Some(rtt)) = (self.base_rtt, self.round.min_rtt) else { return };
+        let (Some(base), Some(rtt)) = (self.base_rtt, self.round.min_rtt) else {
+            return;
+        };
         if self.round.samples < MIN_SAMPLES {
             // Linux: too few samples for a Vegas decision; Reno's slow start or additive increase.
             self.reno_increase(acked);
@@ -248,7 +276,11 @@ mod tests {
 
     /// Congestion avoidance from the start (ssthresh 2) at `w` packets.
     fn vegas_in_ca(w: u32) -> Script<Vegas> {
-        Script::new(Vegas::new(Params { initial_window: w, initial_ssthresh: 2, ..Default::default() }))
+        Script::new(Vegas::new(Params {
+            initial_window: w,
+            initial_ssthresh: 2,
+            ..Default::default()
+        }))
     }
 
     /// Fill the window, then ACK all of it `rtt` after sending. The first ACK of each window ends the
@@ -263,7 +295,10 @@ mod tests {
         let mut s = vegas_in_ca(10);
         // BaseRTT 100 ms; the first round has one sample only (Reno credit, no growth yet).
         round(&mut s, 100);
-        assert_eq!((s.cc.cwnd(), s.cc.state_name()), (10, "congestion_avoidance"));
+        assert_eq!(
+            (s.cc.cwnd(), s.cc.state_name()),
+            (10, "congestion_avoidance")
+        );
         // RTT 110 ms from here. The round that ends first still has a 100 ms minimum: diff 0.
         round(&mut s, 110);
         assert_eq!(s.cc.cwnd(), 11);
@@ -351,7 +386,10 @@ mod tests {
         let mut s = vegas_in_ca(20);
         s.fill_window();
         s.congestion(LossCause::Reordering);
-        assert_eq!((s.cc.ssthresh(), s.cc.cwnd(), s.cc.state_name()), (10, 10, "recovery"));
+        assert_eq!(
+            (s.cc.ssthresh(), s.cc.cwnd(), s.cc.state_name()),
+            (10, 10, "recovery")
+        );
         s.lose_oldest(LossCause::Reordering);
         s.ack_all(BASE_RTT);
         assert_eq!(s.cc.cwnd(), 10);
@@ -369,7 +407,10 @@ mod tests {
         let mut s = vegas_in_ca(20);
         s.fill_window();
         s.rto();
-        assert_eq!((s.cc.ssthresh(), s.cc.cwnd(), s.cc.state_name()), (10, 1, "slow_start"));
+        assert_eq!(
+            (s.cc.ssthresh(), s.cc.cwnd(), s.cc.state_name()),
+            (10, 1, "slow_start")
+        );
         round(&mut s, 100);
         assert_eq!(s.cc.cwnd(), 2);
     }
@@ -377,10 +418,38 @@ mod tests {
     #[test]
     fn validate_rejects_beta_below_alpha() {
         let key = |p: Params| p.validate().err().and_then(|e| e.key().map(str::to_string));
-        assert_eq!(key(Params { beta: 1.0, ..Default::default() }).as_deref(), Some("beta"));
-        assert_eq!(key(Params { alpha: -1.0, ..Default::default() }).as_deref(), Some("alpha"));
-        assert_eq!(key(Params { gamma: f64::NAN, ..Default::default() }).as_deref(), Some("gamma"));
-        assert_eq!(key(Params { initial_window: 0, ..Default::default() }).as_deref(), Some("initial_window"));
+        assert_eq!(
+            key(Params {
+                beta: 1.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("beta")
+        );
+        assert_eq!(
+            key(Params {
+                alpha: -1.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("alpha")
+        );
+        assert_eq!(
+            key(Params {
+                gamma: f64::NAN,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("gamma")
+        );
+        assert_eq!(
+            key(Params {
+                initial_window: 0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("initial_window")
+        );
         assert_eq!(key(Params::default()), None);
     }
 }

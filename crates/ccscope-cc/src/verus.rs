@@ -145,8 +145,20 @@ impl crate::params::Params for Params {
         ParamSpec { name: "record", unit: "none|epoch|packet", doc: "record (delay, window) training samples (paper 000 §4.1): off, per epoch or per packet" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        let positive = |key: &str, v: f64| if v > 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be > 0 and finite")) };
-        let non_negative = |key: &str, v: f64| if v >= 0.0 && v.is_finite() { Ok(()) } else { Err(invalid(key, "must be >= 0 and finite")) };
+        let positive = |key: &str, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(invalid(key, "must be > 0 and finite"))
+            }
+        };
+        let non_negative = |key: &str, v: f64| {
+            if v >= 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(invalid(key, "must be >= 0 and finite"))
+            }
+        };
         positive("epoch_ms", self.epoch_ms)?;
         positive("profile_refit_ms", self.profile_refit_ms)?;
         non_negative("delta1_ms", self.delta1_ms)?;
@@ -228,13 +240,20 @@ impl Profile {
         if let Some(stop) = stop {
             self.points.truncate(stop as usize);
         }
-        let (x, y): (Vec<f64>, Vec<f64>) =
-            self.points.iter().enumerate().filter_map(|(w, p)| p.map(|d| (w as f64, d))).filter(|&(w, _)| w >= 1.0).unzip();
+        let (x, y): (Vec<f64>, Vec<f64>) = self
+            .points
+            .iter()
+            .enumerate()
+            .filter_map(|(w, p)| p.map(|d| (w as f64, d)))
+            .filter(|&(w, _)| w >= 1.0)
+            .unzip();
         self.fit = None;
         if x.len() < 2 {
             return;
         }
-        let Ok(spline) = SmoothingSpline::fit(&x, &y, None, lambda) else { return };
+        let Ok(spline) = SmoothingSpline::fit(&x, &y, None, lambda) else {
+            return;
+        };
         let last_knot = *x.last().expect("two points");
         let mut prefix_max = Vec::with_capacity(last_knot as usize);
         let mut running = f64::NEG_INFINITY;
@@ -243,7 +262,11 @@ impl Profile {
             prefix_max.push(running);
         }
         if prefix_max.iter().all(|v| v.is_finite()) && spline.end_slope().is_finite() {
-            self.fit = Some(Fit { spline, prefix_max, last_knot });
+            self.fit = Some(Fit {
+                spline,
+                prefix_max,
+                last_knot,
+            });
         }
     }
 
@@ -258,7 +281,13 @@ impl Profile {
                     return Some(w as u32 - 1);
                 }
             }
-            return Some(self.points.iter().rposition(Option::is_some).unwrap_or(1).max(1) as u32);
+            return Some(
+                self.points
+                    .iter()
+                    .rposition(Option::is_some)
+                    .unwrap_or(1)
+                    .max(1) as u32,
+            );
         };
         let i = fit.prefix_max.partition_point(|&m| m <= d_est);
         if i < fit.prefix_max.len() {
@@ -270,7 +299,9 @@ impl Profile {
             return None;
         }
         let crossing = fit.last_knot + (d_est - fit.spline.eval(fit.last_knot)) / slope;
-        let first = (crossing.floor() + 1.0).max(fit.last_knot.floor() + 1.0).max(2.0);
+        let first = (crossing.floor() + 1.0)
+            .max(fit.last_knot.floor() + 1.0)
+            .max(2.0);
         if first - 1.0 > max_window as f64 {
             return None;
         }
@@ -283,10 +314,23 @@ impl Profile {
         if let Some(fit) = &self.fit {
             return Some(fit.spline.eval(w));
         }
-        let below = self.points.iter().enumerate().take((w.floor() as usize).saturating_add(1)).rev().find_map(|(i, p)| p.map(|d| (i as f64, d)));
-        let above = self.points.iter().enumerate().skip(w.ceil() as usize).find_map(|(i, p)| p.map(|d| (i as f64, d)));
+        let below = self
+            .points
+            .iter()
+            .enumerate()
+            .take((w.floor() as usize).saturating_add(1))
+            .rev()
+            .find_map(|(i, p)| p.map(|d| (i as f64, d)));
+        let above = self
+            .points
+            .iter()
+            .enumerate()
+            .skip(w.ceil() as usize)
+            .find_map(|(i, p)| p.map(|d| (i as f64, d)));
         match (below, above) {
-            (Some((x0, y0)), Some((x1, y1))) if x1 > x0 => Some(y0 + (y1 - y0) * (w - x0) / (x1 - x0)),
+            (Some((x0, y0)), Some((x1, y1))) if x1 > x0 => {
+                Some(y0 + (y1 - y0) * (w - x0) / (x1 - x0))
+            }
             (Some((_, y)), _) | (None, Some((_, y))) => Some(y),
             (None, None) => None,
         }
@@ -452,11 +496,17 @@ impl Verus {
     fn transition_to(&mut self, next: Phase) {
         let legal = match (self.phase, next) {
             (_, Phase::SlowStart) => true,
-            (Phase::SlowStart, Phase::Loss { .. }) | (Phase::Normal, Phase::Loss { .. }) | (Phase::Loss { .. }, Phase::Loss { .. }) => true,
+            (Phase::SlowStart, Phase::Loss { .. })
+            | (Phase::Normal, Phase::Loss { .. })
+            | (Phase::Loss { .. }, Phase::Loss { .. }) => true,
             (Phase::Loss { .. }, Phase::Normal) => true,
             (Phase::SlowStart, Phase::Normal) | (Phase::Normal, Phase::Normal) => false,
         };
-        debug_assert!(legal, "verus: illegal transition {:?} -> {:?}", self.phase, next);
+        debug_assert!(
+            legal,
+            "verus: illegal transition {:?} -> {:?}",
+            self.phase, next
+        );
         if self.phase == Phase::SlowStart && next != Phase::SlowStart {
             // The reference fits the profile as soon as slow start ends.
             self.next_refit = Some(Time::ZERO);
@@ -480,7 +530,9 @@ impl Verus {
 
     /// Reference `calcDelayCurveInv(w_bar)` after a cut: the profile's delay at `w`, or `d_min` without data.
     fn profile_delay_or_d_min(&self, w: f64) -> f64 {
-        self.profile.delay_at(w).unwrap_or_else(|| self.d_min_floor())
+        self.profile
+            .delay_at(w)
+            .unwrap_or_else(|| self.d_min_floor())
     }
 
     /// The window a packet sent now carries.
@@ -523,7 +575,9 @@ impl Verus {
             self.curve_stop = Some(w_lost.max(CURVE_STOP_FLOOR));
         }
         self.budget = 0;
-        self.transition_to(Phase::Loss { after_slow_start: false });
+        self.transition_to(Phase::Loss {
+            after_slow_start: false,
+        });
     }
 
     /// Missing packets older than `loss_timeout_ms` are lost; the first one may start a loss phase.
@@ -545,7 +599,10 @@ impl Verus {
     /// Reference `updateUponReceivingPacket`: an ACK Verus accepts.
     fn on_delay_sample(&mut self, rtt_ms: f64, w: u32) {
         self.epoch_max_rtt = Some(self.epoch_max_rtt.map_or(rtt_ms, |m| m.max(rtt_ms)));
-        self.d_t_bar = Some(self.d_t_bar.map_or(rtt_ms, |d| (1.0 - EWMA_WEIGHT) * d + EWMA_WEIGHT * rtt_ms));
+        self.d_t_bar = Some(
+            self.d_t_bar
+                .map_or(rtt_ms, |d| (1.0 - EWMA_WEIGHT) * d + EWMA_WEIGHT * rtt_ms),
+        );
         self.d_min = self.d_min.min(rtt_ms);
         if matches!(self.phase, Phase::Loss { .. }) {
             // Congestion avoidance while recovering; the profile is not updated.
@@ -562,9 +619,15 @@ impl Verus {
 
     /// Verus §3 Eq. for S_{i+1}: packets to send this epoch, with the reference's integer arithmetic.
     fn send_budget(&self, w_bar: f64) -> u32 {
-        let n = self.d_t_bar.map_or(0, |d| (d / self.p.epoch_ms).ceil() as i64);
+        let n = self
+            .d_t_bar
+            .map_or(0, |d| (d / self.p.epoch_ms).ceil() as i64);
         let w_crt = self.w_crt() as i64;
-        let s = if n > 1 { w_bar + (w_crt * (2 - n) / (n - 1)) as f64 } else { w_bar - w_crt as f64 };
+        let s = if n > 1 {
+            w_bar + (w_crt * (2 - n) / (n - 1)) as f64
+        } else {
+            w_bar - w_crt as f64
+        };
         s.max(0.0).min(self.p.max_window as f64) as u32
     }
 
@@ -575,7 +638,8 @@ impl Verus {
             return;
         }
         if self.next_refit.is_none_or(|t| now >= t) {
-            self.profile.refit(self.p.spline_lambda, self.curve_stop.take());
+            self.profile
+                .refit(self.p.spline_lambda, self.curve_stop.take());
             self.next_refit = Some(now + Dur::from_ms_f64(self.p.profile_refit_ms));
             if self.profile.largest_window() < MIN_PROFILE_WINDOW {
                 // Reference: too few windows to fit a profile, start over. Without this, a slow start
@@ -597,7 +661,12 @@ impl Verus {
         let mut hold = false;
         let d_min = self.d_min_floor();
         if self.d_min.is_finite() && d_max_last / self.d_min > self.p.r {
-            if !matches!(self.phase, Phase::Loss { after_slow_start: true }) {
+            if !matches!(
+                self.phase,
+                Phase::Loss {
+                    after_slow_start: true
+                }
+            ) {
                 self.d_est = (self.d_est - self.p.delta2_ms).max(d_min);
                 if self.d_est == self.d_min {
                     if self.w_crt() < 2 {
@@ -647,8 +716,14 @@ impl Controller for Verus {
         let (session, w) = untag(ev.tag);
         let rtt = ev.rtt.as_ms_f64();
         match self.p.record {
-            Record::Epoch => self.sample_max_rtt = Some(self.sample_max_rtt.map_or(rtt, |m| m.max(rtt))),
-            Record::Packet => self.samples.push(crate::DelayWindowSample { t: now, d_ms: rtt.round() as u32, w }),
+            Record::Epoch => {
+                self.sample_max_rtt = Some(self.sample_max_rtt.map_or(rtt, |m| m.max(rtt)))
+            }
+            Record::Packet => self.samples.push(crate::DelayWindowSample {
+                t: now,
+                d_ms: rtt.round() as u32,
+                w,
+            }),
             Record::None => {}
         }
         if session != self.session {
@@ -664,7 +739,9 @@ impl Controller for Verus {
             // Reference with VERUS_R 6: d_est = calcDelayCurveInv(w_bar) (its R = 2 version: 0.75 d_min R).
             self.d_est = self.profile_delay_or_d_min(self.w_bar);
             self.budget = 0;
-            self.transition_to(Phase::Loss { after_slow_start: true });
+            self.transition_to(Phase::Loss {
+                after_slow_start: true,
+            });
         }
         if matches!(self.phase, Phase::Loss { .. }) && w as f64 <= self.w_bar {
             // The first packet sent with the reduced window is back: the loss phase is over.
@@ -675,7 +752,8 @@ impl Controller for Verus {
         let accepted = if ev.seq >= expected {
             // Everything unACKed below this sequence number is missing from now on.
             let missing = &mut self.missing;
-            self.sent.drain_range(expected, ev.seq, |s, ws| missing.push_back((s, now, ws)));
+            self.sent
+                .drain_range(expected, ev.seq, |s, ws| missing.push_back((s, now, ws)));
             self.highest_acked = Some(ev.seq);
             self.last_ack = Some(now);
             true
@@ -709,7 +787,12 @@ impl Controller for Verus {
             self.restart_slow_start();
             return;
         }
-        let after_slow_start = matches!(self.phase, Phase::Loss { after_slow_start: true });
+        let after_slow_start = matches!(
+            self.phase,
+            Phase::Loss {
+                after_slow_start: true
+            }
+        );
         self.transition_to(Phase::Loss { after_slow_start });
         self.d_est = self.d_min_floor();
         // Everything outstanding is written off: later ACKs of it are ignored.
@@ -733,7 +816,11 @@ impl Controller for Verus {
                 });
                 if let Some(d) = d {
                     self.last_sample_d = Some(d);
-                    self.samples.push(crate::DelayWindowSample { t: now, d_ms: d.round() as u32, w: self.sent_this_epoch });
+                    self.samples.push(crate::DelayWindowSample {
+                        t: now,
+                        d_ms: d.round() as u32,
+                        w: self.sent_this_epoch,
+                    });
                 }
             }
             self.sent_this_epoch = 0;
@@ -823,7 +910,12 @@ mod tests {
         let (_, _, tag) = *s.in_flight.front().expect("in flight");
         let w_sent = untag(tag).1;
         s.ack_oldest(ms(501));
-        assert_eq!(s.cc.phase(), Phase::Loss { after_slow_start: true });
+        assert_eq!(
+            s.cc.phase(),
+            Phase::Loss {
+                after_slow_start: true
+            }
+        );
         // Reference: w_bar = 0.7 w of the packet (8: 5.6), d_est = the raw profile at w_bar, between the
         // EWMAs of windows 5 (181.25 ms) and 6 (201.25 ms); not 0.75 d_min R = 495 ms.
         // The same ACK is the loss phase's first: + 1 / w_bar.
@@ -850,12 +942,18 @@ mod tests {
         let mut s = Script::new(Verus::new(Params::default()));
         s.fill_window();
         s.ack_oldest(ms(800));
-        assert_eq!((s.cc.phase(), s.cc.profile.largest_window()), (Phase::Normal, 1));
+        assert_eq!(
+            (s.cc.phase(), s.cc.profile.largest_window()),
+            (Phase::Normal, 1)
+        );
         // The refit at the first epoch finds no window >= 5 (reference: "Alglib M<4!"): slow start
         // again, in a new session. Before, the flow kept w_bar = 1 (every lookup of a one-window
         // profile gives 1, so only window 1 was ever recorded again) and sent one packet per RTT.
         next_epoch(&mut s);
-        assert_eq!((s.cc.phase(), s.cc.session, s.cc.cwnd()), (Phase::SlowStart, 1, 1));
+        assert_eq!(
+            (s.cc.phase(), s.cc.session, s.cc.cwnd()),
+            (Phase::SlowStart, 1, 1)
+        );
         assert_eq!(s.cc.d_min, f64::INFINITY);
         // This time windows 1, 2, 4 and 8 see RTTs under 500 ms before one above: the profile is kept.
         for rtt in [100, 150, 250, 450] {
@@ -865,9 +963,22 @@ mod tests {
         assert_eq!((s.cc.cwnd(), s.cc.profile.largest_window()), (16, 8));
         s.fill_window();
         s.ack_oldest(ms(600));
-        assert_eq!(s.cc.phase(), Phase::Loss { after_slow_start: true });
+        assert_eq!(
+            s.cc.phase(),
+            Phase::Loss {
+                after_slow_start: true
+            }
+        );
         next_epoch(&mut s);
-        assert_eq!((s.cc.phase(), s.cc.session), (Phase::Loss { after_slow_start: true }, 1));
+        assert_eq!(
+            (s.cc.phase(), s.cc.session),
+            (
+                Phase::Loss {
+                    after_slow_start: true
+                },
+                1
+            )
+        );
         assert!(s.cc.profile.largest_window() >= MIN_PROFILE_WINDOW);
         assert!(s.cc.profile.has_fit());
     }
@@ -880,17 +991,30 @@ mod tests {
         // The sender declares the first lost; the ACK of the second shows it missing.
         assert!(s.lose_oldest(LossCause::Reordering));
         s.ack_oldest(ms(60));
-        assert_eq!(s.cc.phase(), Phase::Normal, "a missing packet is not lost before loss_timeout_ms");
+        assert_eq!(
+            s.cc.phase(),
+            Phase::Normal,
+            "a missing packet is not lost before loss_timeout_ms"
+        );
         let noticed = s.now;
         s.now = noticed + ms(149);
         s.cc.expire_missing(s.now);
         assert_eq!(s.cc.phase(), Phase::Normal);
         s.now = noticed + ms(150);
         s.cc.expire_missing(s.now);
-        assert_eq!(s.cc.phase(), Phase::Loss { after_slow_start: false });
+        assert_eq!(
+            s.cc.phase(),
+            Phase::Loss {
+                after_slow_start: false
+            }
+        );
         assert_close(s.cc.w_bar, 21.0);
         // d_est = profile(w_bar): the fit of a line is that line.
-        assert!((s.cc.d_est - linear(21)).abs() < 1e-6, "d_est {}", s.cc.d_est);
+        assert!(
+            (s.cc.d_est - linear(21)).abs() < 1e-6,
+            "d_est {}",
+            s.cc.d_est
+        );
         // A second loss in the same phase does not cut again.
         s.lose_oldest(LossCause::Reordering);
         s.ack_oldest(ms(60));
@@ -917,7 +1041,10 @@ mod tests {
         // The packet sent with w = 21 <= w_bar ends the phase; its RTT feeds the profile again.
         s.ack_oldest(ms(77));
         assert_eq!(s.cc.phase(), Phase::Normal);
-        assert_close(s.cc.profile.points[21].expect("point"), linear(21) * 7.0 / 8.0 + 77.0 / 8.0);
+        assert_close(
+            s.cc.profile.points[21].expect("point"),
+            linear(21) * 7.0 / 8.0 + 77.0 / 8.0,
+        );
     }
 
     /// Run one epoch at the current time after ACKing the packets in flight with `rtt`.
@@ -1018,12 +1145,24 @@ mod tests {
         assert_eq!(profile.window_for(1e6, 40_000), None);
         // A curved profile: delay flat at 40 ms up to w = 50, then 1 ms per packet.
         let knee = |w: u32| 40.0 + w.saturating_sub(50) as f64;
-        let s = steady(Params { spline_lambda: 0.0, ..Default::default() }, knee, 120);
+        let s = steady(
+            Params {
+                spline_lambda: 0.0,
+                ..Default::default()
+            },
+            knee,
+            120,
+        );
         assert_eq!(s.cc.profile.window_for(70.0, 40_000), Some(80));
         for d in [45.0, 70.0, 95.5] {
             let w = s.cc.profile.window_for(d, 40_000).expect("crossing");
             let f = |w: u32| s.cc.profile.delay_at(w as f64).expect("fit");
-            assert!(f(w) <= d + 1e-9 && f(w + 1) > d, "d {d}: w {w}, f(w) {}, f(w+1) {}", f(w), f(w + 1));
+            assert!(
+                f(w) <= d + 1e-9 && f(w + 1) > d,
+                "d {d}: w {w}, f(w) {}, f(w+1) {}",
+                f(w),
+                f(w + 1)
+            );
         }
     }
 
@@ -1064,7 +1203,12 @@ mod tests {
         s.ack_oldest(ms(45));
         s.advance(ms(1000));
         s.timeout();
-        assert_eq!(s.cc.phase(), Phase::Loss { after_slow_start: false });
+        assert_eq!(
+            s.cc.phase(),
+            Phase::Loss {
+                after_slow_start: false
+            }
+        );
         assert_close(s.cc.d_est, linear(1));
         // Packets outstanding at the timeout are written off: their ACKs are ignored.
         let d_t_bar = s.cc.d_t_bar;
@@ -1143,7 +1287,17 @@ mod tests {
     #[test]
     fn larger_r_allows_more_delay_and_a_larger_window() {
         // 1 packet/ms (12 Mbit/s of 1500-byte packets), 40 ms: a BDP of 40 packets.
-        let run = |r: f64| bottleneck(Params { r, ..Default::default() }, 1.0, 40, 30);
+        let run = |r: f64| {
+            bottleneck(
+                Params {
+                    r,
+                    ..Default::default()
+                },
+                1.0,
+                40,
+                30,
+            )
+        };
         let (w2, d2) = run(2.0);
         let (w4, d4) = run(4.0);
         let (w6, d6) = run(6.0);
@@ -1159,11 +1313,53 @@ mod tests {
     fn validate_rejects_out_of_range_params() {
         let key = |p: Params| p.validate().err().and_then(|e| e.key().map(str::to_string));
         assert_eq!(key(Params::default()), None);
-        assert_eq!(key(Params { r: 0.5, ..Default::default() }).as_deref(), Some("r"));
-        assert_eq!(key(Params { md_factor: 0.0, ..Default::default() }).as_deref(), Some("md_factor"));
-        assert_eq!(key(Params { epoch_ms: 0.0, ..Default::default() }).as_deref(), Some("epoch_ms"));
-        assert_eq!(key(Params { max_timeout_ms: 100.0, ..Default::default() }).as_deref(), Some("max_timeout_ms"));
-        assert_eq!(key(Params { spline_lambda: f64::NAN, ..Default::default() }).as_deref(), Some("spline_lambda"));
-        assert_eq!(key(Params { max_window: 1, ..Default::default() }).as_deref(), Some("max_window"));
+        assert_eq!(
+            key(Params {
+                r: 0.5,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("r")
+        );
+        assert_eq!(
+            key(Params {
+                md_factor: 0.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("md_factor")
+        );
+        assert_eq!(
+            key(Params {
+                epoch_ms: 0.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("epoch_ms")
+        );
+        assert_eq!(
+            key(Params {
+                max_timeout_ms: 100.0,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("max_timeout_ms")
+        );
+        assert_eq!(
+            key(Params {
+                spline_lambda: f64::NAN,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("spline_lambda")
+        );
+        assert_eq!(
+            key(Params {
+                max_window: 1,
+                ..Default::default()
+            })
+            .as_deref(),
+            Some("max_window")
+        );
     }
 }

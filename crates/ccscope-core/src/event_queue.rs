@@ -96,7 +96,11 @@ impl<E> EventQueue<E> {
     pub fn push(&mut self, at: Time, phase: Phase, ev: E) {
         let (mut t, mut phase) = (at.0, phase);
         if t <= self.last {
-            debug_assert!(t == self.last, "event scheduled in the past: {at:?} < {:?}", self.now());
+            debug_assert!(
+                t == self.last,
+                "event scheduled in the past: {at:?} < {:?}",
+                self.now()
+            );
             // A normal event at the instant of a running late one runs after the pending late ones.
             t = self.last;
             phase = phase.max(self.last_phase);
@@ -137,7 +141,9 @@ impl<E> EventQueue<E> {
             return Some((Time(self.last), ev));
         }
         self.last_phase = Phase::Late;
-        let ev = self.at_last[1].pop_front().expect("a re-spread leaves an event at `last`");
+        let ev = self.at_last[1]
+            .pop_front()
+            .expect("a re-spread leaves an event at `last`");
         Some((Time(self.last), ev))
     }
 
@@ -189,7 +195,15 @@ mod tests {
         q.push(Time(0), Phase::Normal, 0);
         assert_eq!(q.peek_time(), Some(Time(0)));
         let got: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(got, [(Time(0), 0), (Time(1 << 63), 1), (Time::MAX, 2), (Time::MAX, 3)]);
+        assert_eq!(
+            got,
+            [
+                (Time(0), 0),
+                (Time(1 << 63), 1),
+                (Time::MAX, 2),
+                (Time::MAX, 3)
+            ]
+        );
         assert_eq!((q.len(), q.peek_time(), q.now()), (0, None, Time::MAX));
     }
 

@@ -23,7 +23,11 @@ struct Pages {
 
 impl Default for Pages {
     fn default() -> Self {
-        Pages { dirs: Vec::new(), arena: Vec::new(), last: (usize::MAX, 0) }
+        Pages {
+            dirs: Vec::new(),
+            arena: Vec::new(),
+            last: (usize::MAX, 0),
+        }
     }
 }
 
@@ -66,7 +70,11 @@ impl Pages {
 
     fn merge(&mut self, other: &Pages) {
         for p in 0..other.dirs.len() << DIR_BITS {
-            for (j, &x) in other.page(p).into_iter().flat_map(|page| page.iter().enumerate()) {
+            for (j, &x) in other
+                .page(p)
+                .into_iter()
+                .flat_map(|page| page.iter().enumerate())
+            {
                 if x != 0 {
                     self.add((p << PAGE_BITS) + j, x);
                 }
@@ -86,7 +94,8 @@ pub const INT_EXACT: u64 = 1 << INT_EXACT_BITS;
 const INT_EXACT_BITS: u32 = 20;
 /// Above `INT_EXACT`, each power of two is split into 2^INT_SUB_BITS equal buckets.
 const INT_SUB_BITS: u32 = 9;
-const INT_BUCKETS: usize = INT_EXACT as usize + (64 - INT_EXACT_BITS as usize) * (1 << INT_SUB_BITS);
+const INT_BUCKETS: usize =
+    INT_EXACT as usize + (64 - INT_EXACT_BITS as usize) * (1 << INT_SUB_BITS);
 
 /// Counts of non-negative integers (delays in whole milliseconds, as Mahimahi logs them): exact below
 /// `INT_EXACT`; above, in log-linear buckets reported at their midpoint, within 2^-10 (0.1%).
@@ -109,7 +118,14 @@ pub struct IntHistogram {
 
 impl Default for IntHistogram {
     fn default() -> Self {
-        IntHistogram { pts: Pages::default(), cover: Pages::default(), n: 0, sum: 0, min: u64::MAX, max: 0 }
+        IntHistogram {
+            pts: Pages::default(),
+            cover: Pages::default(),
+            n: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
+        }
     }
 }
 
@@ -277,7 +293,13 @@ pub struct LogHistogram {
 
 impl Default for LogHistogram {
     fn default() -> Self {
-        LogHistogram { counts: Pages::default(), n: 0, sum: 0, min: u64::MAX, max: 0 }
+        LogHistogram {
+            counts: Pages::default(),
+            n: 0,
+            sum: 0,
+            min: u64::MAX,
+            max: 0,
+        }
     }
 }
 
@@ -336,7 +358,9 @@ impl LogHistogram {
         }
         let mut seen = 0u64;
         for p in 0..=(Self::index(self.max) >> PAGE_BITS) {
-            let Some(page) = self.counts.page(p) else { continue };
+            let Some(page) = self.counts.page(p) else {
+                continue;
+            };
             for (j, &c) in page.iter().enumerate() {
                 seen += c;
                 if seen > rank {
@@ -388,7 +412,10 @@ mod tests {
         assert_eq!(h.count(), 5);
         assert_eq!(h.mean(), Some(22.0 / 5.0));
         assert_eq!((h.min(), h.max()), (Some(3), Some(6)));
-        assert_eq!([0.0, 0.2, 0.4, 0.6, 0.8].map(|q| h.percentile(q).unwrap()), [3, 4, 4, 5, 6]);
+        assert_eq!(
+            [0.0, 0.2, 0.4, 0.6, 0.8].map(|q| h.percentile(q).unwrap()),
+            [3, 4, 4, 5, 6]
+        );
     }
 
     #[test]
@@ -413,13 +440,22 @@ mod tests {
         h.record(1);
         h.record(1_000_000);
         // Two pages, two directories and a table of ~490 slots for them; a dense array holds 10^6 counters.
-        assert!(h.heap_bytes() <= 2 * 8 * PAGE + 2 * 8 * DIR + 8 * 512, "{}", h.heap_bytes());
+        assert!(
+            h.heap_bytes() <= 2 * 8 * PAGE + 2 * 8 * DIR + 8 * 512,
+            "{}",
+            h.heap_bytes()
+        );
         assert_eq!(h.percentile(0.5), Some(1_000_000));
     }
 
     /// The value at `rank` of the sorted multiset of [lo, hi] ranges, by bisection on the value.
     fn sorted_value_at(ranges: &[(u64, u64)], rank: u64) -> u64 {
-        let below = |x: u64| ranges.iter().map(|&(lo, hi)| if x < lo { 0 } else { hi.min(x) - lo + 1 }).sum::<u64>();
+        let below = |x: u64| {
+            ranges
+                .iter()
+                .map(|&(lo, hi)| if x < lo { 0 } else { hi.min(x) - lo + 1 })
+                .sum::<u64>()
+        };
         let (mut a, mut b) = (0u64, ranges.iter().map(|r| r.1).max().unwrap());
         while a < b {
             let m = a + (b - a) / 2;
@@ -433,7 +469,10 @@ mod tests {
     }
 
     fn ranges(max_v: u64, max_len: u64) -> impl Strategy<Value = Vec<(u64, u64)>> {
-        prop::collection::vec((0..max_v, prop_oneof![Just(0u64), 0..max_len]).prop_map(|(lo, l)| (lo, lo + l)), 1..60)
+        prop::collection::vec(
+            (0..max_v, prop_oneof![Just(0u64), 0..max_len]).prop_map(|(lo, l)| (lo, lo + l)),
+            1..60,
+        )
     }
 
     proptest! {
@@ -492,6 +531,10 @@ mod tests {
         for v in (40_000_000u64..80_000_000).step_by(10_007) {
             h.record(v);
         }
-        assert!(h.heap_bytes() <= (512 / PAGE + 2) * 8 * PAGE + 8 * DIR + 64, "{}", h.heap_bytes());
+        assert!(
+            h.heap_bytes() <= (512 / PAGE + 2) * 8 * PAGE + 8 * DIR + 64,
+            "{}",
+            h.heap_bytes()
+        );
     }
 }

@@ -44,6 +44,9 @@ mod tests {
     fn a_1500_byte_packet_takes_one_ms_at_12_mbps() {
         assert_eq!(Bandwidth::from_mbps(12.0).tx_time(1500), Dur::from_ms(1));
         assert_eq!(Bandwidth::from_bps(3).tx_time(1), Dur(2_666_666_667));
-        assert_eq!(Bandwidth::from_bytes_per(1500, Dur::from_ms(1)), Bandwidth::from_mbps(12.0));
+        assert_eq!(
+            Bandwidth::from_bytes_per(1500, Dur::from_ms(1)),
+            Bandwidth::from_mbps(12.0)
+        );
     }
 }

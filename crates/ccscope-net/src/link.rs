@@ -94,10 +94,18 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(service: &Service, queue: AnyQueue, loss: LossModel, bin: Dur, log_opportunities: bool) -> Link {
+    pub fn new(
+        service: &Service,
+        queue: AnyQueue,
+        loss: LossModel,
+        bin: Dur,
+        log_opportunities: bool,
+    ) -> Link {
         let ser = match service {
             Service::Constant(r) => Serializer::Constant(*r),
-            Service::Trace { trace, once } => Serializer::Trace(TraceCursor::new(trace.clone(), *once)),
+            Service::Trace { trace, once } => {
+                Serializer::Trace(TraceCursor::new(trace.clone(), *once))
+            }
         };
         let capacity = Capacity {
             bin_ns: bin.as_ns().max(1),
@@ -105,7 +113,16 @@ impl Link {
             keep_bins: true,
             ..Default::default()
         };
-        Link { queue, loss, ser, in_transit: None, busy: false, held: Vec::new(), free_at: Time::ZERO, capacity }
+        Link {
+            queue,
+            loss,
+            ser,
+            in_transit: None,
+            busy: false,
+            held: Vec::new(),
+            free_at: Time::ZERO,
+            capacity,
+        }
     }
 
     /// Packets and bytes held by the link (queued or on the wire).
@@ -135,7 +152,12 @@ impl Link {
     /// through the queue and onto the wire at once and `Departs` says when it leaves. Otherwise as
     /// [`Link::arrive`]. Departure times are those `arrive` + `service` would give.
     #[inline]
-    pub fn arrive_cut_through(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Packet>) -> Arrival {
+    pub fn arrive_cut_through(
+        &mut self,
+        pkt: Packet,
+        now: Time,
+        drops: &mut Vec<Packet>,
+    ) -> Arrival {
         let Serializer::Constant(rate) = &self.ser else {
             return Arrival::Held(self.arrive(pkt, now, drops));
         };
@@ -211,7 +233,12 @@ impl Link {
     /// The scheduled service event fires at `now`: departures are pushed onto `out` in order.
     /// Returns the time of the next service event, if the link still has work.
     #[inline]
-    pub fn service(&mut self, now: Time, out: &mut Vec<Packet>, drops: &mut Vec<Packet>) -> Option<Time> {
+    pub fn service(
+        &mut self,
+        now: Time,
+        out: &mut Vec<Packet>,
+        drops: &mut Vec<Packet>,
+    ) -> Option<Time> {
         debug_assert!(self.busy);
         match &mut self.ser {
             Serializer::Constant(rate) => {
@@ -279,7 +306,9 @@ impl Link {
                 let nbins = end.as_ns().div_ceil(bin) as usize;
                 let keep = self.capacity.keep_bins;
                 if keep {
-                    self.capacity.bins.resize(nbins.max(self.capacity.bins.len()), 0);
+                    self.capacity
+                        .bins
+                        .resize(nbins.max(self.capacity.bins.len()), 0);
                 }
                 let mut total = 0u64;
                 for i in 0..nbins {
@@ -320,9 +349,18 @@ mod tests {
     use ccscope_core::rng::stream;
 
     fn trace_link(ms: Vec<u64>, once: bool) -> Link {
-        let svc = Service::Trace { trace: Arc::new(Trace::from_ms(ms).unwrap()), once };
+        let svc = Service::Trace {
+            trace: Arc::new(Trace::from_ms(ms).unwrap()),
+            once,
+        };
         let q = AnyQueue::new(&QueueConfig::Infinite, stream(0, 0), Bandwidth(0));
-        Link::new(&svc, q, LossModel::new(LossConfig::None, stream(0, 1)), Dur::from_ms(1), false)
+        Link::new(
+            &svc,
+            q,
+            LossModel::new(LossConfig::None, stream(0, 1)),
+            Dur::from_ms(1),
+            false,
+        )
     }
 
     /// Drive a link by hand: arrivals at given times, returns (departure ms, seq).
@@ -337,13 +375,19 @@ mod tests {
             // Arrivals at the same instant come before the link's (late-phase) service.
             match (na, next) {
                 (Some(a), s) if s.is_none_or(|s| a <= s) => {
-                    if a > Time::from_ms(until_ms) { break; }
+                    if a > Time::from_ms(until_ms) {
+                        break;
+                    }
                     let p = Packet::data(0, ai as u64, arrivals[ai].1, a);
                     ai += 1;
-                    if let Some(t) = link.arrive(p, a, &mut drops) { next = Some(t); }
+                    if let Some(t) = link.arrive(p, a, &mut drops) {
+                        next = Some(t);
+                    }
                 }
                 (_, Some(s)) => {
-                    if s > Time::from_ms(until_ms) { break; }
+                    if s > Time::from_ms(until_ms) {
+                        break;
+                    }
                     next = link.service(s, &mut out, &mut drops);
                     deps.extend(out.drain(..).map(|p| (s.as_ms_floor(), p.seq)));
                 }
@@ -356,7 +400,10 @@ mod tests {
     #[test]
     fn a_full_size_packet_uses_one_opportunity() {
         let mut l = trace_link(vec![5, 10], false);
-        assert_eq!(run(&mut l, &[(0, 1504), (0, 1504), (0, 1504)], 100), [(5, 0), (10, 1), (15, 2)]);
+        assert_eq!(
+            run(&mut l, &[(0, 1504), (0, 1504), (0, 1504)], 100),
+            [(5, 0), (10, 1), (15, 2)]
+        );
     }
 
     // mahimahi link_queue.cc read_packet(): rationalize(now) before enqueue, with now in whole ms.
@@ -373,7 +420,10 @@ mod tests {
         let mut l = trace_link(vec![5, 10], false);
         let mut drops = Vec::new();
         let t = Time(4_999_999);
-        assert_eq!(l.arrive(Packet::data(0, 0, 100, t), t, &mut drops), Some(Time::from_ms(5)));
+        assert_eq!(
+            l.arrive(Packet::data(0, 0, 100, t), t, &mut drops),
+            Some(Time::from_ms(5))
+        );
     }
 
     #[test]
@@ -388,7 +438,10 @@ mod tests {
     fn a_packet_held_at_an_opportunity_instant_is_counted_in_the_backlog() {
         let mut l = trace_link(vec![1, 2], false);
         let mut drops = Vec::new();
-        assert_eq!(l.arrive(Packet::data(0, 0, 1504, Time::ZERO), Time::ZERO, &mut drops), Some(Time::from_ms(1)));
+        assert_eq!(
+            l.arrive(Packet::data(0, 0, 1504, Time::ZERO), Time::ZERO, &mut drops),
+            Some(Time::from_ms(1))
+        );
         let t = Time::from_ms(1);
         assert_eq!(l.arrive(Packet::data(0, 1, 700, t), t, &mut drops), None);
         assert_eq!(l.backlog(), (2, 1504 + 700));
@@ -399,12 +452,25 @@ mod tests {
     }
 
     #[test]
-    fn a_full_drop_tail_queue_frees_a_slot_at_an_opportunity_before_that_instant_s_arrival_is_admitted() {
+    fn a_full_drop_tail_queue_frees_a_slot_at_an_opportunity_before_that_instant_s_arrival_is_admitted(
+    ) {
         // read_packet(): rationalize(now) dequeues first, so the queue has room when the packet is offered.
-        let svc = Service::Trace { trace: Arc::new(Trace::from_ms(vec![1, 2]).unwrap()), once: false };
-        let lim = crate::queue::Limits { packets: Some(1), bytes: None };
+        let svc = Service::Trace {
+            trace: Arc::new(Trace::from_ms(vec![1, 2]).unwrap()),
+            once: false,
+        };
+        let lim = crate::queue::Limits {
+            packets: Some(1),
+            bytes: None,
+        };
         let q = AnyQueue::new(&QueueConfig::DropTail(lim), stream(0, 0), Bandwidth(0));
-        let mut l = Link::new(&svc, q, LossModel::new(LossConfig::None, stream(0, 1)), Dur::from_ms(1), false);
+        let mut l = Link::new(
+            &svc,
+            q,
+            LossModel::new(LossConfig::None, stream(0, 1)),
+            Dur::from_ms(1),
+            false,
+        );
         assert_eq!(run(&mut l, &[(0, 1504), (1, 1504)], 100), [(1, 0), (2, 1)]);
     }
 
@@ -412,14 +478,20 @@ mod tests {
     fn small_packets_share_an_opportunity_and_leftover_bytes_are_wasted() {
         // 1504 B = 3 x 500 B + 4 B wasted; the fourth waits for the next opportunity.
         let mut l = trace_link(vec![10, 20], false);
-        assert_eq!(run(&mut l, &[(0, 500), (0, 500), (0, 500), (0, 500)], 100), [(10, 0), (10, 1), (10, 2), (20, 3)]);
+        assert_eq!(
+            run(&mut l, &[(0, 500), (0, 500), (0, 500), (0, 500)], 100),
+            [(10, 0), (10, 1), (10, 2), (20, 3)]
+        );
     }
 
     #[test]
     fn bytes_that_do_not_fit_carry_over_to_the_next_opportunity() {
         // The second packet sends 504 B at t=1 and its last 496 B at t=2, leaving room for the third.
         let mut l = trace_link(vec![1, 2, 3], false);
-        assert_eq!(run(&mut l, &[(0, 1000), (0, 1000), (0, 1000)], 100), [(1, 0), (2, 1), (2, 2)]);
+        assert_eq!(
+            run(&mut l, &[(0, 1000), (0, 1000), (0, 1000)], 100),
+            [(1, 0), (2, 1), (2, 2)]
+        );
         let mut l = trace_link(vec![1, 2, 3], false);
         // 2000 B needs two opportunities (1504 + 496); the next packet fits in the 1008 B left.
         assert_eq!(run(&mut l, &[(0, 2000), (0, 1000)], 100), [(2, 0), (2, 1)]);
@@ -428,14 +500,20 @@ mod tests {
     #[test]
     fn repeated_timestamps_are_several_opportunities_in_one_millisecond() {
         let mut l = trace_link(vec![4, 4, 4, 8], false);
-        assert_eq!(run(&mut l, &[(0, 1504), (0, 1504), (0, 1504), (0, 1504)], 100), [(4, 0), (4, 1), (4, 2), (8, 3)]);
+        assert_eq!(
+            run(&mut l, &[(0, 1504), (0, 1504), (0, 1504), (0, 1504)], 100),
+            [(4, 0), (4, 1), (4, 2), (8, 3)]
+        );
     }
 
     #[test]
     fn the_trace_loops_and_once_stops_it() {
         let mut l = trace_link(vec![3, 6], false);
         let arr: Vec<_> = (0..5).map(|_| (0, 1504)).collect();
-        assert_eq!(run(&mut l, &arr, 100), [(3, 0), (6, 1), (9, 2), (12, 3), (15, 4)]);
+        assert_eq!(
+            run(&mut l, &arr, 100),
+            [(3, 0), (6, 1), (9, 2), (12, 3), (15, 4)]
+        );
         let mut l = trace_link(vec![3, 6], true);
         assert_eq!(run(&mut l, &arr, 100), [(3, 0), (6, 1)]);
         assert_eq!(l.backlog().0, 3);
@@ -460,7 +538,11 @@ mod tests {
         let svc = run(&mut l, &[], 0);
         assert!(svc.is_empty());
         let mut drops = Vec::new();
-        let t = l.arrive(Packet::data(0, 0, 1504, Time(2_500_000)), Time(2_500_000), &mut drops);
+        let t = l.arrive(
+            Packet::data(0, 0, 1504, Time(2_500_000)),
+            Time(2_500_000),
+            &mut drops,
+        );
         assert_eq!(t, Some(Time::from_ms(3)));
         assert_eq!(l.capacity.total_bytes, 2 * 1504);
         l.finish(Time::from_ms(3));
@@ -470,7 +552,13 @@ mod tests {
     #[test]
     fn constant_rate_serializes_back_to_back() {
         let q = AnyQueue::new(&QueueConfig::Infinite, stream(0, 0), Bandwidth(0));
-        let mut l = Link::new(&Service::Constant(Bandwidth::from_mbps(12.0)), q, LossModel::new(LossConfig::None, stream(0, 1)), Dur::from_ms(1), false);
+        let mut l = Link::new(
+            &Service::Constant(Bandwidth::from_mbps(12.0)),
+            q,
+            LossModel::new(LossConfig::None, stream(0, 1)),
+            Dur::from_ms(1),
+            false,
+        );
         let arr: Vec<_> = (0..3).map(|_| (0, 1500)).collect();
         assert_eq!(run(&mut l, &arr, 100), [(1, 0), (2, 1), (3, 2)]);
     }
@@ -486,7 +574,11 @@ mod tests {
                 (Some(a), s) if s.is_none_or(|s| a <= s) => {
                     let p = Packet::data(0, ai as u64, arrivals[ai].1, a);
                     ai += 1;
-                    let arrival = if cut_through { link.arrive_cut_through(p, a, &mut drops) } else { Arrival::Held(link.arrive(p, a, &mut drops)) };
+                    let arrival = if cut_through {
+                        link.arrive_cut_through(p, a, &mut drops)
+                    } else {
+                        Arrival::Held(link.arrive(p, a, &mut drops))
+                    };
                     match arrival {
                         Arrival::Held(Some(t)) => next = Some(t),
                         Arrival::Held(None) => {}

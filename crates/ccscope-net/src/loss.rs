@@ -16,7 +16,12 @@ pub enum LossConfig {
     Bernoulli { p: f64 },
     /// Gilbert-Elliott: a Markov chain over Good/Bad stepped once per packet; each state has its own
     /// loss probability. Mean burst length 1 / p_bg; stationary P(Bad) = p_gb / (p_gb + p_bg).
-    GilbertElliott { p_gb: f64, p_bg: f64, loss_good: f64, loss_bad: f64 },
+    GilbertElliott {
+        p_gb: f64,
+        p_bg: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
     /// Drop exactly the packets with these arrival indices (0-based, sorted), as ns-3's
     /// `ReceiveListErrorModel`: for scripted tests.
     List(Vec<u64>),
@@ -41,17 +46,31 @@ impl LossConfig {
         match *self {
             LossConfig::None => Some(0.0),
             LossConfig::Bernoulli { p } => Some(p),
-            LossConfig::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
-                let pi_bad = if p_gb + p_bg > 0.0 { p_gb / (p_gb + p_bg) } else { 0.0 };
+            LossConfig::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+            } => {
+                let pi_bad = if p_gb + p_bg > 0.0 {
+                    p_gb / (p_gb + p_bg)
+                } else {
+                    0.0
+                };
                 Some((1.0 - pi_bad) * loss_good + pi_bad * loss_bad)
             }
-            LossConfig::List(_) | LossConfig::RoundCorrelated { .. } | LossConfig::BurstAfterLoss { .. } => None,
+            LossConfig::List(_)
+            | LossConfig::RoundCorrelated { .. }
+            | LossConfig::BurstAfterLoss { .. } => None,
         }
     }
 
     /// It keeps state per flow (`LossModel::with_flows` sizes it).
     pub fn per_flow(&self) -> bool {
-        matches!(self, LossConfig::RoundCorrelated { .. } | LossConfig::BurstAfterLoss { .. })
+        matches!(
+            self,
+            LossConfig::RoundCorrelated { .. } | LossConfig::BurstAfterLoss { .. }
+        )
     }
 }
 
@@ -81,7 +100,15 @@ pub struct LossModel {
 
 impl LossModel {
     pub fn new(cfg: LossConfig, rng: Rng) -> Self {
-        LossModel { cfg, rng, bad: false, seen: 0, next: 0, first_flow: 0, flows: Vec::new() }
+        LossModel {
+            cfg,
+            rng,
+            bad: false,
+            seen: 0,
+            next: 0,
+            first_flow: 0,
+            flows: Vec::new(),
+        }
     }
 
     /// The flows whose packets may cross the link: a per-flow model keeps a state for each, allocated
@@ -110,7 +137,12 @@ impl LossModel {
                 }
             }
             LossConfig::Bernoulli { p } => self.rng.gen::<f64>() < p,
-            LossConfig::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => {
+            LossConfig::GilbertElliott {
+                p_gb,
+                p_bg,
+                loss_good,
+                loss_bad,
+            } => {
                 let flip = if self.bad { p_bg } else { p_gb };
                 if self.rng.gen::<f64>() < flip {
                     self.bad = !self.bad;
@@ -124,7 +156,11 @@ impl LossModel {
                     return false;
                 }
                 let slot = pkt.flow.wrapping_sub(self.first_flow) as usize;
-                debug_assert!(pkt.round == 0 || slot < self.flows.len(), "flow {} has no loss state on this link", pkt.flow);
+                debug_assert!(
+                    pkt.round == 0 || slot < self.flows.len(),
+                    "flow {} has no loss state on this link",
+                    pkt.flow
+                );
                 let Some(f) = self.flows.get_mut(slot).filter(|_| pkt.round != 0) else {
                     return self.rng.gen::<f64>() < p;
                 };
@@ -144,7 +180,11 @@ impl LossModel {
                     return false;
                 }
                 let slot = pkt.flow.wrapping_sub(self.first_flow) as usize;
-                debug_assert!(slot < self.flows.len(), "flow {} has no loss state on this link", pkt.flow);
+                debug_assert!(
+                    slot < self.flows.len(),
+                    "flow {} has no loss state on this link",
+                    pkt.flow
+                );
                 let Some(f) = self.flows.get_mut(slot) else {
                     return self.rng.gen::<f64>() < p;
                 };
@@ -179,7 +219,9 @@ mod tests {
 
     /// Packets lost in a round of `x` packets of flow 0.
     fn lost_in_round(m: &mut LossModel, round: u32, x: usize) -> usize {
-        (0..x).filter(|_| m.drops(&pkt(0, round), Time::ZERO)).count()
+        (0..x)
+            .filter(|_| m.drops(&pkt(0, round), Time::ZERO))
+            .count()
     }
 
     /// `n` standard deviations of a binomial count (n trials of probability q) around its mean.
@@ -198,13 +240,22 @@ mod tests {
 
     #[test]
     fn gilbert_elliott_losses_come_in_bursts_at_the_stationary_rate() {
-        let cfg = LossConfig::GilbertElliott { p_gb: 0.01, p_bg: 0.25, loss_good: 0.0, loss_bad: 1.0 };
+        let cfg = LossConfig::GilbertElliott {
+            p_gb: 0.01,
+            p_bg: 0.25,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
         let mean = cfg.mean_loss().expect("fixed by the configuration");
         let mut m = LossModel::new(cfg, stream(2, 0));
         let n = 400_000;
         let seq: Vec<bool> = (0..n).map(|_| m.drops(&pkt(0, 0), Time::ZERO)).collect();
         let lost = seq.iter().filter(|&&x| x).count() as f64;
-        assert!((lost / n as f64 - mean).abs() < 0.004, "{} vs {mean}", lost / n as f64);
+        assert!(
+            (lost / n as f64 - mean).abs() < 0.004,
+            "{} vs {mean}",
+            lost / n as f64
+        );
         // P(loss | previous lost) = 1 - p_bg = 0.75, far above the marginal ~0.038.
         let pairs = seq.windows(2).filter(|w| w[0]).count() as f64;
         let both = seq.windows(2).filter(|w| w[0] && w[1]).count() as f64;
@@ -215,16 +266,28 @@ mod tests {
     fn after_the_first_loss_the_rest_of_the_round_is_lost_but_retransmissions_pass() {
         let mut m = round_correlated(0.05, 3);
         let fate: Vec<bool> = (0..200).map(|_| m.drops(&pkt(0, 1), Time::ZERO)).collect();
-        let first = fate.iter().position(|&x| x).expect("200 packets at p = 0.05: a loss");
-        assert!(first > 0, "this seed loses a later packet, so the clean head is tested too");
-        assert!(fate[..first].iter().all(|&x| !x) && fate[first..].iter().all(|&x| x), "{fate:?}");
+        let first = fate
+            .iter()
+            .position(|&x| x)
+            .expect("200 packets at p = 0.05: a loss");
+        assert!(
+            first > 0,
+            "this seed loses a later packet, so the clean head is tested too"
+        );
+        assert!(
+            fate[..first].iter().all(|&x| !x) && fate[first..].iter().all(|&x| x),
+            "{fate:?}"
+        );
         // Retransmissions in the middle of the lost tail pass and leave it lost.
         for _ in 0..5 {
             assert!(!m.drops(&pkt(0, 1 | Packet::RETX), Time::ZERO));
             assert!(m.drops(&pkt(0, 1), Time::ZERO));
         }
         // Another flow's round is its own.
-        assert!(!m.drops(&pkt(1, 1), Time::ZERO), "flow 1's first packet (seed 3)");
+        assert!(
+            !m.drops(&pkt(1, 1), Time::ZERO),
+            "flow 1's first packet (seed 3)"
+        );
         // The next round starts clean: its first packets pass (this seed), not the whole round lost.
         let next: Vec<bool> = (0..5).map(|_| m.drops(&pkt(0, 2), Time::ZERO)).collect();
         assert_eq!(next, [false; 5]);
@@ -245,13 +308,21 @@ mod tests {
     #[test]
     fn packets_without_a_round_are_lost_independently_with_probability_p() {
         let mut m = round_correlated(0.1, 5);
-        let seq: Vec<bool> = (0..200_000).map(|_| m.drops(&pkt(0, 0), Time::ZERO)).collect();
+        let seq: Vec<bool> = (0..200_000)
+            .map(|_| m.drops(&pkt(0, 0), Time::ZERO))
+            .collect();
         let lost = seq.iter().filter(|&&x| x).count() as f64;
-        assert!(binomial_band(seq.len() as f64, 0.1, 4.5).contains(&lost), "{lost}");
+        assert!(
+            binomial_band(seq.len() as f64, 0.1, 4.5).contains(&lost),
+            "{lost}"
+        );
         // No correlation: P(loss | previous lost) is p again.
         let pairs = seq.windows(2).filter(|w| w[0]).count() as f64;
         let both = seq.windows(2).filter(|w| w[0] && w[1]).count() as f64;
-        assert!(binomial_band(pairs, 0.1, 4.5).contains(&both), "{both} of {pairs}");
+        assert!(
+            binomial_band(pairs, 0.1, 4.5).contains(&both),
+            "{both} of {pairs}"
+        );
     }
 
     #[test]
@@ -265,45 +336,83 @@ mod tests {
         }
         let n = rounds as f64;
         for (g, &c) in count.iter().enumerate() {
-            let want = if g == 0 { (1.0 - p).powi(x as i32) } else { p * (1.0 - p).powi((x - g) as i32) };
+            let want = if g == 0 {
+                (1.0 - p).powi(x as i32)
+            } else {
+                p * (1.0 - p).powi((x - g) as i32)
+            };
             // 4.5 binomial standard deviations per class: 21 classes wrongly fail with p < 1e-4.
-            assert!(binomial_band(n, want, 4.5).contains(&(c as f64)), "g = {g}: {c} rounds, want {:.0}", n * want);
+            assert!(
+                binomial_band(n, want, 4.5).contains(&(c as f64)),
+                "g = {g}: {c} rounds, want {:.0}",
+                n * want
+            );
         }
     }
 
     #[test]
     fn after_a_loss_the_flow_loses_every_packet_for_the_window() {
         let window = Dur::from_ms(10);
-        let mut m = LossModel::new(LossConfig::BurstAfterLoss { p: 0.01, window }, stream(7, 0)).with_flows(0..2);
+        let mut m = LossModel::new(LossConfig::BurstAfterLoss { p: 0.01, window }, stream(7, 0))
+            .with_flows(0..2);
         // Flow 0 sends a packet every ms for 20 s: each burst is the 10 packets of its window.
-        let fate: Vec<bool> = (0..20_000u64).map(|t| m.drops(&pkt(0, 0), Time::from_ms(t))).collect();
-        let starts: Vec<usize> = (0..fate.len()).filter(|&t| fate[t] && (t == 0 || !fate[t - 1])).collect();
+        let fate: Vec<bool> = (0..20_000u64)
+            .map(|t| m.drops(&pkt(0, 0), Time::from_ms(t)))
+            .collect();
+        let starts: Vec<usize> = (0..fate.len())
+            .filter(|&t| fate[t] && (t == 0 || !fate[t - 1]))
+            .collect();
         assert!(starts.len() > 50, "{} bursts", starts.len());
         for &s in &starts {
             let len = fate[s..].iter().take_while(|&&x| x).count();
             // A burst is one window (10 packets), or several back to back when a loss follows it at once.
             assert!(len >= 10, "burst at {s} ms of {len} packets");
         }
-        let lone = starts.iter().filter(|&&s| fate[s..].iter().take_while(|&&x| x).count() == 10).count();
-        assert!(lone as f64 > 0.9 * starts.len() as f64, "a burst ends after its window: {lone} of {}", starts.len());
+        let lone = starts
+            .iter()
+            .filter(|&&s| fate[s..].iter().take_while(|&&x| x).count() == 10)
+            .count();
+        assert!(
+            lone as f64 > 0.9 * starts.len() as f64,
+            "a burst ends after its window: {lone} of {}",
+            starts.len()
+        );
         // Inside a window: retransmissions pass, another flow is not touched.
         let s = Time::from_ms(starts[0] as u64);
-        let mut m = LossModel::new(LossConfig::BurstAfterLoss { p: 1.0, window }, stream(7, 0)).with_flows(0..2);
+        let mut m = LossModel::new(LossConfig::BurstAfterLoss { p: 1.0, window }, stream(7, 0))
+            .with_flows(0..2);
         assert!(m.drops(&pkt(0, 0), s));
         assert!(!m.drops(&pkt(0, Packet::RETX), s + Dur::from_ms(1)));
         assert!(m.drops(&pkt(0, 0), s + Dur::from_ms(9)));
-        let mut other = LossModel::new(LossConfig::BurstAfterLoss { p: 0.0, window }, stream(7, 0)).with_flows(0..2);
+        let mut other = LossModel::new(LossConfig::BurstAfterLoss { p: 0.0, window }, stream(7, 0))
+            .with_flows(0..2);
         other.flows[0].until = s + window;
-        assert!(other.drops(&pkt(0, 0), s + Dur::from_ms(9)), "inside flow 0's window");
-        assert!(!other.drops(&pkt(1, 0), s + Dur::from_ms(9)), "flow 1 has no window open");
-        assert!(!other.drops(&pkt(0, 0), s + window), "the window is half-open");
+        assert!(
+            other.drops(&pkt(0, 0), s + Dur::from_ms(9)),
+            "inside flow 0's window"
+        );
+        assert!(
+            !other.drops(&pkt(1, 0), s + Dur::from_ms(9)),
+            "flow 1 has no window open"
+        );
+        assert!(
+            !other.drops(&pkt(0, 0), s + window),
+            "the window is half-open"
+        );
     }
 
     #[test]
     fn mean_loss_is_only_given_where_the_configuration_fixes_it() {
         assert_eq!(LossConfig::Bernoulli { p: 0.01 }.mean_loss(), Some(0.01));
         assert_eq!(LossConfig::RoundCorrelated { p: 0.01 }.mean_loss(), None);
-        assert_eq!(LossConfig::BurstAfterLoss { p: 0.01, window: Dur::from_ms(5) }.mean_loss(), None);
+        assert_eq!(
+            LossConfig::BurstAfterLoss {
+                p: 0.01,
+                window: Dur::from_ms(5)
+            }
+            .mean_loss(),
+            None
+        );
         assert_eq!(LossConfig::List(vec![3]).mean_loss(), None);
     }
 }

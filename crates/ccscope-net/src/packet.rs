@@ -43,7 +43,19 @@ impl Packet {
     pub const RETX: u32 = 1 << 31;
 
     pub fn data(flow: u32, seq: u64, bytes: u32, sent: Time) -> Packet {
-        Packet { flow, route: 0, hop: 0, path: 0, kind: PacketKind::Data, bytes, ack: 0, round: 0, seq, sent, enqueued: sent }
+        Packet {
+            flow,
+            route: 0,
+            hop: 0,
+            path: 0,
+            kind: PacketKind::Data,
+            bytes,
+            ack: 0,
+            round: 0,
+            seq,
+            sent,
+            enqueued: sent,
+        }
     }
 }
 
@@ -86,7 +98,14 @@ pub struct AckInfo {
 
 impl Default for AckInfo {
     fn default() -> Self {
-        AckInfo { recv: Time::ZERO, ack_cum: 0, sack: [(0, 0); 3], rwnd: Ack::RWND_UNLIMITED, window_update: false, arrivals: 0 }
+        AckInfo {
+            recv: Time::ZERO,
+            ack_cum: 0,
+            sack: [(0, 0); 3],
+            rwnd: Ack::RWND_UNLIMITED,
+            window_update: false,
+            arrivals: 0,
+        }
     }
 }
 
@@ -96,17 +115,46 @@ impl Ack {
 
     /// The ACK of data packet `p`, received at `recv`, `bytes` on the wire.
     pub fn of(p: &Packet, bytes: u32, recv: Time) -> Ack {
-        Ack { flow: p.flow, path: p.path, bytes, seq: p.seq, sent: p.sent, info: AckInfo { recv, ..AckInfo::default() } }
+        Ack {
+            flow: p.flow,
+            path: p.path,
+            bytes,
+            seq: p.seq,
+            sent: p.sent,
+            info: AckInfo {
+                recv,
+                ..AckInfo::default()
+            },
+        }
     }
 
     /// The wire packet that carries it; its ACK-only fields go to the pool entry `slot`.
     pub fn packet(&self, slot: u32, now: Time) -> Packet {
-        Packet { flow: self.flow, route: 0, hop: 0, path: self.path, kind: PacketKind::Ack, bytes: self.bytes, ack: slot, round: 0, seq: self.seq, sent: self.sent, enqueued: now }
+        Packet {
+            flow: self.flow,
+            route: 0,
+            hop: 0,
+            path: self.path,
+            kind: PacketKind::Ack,
+            bytes: self.bytes,
+            ack: slot,
+            round: 0,
+            seq: self.seq,
+            sent: self.sent,
+            enqueued: now,
+        }
     }
 
     /// The ACK a wire packet carried, with its ACK-only fields back from the pool.
     pub fn from_packet(p: &Packet, info: AckInfo) -> Ack {
-        Ack { flow: p.flow, path: p.path, bytes: p.bytes, seq: p.seq, sent: p.sent, info }
+        Ack {
+            flow: p.flow,
+            path: p.path,
+            bytes: p.bytes,
+            seq: p.seq,
+            sent: p.sent,
+            info,
+        }
     }
 }
 

@@ -19,7 +19,10 @@ impl Pipe {
 
     /// A line that starts with room for `cap` packets (it grows to the most ever on it at once).
     pub fn with_capacity(delay: Dur, cap: usize) -> Self {
-        Pipe { delay, line: VecDeque::with_capacity(cap) }
+        Pipe {
+            delay,
+            line: VecDeque::with_capacity(cap),
+        }
     }
 
     pub fn delay(&self) -> Dur {

@@ -16,10 +16,21 @@ pub const MAHIMAHI_MTU: u32 = 1504;
 pub enum TraceError {
     #[error("{path}: cannot read trace: {reason}")]
     Io { path: PathBuf, reason: String },
-    #[error("{path}:{line}: field `timestamp`: `{text}` is not a non-negative integer of milliseconds")]
-    NotANumber { path: PathBuf, line: usize, text: String },
+    #[error(
+        "{path}:{line}: field `timestamp`: `{text}` is not a non-negative integer of milliseconds"
+    )]
+    NotANumber {
+        path: PathBuf,
+        line: usize,
+        text: String,
+    },
     #[error("{path}:{line}: field `timestamp`: {got} ms is earlier than the previous line's {prev} ms (timestamps must not decrease)")]
-    Decreasing { path: PathBuf, line: usize, prev: u64, got: u64 },
+    Decreasing {
+        path: PathBuf,
+        line: usize,
+        prev: u64,
+        got: u64,
+    },
     #[error("{path}:1: field `timestamp`: the trace is empty (it needs at least one delivery opportunity)")]
     Empty { path: PathBuf },
     #[error("{path}:{line}: field `timestamp`: the last timestamp is 0 ms, so the trace has a zero-length period")]
@@ -35,8 +46,10 @@ pub struct Trace {
 
 impl Trace {
     pub fn from_file(path: &Path) -> Result<Trace, TraceError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| TraceError::Io { path: path.to_path_buf(), reason: e.to_string() })?;
+        let text = std::fs::read_to_string(path).map_err(|e| TraceError::Io {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
         Trace::parse(path, &text)
     }
 
@@ -56,16 +69,29 @@ impl Trace {
             })?;
             if let Some(&prev) = ms.last() {
                 if t < prev {
-                    return Err(TraceError::Decreasing { path: path.to_path_buf(), line: i + 1, prev, got: t });
+                    return Err(TraceError::Decreasing {
+                        path: path.to_path_buf(),
+                        line: i + 1,
+                        prev,
+                        got: t,
+                    });
                 }
             }
             ms.push(t);
             last_line = i + 1;
         }
         match ms.last() {
-            None => Err(TraceError::Empty { path: path.to_path_buf() }),
-            Some(0) => Err(TraceError::ZeroPeriod { path: path.to_path_buf(), line: last_line }),
-            Some(_) => Ok(Trace { path: path.to_path_buf(), ms }),
+            None => Err(TraceError::Empty {
+                path: path.to_path_buf(),
+            }),
+            Some(0) => Err(TraceError::ZeroPeriod {
+                path: path.to_path_buf(),
+                line: last_line,
+            }),
+            Some(_) => Ok(Trace {
+                path: path.to_path_buf(),
+                ms,
+            }),
         }
     }
 
@@ -104,7 +130,12 @@ pub struct TraceCursor {
 
 impl TraceCursor {
     pub fn new(trace: std::sync::Arc<Trace>, once: bool) -> Self {
-        TraceCursor { trace, idx: 0, loop_base_ms: 0, once }
+        TraceCursor {
+            trace,
+            idx: 0,
+            loop_base_ms: 0,
+            once,
+        }
     }
 
     /// The time of the next unused opportunity, or `None` after a single pass with `once`.
@@ -135,7 +166,13 @@ mod tests {
     use std::sync::Arc;
 
     fn times(c: &mut TraceCursor, n: usize) -> Vec<Option<u64>> {
-        (0..n).map(|_| { let t = c.peek().map(|t| t.as_ms_floor()); c.advance(); t }).collect()
+        (0..n)
+            .map(|_| {
+                let t = c.peek().map(|t| t.as_ms_floor());
+                c.advance();
+                t
+            })
+            .collect()
     }
 
     #[test]
@@ -157,9 +194,18 @@ mod tests {
         let p = Path::new("t.up");
         let e = Trace::parse(p, "1\n5\n3\n").unwrap_err();
         assert_eq!(e.to_string(), "t.up:3: field `timestamp`: 3 ms is earlier than the previous line's 5 ms (timestamps must not decrease)");
-        assert!(matches!(Trace::parse(p, "1\nx2\n"), Err(TraceError::NotANumber { line: 2, .. })));
-        assert!(matches!(Trace::parse(p, "1\n-2\n"), Err(TraceError::NotANumber { line: 2, .. })));
+        assert!(matches!(
+            Trace::parse(p, "1\nx2\n"),
+            Err(TraceError::NotANumber { line: 2, .. })
+        ));
+        assert!(matches!(
+            Trace::parse(p, "1\n-2\n"),
+            Err(TraceError::NotANumber { line: 2, .. })
+        ));
         assert!(matches!(Trace::parse(p, ""), Err(TraceError::Empty { .. })));
-        assert!(matches!(Trace::parse(p, "0\n0\n"), Err(TraceError::ZeroPeriod { line: 2, .. })));
+        assert!(matches!(
+            Trace::parse(p, "0\n0\n"),
+            Err(TraceError::ZeroPeriod { line: 2, .. })
+        ));
     }
 }

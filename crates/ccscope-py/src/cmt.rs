@@ -5,7 +5,9 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use ccscope_models::cmt_markov::{self as model, CmtMarkovError as Error, LossModel, Params, Solution, Solver};
+use ccscope_models::cmt_markov::{
+    self as model, CmtMarkovError as Error, LossModel, Params, Solution, Solver,
+};
 
 create_exception!(_native, CmtMarkovError, PyValueError, "A CMT Markov-chain parameter is invalid or the solve missed its residual bound (message names the field).");
 
@@ -15,7 +17,11 @@ fn err(e: Error) -> PyErr {
 
 /// A non-negative integer field, refused with the field's name (Python ints may be negative).
 fn count<T: TryFrom<i64>>(field: &str, v: i64) -> PyResult<T> {
-    T::try_from(v).map_err(|_| CmtMarkovError::new_err(format!("field `{field}`: {v} is not a non-negative integer in range")))
+    T::try_from(v).map_err(|_| {
+        CmtMarkovError::new_err(format!(
+            "field `{field}`: {v} is not a non-negative integer in range"
+        ))
+    })
 }
 
 fn solution<'py>(py: Python<'py>, s: &Solution) -> PyResult<Bound<'py, PyDict>> {
@@ -37,7 +43,16 @@ fn solution<'py>(py: Python<'py>, s: &Solution) -> PyResult<Bound<'py, PyDict>> 
 }
 
 #[allow(clippy::too_many_arguments)]
-fn params(p: f64, b_mbps: f64, d_ms: f64, rbuf_bytes: i64, loss: &str, rto_max_s: f64, packet_bytes: i64, window_packets: Option<i64>) -> PyResult<Params> {
+fn params(
+    p: f64,
+    b_mbps: f64,
+    d_ms: f64,
+    rbuf_bytes: i64,
+    loss: &str,
+    rto_max_s: f64,
+    packet_bytes: i64,
+    window_packets: Option<i64>,
+) -> PyResult<Params> {
     Ok(Params {
         p,
         b_mbps,
@@ -46,7 +61,9 @@ fn params(p: f64, b_mbps: f64, d_ms: f64, rbuf_bytes: i64, loss: &str, rto_max_s
         loss: LossModel::parse(loss).map_err(err)?,
         rto_max_s,
         packet_bytes: count("packet_bytes", packet_bytes)?,
-        window_packets: window_packets.map(|w| count("window_packets", w)).transpose()?,
+        window_packets: window_packets
+            .map(|w| count("window_packets", w))
+            .transpose()?,
     })
 }
 
@@ -66,9 +83,20 @@ pub fn cmt_markov<'py>(
     window_packets: Option<i64>,
     solver: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let params = params(p, b_mbps, d_ms, rbuf_bytes, loss, rto_max_s, packet_bytes, window_packets)?;
+    let params = params(
+        p,
+        b_mbps,
+        d_ms,
+        rbuf_bytes,
+        loss,
+        rto_max_s,
+        packet_bytes,
+        window_packets,
+    )?;
     let solver = Solver::parse(solver).map_err(err)?;
-    let s = py.allow_threads(|| model::solve(&params, solver)).map_err(err)?;
+    let s = py
+        .allow_threads(|| model::solve(&params, solver))
+        .map_err(err)?;
     solution(py, &s)
 }
 
@@ -87,8 +115,13 @@ pub fn cmt_markov_curve<'py>(
     packet_bytes: i64,
 ) -> PyResult<Bound<'py, PyList>> {
     let params = params(p, b_mbps, d_ms, 0, loss, rto_max_s, packet_bytes, None)?;
-    let windows: Vec<u64> = windows.into_iter().map(|w| count("windows", w)).collect::<PyResult<_>>()?;
-    let sols = py.allow_threads(|| model::throughput_curve(&params, &windows)).map_err(err)?;
+    let windows: Vec<u64> = windows
+        .into_iter()
+        .map(|w| count("windows", w))
+        .collect::<PyResult<_>>()?;
+    let sols = py
+        .allow_threads(|| model::throughput_curve(&params, &windows))
+        .map_err(err)?;
     let out = PyList::empty(py);
     for s in &sols {
         out.append(solution(py, s)?)?;

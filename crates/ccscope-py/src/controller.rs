@@ -43,7 +43,10 @@ pub struct Ack {
 #[pymethods]
 impl Ack {
     fn __repr__(&self) -> String {
-        format!("Ack(seq={}, rtt_ms={:.3}, in_flight={})", self.seq, self.rtt_ms, self.in_flight)
+        format!(
+            "Ack(seq={}, rtt_ms={:.3}, in_flight={})",
+            self.seq, self.rtt_ms, self.in_flight
+        )
     }
 }
 
@@ -59,7 +62,9 @@ pub struct PyController {
 }
 
 fn read_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<f64>> {
-    let Ok(v) = obj.getattr(name) else { return Ok(None) };
+    let Ok(v) = obj.getattr(name) else {
+        return Ok(None);
+    };
     let v = if v.is_callable() { v.call0()? } else { v };
     if v.is_none() {
         return Ok(None);
@@ -68,7 +73,13 @@ fn read_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<f64>> {
 }
 
 impl PyController {
-    pub fn build(py: Python<'_>, factory: &PyObject, index: usize, params: &toml::Table, errors: ErrorSlot) -> PyResult<Self> {
+    pub fn build(
+        py: Python<'_>,
+        factory: &PyObject,
+        index: usize,
+        params: &toml::Table,
+        errors: ErrorSlot,
+    ) -> PyResult<Self> {
         let kwargs = PyDict::new(py);
         for (k, v) in params {
             kwargs.set_item(k, crate::convert::toml_to_py(py, v)?)?;
@@ -76,14 +87,21 @@ impl PyController {
         let obj = factory.call1(py, (index, kwargs))?;
         let b = obj.bind(py);
         if !b.hasattr("on_ack")? {
-            return Err(pyo3::exceptions::PyTypeError::new_err("a Python controller needs an on_ack(now_ms, ack) method"));
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "a Python controller needs an on_ack(now_ms, ack) method",
+            ));
         }
         // A hook counts only if the class overrides the no-op of `ccscope.Controller`: skipping the
         // inherited no-ops saves a Python call per packet.
-        let base = py.import("ccscope.controller").and_then(|m| m.getattr("Controller")).ok();
+        let base = py
+            .import("ccscope.controller")
+            .and_then(|m| m.getattr("Controller"))
+            .ok();
         let cls = b.get_type();
         let has = |n: &str| {
-            let Ok(f) = cls.getattr(n) else { return b.getattr(n).map(|a| a.is_callable()).unwrap_or(false) };
+            let Ok(f) = cls.getattr(n) else {
+                return b.getattr(n).map(|a| a.is_callable()).unwrap_or(false);
+            };
             match base.as_ref().and_then(|c| c.getattr(n).ok()) {
                 Some(inherited) if f.is(&inherited) => false,
                 _ => f.is_callable(),
@@ -104,14 +122,24 @@ impl PyController {
     }
 
     fn refresh(&mut self, b: &Bound<'_, PyAny>) -> PyResult<()> {
-        let w = read_attr(b, "cwnd")?.ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("a Python controller needs a `cwnd` attribute or method"))?;
-        self.cwnd = if w.is_finite() && w > 0.0 { w.min(u32::MAX as f64) as u32 } else { 0 };
+        let w = read_attr(b, "cwnd")?.ok_or_else(|| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "a Python controller needs a `cwnd` attribute or method",
+            )
+        })?;
+        self.cwnd = if w.is_finite() && w > 0.0 {
+            w.min(u32::MAX as f64) as u32
+        } else {
+            0
+        };
         if let Some(t) = read_attr(b, "timeout_ms")? {
             if t > 0.0 && t.is_finite() {
                 self.timeout = Dur::from_ms_f64(t);
             }
         }
-        self.pacing = read_attr(b, "pacing_rate_mbps")?.filter(|r| *r > 0.0 && r.is_finite()).map(Bandwidth::from_mbps);
+        self.pacing = read_attr(b, "pacing_rate_mbps")?
+            .filter(|r| *r > 0.0 && r.is_finite())
+            .map(Bandwidth::from_mbps);
         Ok(())
     }
 
@@ -133,7 +161,10 @@ impl Controller for PyController {
     fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
         if self.on_send {
             let ev = *ev;
-            self.call(|_, b| b.call_method1("on_send", (ms(now), ev.seq, ev.in_flight, ev.after_timeout)).map(|_| ()));
+            self.call(|_, b| {
+                b.call_method1("on_send", (ms(now), ev.seq, ev.in_flight, ev.after_timeout))
+                    .map(|_| ())
+            });
         }
         0
     }
@@ -148,7 +179,10 @@ impl Controller for PyController {
             in_flight: ev.in_flight,
             last_sent_seq: ev.last_sent_seq,
         };
-        self.call(|py, b| b.call_method1("on_ack", (ms(now), Py::new(py, ack)?)).map(|_| ()));
+        self.call(|py, b| {
+            b.call_method1("on_ack", (ms(now), Py::new(py, ack)?))
+                .map(|_| ())
+        });
     }
 
     fn on_loss(&mut self, now: Time, ev: &LossEvent) {
@@ -158,7 +192,13 @@ impl Controller for PyController {
                 LossCause::Reordering => "reordering",
                 LossCause::Timeout => "timeout",
             };
-            self.call(|_, b| b.call_method1("on_loss", (ms(now), ev.seq, ms(ev.send_time), ev.in_flight, cause)).map(|_| ()));
+            self.call(|_, b| {
+                b.call_method1(
+                    "on_loss",
+                    (ms(now), ev.seq, ms(ev.send_time), ev.in_flight, cause),
+                )
+                .map(|_| ())
+            });
         }
     }
 

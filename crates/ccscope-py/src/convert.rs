@@ -38,11 +38,21 @@ pub fn scenario_info<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py,
     d.set_item("seed", sc.seed)?;
     d.set_item("duration_s", sc.duration.as_secs_f64())?;
     d.set_item("flows", sc.flows.len())?;
-    d.set_item("controllers", sc.flows.iter().map(|f| f.controller.clone()).collect::<Vec<_>>())?;
+    d.set_item(
+        "controllers",
+        sc.flows
+            .iter()
+            .map(|f| f.controller.clone())
+            .collect::<Vec<_>>(),
+    )?;
     let link = |s: &Service| match s {
         Service::Constant(r) => format!("{} Mbit/s", r.as_mbps()),
         Service::Trace { trace, once } => {
-            format!("trace {}{}", trace.path.display(), if *once { " (once)" } else { "" })
+            format!(
+                "trace {}{}",
+                trace.path.display(),
+                if *once { " (once)" } else { "" }
+            )
         }
     };
     let links = PyDict::new(py);
@@ -55,7 +65,28 @@ pub fn scenario_info<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py,
     }
     d.set_item("links", links)?;
     d.set_item("monitor", &sc.links[sc.monitor].name)?;
+    d.set_item("inputs", input_files(sc))?;
     Ok(d)
+}
+
+/// Every file the scenario reads, as resolved by the loader: link traces and controllers' input
+/// files (a markov `model`, a SAC `table_file`). Sorted and without repeats; a results folder
+/// records a content hash of each.
+pub fn input_files(sc: &Scenario) -> Vec<String> {
+    let mut files = std::collections::BTreeSet::new();
+    for l in &sc.links {
+        if let Service::Trace { trace, .. } = &l.service {
+            files.insert(trace.path.display().to_string());
+        }
+    }
+    for f in &sc.flows {
+        for key in ["model", "table_file"] {
+            if let Some(toml::Value::String(m)) = f.params.get(key) {
+                files.insert(m.clone());
+            }
+        }
+    }
+    files.into_iter().collect()
 }
 
 fn summary<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>> {
@@ -97,7 +128,11 @@ fn summary<'py>(py: Python<'py>, f: &FlowSummary) -> PyResult<Bound<'py, PyDict>
     Ok(d)
 }
 
-fn bytes_of<'py, T: Copy>(py: Python<'py>, v: &[T], to: impl Fn(T) -> Vec<u8>) -> Bound<'py, PyBytes> {
+fn bytes_of<'py, T: Copy>(
+    py: Python<'py>,
+    v: &[T],
+    to: impl Fn(T) -> Vec<u8>,
+) -> Bound<'py, PyBytes> {
     let mut out = Vec::with_capacity(std::mem::size_of_val(v));
     for &x in v {
         out.extend_from_slice(&to(x));
@@ -105,7 +140,11 @@ fn bytes_of<'py, T: Copy>(py: Python<'py>, v: &[T], to: impl Fn(T) -> Vec<u8>) -
     PyBytes::new(py, &out)
 }
 
-pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> PyResult<Bound<'py, PyDict>> {
+pub fn result<'py>(
+    py: Python<'py>,
+    r: &RunResult,
+    log: Option<&PacketLog>,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let total = summary(py, &r.total)?;
     total.set_item("jain_index", r.jain_index)?;
@@ -135,7 +174,14 @@ pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> P
         x.set_item("throughput_mbps", l.throughput_mbps)?;
         x.set_item("capacity_mbps", l.capacity_mbps)?;
         x.set_item("utilization", l.utilization)?;
-        x.set_item("loss_rate", if l.arrivals > 0 { l.dropped as f64 / l.arrivals as f64 } else { 0.0 })?;
+        x.set_item(
+            "loss_rate",
+            if l.arrivals > 0 {
+                l.dropped as f64 / l.arrivals as f64
+            } else {
+                0.0
+            },
+        )?;
         x.set_item("queue_delay_p95_ms", l.queue_delay_p95_ms)?;
         x.set_item("queue_delay_mean_ms", l.queue_delay_mean_ms)?;
         links.append(x)?;
@@ -165,11 +211,26 @@ pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> P
     let mbps = |bytes: u64| bytes as f64 * 8.0 / bin_s / 1e6;
     let nbins = r.bins.iter().map(|b| b.len()).max().unwrap_or(0);
     let mut cols: Vec<(&str, Vec<f64>)> = [
-        "time_s", "flow", "capacity_mbps", "ingress_mbps", "throughput_mbps", "delivered_mbps", "queue_delay_mean_ms",
-        "queue_delay_max_ms", "one_way_delay_mean_ms", "one_way_delay_max_ms", "drops", "cwnd",
+        "time_s",
+        "flow",
+        "capacity_mbps",
+        "ingress_mbps",
+        "throughput_mbps",
+        "delivered_mbps",
+        "queue_delay_mean_ms",
+        "queue_delay_max_ms",
+        "one_way_delay_mean_ms",
+        "one_way_delay_max_ms",
+        "drops",
+        "cwnd",
     ]
     .iter()
-    .map(|n| (*n, Vec::with_capacity(nbins * r.bins.iter().filter(|b| !b.is_empty()).count())))
+    .map(|n| {
+        (
+            *n,
+            Vec::with_capacity(nbins * r.bins.iter().filter(|b| !b.is_empty()).count()),
+        )
+    })
     .collect();
     let nflows = r.bins.len() - 1;
     for (fi, bins) in r.bins.iter().enumerate() {
@@ -186,14 +247,34 @@ pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> P
             let vals = [
                 i as f64 * bin_s,
                 flow,
-                if flow < 0.0 { mbps(b.capacity_bytes) } else { f64::NAN },
+                if flow < 0.0 {
+                    mbps(b.capacity_bytes)
+                } else {
+                    f64::NAN
+                },
                 mbps(b.ingress_bytes),
                 mbps(b.departed_bytes),
                 mbps(b.delivered_bytes),
-                if b.departures > 0 { b.queue_delay_sum_ms as f64 / b.departures as f64 } else { f64::NAN },
-                if b.departures > 0 { b.queue_delay_max_ms as f64 } else { f64::NAN },
-                if b.deliveries > 0 { b.one_way_sum_ns as f64 / b.deliveries as f64 / 1e6 } else { f64::NAN },
-                if b.deliveries > 0 { b.one_way_max_ns as f64 / 1e6 } else { f64::NAN },
+                if b.departures > 0 {
+                    b.queue_delay_sum_ms as f64 / b.departures as f64
+                } else {
+                    f64::NAN
+                },
+                if b.departures > 0 {
+                    b.queue_delay_max_ms as f64
+                } else {
+                    f64::NAN
+                },
+                if b.deliveries > 0 {
+                    b.one_way_sum_ns as f64 / b.deliveries as f64 / 1e6
+                } else {
+                    f64::NAN
+                },
+                if b.deliveries > 0 {
+                    b.one_way_max_ns as f64 / 1e6
+                } else {
+                    f64::NAN
+                },
                 b.dropped as f64,
                 if flow < 0.0 { f64::NAN } else { last_cwnd },
             ];
@@ -209,25 +290,69 @@ pub fn result<'py>(py: Python<'py>, r: &RunResult, log: Option<&PacketLog>) -> P
     d.set_item("timeseries", ts)?;
 
     let cw = PyDict::new(py);
-    cw.set_item("time_ns", bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.0.to_le_bytes().to_vec()))?;
-    cw.set_item("flow", bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.1.to_le_bytes().to_vec()))?;
-    cw.set_item("cwnd", bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.2.to_le_bytes().to_vec()))?;
+    cw.set_item(
+        "time_ns",
+        bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.0.to_le_bytes().to_vec()),
+    )?;
+    cw.set_item(
+        "flow",
+        bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.1.to_le_bytes().to_vec()),
+    )?;
+    cw.set_item(
+        "cwnd",
+        bytes_of(py, &r.cwnd, |x: (u64, u32, u32)| x.2.to_le_bytes().to_vec()),
+    )?;
     d.set_item("cwnd", cw)?;
     let sm = PyDict::new(py);
-    sm.set_item("user", bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| x.0.to_le_bytes().to_vec()))?;
-    sm.set_item("t_ns", bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| x.1.to_le_bytes().to_vec()))?;
-    sm.set_item("d_ms", bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| x.2.to_le_bytes().to_vec()))?;
-    sm.set_item("w", bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| x.3.to_le_bytes().to_vec()))?;
+    sm.set_item(
+        "user",
+        bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| {
+            x.0.to_le_bytes().to_vec()
+        }),
+    )?;
+    sm.set_item(
+        "t_ns",
+        bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| {
+            x.1.to_le_bytes().to_vec()
+        }),
+    )?;
+    sm.set_item(
+        "d_ms",
+        bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| {
+            x.2.to_le_bytes().to_vec()
+        }),
+    )?;
+    sm.set_item(
+        "w",
+        bytes_of(py, &r.samples, |x: (u32, u64, u32, u32)| {
+            x.3.to_le_bytes().to_vec()
+        }),
+    )?;
     d.set_item("samples", sm)?;
 
     if let Some(log) = log {
         let p = PyDict::new(py);
-        p.set_item("time_ns", bytes_of(py, &log.time_ns, |x: u64| x.to_le_bytes().to_vec()))?;
+        p.set_item(
+            "time_ns",
+            bytes_of(py, &log.time_ns, |x: u64| x.to_le_bytes().to_vec()),
+        )?;
         p.set_item("event", PyBytes::new(py, &log.event))?;
-        p.set_item("flow", bytes_of(py, &log.flow, |x: i32| x.to_le_bytes().to_vec()))?;
-        p.set_item("seq", bytes_of(py, &log.seq, |x: u64| x.to_le_bytes().to_vec()))?;
-        p.set_item("bytes", bytes_of(py, &log.bytes, |x: u32| x.to_le_bytes().to_vec()))?;
-        p.set_item("delay_ms", bytes_of(py, &log.delay_ms, |x: u64| x.to_le_bytes().to_vec()))?;
+        p.set_item(
+            "flow",
+            bytes_of(py, &log.flow, |x: i32| x.to_le_bytes().to_vec()),
+        )?;
+        p.set_item(
+            "seq",
+            bytes_of(py, &log.seq, |x: u64| x.to_le_bytes().to_vec()),
+        )?;
+        p.set_item(
+            "bytes",
+            bytes_of(py, &log.bytes, |x: u32| x.to_le_bytes().to_vec()),
+        )?;
+        p.set_item(
+            "delay_ms",
+            bytes_of(py, &log.delay_ms, |x: u64| x.to_le_bytes().to_vec()),
+        )?;
         d.set_item("packets", p)?;
     } else {
         d.set_item("packets", py.None())?;

@@ -13,29 +13,63 @@ use pyo3::types::{PyDict, PyList};
 
 use ccscope_sim::{load_scenario_with, ConfigError, Simulation};
 
-create_exception!(_native, ScenarioError, PyValueError, "A scenario file or value is invalid (message names file, line and field).");
-create_exception!(_native, TraceError, ScenarioError, "A Mahimahi trace file is invalid (message names file, line and field).");
-create_exception!(_native, ControllerError, ScenarioError, "A controller name or parameter is invalid.");
+create_exception!(
+    _native,
+    ScenarioError,
+    PyValueError,
+    "A scenario file or value is invalid (message names file, line and field)."
+);
+create_exception!(
+    _native,
+    TraceError,
+    ScenarioError,
+    "A Mahimahi trace file is invalid (message names file, line and field)."
+);
+create_exception!(
+    _native,
+    ControllerError,
+    ScenarioError,
+    "A controller name or parameter is invalid."
+);
 
 fn config_err(e: ConfigError) -> PyErr {
     match &e {
         ConfigError::Trace(_) => TraceError::new_err(e.to_string()),
-        ConfigError::Field { field, .. } if field.ends_with("controller") || e.to_string().contains("parameter") => {
+        ConfigError::Field { field, .. }
+            if field.ends_with("controller") || e.to_string().contains("parameter") =>
+        {
             ControllerError::new_err(e.to_string())
         }
         _ => ScenarioError::new_err(e.to_string()),
     }
 }
 
-fn load(text: &str, file: Option<String>, search: Vec<String>, overrides: &[String]) -> PyResult<ccscope_sim::Scenario> {
+fn load(
+    text: &str,
+    file: Option<String>,
+    search: Vec<String>,
+    overrides: &[String],
+) -> PyResult<ccscope_sim::Scenario> {
     let search: Vec<PathBuf> = search.into_iter().map(PathBuf::from).collect();
-    load_scenario_with(text, file.as_deref().map(std::path::Path::new), &search, overrides).map_err(config_err)
+    load_scenario_with(
+        text,
+        file.as_deref().map(std::path::Path::new),
+        &search,
+        overrides,
+    )
+    .map_err(config_err)
 }
 
 /// Validate scenario text; returns a short description of what it holds.
 #[pyfunction]
 #[pyo3(signature = (text, file=None, search=vec![], overrides=vec![]))]
-fn validate_scenario<'py>(py: Python<'py>, text: &str, file: Option<String>, search: Vec<String>, overrides: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+fn validate_scenario<'py>(
+    py: Python<'py>,
+    text: &str,
+    file: Option<String>,
+    search: Vec<String>,
+    overrides: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
     let sc = load(text, file, search, &overrides)?;
     convert::scenario_info(py, &sc)
 }
@@ -65,20 +99,28 @@ fn run_scenario<'py>(
     let mut has_python = false;
     let mut build_err: Option<PyErr> = None;
     let sim = {
-        let mut make = |i: usize, f: &ccscope_sim::FlowSpec| -> Result<ccscope_cc::AnyController, ccscope_cc::ParamError> {
+        let mut make = |i: usize,
+                        f: &ccscope_sim::FlowSpec|
+         -> Result<ccscope_cc::AnyController, ccscope_cc::ParamError> {
             if f.controller != "python" {
                 return ccscope_cc::build(&f.controller, &f.params);
             }
             has_python = true;
             let Some(factory) = &factory else {
-                return Err(ccscope_cc::registry::invalid("controller", "`python` controllers need the Python API (ccscope.run)"));
+                return Err(ccscope_cc::registry::invalid(
+                    "controller",
+                    "`python` controllers need the Python API (ccscope.run)",
+                ));
             };
             match controller::PyController::build(py, factory, i, &f.params, errors.clone()) {
                 Ok(c) => Ok(Box::new(c)),
                 Err(e) => {
                     let msg = format!("{label}: field `flows[{i}].controller`: {}", e.value(py));
                     build_err = Some(ControllerError::new_err(msg));
-                    Err(ccscope_cc::registry::invalid("controller", "python controller failed"))
+                    Err(ccscope_cc::registry::invalid(
+                        "controller",
+                        "python controller failed",
+                    ))
                 }
             }
         };
@@ -88,14 +130,20 @@ fn run_scenario<'py>(
         return Err(e);
     }
     let sim = sim.map_err(|e| ControllerError::new_err(format!("{label}: {e}")))?;
-    let (result, log) = if has_python { sim.run() } else { py.allow_threads(|| sim.run()) };
+    let (result, log) = if has_python {
+        sim.run()
+    } else {
+        py.allow_threads(|| sim.run())
+    };
     if let Some(e) = errors.take() {
         return Err(e);
     }
     if let (Some(path), Some(log)) = (&log_path, &log) {
-        let f = std::fs::File::create(path).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
+        let f = std::fs::File::create(path)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
         let mut w = std::io::BufWriter::new(f);
-        log.write_mahimahi(&mut w, false).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
+        log.write_mahimahi(&mut w, false)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{path}: {e}")))?;
     }
     let d = convert::result(py, &result, log.as_ref())?;
     d.set_item("scenario", convert::scenario_info(py, &sc)?)?;
@@ -125,8 +173,14 @@ fn controllers(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 /// case left out because its trace is not on the search path.
 #[pyfunction]
 #[pyo3(signature = (traces_dirs, names=None, repeats=3))]
-fn run_bench(py: Python<'_>, traces_dirs: Vec<String>, names: Option<Vec<String>>, repeats: usize) -> PyResult<Bound<'_, PyList>> {
-    let search: Vec<std::path::PathBuf> = traces_dirs.iter().map(std::path::PathBuf::from).collect();
+fn run_bench(
+    py: Python<'_>,
+    traces_dirs: Vec<String>,
+    names: Option<Vec<String>>,
+    repeats: usize,
+) -> PyResult<Bound<'_, PyList>> {
+    let search: Vec<std::path::PathBuf> =
+        traces_dirs.iter().map(std::path::PathBuf::from).collect();
     let (mut cases, skipped) = ccscope_sim::bench::cases(&search).map_err(config_err)?;
     // Scale cases run only when named.
     for want in names.iter().flatten() {
@@ -138,16 +192,29 @@ fn run_bench(py: Python<'_>, traces_dirs: Vec<String>, names: Option<Vec<String>
         for want in n {
             if !cases.iter().any(|c| c.name == want) {
                 if let Some(s) = skipped.iter().find(|s| s.name == want) {
-                    return Err(TraceError::new_err(format!("bench case `{want}` is unavailable: {}", s.reason)));
+                    return Err(TraceError::new_err(format!(
+                        "bench case `{want}` is unavailable: {}",
+                        s.reason
+                    )));
                 }
-                let known: Vec<_> =
-                    cases.iter().map(|c| c.name).chain(skipped.iter().map(|s| s.name)).chain(ccscope_sim::bench::SCALE_CASES.iter().copied()).collect();
-                return Err(ScenarioError::new_err(format!("unknown bench case `{want}` (known: {})", known.join(", "))));
+                let known: Vec<_> = cases
+                    .iter()
+                    .map(|c| c.name)
+                    .chain(skipped.iter().map(|s| s.name))
+                    .chain(ccscope_sim::bench::SCALE_CASES.iter().copied())
+                    .collect();
+                return Err(ScenarioError::new_err(format!(
+                    "unknown bench case `{want}` (known: {})",
+                    known.join(", ")
+                )));
             }
         }
     }
     let out = PyList::empty(py);
-    for c in cases.iter().filter(|c| names.as_ref().is_none_or(|n| n.iter().any(|x| x == c.name))) {
+    for c in cases
+        .iter()
+        .filter(|c| names.as_ref().is_none_or(|n| n.iter().any(|x| x == c.name)))
+    {
         let f = py.allow_threads(|| ccscope_sim::bench::measure(c, repeats));
         let d = PyDict::new(py);
         d.set_item("case", f.name)?;
@@ -181,7 +248,9 @@ fn event_queue_baseline(py: Python<'_>, pending: usize, ops: usize) -> (f64, f64
 /// FNV-1a 64-bit hash (offset basis 0xcbf29ce484222325, prime 0x100000001b3): the `.ccm` trailer.
 #[pyfunction]
 fn fnv1a64(data: &[u8]) -> u64 {
-    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
+    data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
 }
 
 #[pymodule]

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use ccscope_sim::{bench, load_scenario, Simulation};
 
 fn main() {
-    let arg = std::env::args().nth(1).expect("a bench case name or a scenario file");
+    let arg = std::env::args()
+        .nth(1)
+        .expect("a bench case name or a scenario file");
     let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces");
     let sc = match bench::scale_case(&arg).expect("scale case loads") {
         Some(c) => c.scenario,

@@ -51,7 +51,9 @@ fn aimd_100m_toml(name: &str, n: usize) -> String {
         // Starts spread evenly over [0, 1) s; a 1000 ms RTT threshold is never reached (max RTT
         // = 40 ms + 1000 x 0.12 ms of queue = 160 ms), so only loss decreases the window.
         let start_s = i as f64 / n as f64;
-        s.push_str(&format!("\n[[flows]]\ncontroller = \"aimd\"\nrtt_threshold_ms = 1000\nstart_s = {start_s}\n"));
+        s.push_str(&format!(
+            "\n[[flows]]\ncontroller = \"aimd\"\nrtt_threshold_ms = 1000\nstart_s = {start_s}\n"
+        ));
     }
     s
 }
@@ -79,7 +81,9 @@ fn cubic_16x100m_toml() -> String {
     );
     for i in 0..16 {
         let start_s = i as f64 / 16.0;
-        s.push_str(&format!("\n[[flows]]\ncontroller = \"cubic\"\nstart_s = {start_s}\n"));
+        s.push_str(&format!(
+            "\n[[flows]]\ncontroller = \"cubic\"\nstart_s = {start_s}\n"
+        ));
     }
     s
 }
@@ -93,14 +97,26 @@ pub fn cases(search: &[PathBuf]) -> Result<(Vec<BenchCase>, Vec<SkippedCase>), C
     let one = load_scenario(&aimd_100m_toml("aimd-1x100M", 1), None, &[])?;
     let sixteen = load_scenario(&aimd_100m_toml("aimd-16x100M", 16), None, &[])?;
     let mut out = vec![
-        BenchCase { name: "contest", scenario: contest },
-        BenchCase { name: "aimd-1x100M", scenario: one },
-        BenchCase { name: "aimd-16x100M", scenario: sixteen },
+        BenchCase {
+            name: "contest",
+            scenario: contest,
+        },
+        BenchCase {
+            name: "aimd-1x100M",
+            scenario: one,
+        },
+        BenchCase {
+            name: "aimd-16x100M",
+            scenario: sixteen,
+        },
     ];
     let mut skipped = Vec::new();
     if search.iter().any(|d| d.join(VERUS_TRACE).is_file()) {
         let verus = load_scenario(&verus_4users_red_toml(), None, search)?;
-        out.push(BenchCase { name: "verus-4users-red", scenario: verus });
+        out.push(BenchCase {
+            name: "verus-4users-red",
+            scenario: verus,
+        });
     } else {
         let dirs: Vec<String> = search.iter().map(|d| d.display().to_string()).collect();
         skipped.push(SkippedCase {
@@ -113,20 +129,31 @@ pub fn cases(search: &[PathBuf]) -> Result<(Vec<BenchCase>, Vec<SkippedCase>), C
         });
     }
     let cubic = load_scenario(&cubic_16x100m_toml(), None, &[])?;
-    out.push(BenchCase { name: "cubic-16x100M", scenario: cubic });
+    out.push(BenchCase {
+        name: "cubic-16x100M",
+        scenario: cubic,
+    });
     Ok((out, skipped))
 }
 
 /// Scale cases, run only when named (they take seconds each): the ns-3 dumbbell with 1 and 1024
 /// NewReno flows for 3000 s (cost per delivered packet against the number of flows, and flat memory),
 /// and paper 003's access-link topology with 33 flows for 10,000 s and a 10 ms link series.
-pub const SCALE_CASES: &[&str] = &["newreno-1x12M-3000s", "newreno-1024x12M-3000s", "access-33x10000s", "cmt-2x21M-1000s"];
+pub const SCALE_CASES: &[&str] = &[
+    "newreno-1x12M-3000s",
+    "newreno-1024x12M-3000s",
+    "access-33x10000s",
+    "cmt-2x21M-1000s",
+];
 
 /// TOML text of paper 003 Fig. 7 (`examples/access_links.toml`) with 33 bulk NewReno clients (16 to
 /// one server, 17 to the other), 10,000 s, the link's 10 ms series only.
 pub fn access_33_toml() -> String {
     include_str!("../../../python/ccscope/examples/access_links.toml")
-        .replace("duration_s = 60", "duration_s = 10000\ntimeseries = \"link\"")
+        .replace(
+            "duration_s = 60",
+            "duration_s = 10000\ntimeseries = \"link\"",
+        )
         .replace("bin_ms = 1000", "bin_ms = 10")
         .replacen("count = 2", "count = 16", 1)
         .replacen("count = 2", "count = 17", 1)
@@ -135,12 +162,14 @@ pub fn access_33_toml() -> String {
 /// TOML text of paper 002 §6.2 (`examples/cmt_two_paths.toml`): one SCTP-CMT association over two
 /// 21/20 Mbit/s, 40 ms paths with Bernoulli loss, RBUF 128 KB, dynamic management, for 1,000 s.
 pub fn cmt_two_paths_toml(secs: u32) -> String {
-    include_str!("../../../python/ccscope/examples/cmt_two_paths.toml").replace("duration_s = 60", &format!("duration_s = {secs}"))
+    include_str!("../../../python/ccscope/examples/cmt_two_paths.toml")
+        .replace("duration_s = 60", &format!("duration_s = {secs}"))
 }
 
 /// The scale cases by name (see [`SCALE_CASES`]).
 pub fn scale_case(name: &str) -> Result<Option<BenchCase>, ConfigError> {
-    let dumbbell = |n: usize| ns3_dumbbell_toml("newreno", n).replace("duration_s = 300", "duration_s = 3000");
+    let dumbbell =
+        |n: usize| ns3_dumbbell_toml("newreno", n).replace("duration_s = 300", "duration_s = 3000");
     let text = match name {
         "newreno-1x12M-3000s" => dumbbell(1),
         "newreno-1024x12M-3000s" => dumbbell(1024),
@@ -148,8 +177,14 @@ pub fn scale_case(name: &str) -> Result<Option<BenchCase>, ConfigError> {
         "cmt-2x21M-1000s" => cmt_two_paths_toml(1000),
         _ => return Ok(None),
     };
-    let name = SCALE_CASES.iter().find(|&&n| n == name).expect("listed above");
-    Ok(Some(BenchCase { name, scenario: load_scenario(&text, None, &[])? }))
+    let name = SCALE_CASES
+        .iter()
+        .find(|&&n| n == name)
+        .expect("listed above");
+    Ok(Some(BenchCase {
+        name,
+        scenario: load_scenario(&text, None, &[])?,
+    }))
 }
 
 /// TOML text of the ns-3 dumbbell of `../shared/bench/ns3` (`dumbbell.cc`, its defaults): `n` flows
@@ -169,8 +204,14 @@ pub fn ns3_dumbbell_toml(controller: &str, n: usize) -> String {
 /// `dumbbell --nFlows=1 --tcp=Cubic`) and "ns3-newreno-16x12M" (`--nFlows=16 --tcp=NewReno`).
 pub fn ns3_dumbbell_cases() -> Result<Vec<BenchCase>, ConfigError> {
     Ok(vec![
-        BenchCase { name: "ns3-cubic-1x12M", scenario: load_scenario(&ns3_dumbbell_toml("cubic", 1), None, &[])? },
-        BenchCase { name: "ns3-newreno-16x12M", scenario: load_scenario(&ns3_dumbbell_toml("newreno", 16), None, &[])? },
+        BenchCase {
+            name: "ns3-cubic-1x12M",
+            scenario: load_scenario(&ns3_dumbbell_toml("cubic", 1), None, &[])?,
+        },
+        BenchCase {
+            name: "ns3-newreno-16x12M",
+            scenario: load_scenario(&ns3_dumbbell_toml("newreno", 16), None, &[])?,
+        },
     ])
 }
 
@@ -236,7 +277,11 @@ impl RadixHold {
         for i in 0..pending as u64 {
             q.push(Time(rng.gen_range(0..HOLD_RANGE_NS)), Phase::Normal, i);
         }
-        RadixHold { q, rng, n: pending as u64 }
+        RadixHold {
+            q,
+            rng,
+            n: pending as u64,
+        }
     }
 
     /// One pop + one push; returns the popped event's time.
@@ -264,7 +309,11 @@ impl HeapHold {
         for i in 0..pending as u64 {
             q.push(Reverse((rng.gen_range(0..HOLD_RANGE_NS), i)));
         }
-        HeapHold { q, rng, n: pending as u64 }
+        HeapHold {
+            q,
+            rng,
+            n: pending as u64,
+        }
     }
 
     #[inline]
@@ -329,33 +378,65 @@ mod tests {
         let c = |n| scale_case(n).unwrap().unwrap().scenario;
         assert_eq!(c("newreno-1x12M-3000s").flows.len(), 1);
         let many = c("newreno-1024x12M-3000s");
-        assert_eq!((many.flows.len(), many.timeseries), (1024, crate::scenario::TimeSeries::Link));
+        assert_eq!(
+            (many.flows.len(), many.timeseries),
+            (1024, crate::scenario::TimeSeries::Link)
+        );
         let access = c("access-33x10000s");
-        assert_eq!((access.flows.len(), access.duration.as_secs_f64(), access.bin.as_ms_f64()), (33, 10_000.0, 10.0));
+        assert_eq!(
+            (
+                access.flows.len(),
+                access.duration.as_secs_f64(),
+                access.bin.as_ms_f64()
+            ),
+            (33, 10_000.0, 10.0)
+        );
         assert!(scale_case("nope").unwrap().is_none());
     }
 
     #[test]
     fn bench_cases_load_and_the_contest_delivers_packets() {
         let (all, skipped) = cases(&traces()).unwrap();
-        let names: Vec<_> = all.iter().map(|c| c.name).chain(skipped.iter().map(|s| s.name)).collect();
+        let names: Vec<_> = all
+            .iter()
+            .map(|c| c.name)
+            .chain(skipped.iter().map(|s| s.name))
+            .collect();
         assert_eq!(names.len(), 5, "{names:?}");
-        for n in ["contest", "aimd-1x100M", "aimd-16x100M", "verus-4users-red", "cubic-16x100M"] {
+        for n in [
+            "contest",
+            "aimd-1x100M",
+            "aimd-16x100M",
+            "verus-4users-red",
+            "cubic-16x100M",
+        ] {
             assert!(names.contains(&n), "{names:?}");
         }
         let cs = &all;
         assert_eq!(cs[1].scenario.flows.len(), 1);
         assert_eq!(cs[2].scenario.flows.len(), 16);
         assert_eq!(cs[2].scenario.duration.as_ns(), 300_000_000_000);
-        let starts: Vec<u64> = cs[2].scenario.flows.iter().map(|f| f.start.as_ns()).collect();
-        assert!(starts.windows(2).all(|w| w[0] < w[1]) && starts[15] < 1_000_000_000, "{starts:?}");
+        let starts: Vec<u64> = cs[2]
+            .scenario
+            .flows
+            .iter()
+            .map(|f| f.start.as_ns())
+            .collect();
+        assert!(
+            starts.windows(2).all(|w| w[0] < w[1]) && starts[15] < 1_000_000_000,
+            "{starts:?}"
+        );
         let cubic = cs.iter().find(|c| c.name == "cubic-16x100M").unwrap();
         assert_eq!(cubic.scenario.flows.len(), 16);
         assert!(cubic.scenario.flows.iter().all(|f| f.controller == "cubic"));
         assert_eq!(cubic.scenario.duration.as_ns(), 300_000_000_000);
         if let Some(v) = cs.iter().find(|c| c.name == "verus-4users-red") {
             assert_eq!(v.scenario.flows.len(), 4);
-            assert!(v.scenario.flows.iter().all(|f| f.controller == "verus" && f.packet_bytes == 1450));
+            assert!(v
+                .scenario
+                .flows
+                .iter()
+                .all(|f| f.controller == "verus" && f.packet_bytes == 1450));
         }
         // Only the 140 s contest runs here: the 300 s cases are too slow for a debug build.
         let f = measure(&cs[0], 1);
@@ -367,10 +448,17 @@ mod tests {
     fn bench_verus_case_is_skipped_with_a_note_when_its_trace_is_missing() {
         let (all, skipped) = cases(&[shipped()]).unwrap();
         let names: Vec<_> = all.iter().map(|c| c.name).collect();
-        assert_eq!(names, ["contest", "aimd-1x100M", "aimd-16x100M", "cubic-16x100M"]);
+        assert_eq!(
+            names,
+            ["contest", "aimd-1x100M", "aimd-16x100M", "cubic-16x100M"]
+        );
         assert_eq!(skipped.len(), 1);
         assert_eq!(skipped[0].name, "verus-4users-red");
-        assert!(skipped[0].reason.contains(VERUS_TRACE), "{}", skipped[0].reason);
+        assert!(
+            skipped[0].reason.contains(VERUS_TRACE),
+            "{}",
+            skipped[0].reason
+        );
     }
 
     #[test]
@@ -378,7 +466,11 @@ mod tests {
         let cs = ns3_dumbbell_cases().unwrap();
         assert_eq!(cs[0].scenario.flows.len(), 1);
         assert_eq!(cs[1].scenario.flows.len(), 16);
-        assert!(cs[1].scenario.flows.iter().all(|f| f.controller == "newreno" && f.packet_bytes == 1500));
+        assert!(cs[1]
+            .scenario
+            .flows
+            .iter()
+            .all(|f| f.controller == "newreno" && f.packet_bytes == 1500));
     }
 
     #[test]

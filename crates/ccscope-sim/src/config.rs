@@ -32,18 +32,37 @@ use ccscope_net::queue::{CodelParams, Limits, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError};
 use toml_edit::{ImDocument, Item};
 
-use crate::scenario::{AckPath, FlowSpec, LinkSpec, PathSpec, Rank, Scenario, TimeSeries, WindowManagement};
-use crate::schema::{FlowFile, LinkFile, LossFile, QueueFile, ScenarioFile, SizeLawFile, TimeSeriesFile, TrafficFile, TransportFile, WindowManagementFile};
+use crate::scenario::{
+    AckPath, FlowSpec, LinkSpec, PathSpec, Rank, Scenario, TimeSeries, WindowManagement,
+};
+use crate::schema::{
+    FlowFile, LinkFile, LossFile, QueueFile, ScenarioFile, SizeLawFile, TimeSeriesFile,
+    TrafficFile, TransportFile, WindowManagementFile,
+};
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ConfigError {
     #[error("{file}:{line}: {reason}")]
-    Syntax { file: String, line: usize, reason: String },
+    Syntax {
+        file: String,
+        line: usize,
+        reason: String,
+    },
     #[error("{file}:{line}: field `{field}`: {reason}")]
-    Field { file: String, line: usize, field: String, reason: String },
+    Field {
+        file: String,
+        line: usize,
+        field: String,
+        reason: String,
+    },
     /// A value given as an override, not in the file.
     #[error("{file}: override `{key}`: field `{field}`: {reason}")]
-    Override { file: String, key: String, field: String, reason: String },
+    Override {
+        file: String,
+        key: String,
+        field: String,
+        reason: String,
+    },
     #[error("{0}")]
     Trace(#[from] TraceError),
     #[error("{file}: cannot read scenario: {reason}")]
@@ -82,12 +101,20 @@ struct Ctx<'a> {
 
 /// `flows[0].route` -> ["flows", "0", "route"].
 fn segments(path: &str) -> Vec<String> {
-    path.replace('[', ".").replace(']', "").split('.').filter(|s| !s.is_empty()).map(str::to_string).collect()
+    path.replace('[', ".")
+        .replace(']', "")
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 impl Ctx<'_> {
     fn line_at(&self, offset: usize) -> usize {
-        self.text[..offset.min(self.text.len())].matches('\n').count() + 1
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
     }
 
     /// The line of the deepest item of `path` that the document has (a missing key: its table's).
@@ -97,12 +124,18 @@ impl Ctx<'_> {
         for seg in segments(path) {
             let (span, next) = match node {
                 Node::Table(t) => {
-                    let span = t.key(&seg).and_then(|k| k.span()).or_else(|| t.get(&seg).and_then(|x| x.span()));
+                    let span = t
+                        .key(&seg)
+                        .and_then(|k| k.span())
+                        .or_else(|| t.get(&seg).and_then(|x| x.span()));
                     (span, t.get(&seg).map(Node::of_item))
                 }
                 Node::Tables(a) => {
                     let x = seg.parse::<usize>().ok().and_then(|j| a.get(j));
-                    (x.and_then(|t| t.span()), x.map(|t| Node::Table(t as &dyn toml_edit::TableLike)))
+                    (
+                        x.and_then(|t| t.span()),
+                        x.map(|t| Node::Table(t as &dyn toml_edit::TableLike)),
+                    )
                 }
                 Node::Array(a) => {
                     let x = seg.parse::<usize>().ok().and_then(|j| a.get(j));
@@ -133,8 +166,18 @@ impl Ctx<'_> {
     fn err(&self, path: &str, reason: impl Into<String>) -> ConfigError {
         let reason = reason.into();
         match self.override_of(path) {
-            Some(key) => ConfigError::Override { file: self.file.clone(), key: key.clone(), field: path.to_string(), reason },
-            None => ConfigError::Field { file: self.file.clone(), line: self.line_of(path), field: path.to_string(), reason },
+            Some(key) => ConfigError::Override {
+                file: self.file.clone(),
+                key: key.clone(),
+                field: path.to_string(),
+                reason,
+            },
+            None => ConfigError::Field {
+                file: self.file.clone(),
+                line: self.line_of(path),
+                field: path.to_string(),
+                reason,
+            },
         }
     }
 
@@ -143,7 +186,11 @@ impl Ctx<'_> {
         if p.is_absolute() {
             return p.exists().then(|| p.to_path_buf());
         }
-        self.dir.iter().chain(self.search.iter()).map(|d| d.join(p)).find(|c| c.exists())
+        self.dir
+            .iter()
+            .chain(self.search.iter())
+            .map(|d| d.join(p))
+            .find(|c| c.exists())
     }
 }
 
@@ -176,21 +223,42 @@ impl<'a> Node<'a> {
 
 /// Parse and validate scenario text. `file` labels errors; relative trace paths are looked up next
 /// to `file`, then in each of `search`.
-pub fn load_scenario(text: &str, file: Option<&Path>, search: &[PathBuf]) -> Result<Scenario, ConfigError> {
+pub fn load_scenario(
+    text: &str,
+    file: Option<&Path>,
+    search: &[PathBuf],
+) -> Result<Scenario, ConfigError> {
     load_scenario_with(text, file, search, &[])
 }
 
 /// As [`load_scenario`], where `overrides` lists the dotted keys (`flows.0.window`) whose values were
 /// set from outside the file: an error in one names the override, not a line.
-pub fn load_scenario_with(text: &str, file: Option<&Path>, search: &[PathBuf], overrides: &[String]) -> Result<Scenario, ConfigError> {
-    let label = file.map(|f| f.display().to_string()).unwrap_or_else(|| "<scenario>".to_string());
+pub fn load_scenario_with(
+    text: &str,
+    file: Option<&Path>,
+    search: &[PathBuf],
+    overrides: &[String],
+) -> Result<Scenario, ConfigError> {
+    let label = file
+        .map(|f| f.display().to_string())
+        .unwrap_or_else(|| "<scenario>".to_string());
     let syntax = |span: Option<std::ops::Range<usize>>, reason: &str| ConfigError::Syntax {
         file: label.clone(),
-        line: span.map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1).unwrap_or(1),
+        line: span
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
+            .unwrap_or(1),
         reason: reason.trim().replace('\n', " "),
     };
     let doc = ImDocument::parse(text).map_err(|e| syntax(e.span(), e.message()))?;
-    let mut ctx = Ctx { file: label.clone(), text, doc, dir: file.and_then(|f| f.parent().map(|p| p.to_path_buf())), search, overrides, traces: HashMap::new() };
+    let mut ctx = Ctx {
+        file: label.clone(),
+        text,
+        doc,
+        dir: file.and_then(|f| f.parent().map(|p| p.to_path_buf())),
+        search,
+        overrides,
+        traces: HashMap::new(),
+    };
     let de = toml::Deserializer::new(text);
     let raw: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -210,7 +278,9 @@ fn reword(msg: &str) -> String {
     match msg.strip_prefix("unknown field `") {
         Some(rest) => {
             let (key, known) = rest.split_once('`').unwrap_or((rest, ""));
-            let known = known.trim_start_matches(", expected ").trim_start_matches("one of ");
+            let known = known
+                .trim_start_matches(", expected ")
+                .trim_start_matches("one of ");
             format!("unknown key `{key}` (known: {})", known.replace('`', ""))
         }
         None => msg.replace("unknown variant", "unknown value"),
@@ -218,10 +288,19 @@ fn reword(msg: &str) -> String {
 }
 
 /// A number is finite and within `[lo, hi]`.
-fn check_range(ctx: &Ctx<'_>, path: &str, v: Option<f64>, lo: f64, hi: f64, what: &str) -> R<Option<f64>> {
+fn check_range(
+    ctx: &Ctx<'_>,
+    path: &str,
+    v: Option<f64>,
+    lo: f64,
+    hi: f64,
+    what: &str,
+) -> R<Option<f64>> {
     match v {
         Some(x) if !x.is_finite() => Err(ctx.err(path, format!("{x} is not a finite number"))),
-        Some(x) if !(lo..=hi).contains(&x) => Err(ctx.err(path, format!("{x} is out of range: must be {what}"))),
+        Some(x) if !(lo..=hi).contains(&x) => {
+            Err(ctx.err(path, format!("{x} is out of range: must be {what}")))
+        }
         _ => Ok(v),
     }
 }
@@ -258,30 +337,55 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         });
         files.push(("ack_link".into(), "ack_link".into(), ack));
     } else if raw.links.0.is_empty() {
-        return Err(ctx.err("data_link", "missing: a scenario needs a [data_link] table (or named [links.NAME] tables)"));
+        return Err(ctx.err(
+            "data_link",
+            "missing: a scenario needs a [data_link] table (or named [links.NAME] tables)",
+        ));
     }
     for (name, l) in raw.links.0 {
         if matches!(name.as_str(), "data_link" | "ack_link") {
-            return Err(ctx.err(&format!("links.{name}"), "this name is the dumbbell's: give the link another name"));
+            return Err(ctx.err(
+                &format!("links.{name}"),
+                "this name is the dumbbell's: give the link another name",
+            ));
         }
         files.push((format!("links.{name}"), name, l));
     }
-    let dumbbell = files.first().is_some_and(|f| f.1 == "data_link").then_some((0, 1));
+    let dumbbell = files
+        .first()
+        .is_some_and(|f| f.1 == "data_link")
+        .then_some((0, 1));
     let mut links = Vec::with_capacity(files.len());
     for (path, name, l) in files {
-        links.push(link(ctx, &path, name, l, dumbbell.is_some() && links.len() < 2)?);
+        links.push(link(
+            ctx,
+            &path,
+            name,
+            l,
+            dumbbell.is_some() && links.len() < 2,
+        )?);
     }
     let names: Vec<String> = links.iter().map(|l: &LinkSpec| l.name.clone()).collect();
 
     let name = raw.name.unwrap_or_else(|| "scenario".into());
     let seed = raw.seed.unwrap_or(1);
     let duration = match positive(ctx, "duration_s", raw.duration_s)? {
-        Some(s) if s > MAX_DURATION_S => return Err(ctx.err("duration_s", format!("{s} s is more than the {MAX_DURATION_S:e} s a run may simulate"))),
+        Some(s) if s > MAX_DURATION_S => {
+            return Err(ctx.err(
+                "duration_s",
+                format!("{s} s is more than the {MAX_DURATION_S:e} s a run may simulate"),
+            ))
+        }
         Some(s) => Dur::from_secs_f64(s),
         None => match dumbbell.map(|d| &links[d.0].service) {
             // mahimahi link_queue.cc use_a_delivery_opportunity(): `once` ends after the last opportunity is used.
             Some(Service::Trace { trace, once: true }) => trace.period() + Dur(1),
-            _ => return Err(ctx.err("duration_s", "missing: required unless the data link is a trace with once = true")),
+            _ => {
+                return Err(ctx.err(
+                    "duration_s",
+                    "missing: required unless the data link is a trace with once = true",
+                ))
+            }
         },
     };
     let bin_ms = positive(ctx, "bin_ms", raw.bin_ms)?.unwrap_or(500.0);
@@ -291,15 +395,29 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         TimeSeriesFile::None => TimeSeries::None,
     });
     if timeseries != Some(TimeSeries::None) && duration.as_secs_f64() * 1000.0 / bin_ms > MAX_BINS {
-        return Err(ctx.err("bin_ms", format!("{bin_ms} ms bins over {} s are more than {MAX_BINS:e} bins: use wider bins", duration.as_secs_f64())));
+        return Err(ctx.err(
+            "bin_ms",
+            format!(
+                "{bin_ms} ms bins over {} s are more than {MAX_BINS:e} bins: use wider bins",
+                duration.as_secs_f64()
+            ),
+        ));
     }
     let bin = Dur::from_ms_f64(bin_ms);
     let monitor = match &raw.monitor {
-        Some(m) => Some(names.iter().position(|n| n == m).ok_or_else(|| ctx.err("monitor", format!("unknown link `{m}` (links: {})", names.join(", "))))?),
+        Some(m) => Some(names.iter().position(|n| n == m).ok_or_else(|| {
+            ctx.err(
+                "monitor",
+                format!("unknown link `{m}` (links: {})", names.join(", ")),
+            )
+        })?),
         None => dumbbell.map(|d| d.0),
     };
     let Some(flow_files) = raw.flows else {
-        return Err(ctx.err("flows", "missing: a scenario needs at least one [[flows]] table"));
+        return Err(ctx.err(
+            "flows",
+            "missing: a scenario needs at least one [[flows]] table",
+        ));
     };
     let mut specs = Vec::with_capacity(flow_files.len());
     let mut n_flows = 0u64;
@@ -308,7 +426,10 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         let (spec, count) = flow(ctx, &p, ff, &links, dumbbell.is_some())?;
         n_flows = n_flows.saturating_add(count);
         if n_flows > MAX_FLOWS {
-            return Err(ctx.err(&format!("{p}.count"), format!("{n_flows} flows in all: at most {MAX_FLOWS} are allowed")));
+            return Err(ctx.err(
+                &format!("{p}.count"),
+                format!("{n_flows} flows in all: at most {MAX_FLOWS} are allowed"),
+            ));
         }
         specs.push((p, spec, count));
     }
@@ -334,14 +455,36 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         }
     };
     if links[monitor].per_flow {
-        return Err(ctx.err("monitor", format!("`{}` is per-flow: the totals describe one shared link", links[monitor].name)));
+        return Err(ctx.err(
+            "monitor",
+            format!(
+                "`{}` is per-flow: the totals describe one shared link",
+                links[monitor].name
+            ),
+        ));
     }
     // Per-flow series for a few flows; for many, the link's only unless asked (memory grows with
     // flows x run length otherwise).
-    let timeseries = timeseries.unwrap_or(if n_flows as usize <= TimeSeries::FLOWS_BY_DEFAULT { TimeSeries::Flows } else { TimeSeries::Link });
+    let timeseries = timeseries.unwrap_or(if n_flows as usize <= TimeSeries::FLOWS_BY_DEFAULT {
+        TimeSeries::Flows
+    } else {
+        TimeSeries::Link
+    });
     let packet_log = raw.packet_log.unwrap_or(false);
     let cwnd_log = raw.cwnd_log.unwrap_or(false);
-    let mut sc = Scenario { name, seed, duration, links, dumbbell, monitor, flows: Vec::with_capacity(n_flows as usize), bin, timeseries, packet_log, cwnd_log };
+    let mut sc = Scenario {
+        name,
+        seed,
+        duration,
+        links,
+        dumbbell,
+        monitor,
+        flows: Vec::with_capacity(n_flows as usize),
+        bin,
+        timeseries,
+        packet_log,
+        cwnd_log,
+    };
     for (p, spec, count) in specs {
         check_round_trip(ctx, &p, &spec, &sc)?;
         for _ in 0..count {
@@ -358,21 +501,48 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
     if let Some(r) = rate {
         // Rates are integer bits per second: below one, packets would never leave.
         if !(1e-6..=1e9).contains(&r) {
-            return Err(ctx.err(&at("rate_mbps"), format!("{r} is out of range: a link's rate must be in [1e-6, 1e9] Mbit/s")));
+            return Err(ctx.err(
+                &at("rate_mbps"),
+                format!("{r} is out of range: a link's rate must be in [1e-6, 1e9] Mbit/s"),
+            ));
         }
     }
     let per_flow = l.per_flow.unwrap_or(false);
     if per_flow && dumbbell {
-        return Err(ctx.err(&at("per_flow"), "the dumbbell's links are shared: a per-flow link is a [links.NAME] table"));
+        return Err(ctx.err(
+            &at("per_flow"),
+            "the dumbbell's links are shared: a per-flow link is a [links.NAME] table",
+        ));
     }
     let service = match (&l.trace, rate) {
-        (Some(_), Some(_)) => return Err(ctx.err(&at("rate_mbps"), "give either `trace` or `rate_mbps`, not both")),
-        (None, None) => return Err(ctx.err(&at("rate_mbps"), "missing: a link needs `trace` or `rate_mbps`")),
+        (Some(_), Some(_)) => {
+            return Err(ctx.err(
+                &at("rate_mbps"),
+                "give either `trace` or `rate_mbps`, not both",
+            ))
+        }
+        (None, None) => {
+            return Err(ctx.err(
+                &at("rate_mbps"),
+                "missing: a link needs `trace` or `rate_mbps`",
+            ))
+        }
         (None, Some(r)) => Service::Constant(Bandwidth::from_mbps(r)),
         (Some(t), None) => {
             let file = ctx.resolve(t).ok_or_else(|| {
-                let places: Vec<String> = ctx.dir.iter().chain(ctx.search.iter()).map(|d| d.display().to_string()).collect();
-                ctx.err(&at("trace"), format!("trace file `{t}` not found (looked in: {})", places.join(", ")))
+                let places: Vec<String> = ctx
+                    .dir
+                    .iter()
+                    .chain(ctx.search.iter())
+                    .map(|d| d.display().to_string())
+                    .collect();
+                ctx.err(
+                    &at("trace"),
+                    format!(
+                        "trace file `{t}` not found (looked in: {})",
+                        places.join(", ")
+                    ),
+                )
             })?;
             let trace = match ctx.traces.get(&file) {
                 Some(t) => t.clone(),
@@ -382,7 +552,10 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
                     tr
                 }
             };
-            Service::Trace { trace, once: l.once.unwrap_or(false) }
+            Service::Trace {
+                trace,
+                once: l.once.unwrap_or(false),
+            }
         }
     };
     let queue = match l.queue {
@@ -393,7 +566,14 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
         None => LossConfig::None,
         Some(x) => loss(ctx, &at("loss"), x)?,
     };
-    Ok(LinkSpec { name, service, delay, queue, loss, per_flow })
+    Ok(LinkSpec {
+        name,
+        service,
+        delay,
+        queue,
+        loss,
+        per_flow,
+    })
 }
 
 fn limits(ctx: &Ctx<'_>, path: &str, packets: Option<u64>, bytes: Option<u64>) -> R<Limits> {
@@ -408,36 +588,75 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile) -> R<QueueConfig> {
     Ok(match q {
         QueueFile::Infinite => QueueConfig::Infinite,
         QueueFile::Droptail { packets, bytes } | QueueFile::Drophead { packets, bytes } => {
-            let kind = if matches!(q, QueueFile::Droptail { .. }) { "droptail" } else { "drophead" };
+            let kind = if matches!(q, QueueFile::Droptail { .. }) {
+                "droptail"
+            } else {
+                "drophead"
+            };
             if packets.is_none() && bytes.is_none() {
-                return Err(ctx.err(&at("kind"), format!("a {kind} queue needs `packets` and/or `bytes`")));
+                return Err(ctx.err(
+                    &at("kind"),
+                    format!("a {kind} queue needs `packets` and/or `bytes`"),
+                ));
             }
             let l = limits(ctx, path, packets, bytes)?;
-            if kind == "droptail" { QueueConfig::DropTail(l) } else { QueueConfig::DropHead(l) }
+            if kind == "droptail" {
+                QueueConfig::DropTail(l)
+            } else {
+                QueueConfig::DropHead(l)
+            }
         }
-        QueueFile::Red { min_bytes, max_bytes, max_p, weight, gentle, mean_packet_bytes, packets, bytes } => {
+        QueueFile::Red {
+            min_bytes,
+            max_bytes,
+            max_p,
+            weight,
+            gentle,
+            mean_packet_bytes,
+            packets,
+            bytes,
+        } => {
             let d = RedParams::default();
             let min_bytes = non_negative(ctx, &at("min_bytes"), min_bytes)?.unwrap_or(d.min_bytes);
             let max_bytes = positive(ctx, &at("max_bytes"), max_bytes)?.unwrap_or(d.max_bytes);
             if min_bytes >= max_bytes {
-                return Err(ctx.err(&at("max_bytes"), format!("must exceed min_bytes ({min_bytes})")));
+                return Err(ctx.err(
+                    &at("max_bytes"),
+                    format!("must exceed min_bytes ({min_bytes})"),
+                ));
             }
             QueueConfig::Red(RedParams {
                 min_bytes,
                 max_bytes,
-                max_p: check_range(ctx, &at("max_p"), max_p, 0.0, 1.0, "in [0, 1]")?.unwrap_or(d.max_p),
-                weight: check_range(ctx, &at("weight"), weight, 0.0, 1.0, "in [0, 1]")?.unwrap_or(d.weight),
+                max_p: check_range(ctx, &at("max_p"), max_p, 0.0, 1.0, "in [0, 1]")?
+                    .unwrap_or(d.max_p),
+                weight: check_range(ctx, &at("weight"), weight, 0.0, 1.0, "in [0, 1]")?
+                    .unwrap_or(d.weight),
                 gentle: gentle.unwrap_or(d.gentle),
-                mean_packet_bytes: mean_packet_bytes.map(|v| v.clamp(1, u32::MAX as u64) as u32).unwrap_or(d.mean_packet_bytes),
+                mean_packet_bytes: mean_packet_bytes
+                    .map(|v| v.clamp(1, u32::MAX as u64) as u32)
+                    .unwrap_or(d.mean_packet_bytes),
                 limit: limits(ctx, path, packets, bytes)?,
             })
         }
-        QueueFile::Codel { target_ms, interval_ms, mtu_bytes, packets, bytes } => {
+        QueueFile::Codel {
+            target_ms,
+            interval_ms,
+            mtu_bytes,
+            packets,
+            bytes,
+        } => {
             let d = CodelParams::default();
             QueueConfig::Codel(CodelParams {
-                target: positive(ctx, &at("target_ms"), target_ms)?.map(Dur::from_ms_f64).unwrap_or(d.target),
-                interval: positive(ctx, &at("interval_ms"), interval_ms)?.map(Dur::from_ms_f64).unwrap_or(d.interval),
-                mtu_bytes: mtu_bytes.map(|v| v.min(u32::MAX as u64) as u32).unwrap_or(d.mtu_bytes),
+                target: positive(ctx, &at("target_ms"), target_ms)?
+                    .map(Dur::from_ms_f64)
+                    .unwrap_or(d.target),
+                interval: positive(ctx, &at("interval_ms"), interval_ms)?
+                    .map(Dur::from_ms_f64)
+                    .unwrap_or(d.interval),
+                mtu_bytes: mtu_bytes
+                    .map(|v| v.min(u32::MAX as u64) as u32)
+                    .unwrap_or(d.mtu_bytes),
                 limit: limits(ctx, path, packets, bytes)?,
             })
         }
@@ -448,17 +667,29 @@ fn loss(ctx: &Ctx<'_>, path: &str, l: LossFile) -> R<LossConfig> {
     let at = |k: &str| format!("{path}.{k}");
     Ok(match l {
         LossFile::None => LossConfig::None,
-        LossFile::Bernoulli { p } => LossConfig::Bernoulli { p: probability(ctx, &at("p"), p, 0.0)? },
-        LossFile::GilbertElliott { p_gb, p_bg, loss_good, loss_bad } => LossConfig::GilbertElliott {
+        LossFile::Bernoulli { p } => LossConfig::Bernoulli {
+            p: probability(ctx, &at("p"), p, 0.0)?,
+        },
+        LossFile::GilbertElliott {
+            p_gb,
+            p_bg,
+            loss_good,
+            loss_bad,
+        } => LossConfig::GilbertElliott {
             p_gb: probability(ctx, &at("p_gb"), p_gb, 0.01)?,
             p_bg: probability(ctx, &at("p_bg"), p_bg, 0.3)?,
             loss_good: probability(ctx, &at("loss_good"), loss_good, 0.0)?,
             loss_bad: probability(ctx, &at("loss_bad"), loss_bad, 1.0)?,
         },
-        LossFile::RoundCorrelated { p } => LossConfig::RoundCorrelated { p: probability(ctx, &at("p"), Some(p), 0.0)? },
+        LossFile::RoundCorrelated { p } => LossConfig::RoundCorrelated {
+            p: probability(ctx, &at("p"), Some(p), 0.0)?,
+        },
         LossFile::BurstAfterLoss { p, window_ms } => {
             positive(ctx, &at("window_ms"), Some(window_ms))?;
-            LossConfig::BurstAfterLoss { p: probability(ctx, &at("p"), Some(p), 0.0)?, window: Dur::from_ms_f64(window_ms) }
+            LossConfig::BurstAfterLoss {
+                p: probability(ctx, &at("p"), Some(p), 0.0)?,
+                window: Dur::from_ms_f64(window_ms),
+            }
         }
         LossFile::List { mut packets } => {
             packets.sort_unstable();
@@ -470,7 +701,12 @@ fn loss(ctx: &Ctx<'_>, path: &str, l: LossFile) -> R<LossConfig> {
 
 /// Paper 002's round-correlated loss (specs/002-cmt.md A12) reads the sender's round from each
 /// packet: every packet crossing such a link must be the data of a transport that counts rounds.
-fn rounds_counted(ctx: &Ctx<'_>, links: &[LinkSpec], specs: &[(String, FlowSpec, u64)], dumbbell: Option<(usize, usize)>) -> R<()> {
+fn rounds_counted(
+    ctx: &Ctx<'_>,
+    links: &[LinkSpec],
+    specs: &[(String, FlowSpec, u64)],
+    dumbbell: Option<(usize, usize)>,
+) -> R<()> {
     for (k, l) in links.iter().enumerate() {
         if !matches!(l.loss, LossConfig::RoundCorrelated { .. }) {
             continue;
@@ -489,7 +725,11 @@ fn rounds_counted(ctx: &Ctx<'_>, links: &[LinkSpec], specs: &[(String, FlowSpec,
             } else {
                 continue;
             };
-            let at = if dumbbell.is_some() && k < 2 { format!("{}.loss", l.name) } else { format!("links.{}.loss", l.name) };
+            let at = if dumbbell.is_some() && k < 2 {
+                format!("{}.loss", l.name)
+            } else {
+                format!("links.{}.loss", l.name)
+            };
             return Err(ctx.err(&at, format!("round_correlated needs a transport that counts rounds (reliable or cmt): {why}")));
         }
     }
@@ -498,18 +738,33 @@ fn rounds_counted(ctx: &Ctx<'_>, links: &[LinkSpec], specs: &[(String, FlowSpec,
 
 /// `traffic = { kind = "onoff", ... }`: paper 000 §6.6 ON/OFF users (defaults = Table 3).
 /// Paper 000 Table 3's truncated log-normal, each value defaulting to the table's.
-fn lognormal_size(ctx: &Ctx<'_>, path: &str, mean_bytes: Option<f64>, std_bytes: Option<f64>, max_bytes: Option<f64>) -> R<crate::traffic::LogNormalSize> {
+fn lognormal_size(
+    ctx: &Ctx<'_>,
+    path: &str,
+    mean_bytes: Option<f64>,
+    std_bytes: Option<f64>,
+    max_bytes: Option<f64>,
+) -> R<crate::traffic::LogNormalSize> {
     let at = |k: &str| format!("{path}.{k}");
     let d = crate::traffic::LogNormalSize::default();
     let l = crate::traffic::LogNormalSize {
         mean_bytes: positive(ctx, &at("mean_bytes"), mean_bytes)?.unwrap_or(d.mean_bytes),
         std_bytes: non_negative(ctx, &at("std_bytes"), std_bytes)?.unwrap_or(d.std_bytes),
-        max_bytes: positive(ctx, &at("max_bytes"), max_bytes)?.map(|v| v as u64).unwrap_or(d.max_bytes),
+        max_bytes: positive(ctx, &at("max_bytes"), max_bytes)?
+            .map(|v| v as u64)
+            .unwrap_or(d.max_bytes),
     };
     // Rejection sampling needs a reasonable chance of a draw at or below the maximum.
     let (mu, sigma) = l.mu_sigma();
     if (l.max_bytes as f64).ln() < mu - 3.0 * sigma {
-        return Err(ctx.err(&at("max_bytes"), format!("{} is far below the size distribution (median {:.0} B)", l.max_bytes, mu.exp())));
+        return Err(ctx.err(
+            &at("max_bytes"),
+            format!(
+                "{} is far below the size distribution (median {:.0} B)",
+                l.max_bytes,
+                mu.exp()
+            ),
+        ));
     }
     Ok(l)
 }
@@ -518,9 +773,19 @@ fn traffic(ctx: &Ctx<'_>, path: &str, t: TrafficFile) -> R<crate::endpoint::App>
     let at = |k: &str| format!("{path}.{k}");
     Ok(match t {
         TrafficFile::Bulk => crate::endpoint::App::Bulk,
-        TrafficFile::Onoff { size, mean_bytes, std_bytes, max_bytes, alpha, min_bytes, off_mean_s } => {
+        TrafficFile::Onoff {
+            size,
+            mean_bytes,
+            std_bytes,
+            max_bytes,
+            alpha,
+            min_bytes,
+            off_mean_s,
+        } => {
             let d = crate::traffic::OnOffParams::default();
-            let off_mean = positive(ctx, &at("off_mean_s"), off_mean_s)?.map(Dur::from_secs_f64).unwrap_or(d.off_mean);
+            let off_mean = positive(ctx, &at("off_mean_s"), off_mean_s)?
+                .map(Dur::from_secs_f64)
+                .unwrap_or(d.off_mean);
             let size = match size.unwrap_or(SizeLawFile::Lognormal) {
                 SizeLawFile::Lognormal => {
                     for (k, v) in [("alpha", alpha), ("min_bytes", min_bytes)] {
@@ -528,9 +793,14 @@ fn traffic(ctx: &Ctx<'_>, path: &str, t: TrafficFile) -> R<crate::endpoint::App>
                             return Err(ctx.err(&at(k), "only for size = \"pareto\""));
                         }
                     }
-                    crate::traffic::FileSize::LogNormal(lognormal_size(ctx, path, mean_bytes, std_bytes, max_bytes)?)
+                    crate::traffic::FileSize::LogNormal(lognormal_size(
+                        ctx, path, mean_bytes, std_bytes, max_bytes,
+                    )?)
                 }
-                SizeLawFile::Pareto => crate::traffic::FileSize::Pareto(crate::traffic::pareto_size(alpha, mean_bytes, min_bytes, std_bytes, max_bytes).map_err(|(k, why)| ctx.err(&at(k), why))?),
+                SizeLawFile::Pareto => crate::traffic::FileSize::Pareto(
+                    crate::traffic::pareto_size(alpha, mean_bytes, min_bytes, std_bytes, max_bytes)
+                        .map_err(|(k, why)| ctx.err(&at(k), why))?,
+                ),
             };
             let p = crate::traffic::OnOffParams { size, off_mean };
             crate::endpoint::App::OnOff(p)
@@ -541,24 +811,40 @@ fn traffic(ctx: &Ctx<'_>, path: &str, t: TrafficFile) -> R<crate::endpoint::App>
 /// The flow's controller parameters must suit its path's propagation round trip (a trained model's
 /// delay range, say); the controller decides (`Params::check_round_trip`).
 fn check_round_trip(ctx: &Ctx<'_>, path: &str, f: &FlowSpec, sc: &Scenario) -> R<()> {
-    let Ok(info) = ccscope_cc::registry::find(&f.controller) else { return Ok(()) }; // python: checked by the bindings
+    let Ok(info) = ccscope_cc::registry::find(&f.controller) else {
+        return Ok(());
+    }; // python: checked by the bindings
     let rtt_ms = sc.round_trip(f).as_ms_f64();
     (info.check_round_trip)(&f.params, rtt_ms).map_err(|e| match e {
-        ccscope_cc::ParamError::Invalid { key, reason } => ctx.err(&format!("{path}.{key}"), reason),
+        ccscope_cc::ParamError::Invalid { key, reason } => {
+            ctx.err(&format!("{path}.{key}"), reason)
+        }
         other => ctx.err(&format!("{path}.controller"), other.to_string()),
     })
 }
 
 /// A route: link names, each known and none repeated.
-fn route(ctx: &Ctx<'_>, path: &str, names: &[String], links: &[LinkSpec], dumbbell: bool) -> R<Vec<usize>> {
+fn route(
+    ctx: &Ctx<'_>,
+    path: &str,
+    names: &[String],
+    links: &[LinkSpec],
+    dumbbell: bool,
+) -> R<Vec<usize>> {
     let mut out = Vec::with_capacity(names.len());
     for n in names {
         let l = links.iter().position(|x| &x.name == n).ok_or_else(|| {
             let all: Vec<&str> = links.iter().map(|x| x.name.as_str()).collect();
-            ctx.err(path, format!("unknown link `{n}` (links: {})", all.join(", ")))
+            ctx.err(
+                path,
+                format!("unknown link `{n}` (links: {})", all.join(", ")),
+            )
         })?;
         if dumbbell && l < 2 {
-            return Err(ctx.err(path, format!("`{n}` is the dumbbell's: a route names [links.NAME] links")));
+            return Err(ctx.err(
+                path,
+                format!("`{n}` is the dumbbell's: a route names [links.NAME] links"),
+            ));
         }
         if out.contains(&l) {
             return Err(ctx.err(path, format!("link `{n}` appears twice")));
@@ -575,42 +861,86 @@ fn route(ctx: &Ctx<'_>, path: &str, names: &[String], links: &[LinkSpec], dumbbe
 }
 
 /// `route` + `ack_route`, or `paths = [{ route, ack_route }, ...]`.
-fn paths(ctx: &Ctx<'_>, p: &str, f: &FlowFile, links: &[LinkSpec], dumbbell: bool) -> R<Vec<PathSpec>> {
+fn paths(
+    ctx: &Ctx<'_>,
+    p: &str,
+    f: &FlowFile,
+    links: &[LinkSpec],
+    dumbbell: bool,
+) -> R<Vec<PathSpec>> {
     let at = |k: &str| format!("{p}.{k}");
     let one = |r: &Vec<String>, a: &Vec<String>, rp: &str, ap: &str| -> R<PathSpec> {
-        Ok(PathSpec { route: route(ctx, rp, r, links, dumbbell)?, ack_route: route(ctx, ap, a, links, dumbbell)? })
+        Ok(PathSpec {
+            route: route(ctx, rp, r, links, dumbbell)?,
+            ack_route: route(ctx, ap, a, links, dumbbell)?,
+        })
     };
     match (&f.route, &f.ack_route, &f.paths) {
         (None, None, None) => Ok(Vec::new()),
         (Some(r), Some(a), None) => Ok(vec![one(r, a, &at("route"), &at("ack_route"))?]),
-        (Some(_), None, None) => Err(ctx.err(&at("route"), "a flow with a `route` needs an `ack_route` (the links its ACKs take)")),
+        (Some(_), None, None) => Err(ctx.err(
+            &at("route"),
+            "a flow with a `route` needs an `ack_route` (the links its ACKs take)",
+        )),
         (None, Some(_), None) => Err(ctx.err(&at("ack_route"), "an `ack_route` needs a `route`")),
         (_, _, Some(ps)) => {
             if f.route.is_some() || f.ack_route.is_some() {
-                return Err(ctx.err(&at("paths"), "give either `paths` or `route` and `ack_route`, not both"));
+                return Err(ctx.err(
+                    &at("paths"),
+                    "give either `paths` or `route` and `ack_route`, not both",
+                ));
             }
             if ps.is_empty() || ps.len() > u8::MAX as usize {
-                return Err(ctx.err(&at("paths"), "expected 1 to 255 { route = [...], ack_route = [...] } tables"));
+                return Err(ctx.err(
+                    &at("paths"),
+                    "expected 1 to 255 { route = [...], ack_route = [...] } tables",
+                ));
             }
             let mut out = Vec::with_capacity(ps.len());
             for (j, x) in ps.iter().enumerate() {
                 let pj = format!("{p}.paths[{j}]");
-                let r = x.route.as_ref().ok_or_else(|| ctx.err(&pj, "missing `route`: a path needs the links its data takes"))?;
-                let a = x.ack_route.as_ref().ok_or_else(|| ctx.err(&pj, "missing `ack_route`: a path needs the links its ACKs take"))?;
-                out.push(one(r, a, &format!("{pj}.route"), &format!("{pj}.ack_route"))?);
+                let r = x.route.as_ref().ok_or_else(|| {
+                    ctx.err(
+                        &pj,
+                        "missing `route`: a path needs the links its data takes",
+                    )
+                })?;
+                let a = x.ack_route.as_ref().ok_or_else(|| {
+                    ctx.err(
+                        &pj,
+                        "missing `ack_route`: a path needs the links its ACKs take",
+                    )
+                })?;
+                out.push(one(
+                    r,
+                    a,
+                    &format!("{pj}.route"),
+                    &format!("{pj}.ack_route"),
+                )?);
             }
             Ok(out)
         }
     }
 }
 
-fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool) -> R<(FlowSpec, u64)> {
+fn flow(
+    ctx: &Ctx<'_>,
+    p: &str,
+    ff: FlowFile,
+    links: &[LinkSpec],
+    dumbbell: bool,
+) -> R<(FlowSpec, u64)> {
     let at = |k: &str| format!("{p}.{k}");
-    let controller = ff.controller.clone().ok_or_else(|| ctx.err(&at("controller"), "missing: every flow needs a controller"))?;
+    let controller = ff
+        .controller
+        .clone()
+        .ok_or_else(|| ctx.err(&at("controller"), "missing: every flow needs a controller"))?;
     let mut f = FlowSpec::new(&controller);
     let count = ff.count.unwrap_or(1);
     f.start = Time::from_secs_f64(non_negative(ctx, &at("start_s"), ff.start_s)?.unwrap_or(0.0));
-    f.start_jitter = Dur::from_secs_f64(non_negative(ctx, &at("start_jitter_s"), ff.start_jitter_s)?.unwrap_or(0.0));
+    f.start_jitter = Dur::from_secs_f64(
+        non_negative(ctx, &at("start_jitter_s"), ff.start_jitter_s)?.unwrap_or(0.0),
+    );
     f.stop = positive(ctx, &at("stop_s"), ff.stop_s)?.map(Time::from_secs_f64);
     if f.stop.is_some_and(|s| s <= f.start) {
         return Err(ctx.err(&at("stop_s"), "must be later than start_s"));
@@ -624,25 +954,47 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
     if !f.paths.is_empty() {
         for (k, v) in [("delay_ms", ff.delay_ms), ("ack_delay_ms", ff.ack_delay_ms)] {
             if v.is_some() {
-                return Err(ctx.err(&at(k), "a flow with a route takes its delays from its links"));
+                return Err(ctx.err(
+                    &at(k),
+                    "a flow with a route takes its delays from its links",
+                ));
             }
         }
     }
     f.ack_path = match &ff.ack_path {
         None => AckPath::Same,
         Some(toml::Value::String(s)) if s == "same" => AckPath::Same,
-        Some(toml::Value::Integer(j)) if *j >= 0 && (*j as usize) < f.paths.len().max(1) => AckPath::Fixed(*j as u8),
-        Some(_) => return Err(ctx.err(&at("ack_path"), format!("expected \"same\" or a path index below {}", f.paths.len().max(1)))),
+        Some(toml::Value::Integer(j)) if *j >= 0 && (*j as usize) < f.paths.len().max(1) => {
+            AckPath::Fixed(*j as u8)
+        }
+        Some(_) => {
+            return Err(ctx.err(
+                &at("ack_path"),
+                format!(
+                    "expected \"same\" or a path index below {}",
+                    f.paths.len().max(1)
+                ),
+            ))
+        }
     };
     f.timeseries = ff.timeseries;
     if let Some(m) = &ff.monitor {
-        let l = links.iter().position(|x| &x.name == m).ok_or_else(|| ctx.err(&at("monitor"), format!("unknown link `{m}`")))?;
+        let l = links
+            .iter()
+            .position(|x| &x.name == m)
+            .ok_or_else(|| ctx.err(&at("monitor"), format!("unknown link `{m}`")))?;
         if !f.paths.iter().any(|p| p.route.contains(&l)) && !(f.paths.is_empty() && l == 0) {
-            return Err(ctx.err(&at("monitor"), format!("the flow's data does not cross `{m}`")));
+            return Err(ctx.err(
+                &at("monitor"),
+                format!("the flow's data does not cross `{m}`"),
+            ));
         }
         f.monitor = Some(l);
     }
-    for (k, v, slot) in [("packet_bytes", ff.packet_bytes, &mut f.packet_bytes), ("ack_bytes", ff.ack_bytes, &mut f.ack_bytes)] {
+    for (k, v, slot) in [
+        ("packet_bytes", ff.packet_bytes, &mut f.packet_bytes),
+        ("ack_bytes", ff.ack_bytes, &mut f.ack_bytes),
+    ] {
         if let Some(b) = v {
             if !(28..=65535).contains(&b) {
                 return Err(ctx.err(&at(k), "must be in 28..=65535"));
@@ -656,7 +1008,12 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
         TransportFile::Cmt => ccscope_cc::Transport::Cmt,
     });
     if let Some(m) = &ff.datagram_mode {
-        f.datagram_mode = crate::endpoint::datagram::DatagramMode::parse(m).ok_or_else(|| ctx.err(&at("datagram_mode"), format!("unknown mode `{m}` (known: standard, datagrump)")))?;
+        f.datagram_mode = crate::endpoint::datagram::DatagramMode::parse(m).ok_or_else(|| {
+            ctx.err(
+                &at("datagram_mode"),
+                format!("unknown mode `{m}` (known: standard, datagrump)"),
+            )
+        })?;
     }
     let think = Dur::from_secs_f64(non_negative(ctx, &at("think_s"), ff.think_s)?.unwrap_or(0.0));
     if let Some(sizes) = &ff.transfers_bytes {
@@ -664,34 +1021,69 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
         for v in sizes {
             match v.as_integer() {
                 Some(b) if b > 0 => packets.push((b as u64).div_ceil(f.packet_bytes as u64)),
-                _ => return Err(ctx.err(&at("transfers_bytes"), format!("`{v}` is not a positive integer"))),
+                _ => {
+                    return Err(ctx.err(
+                        &at("transfers_bytes"),
+                        format!("`{v}` is not a positive integer"),
+                    ))
+                }
             }
         }
         f.app = crate::endpoint::App::Transfers { packets, think };
     }
     if let Some(t) = ff.traffic.clone() {
         if f.app != crate::endpoint::App::Bulk {
-            return Err(ctx.err(&at("traffic"), "give either `traffic` or `transfers_bytes`, not both"));
+            return Err(ctx.err(
+                &at("traffic"),
+                "give either `traffic` or `transfers_bytes`, not both",
+            ));
         }
         f.app = traffic(ctx, &at("traffic"), t)?;
     }
     let d = crate::endpoint::RtoParams::default();
-    f.rto.min = positive(ctx, &at("min_rto_ms"), ff.min_rto_ms)?.map(Dur::from_ms_f64).unwrap_or(d.min);
-    f.rto.max = positive(ctx, &at("max_rto_ms"), ff.max_rto_ms)?.map(Dur::from_ms_f64).unwrap_or(d.max);
-    f.rto.initial = positive(ctx, &at("initial_rto_ms"), ff.initial_rto_ms)?.map(Dur::from_ms_f64).unwrap_or(d.initial);
+    f.rto.min = positive(ctx, &at("min_rto_ms"), ff.min_rto_ms)?
+        .map(Dur::from_ms_f64)
+        .unwrap_or(d.min);
+    f.rto.max = positive(ctx, &at("max_rto_ms"), ff.max_rto_ms)?
+        .map(Dur::from_ms_f64)
+        .unwrap_or(d.max);
+    f.rto.initial = positive(ctx, &at("initial_rto_ms"), ff.initial_rto_ms)?
+        .map(Dur::from_ms_f64)
+        .unwrap_or(d.initial);
     if f.rto.min > f.rto.max {
         return Err(ctx.err(&at("min_rto_ms"), "must not exceed max_rto_ms"));
     }
     // Socket buffers: a number, or "unlimited" (the default). RFC 7323 §2.3: a window is at most 2^30 B.
-    for (key, item) in [("rbuf_bytes", &ff.rbuf_bytes), ("sndbuf_bytes", &ff.sndbuf_bytes), ("read_rate_mbps", &ff.read_rate_mbps)] {
+    for (key, item) in [
+        ("rbuf_bytes", &ff.rbuf_bytes),
+        ("sndbuf_bytes", &ff.sndbuf_bytes),
+        ("read_rate_mbps", &ff.read_rate_mbps),
+    ] {
         let v = match item {
             None => None,
             Some(toml::Value::String(s)) if s == "unlimited" => None,
             Some(i) => match i.as_float().or_else(|| i.as_integer().map(|x| x as f64)) {
                 Some(x) if key == "read_rate_mbps" && x > 0.0 && x.is_finite() => Some(x),
-                Some(x) if key != "read_rate_mbps" && x.fract() == 0.0 && x >= f.packet_bytes as f64 && x <= (1u64 << 30) as f64 => Some(x),
-                _ if key == "read_rate_mbps" => return Err(ctx.err(&at(key), format!("expected a rate > 0 or \"unlimited\", got {i}"))),
-                _ => return Err(ctx.err(&at(key), format!("expected bytes in packet_bytes..=2^30 or \"unlimited\", got {i}"))),
+                Some(x)
+                    if key != "read_rate_mbps"
+                        && x.fract() == 0.0
+                        && x >= f.packet_bytes as f64
+                        && x <= (1u64 << 30) as f64 =>
+                {
+                    Some(x)
+                }
+                _ if key == "read_rate_mbps" => {
+                    return Err(ctx.err(
+                        &at(key),
+                        format!("expected a rate > 0 or \"unlimited\", got {i}"),
+                    ))
+                }
+                _ => {
+                    return Err(ctx.err(
+                        &at(key),
+                        format!("expected bytes in packet_bytes..=2^30 or \"unlimited\", got {i}"),
+                    ))
+                }
             },
         };
         match key {
@@ -701,7 +1093,10 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
         }
     }
     if f.buffers.read_rate.is_some() && f.buffers.rbuf_bytes.is_none() {
-        return Err(ctx.err(&at("read_rate_mbps"), "needs a limited rbuf_bytes (an unlimited buffer never closes the window)"));
+        return Err(ctx.err(
+            &at("read_rate_mbps"),
+            "needs a limited rbuf_bytes (an unlimited buffer never closes the window)",
+        ));
     }
     f.params = ff.params.clone();
     // A controller's input file (a markov model, a SAC table) named relative to the scenario is
@@ -711,7 +1106,8 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
             let mp = Path::new(m);
             if mp.is_relative() {
                 if let Some(full) = ctx.dir.as_ref().map(|d| d.join(mp)).filter(|c| c.exists()) {
-                    f.params.insert(key.into(), toml::Value::String(full.display().to_string()));
+                    f.params
+                        .insert(key.into(), toml::Value::String(full.display().to_string()));
                 }
             }
         }
@@ -724,7 +1120,12 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
     if f.transport() == ccscope_cc::Transport::Cmt {
         cmt(ctx, p, &ff, &mut f)?;
     } else {
-        for (k, given) in [("cmt_mode", ff.cmt_mode.is_some()), ("window_management", ff.window_management.is_some()), ("cwnd_limits_packets", ff.cwnd_limits_packets.is_some()), ("dynamic_rank", ff.dynamic_rank.is_some())] {
+        for (k, given) in [
+            ("cmt_mode", ff.cmt_mode.is_some()),
+            ("window_management", ff.window_management.is_some()),
+            ("cwnd_limits_packets", ff.cwnd_limits_packets.is_some()),
+            ("dynamic_rank", ff.dynamic_rank.is_some()),
+        ] {
             if given {
                 return Err(ctx.err(&at(k), "only a `transport = \"cmt\"` flow takes this key"));
             }
@@ -733,8 +1134,14 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
     // Built-in controllers are checked here so the error points into the file; Python ones are
     // checked by the bindings when the class is instantiated.
     if f.controller != "python" {
-        if let Err(e) = ccscope_cc::registry::find(&f.controller).and_then(|info| (info.build)(&f.params).map(|_| ())) {
-            let key = e.key().filter(|k| f.params.contains_key(*k)).unwrap_or("controller").to_string();
+        if let Err(e) = ccscope_cc::registry::find(&f.controller)
+            .and_then(|info| (info.build)(&f.params).map(|_| ()))
+        {
+            let key = e
+                .key()
+                .filter(|k| f.params.contains_key(*k))
+                .unwrap_or("controller")
+                .to_string();
             return Err(ctx.err(&at(&key), e.to_string()));
         }
     }
@@ -744,68 +1151,131 @@ fn flow(ctx: &Ctx<'_>, p: &str, ff: FlowFile, links: &[LinkSpec], dumbbell: bool
 fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {
     let at = |k: &str| format!("{p}.{k}");
     if f.controller != "sctp" {
-        return Err(ctx.err(&at("controller"), format!("a cmt association runs the `sctp` controller per destination, not `{}`", f.controller)));
+        return Err(ctx.err(
+            &at("controller"),
+            format!(
+                "a cmt association runs the `sctp` controller per destination, not `{}`",
+                f.controller
+            ),
+        ));
     }
     // One path is allowed: a single-homed association (paper 002 §6.1, Figs. 5-8).
     if f.paths.is_empty() {
         return Err(ctx.err(&at("paths"), "missing: a cmt flow needs `paths = [{ route, ack_route }, ...]` (one path is single-homed)"));
     }
     if f.buffers.rbuf_bytes.is_none() {
-        return Err(ctx.err(&at("rbuf_bytes"), "missing: a cmt association needs its shared receive buffer RBUF in bytes"));
+        return Err(ctx.err(
+            &at("rbuf_bytes"),
+            "missing: a cmt association needs its shared receive buffer RBUF in bytes",
+        ));
     }
-    for (k, given) in [("sndbuf_bytes", ff.sndbuf_bytes.is_some()), ("read_rate_mbps", ff.read_rate_mbps.is_some()), ("min_rto_ms", ff.min_rto_ms.is_some()), ("initial_rto_ms", ff.initial_rto_ms.is_some())] {
+    for (k, given) in [
+        ("sndbuf_bytes", ff.sndbuf_bytes.is_some()),
+        ("read_rate_mbps", ff.read_rate_mbps.is_some()),
+        ("min_rto_ms", ff.min_rto_ms.is_some()),
+        ("initial_rto_ms", ff.initial_rto_ms.is_some()),
+    ] {
         if given {
             return Err(ctx.err(&at(k), "not a cmt key: the send buffer is infinite, the application reads at once (paper 002 A18) and the RTO follows cmt_mode"));
         }
     }
     if f.app != crate::endpoint::App::Bulk {
-        return Err(ctx.err(&at(if ff.traffic.is_some() { "traffic" } else { "transfers_bytes" }), "a cmt association sends bulk data only"));
+        return Err(ctx.err(
+            &at(if ff.traffic.is_some() {
+                "traffic"
+            } else {
+                "transfers_bytes"
+            }),
+            "a cmt association sends bulk data only",
+        ));
     }
     if let Some(m) = &ff.cmt_mode {
         if !matches!(m.as_str(), "model" | "rfc4960") {
-            return Err(ctx.err(&at("cmt_mode"), format!("unknown mode `{m}` (known: model, rfc4960)")));
+            return Err(ctx.err(
+                &at("cmt_mode"),
+                format!("unknown mode `{m}` (known: model, rfc4960)"),
+            ));
         }
         if f.params.get("mode").is_some_and(|v| v.as_str() != Some(m)) {
-            return Err(ctx.err(&at("cmt_mode"), "contradicts the flow's `mode`: give one of them"));
+            return Err(ctx.err(
+                &at("cmt_mode"),
+                "contradicts the flow's `mode`: give one of them",
+            ));
         }
-        f.params.insert("mode".into(), toml::Value::String(m.clone()));
+        f.params
+            .insert("mode".into(), toml::Value::String(m.clone()));
     }
     // A packet is one chunk of one MTU: the windows count the flow's packets.
     match f.params.get("mtu_bytes").map(|v| v.as_integer()) {
         None => {
-            f.params.insert("mtu_bytes".into(), toml::Value::Integer(f.packet_bytes as i64));
+            f.params.insert(
+                "mtu_bytes".into(),
+                toml::Value::Integer(f.packet_bytes as i64),
+            );
         }
         Some(Some(m)) if m == f.packet_bytes as i64 => {}
-        Some(_) => return Err(ctx.err(&at("mtu_bytes"), format!("a cmt association's MTU is its packet size, packet_bytes = {}", f.packet_bytes))),
+        Some(_) => {
+            return Err(ctx.err(
+                &at("mtu_bytes"),
+                format!(
+                    "a cmt association's MTU is its packet size, packet_bytes = {}",
+                    f.packet_bytes
+                ),
+            ))
+        }
     }
     let n = f.paths.len();
     f.window_management = match (ff.window_management, &ff.cwnd_limits_packets) {
         (None | Some(WindowManagementFile::None), None) => WindowManagement::None,
-        (Some(WindowManagementFile::Dynamic), None) => WindowManagement::Dynamic(match ff.dynamic_rank.as_deref() {
-            None | Some("bandwidth") => Rank::Bandwidth,
-            Some("throughput") => Rank::Throughput,
-            Some(r) => return Err(ctx.err(&at("dynamic_rank"), format!("unknown rank `{r}` (known: bandwidth, throughput)"))),
-        }),
+        (Some(WindowManagementFile::Dynamic), None) => {
+            WindowManagement::Dynamic(match ff.dynamic_rank.as_deref() {
+                None | Some("bandwidth") => Rank::Bandwidth,
+                Some("throughput") => Rank::Throughput,
+                Some(r) => {
+                    return Err(ctx.err(
+                        &at("dynamic_rank"),
+                        format!("unknown rank `{r}` (known: bandwidth, throughput)"),
+                    ))
+                }
+            })
+        }
         (Some(WindowManagementFile::Static), None) => {
-            return Err(ctx.err(&at("window_management"), "static window management needs `cwnd_limits_packets`, one limit per path"));
+            return Err(ctx.err(
+                &at("window_management"),
+                "static window management needs `cwnd_limits_packets`, one limit per path",
+            ));
         }
         (Some(WindowManagementFile::Static), Some(limits)) => {
             if limits.len() != n {
-                return Err(ctx.err(&at("cwnd_limits_packets"), format!("{} limits for {n} paths: give one per path", limits.len())));
+                return Err(ctx.err(
+                    &at("cwnd_limits_packets"),
+                    format!("{} limits for {n} paths: give one per path", limits.len()),
+                ));
             }
             let mut v = Vec::with_capacity(n);
             for (j, &c) in limits.iter().enumerate() {
                 if !(1..=u32::MAX as i64).contains(&c) {
-                    return Err(ctx.err(&format!("{p}.cwnd_limits_packets[{j}]"), format!("{c}: a limit is at least 1 packet (paper 002 eq. 58)")));
+                    return Err(ctx.err(
+                        &format!("{p}.cwnd_limits_packets[{j}]"),
+                        format!("{c}: a limit is at least 1 packet (paper 002 eq. 58)"),
+                    ));
                 }
                 v.push(c as u32);
             }
             WindowManagement::Static(v)
         }
-        (_, Some(_)) => return Err(ctx.err(&at("cwnd_limits_packets"), "limits are for `window_management = \"static\"`")),
+        (_, Some(_)) => {
+            return Err(ctx.err(
+                &at("cwnd_limits_packets"),
+                "limits are for `window_management = \"static\"`",
+            ))
+        }
     };
     if ff.dynamic_rank.is_some() && !matches!(f.window_management, WindowManagement::Dynamic(_)) {
-        return Err(ctx.err(&at("dynamic_rank"), "a rank is for `window_management = \"dynamic\"`"));
+        return Err(ctx.err(
+            &at("dynamic_rank"),
+            "a rank is for `window_management = \"dynamic\"`",
+        ));
     }
     Ok(())
 }
@@ -822,35 +1292,97 @@ mod tests {
 
     #[test]
     fn serde_errors_name_the_field_path_and_its_line() {
-        let e = load(&OK.replace("delay_ms = 20", "delay_ms = \"x\"")).unwrap_err().to_string();
-        assert!(e.starts_with("s.toml:4: field `data_link.delay_ms`: invalid type: string"), "{e}");
-        let e = load(&OK.replace("delay_ms = 20", "delay_ms = 20\nbogus = 1")).unwrap_err().to_string();
-        assert!(e.starts_with("s.toml:5: field `data_link.bogus`: unknown key `bogus` (known: rate_mbps,") || e.starts_with("s.toml:5: field `data_link`"), "{e}");
-        let e = load(&OK.replace("delay_ms = 20", "delay_ms = 20\nqueue = { kind = \"fifo\" }")).unwrap_err().to_string();
-        assert!(e.starts_with("s.toml:5: field `data_link.queue") && e.contains("unknown value `fifo`"), "{e}");
-        let e = load(&OK.replace("delay_ms = 20", "delay_ms = 20\nqueue = { kind = \"droptail\", packet = 5 }")).unwrap_err().to_string();
-        assert!(e.starts_with("s.toml:5: field `data_link.queue") && e.contains("packet"), "{e}");
-        let e = load(&OK.replace("count = 2", "count = -2")).unwrap_err().to_string();
+        let e = load(&OK.replace("delay_ms = 20", "delay_ms = \"x\""))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("s.toml:4: field `data_link.delay_ms`: invalid type: string"),
+            "{e}"
+        );
+        let e = load(&OK.replace("delay_ms = 20", "delay_ms = 20\nbogus = 1"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "s.toml:5: field `data_link.bogus`: unknown key `bogus` (known: rate_mbps,"
+            ) || e.starts_with("s.toml:5: field `data_link`"),
+            "{e}"
+        );
+        let e = load(&OK.replace(
+            "delay_ms = 20",
+            "delay_ms = 20\nqueue = { kind = \"fifo\" }",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("s.toml:5: field `data_link.queue") && e.contains("unknown value `fifo`"),
+            "{e}"
+        );
+        let e = load(&OK.replace(
+            "delay_ms = 20",
+            "delay_ms = 20\nqueue = { kind = \"droptail\", packet = 5 }",
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("s.toml:5: field `data_link.queue") && e.contains("packet"),
+            "{e}"
+        );
+        let e = load(&OK.replace("count = 2", "count = -2"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("s.toml:8: field `flows[0].count`:"), "{e}");
-        let e = load(&OK.replace("duration_s = 10", "duration_s = nan")).unwrap_err().to_string();
-        assert!(e.starts_with("s.toml:1: field `duration_s`: NaN is not a finite number"), "{e}");
+        let e = load(&OK.replace("duration_s = 10", "duration_s = nan"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("s.toml:1: field `duration_s`: NaN is not a finite number"),
+            "{e}"
+        );
     }
 
     #[test]
     fn an_error_in_an_overridden_value_names_the_override_not_a_line() {
         let text = OK.replace("additive_increase = 1", "additive_increase = -7");
-        let e = load_scenario_with(&text, Some(Path::new("s.toml")), &[], &["flows.0.additive_increase".into()]).unwrap_err();
-        assert!(e.to_string().starts_with("s.toml: override `flows.0.additive_increase`: field `flows[0].additive_increase`:"), "{e}");
+        let e = load_scenario_with(
+            &text,
+            Some(Path::new("s.toml")),
+            &[],
+            &["flows.0.additive_increase".into()],
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "s.toml: override `flows.0.additive_increase`: field `flows[0].additive_increase`:"
+            ),
+            "{e}"
+        );
         // A value from the file still names its line.
-        let e = load_scenario_with(&text, Some(Path::new("s.toml")), &[], &["flows.0.count".into()]).unwrap_err();
-        assert!(e.to_string().starts_with("s.toml:7: field `flows[0].additive_increase`:"), "{e}");
+        let e = load_scenario_with(
+            &text,
+            Some(Path::new("s.toml")),
+            &[],
+            &["flows.0.count".into()],
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:7: field `flows[0].additive_increase`:"),
+            "{e}"
+        );
     }
 
     #[test]
     fn a_minimal_scenario_loads_with_defaults() {
         let s = load(OK).unwrap();
         assert_eq!(s.flows.len(), 2);
-        assert_eq!(s.flows[0].params.get("additive_increase").and_then(|v| v.as_integer()), Some(1));
+        assert_eq!(
+            s.flows[0]
+                .params
+                .get("additive_increase")
+                .and_then(|v| v.as_integer()),
+            Some(1)
+        );
         assert_eq!(s.links[1].delay, Dur::from_ms(20));
         assert_eq!(s.duration, Dur::from_ms(10_000));
     }
@@ -859,42 +1391,82 @@ mod tests {
     fn a_markov_model_must_cover_the_flows_propagation_round_trip() {
         use ccscope_cc::common::ccm::{Meta, Model};
         // Delay bins of 2 ms from 40 ms: [40, 60) ms.
-        let meta = Meta { quantize_ms: 2.0, d_min_ms: 40.0, d_max_ms: 59.0, w_min: 0, w_max: 1, n_d: 10, n_w: 2 };
+        let meta = Meta {
+            quantize_ms: 2.0,
+            d_min_ms: 40.0,
+            d_max_ms: 59.0,
+            w_min: 0,
+            w_max: 1,
+            n_d: 10,
+            n_w: 2,
+        };
         let rows: Vec<_> = (0..20u32).map(|s| vec![((s + 1) % 20, 1.0)]).collect();
         let path = std::env::temp_dir().join(format!("ccscope-config-{}.ccm", std::process::id()));
-        Model::from_rows(meta, &rows).expect("valid").write(&path).expect("write");
+        Model::from_rows(meta, &rows)
+            .expect("valid")
+            .write(&path)
+            .expect("write");
         let text = |delay: u32| {
             format!("duration_s = 1\n[data_link]\nrate_mbps = 12\ndelay_ms = {delay}\n[[flows]]\ncontroller = \"markov\"\nmodel = \"{}\"\n", path.display())
         };
         assert!(load(&text(20)).is_ok(), "40 ms round trip: inside");
         let e = load(&text(5)).unwrap_err().to_string();
-        assert!(e.starts_with("s.toml:7: field `flows[0].model`:") && e.contains("round trip is 10 ms"), "{e}");
+        assert!(
+            e.starts_with("s.toml:7: field `flows[0].model`:") && e.contains("round trip is 10 ms"),
+            "{e}"
+        );
         let e = load(&text(40)).unwrap_err().to_string();
-        assert!(e.contains("covers delays 40..59 ms") && e.contains("round trip is 80 ms"), "{e}");
+        assert!(
+            e.contains("covers delays 40..59 ms") && e.contains("round trip is 80 ms"),
+            "{e}"
+        );
         std::fs::remove_file(&path).ok();
     }
 
     #[test]
     fn errors_name_file_line_and_field() {
         let e = load(&OK.replace("rate_mbps = 12", "rate_mbps = -3")).unwrap_err();
-        assert_eq!(e.to_string(), "s.toml:3: field `data_link.rate_mbps`: -3 must be > 0");
+        assert_eq!(
+            e.to_string(),
+            "s.toml:3: field `data_link.rate_mbps`: -3 must be > 0"
+        );
         let e = load(&OK.replace("controller = \"aimd\"", "controller = \"nope\"")).unwrap_err();
-        assert!(e.to_string().starts_with("s.toml:6: field `flows[0].controller`: unknown controller `nope`"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:6: field `flows[0].controller`: unknown controller `nope`"),
+            "{e}"
+        );
         let e = load(&OK.replace("additive_increase = 1", "additive_incr = 1")).unwrap_err();
-        assert!(e.to_string().starts_with("s.toml:7: field `flows[0].additive_incr`: unknown parameter"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:7: field `flows[0].additive_incr`: unknown parameter"),
+            "{e}"
+        );
         let e = load(&OK.replace("additive_increase = 1", "decrease_factor = 7")).unwrap_err();
-        assert!(e.to_string().starts_with("s.toml:7: field `flows[0].decrease_factor`:"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:7: field `flows[0].decrease_factor`:"),
+            "{e}"
+        );
         let e = load(&format!("bogus = 1\n{OK}")).unwrap_err();
         assert!(e.to_string().contains("unknown key"), "{e}");
         let e = load("[data_link\n").unwrap_err();
         assert!(matches!(e, ConfigError::Syntax { line: 1, .. }), "{e}");
-        let e = load(&OK.replace("[data_link]\n", "[data_link]\nqueue = { kind = \"droptail\" }\n")).unwrap_err();
+        let e = load(&OK.replace(
+            "[data_link]\n",
+            "[data_link]\nqueue = { kind = \"droptail\" }\n",
+        ))
+        .unwrap_err();
         assert_eq!(e.field(), Some("data_link.queue.kind"));
     }
 
     #[test]
     fn a_missing_trace_is_reported_with_where_it_was_looked_for() {
         let e = load(&OK.replace("rate_mbps = 12", "trace = \"nope.down\"")).unwrap_err();
-        assert!(e.to_string().starts_with("s.toml:3: field `data_link.trace`: trace file `nope.down` not found"), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:3: field `data_link.trace`: trace file `nope.down` not found"),
+            "{e}"
+        );
     }
 }

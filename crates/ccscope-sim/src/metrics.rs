@@ -94,7 +94,13 @@ pub struct Bins {
 
 impl Bins {
     pub fn new(bin: Dur) -> Bins {
-        Bins { bin_ns: bin.as_ns().max(1), cur: 0, start_ns: 0, end_ns: 0, bins: Vec::new() }
+        Bins {
+            bin_ns: bin.as_ns().max(1),
+            cur: 0,
+            start_ns: 0,
+            end_ns: 0,
+            bins: Vec::new(),
+        }
     }
 
     pub fn bin_ns(&self) -> u64 {
@@ -114,7 +120,11 @@ impl Bins {
     #[cold]
     fn seek(&mut self, ns: u64) {
         let next = !self.bins.is_empty() && ns >= self.end_ns && ns - self.end_ns < self.bin_ns;
-        self.cur = if next { self.cur + 1 } else { (ns / self.bin_ns) as usize };
+        self.cur = if next {
+            self.cur + 1
+        } else {
+            (ns / self.bin_ns) as usize
+        };
         self.start_ns = self.cur as u64 * self.bin_ns;
         self.end_ns = self.start_ns.saturating_add(self.bin_ns);
         if self.cur >= self.bins.len() {
@@ -165,7 +175,10 @@ pub struct FlowStats {
 impl FlowStats {
     /// Statistics with time-series bins of width `bin` (`None`: no time series).
     pub fn new(bin: Option<Dur>) -> FlowStats {
-        FlowStats { bins: bin.map(Bins::new), ..Default::default() }
+        FlowStats {
+            bins: bin.map(Bins::new),
+            ..Default::default()
+        }
     }
 
     #[inline]
@@ -302,7 +315,11 @@ pub struct FlowSummary {
 impl FlowSummary {
     pub fn from_stats(s: &FlowStats, duration_ms: u64, capacity_mbps: f64) -> FlowSummary {
         let dur_s = duration_ms as f64 / 1000.0;
-        let tput = if dur_s > 0.0 { s.departed_bytes as f64 * 8.0 / dur_s / 1e6 } else { 0.0 };
+        let tput = if dur_s > 0.0 {
+            s.departed_bytes as f64 * 8.0 / dur_s / 1e6
+        } else {
+            0.0
+        };
         let sig = s.signal.histogram().percentile(0.95).map(|v| v as f64);
         let score = sig.filter(|&d| d > 0.0).map(|d| tput / (d / 1000.0));
         FlowSummary {
@@ -311,17 +328,33 @@ impl FlowSummary {
             dropped: s.dropped,
             duration_s: dur_s,
             throughput_mbps: tput,
-            goodput_mbps: if dur_s > 0.0 { s.goodput_bytes as f64 * 8.0 / dur_s / 1e6 } else { 0.0 },
-            first_tx_mbps: if dur_s > 0.0 { s.first_tx_bytes as f64 * 8.0 / dur_s / 1e6 } else { 0.0 },
+            goodput_mbps: if dur_s > 0.0 {
+                s.goodput_bytes as f64 * 8.0 / dur_s / 1e6
+            } else {
+                0.0
+            },
+            first_tx_mbps: if dur_s > 0.0 {
+                s.first_tx_bytes as f64 * 8.0 / dur_s / 1e6
+            } else {
+                0.0
+            },
             goodput_bytes: s.goodput_bytes,
             capacity_mbps,
-            utilization: if capacity_mbps > 0.0 { tput / capacity_mbps } else { 0.0 },
+            utilization: if capacity_mbps > 0.0 {
+                tput / capacity_mbps
+            } else {
+                0.0
+            },
             queue_delay_p95_ms: s.queue_delay.percentile(0.95).map(|v| v as f64),
             queue_delay_mean_ms: s.queue_delay.mean(),
             signal_delay_p95_ms: sig,
             one_way_delay_p95_ms: s.one_way.percentile(0.95).map(|v| v as f64 / 1e6),
             one_way_delay_mean_ms: s.one_way.mean().map(|v| v / 1e6),
-            loss_rate: if s.sent > 0 { s.dropped as f64 / s.sent as f64 } else { 0.0 },
+            loss_rate: if s.sent > 0 {
+                s.dropped as f64 / s.sent as f64
+            } else {
+                0.0
+            },
             score,
             log2_score: score.filter(|&x| x > 0.0).map(f64::log2),
             ..Default::default()
@@ -452,9 +485,18 @@ mod tests {
 
     /// Departures at arrival gaps and delays `steps`: the streaming statistic equals the batch one
     /// (count, percentiles, and the mean when asked).
-    fn streaming_matches_batch(steps: &[(u64, u64)], with_mean: bool) -> Result<(), proptest::test_runner::TestCaseError> {
+    fn streaming_matches_batch(
+        steps: &[(u64, u64)],
+        with_mean: bool,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
         let mut arr = 0;
-        let deps: Vec<(u64, u64)> = steps.iter().map(|&(da, d)| { arr += da; (arr, d) }).collect();
+        let deps: Vec<(u64, u64)> = steps
+            .iter()
+            .map(|&(da, d)| {
+                arr += da;
+                (arr, d)
+            })
+            .collect();
         let mut s = SignalDelay::default();
         for &(a, d) in &deps {
             s.on_departure(a, d);
@@ -489,7 +531,10 @@ mod tests {
         let sum: u128 = 7 + 3 + (4 + 1_000_000_003) * 1_000_000_000 / 2;
         assert_eq!(h.mean(), Some(sum as f64 / 1_000_000_002.0));
         // Sorted: 3, 4, 5, 6, 7, 7, 8, ...: exact below 2^20.
-        assert_eq!([1e-9, 4e-9, 5e-9, 6e-9].map(|q| h.percentile(q).unwrap()), [4, 7, 7, 8]);
+        assert_eq!(
+            [1e-9, 4e-9, 5e-9, 6e-9].map(|q| h.percentile(q).unwrap()),
+            [4, 7, 7, 8]
+        );
         assert!(s.heap_bytes() < 16 * 1024, "{}", s.heap_bytes());
     }
 
@@ -529,9 +574,22 @@ mod tests {
         assert_eq!(without.bins(), &[]);
         let b = with.bins();
         assert_eq!(b.len(), 23);
-        assert_eq!((b[0].ingress_bytes, b[2].departed_bytes, b[2].queue_delay_max_ms), (1500, 1500, 2));
-        assert_eq!((b[22].delivered_bytes, b[22].one_way_max_ns, b[22].cwnd), (1500, 22_000_000, 10));
-        assert_eq!(with.queue_delay.percentile(0.5), without.queue_delay.percentile(0.5));
+        assert_eq!(
+            (
+                b[0].ingress_bytes,
+                b[2].departed_bytes,
+                b[2].queue_delay_max_ms
+            ),
+            (1500, 1500, 2)
+        );
+        assert_eq!(
+            (b[22].delivered_bytes, b[22].one_way_max_ns, b[22].cwnd),
+            (1500, 22_000_000, 10)
+        );
+        assert_eq!(
+            with.queue_delay.percentile(0.5),
+            without.queue_delay.percentile(0.5)
+        );
     }
 
     #[test]

@@ -27,7 +27,15 @@ pub struct PacketLog {
 }
 
 impl PacketLog {
-    pub fn push(&mut self, t_ns: u64, ev: LogEvent, flow: i32, seq: u64, bytes: u32, delay_ms: u64) {
+    pub fn push(
+        &mut self,
+        t_ns: u64,
+        ev: LogEvent,
+        flow: i32,
+        seq: u64,
+        bytes: u32,
+        delay_ms: u64,
+    ) {
         self.time_ns.push(t_ns);
         self.event.push(ev as u8);
         self.flow.push(flow);
@@ -45,7 +53,10 @@ impl PacketLog {
     }
 
     pub fn write_mahimahi<W: Write>(&self, w: &mut W, with_drops: bool) -> io::Result<()> {
-        writeln!(w, "# mahimahi-compatible link log written by ccscope (times in ms)")?;
+        writeln!(
+            w,
+            "# mahimahi-compatible link log written by ccscope (times in ms)"
+        )?;
         writeln!(w, "# init timestamp: 0")?;
         writeln!(w, "# base timestamp: 0")?;
         for i in 0..self.len() {

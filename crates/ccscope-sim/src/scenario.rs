@@ -114,7 +114,10 @@ impl FlowSpec {
 
     /// Its transport: the one set, else its controller's default (datagram for a Python controller).
     pub fn transport(&self) -> Transport {
-        self.transport.unwrap_or_else(|| ccscope_cc::registry::find(&self.controller).map_or(Transport::Datagram, |c| c.transport))
+        self.transport.unwrap_or_else(|| {
+            ccscope_cc::registry::find(&self.controller)
+                .map_or(Transport::Datagram, |c| c.transport)
+        })
     }
 
     /// Whether its data and its ACKs cross link `l` (`dumbbell`: the scenario's, for a flow without paths).
@@ -125,7 +128,10 @@ impl FlowSpec {
         let data = self.paths.iter().any(|p| p.route.contains(&l));
         let acks = match self.ack_path {
             AckPath::Same => self.paths.iter().any(|p| p.ack_route.contains(&l)),
-            AckPath::Fixed(j) => self.paths.get(j as usize).is_some_and(|p| p.ack_route.contains(&l)),
+            AckPath::Fixed(j) => self
+                .paths
+                .get(j as usize)
+                .is_some_and(|p| p.ack_route.contains(&l)),
         };
         (data, acks)
     }
@@ -183,8 +189,15 @@ impl Scenario {
     /// Propagation round trip of a flow's first path (dumbbell overrides included).
     pub fn round_trip(&self, f: &FlowSpec) -> Dur {
         match (f.paths.first(), self.dumbbell) {
-            (Some(p), _) => p.route.iter().chain(&p.ack_route).map(|&l| self.links[l].delay).fold(Dur::ZERO, |a, b| a + b),
-            (None, Some((d, a))) => f.delay.unwrap_or(self.links[d].delay) + f.ack_delay.unwrap_or(self.links[a].delay),
+            (Some(p), _) => p
+                .route
+                .iter()
+                .chain(&p.ack_route)
+                .map(|&l| self.links[l].delay)
+                .fold(Dur::ZERO, |a, b| a + b),
+            (None, Some((d, a))) => {
+                f.delay.unwrap_or(self.links[d].delay) + f.ack_delay.unwrap_or(self.links[a].delay)
+            }
             (None, None) => Dur::ZERO,
         }
     }

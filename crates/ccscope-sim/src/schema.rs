@@ -78,8 +78,14 @@ pub struct LinkFile {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum QueueFile {
     Infinite,
-    Droptail { packets: Option<u64>, bytes: Option<u64> },
-    Drophead { packets: Option<u64>, bytes: Option<u64> },
+    Droptail {
+        packets: Option<u64>,
+        bytes: Option<u64>,
+    },
+    Drophead {
+        packets: Option<u64>,
+        bytes: Option<u64>,
+    },
     Red {
         min_bytes: Option<f64>,
         max_bytes: Option<f64>,
@@ -90,7 +96,13 @@ pub enum QueueFile {
         packets: Option<u64>,
         bytes: Option<u64>,
     },
-    Codel { target_ms: Option<f64>, interval_ms: Option<f64>, mtu_bytes: Option<u64>, packets: Option<u64>, bytes: Option<u64> },
+    Codel {
+        target_ms: Option<f64>,
+        interval_ms: Option<f64>,
+        mtu_bytes: Option<u64>,
+        packets: Option<u64>,
+        bytes: Option<u64>,
+    },
 }
 
 /// `loss = { kind = "...", ... }`.
@@ -98,13 +110,27 @@ pub enum QueueFile {
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum LossFile {
     None,
-    Bernoulli { p: Option<f64> },
-    GilbertElliott { p_gb: Option<f64>, p_bg: Option<f64>, loss_good: Option<f64>, loss_bad: Option<f64> },
-    List { packets: Vec<u64> },
+    Bernoulli {
+        p: Option<f64>,
+    },
+    GilbertElliott {
+        p_gb: Option<f64>,
+        p_bg: Option<f64>,
+        loss_good: Option<f64>,
+        loss_bad: Option<f64>,
+    },
+    List {
+        packets: Vec<u64>,
+    },
     /// Paper 002 eq. 7 (specs/002-cmt.md A12): per flow, the rest of a round is lost after its first loss.
-    RoundCorrelated { p: f64 },
+    RoundCorrelated {
+        p: f64,
+    },
     /// A12's robustness check: per flow, every packet within `window_ms` after a loss is lost.
-    BurstAfterLoss { p: f64, window_ms: f64 },
+    BurstAfterLoss {
+        p: f64,
+        window_ms: f64,
+    },
 }
 
 /// `traffic = { kind = "...", ... }` (paper 000 §6.6 ON/OFF users, defaults = its Table 3; with

@@ -23,7 +23,8 @@ use crate::scenario::{AckPath, App, FlowSpec, Scenario, TimeSeries};
 use crate::traffic::TransferPlan;
 
 /// Builds a flow's controller; the default knows the registry, the Python bindings add `python`.
-pub type ControllerFactory<'a> = dyn FnMut(usize, &FlowSpec) -> Result<AnyController, ParamError> + 'a;
+pub type ControllerFactory<'a> =
+    dyn FnMut(usize, &FlowSpec) -> Result<AnyController, ParamError> + 'a;
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -86,12 +87,24 @@ struct Hop {
 impl Hop {
     /// A hop for scenario link `k` (`owner`: the flow of a per-flow copy), its queue and loss
     /// drawing from the named random streams.
-    fn link(sc: &Scenario, k: usize, owner: Option<u32>, streams: (u64, u64), bin: Dur, log: bool) -> Hop {
+    fn link(
+        sc: &Scenario,
+        k: usize,
+        owner: Option<u32>,
+        streams: (u64, u64),
+        bin: Dur,
+        log: bool,
+    ) -> Hop {
         let spec = &sc.links[k];
-        let q = AnyQueue::new(&spec.queue, rng::stream(sc.seed, streams.0), mean_rate(&spec.service));
+        let q = AnyQueue::new(
+            &spec.queue,
+            rng::stream(sc.seed, streams.0),
+            mean_rate(&spec.service),
+        );
         // A per-flow copy carries its owner's packets only; a shared link may carry any flow's.
         let flows = owner.map_or(0..sc.flows.len() as u32, |f| f..f + 1);
-        let loss = LossModel::new(spec.loss.clone(), rng::stream(sc.seed, streams.1)).with_flows(flows);
+        let loss =
+            LossModel::new(spec.loss.clone(), rng::stream(sc.seed, streams.1)).with_flows(flows);
         Hop {
             spec: Some(k),
             owner,
@@ -110,7 +123,8 @@ impl HopStats {
     fn on_departure(&mut self, p: &Packet, left: Time) {
         self.departures += 1;
         self.departed_bytes += p.bytes as u64;
-        self.queue_delay_ms.record(left.as_ms_floor() - p.enqueued.as_ms_floor());
+        self.queue_delay_ms
+            .record(left.as_ms_floor() - p.enqueued.as_ms_floor());
     }
 }
 
@@ -199,15 +213,30 @@ impl RouteTable {
 impl Simulation {
     /// Build a simulation with the built-in controllers only.
     pub fn new(sc: &Scenario) -> Result<Simulation, ParamError> {
-        Self::with_factory(sc, &mut |_, f: &FlowSpec| ccscope_cc::build(&f.controller, &f.params))
+        Self::with_factory(sc, &mut |_, f: &FlowSpec| {
+            ccscope_cc::build(&f.controller, &f.params)
+        })
     }
 
-    pub fn with_factory(sc: &Scenario, factory: &mut ControllerFactory<'_>) -> Result<Simulation, ParamError> {
+    pub fn with_factory(
+        sc: &Scenario,
+        factory: &mut ControllerFactory<'_>,
+    ) -> Result<Simulation, ParamError> {
         let bin = sc.bin.max(Dur(1));
         // One hop per scenario link; the queue and loss streams of the dumbbell's two links keep the
         // stream numbers they always had (10 + k, 20 + k), so existing runs replay bit for bit.
-        let mut hops: Vec<Hop> =
-            (0..sc.links.len()).map(|k| Hop::link(sc, k, None, (10 + k as u64, 20 + k as u64), bin, sc.packet_log && k == sc.monitor)).collect();
+        let mut hops: Vec<Hop> = (0..sc.links.len())
+            .map(|k| {
+                Hop::link(
+                    sc,
+                    k,
+                    None,
+                    (10 + k as u64, 20 + k as u64),
+                    bin,
+                    sc.packet_log && k == sc.monitor,
+                )
+            })
+            .collect();
         let mut rt = RouteTable::default();
         let mut nets = Vec::with_capacity(sc.flows.len());
         let mut n_paths = 0;
@@ -215,11 +244,21 @@ impl Simulation {
             let paths: Vec<(u32, u32)> = if f.paths.is_empty() {
                 // The dumbbell: the flow's own delay lines carry the propagation delay, after the data
                 // link and before the ACK link; the two links themselves hand packets straight on.
-                let (d, a) = sc.dumbbell.expect("a flow without paths needs the dumbbell (checked by the loader)");
+                let (d, a) = sc
+                    .dumbbell
+                    .expect("a flow without paths needs the dumbbell (checked by the loader)");
                 // A flow's own delay line starts small: its ring is cycled through, so a big one
                 // would keep cold cache lines per flow (it grows to the flow's most in flight).
                 let mut delay_hop = |delay: Dur| {
-                    hops.push(Hop { spec: None, owner: None, link: None, pipe: Pipe::with_capacity(delay, 4), direct: false, cut_through: false, stats: HopStats::default() });
+                    hops.push(Hop {
+                        spec: None,
+                        owner: None,
+                        link: None,
+                        pipe: Pipe::with_capacity(delay, 4),
+                        direct: false,
+                        cut_through: false,
+                        stats: HopStats::default(),
+                    });
                     hops.len() as u32 - 1
                 };
                 let fwd = delay_hop(f.delay.unwrap_or(sc.links[d].delay));
@@ -238,7 +277,14 @@ impl Simulation {
                         return h;
                     }
                     let stream = (1u64 << 40) | ((fi as u64) << 16) | l as u64;
-                    hops.push(Hop::link(sc, l, Some(fi as u32), (stream, stream | (1 << 39)), bin, false));
+                    hops.push(Hop::link(
+                        sc,
+                        l,
+                        Some(fi as u32),
+                        (stream, stream | (1 << 39)),
+                        bin,
+                        false,
+                    ));
                     own.push((l, hops.len() as u32 - 1));
                     hops.len() as u32 - 1
                 };
@@ -253,13 +299,25 @@ impl Simulation {
             let first = rt.routes[paths[0].0 as usize];
             let route0 = &rt.hops[first.0 as usize..(first.0 + first.1) as usize];
             let monitor = match f.monitor {
-                Some(m) if sc.links[m].per_flow => *route0.iter().find(|&&h| hops[h as usize].spec == Some(m)).unwrap_or(&route0[0]),
+                Some(m) if sc.links[m].per_flow => *route0
+                    .iter()
+                    .find(|&&h| hops[h as usize].spec == Some(m))
+                    .unwrap_or(&route0[0]),
                 Some(m) => m as u32,
                 None if route0.contains(&(sc.monitor as u32)) => sc.monitor as u32,
                 // The last link of the route (not a dumbbell delay line).
-                None => *route0.iter().rev().find(|&&h| hops[h as usize].link.is_some()).unwrap_or(&route0[0]),
+                None => *route0
+                    .iter()
+                    .rev()
+                    .find(|&&h| hops[h as usize].link.is_some())
+                    .unwrap_or(&route0[0]),
             };
-            nets.push(FlowNet { path_base: n_paths, paths, ack_path: f.ack_path, monitor });
+            nets.push(FlowNet {
+                path_base: n_paths,
+                paths,
+                ack_path: f.ack_path,
+                monitor,
+            });
             n_paths += nets.last().map_or(0, |n| n.paths.len());
         }
         for (k, hop) in hops.iter_mut().enumerate() {
@@ -274,7 +332,8 @@ impl Simulation {
             monitored[n.monitor as usize] = true;
         }
         for (h, hop) in hops.iter_mut().enumerate() {
-            hop.cut_through = hop.link.is_some() && !monitored[h] && !(sc.packet_log && h == sc.monitor);
+            hop.cut_through =
+                hop.link.is_some() && !monitored[h] && !(sc.packet_log && h == sc.monitor);
         }
         if let Some((d, a)) = sc.dumbbell {
             // The dumbbell's links hand packets straight to the flows' own delay lines.
@@ -291,10 +350,15 @@ impl Simulation {
             // sets it, each flow gets its own stream derived from the scenario seed.
             let mut f_seeded;
             let f = match ccscope_cc::registry::find(&f.controller) {
-                Ok(info) if info.params.iter().any(|p| p.name == "seed") && !f.params.contains_key("seed") => {
+                Ok(info)
+                    if info.params.iter().any(|p| p.name == "seed")
+                        && !f.params.contains_key("seed") =>
+                {
                     f_seeded = f.clone();
                     let s = rng::stream(sc.seed, 1000 + i as u64).next_u64() >> 1;
-                    f_seeded.params.insert("seed".into(), toml::Value::Integer(s as i64));
+                    f_seeded
+                        .params
+                        .insert("seed".into(), toml::Value::Integer(s as i64));
                     &f_seeded
                 }
                 _ => f,
@@ -303,28 +367,51 @@ impl Simulation {
             let transport = f.transport();
             let plan = match &f.app {
                 App::Bulk => None,
-                App::Transfers { packets, think } => Some(TransferPlan::fixed(packets.clone(), *think)),
+                App::Transfers { packets, think } => {
+                    Some(TransferPlan::fixed(packets.clone(), *think))
+                }
                 // A new connection per ON period rebuilds built-in controllers from the same spec
                 // (injected seed included); a Python controller object is kept.
                 App::OnOff(p) => {
-                    let respawn = ccscope_cc::registry::find(&f.controller).is_ok().then(|| (f.controller.clone(), f.params.clone()));
+                    let respawn = ccscope_cc::registry::find(&f.controller)
+                        .is_ok()
+                        .then(|| (f.controller.clone(), f.params.clone()));
                     Some(TransferPlan::onoff(p, sc.seed, i, f.packet_bytes, respawn))
                 }
             };
             senders.push(match transport {
-                Transport::Datagram => Sender::Datagram(DatagramSender::new(i as u32, cc, f.packet_bytes, plan).with_mode(f.datagram_mode).with_paths(f.paths.len().max(1) as u8)),
-                Transport::Reliable => Sender::Reliable(ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto).with_buffers(f.buffers.rbuf_bytes, f.buffers.sndbuf_bytes)),
+                Transport::Datagram => Sender::Datagram(
+                    DatagramSender::new(i as u32, cc, f.packet_bytes, plan)
+                        .with_mode(f.datagram_mode)
+                        .with_paths(f.paths.len().max(1) as u8),
+                ),
+                Transport::Reliable => Sender::Reliable(
+                    ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto)
+                        .with_buffers(f.buffers.rbuf_bytes, f.buffers.sndbuf_bytes),
+                ),
                 Transport::Cmt => {
                     // One SCTP controller per destination, from the flow's `sctp` parameters.
-                    let sctp = ccscope_cc::registry::parse_params::<ccscope_cc::sctp::Params>("sctp", &f.params)?;
+                    let sctp = ccscope_cc::registry::parse_params::<ccscope_cc::sctp::Params>(
+                        "sctp", &f.params,
+                    )?;
                     // The loader requires a finite buffer for CMT; a hand-built spec without one gets 2^30 B.
                     let rbuf_bytes = f.buffers.rbuf_bytes.unwrap_or(1 << 30);
-                    let cfg = CmtConfig { sctp, rbuf_bytes, window_management: f.window_management.clone(), rto_max: f.rto.max };
+                    let cfg = CmtConfig {
+                        sctp,
+                        rbuf_bytes,
+                        window_management: f.window_management.clone(),
+                        rto_max: f.rto.max,
+                    };
                     Sender::Cmt(CmtSender::new(i as u32, f.packet_bytes, f.paths.len(), cfg))
                 }
             });
-            let receiver = Receiver::new(transport != Transport::Datagram, f.ack_bytes).with_buffer(f.buffers.recv_buffer());
-            receivers.push(if transport == Transport::Cmt { receiver.with_arrival_log() } else { receiver });
+            let receiver = Receiver::new(transport != Transport::Datagram, f.ack_bytes)
+                .with_buffer(f.buffers.recv_buffer());
+            receivers.push(if transport == Transport::Cmt {
+                receiver.with_arrival_log()
+            } else {
+                receiver
+            });
             let jitter = if f.start_jitter > Dur::ZERO {
                 use ccscope_core::rng::RngExt;
                 Dur(rng::stream(sc.seed, 100 + i as u64).gen_range(0..f.start_jitter.as_ns()))
@@ -348,7 +435,17 @@ impl Simulation {
             senders,
             receivers,
             controllers: sc.flows.iter().map(|f| f.controller.clone()).collect(),
-            stats: sc.flows.iter().map(|f| FlowStats::new(f.timeseries.unwrap_or(sc.timeseries == TimeSeries::Flows).then_some(bin))).collect(),
+            stats: sc
+                .flows
+                .iter()
+                .map(|f| {
+                    FlowStats::new(
+                        f.timeseries
+                            .unwrap_or(sc.timeseries == TimeSeries::Flows)
+                            .then_some(bin),
+                    )
+                })
+                .collect(),
             total: FlowStats::new((sc.timeseries != TimeSeries::None).then_some(bin)),
             bin_ns: bin.as_ns(),
             end: Time(sc.duration.as_ns()),
@@ -462,18 +559,24 @@ impl Simulation {
                     let d = d.max(now);
                     sc.timeout_gen = sc.timeout_gen.wrapping_add(1);
                     sc.timeout_at = Some(d);
-                    self.events.push(d, Phase::Normal, Ev::Timeout(f, sc.timeout_gen));
+                    self.events
+                        .push(d, Phase::Normal, Ev::Timeout(f, sc.timeout_gen));
                 }
             }
         }
         // An OFF period with nothing outstanding stops the controller's clock; the next ON period's
         // connection (or the same Python controller) asks again after the wake-up.
-        let want = if s.between_transfers() { None } else { s.next_timer() };
+        let want = if s.between_transfers() {
+            None
+        } else {
+            s.next_timer()
+        };
         if want != sc.timer_at {
             sc.timer_gen = sc.timer_gen.wrapping_add(1);
             sc.timer_at = want;
             if let Some(t) = want {
-                self.events.push(t.max(now), Phase::Normal, Ev::Timer(f, sc.timer_gen));
+                self.events
+                    .push(t.max(now), Phase::Normal, Ev::Timer(f, sc.timer_gen));
             }
         }
         let cwnd = s.cwnd();
@@ -526,7 +629,9 @@ impl Simulation {
         };
         if hop.cut_through {
             match link.arrive_cut_through(p, now, &mut self.drops) {
-                ccscope_net::Arrival::Held(Some(t)) => self.events.push(t, Phase::Late, Ev::Service(h)),
+                ccscope_net::Arrival::Held(Some(t)) => {
+                    self.events.push(t, Phase::Late, Ev::Service(h))
+                }
                 ccscope_net::Arrival::Held(None) => {}
                 ccscope_net::Arrival::Departs(p, left) => {
                     hop.stats.on_departure(&p, left);
@@ -544,7 +649,14 @@ impl Simulation {
             // Opportunities the idle link skipped came before this arrival: log them first.
             self.log_opportunities();
             if let Some(log) = &mut self.log {
-                log.push(now.as_ns(), LogEvent::Arrival, p.flow as i32, p.seq, p.bytes, 0);
+                log.push(
+                    now.as_ns(),
+                    LogEvent::Arrival,
+                    p.flow as i32,
+                    p.seq,
+                    p.bytes,
+                    0,
+                );
             }
         }
         self.account_drops(now, h);
@@ -552,9 +664,19 @@ impl Simulation {
 
     fn log_opportunities(&mut self) {
         let link = self.hops[self.monitor as usize].link.as_mut();
-        if let (Some(log), Some(opps)) = (&mut self.log, link.and_then(|l| l.capacity.pending_log.as_mut())) {
+        if let (Some(log), Some(opps)) = (
+            &mut self.log,
+            link.and_then(|l| l.capacity.pending_log.as_mut()),
+        ) {
             for ms in opps.drain(..) {
-                log.push(ms * 1_000_000, LogEvent::Opportunity, -1, 0, ccscope_net::MAHIMAHI_MTU, 0);
+                log.push(
+                    ms * 1_000_000,
+                    LogEvent::Opportunity,
+                    -1,
+                    0,
+                    ccscope_net::MAHIMAHI_MTU,
+                    0,
+                );
             }
         }
     }
@@ -571,7 +693,14 @@ impl Simulation {
                 self.total.on_drop(now);
                 if h == self.monitor {
                     if let Some(log) = &mut self.log {
-                        log.push(now.as_ns(), LogEvent::Drop, p.flow as i32, p.seq, p.bytes, 0);
+                        log.push(
+                            now.as_ns(),
+                            LogEvent::Drop,
+                            p.flow as i32,
+                            p.seq,
+                            p.bytes,
+                            0,
+                        );
                     }
                 }
             } else {
@@ -585,7 +714,10 @@ impl Simulation {
 
     /// Hop `h`'s serializer has departures due at `now`.
     fn service(&mut self, now: Time, h: u32) {
-        let link = self.hops[h as usize].link.as_mut().expect("only links are serviced");
+        let link = self.hops[h as usize]
+            .link
+            .as_mut()
+            .expect("only links are serviced");
         if let Some(t) = link.service(now, &mut self.out, &mut self.drops) {
             self.events.push(t, Phase::Late, Ev::Service(h));
         }
@@ -605,7 +737,14 @@ impl Simulation {
                 if h == self.monitor {
                     self.total.on_link_departure(now, p.enqueued, p.bytes);
                     if let Some(log) = &mut self.log {
-                        log.push(now.as_ns(), LogEvent::Departure, p.flow as i32, p.seq, p.bytes, delay);
+                        log.push(
+                            now.as_ns(),
+                            LogEvent::Departure,
+                            p.flow as i32,
+                            p.seq,
+                            p.bytes,
+                            delay,
+                        );
                     }
                 }
             }
@@ -637,7 +776,8 @@ impl Simulation {
                 self.acks_delivered += 1;
                 let ack = Ack::from_packet(&p, self.acks.take(p.ack));
                 let f = p.flow as usize;
-                let wake = self.senders[f].on_ack(now, &ack, &mut self.receivers[f], &mut self.sends);
+                let wake =
+                    self.senders[f].on_ack(now, &ack, &mut self.receivers[f], &mut self.sends);
                 self.set_wake(now, p.flow, wake);
                 self.after_sender(now, p.flow, false);
             }
@@ -710,7 +850,10 @@ impl Simulation {
             held[i].1 = hop.pipe.len() as u64;
         }
 
-        let mon = self.hops[self.monitor as usize].link.as_ref().expect("the monitor is a link");
+        let mon = self.hops[self.monitor as usize]
+            .link
+            .as_ref()
+            .expect("the monitor is a link");
         let cap = &mon.capacity;
         let (first, last) = match (self.total.first_ms, cap.first_ms) {
             (Some(a), Some(b)) => (a.min(b), self.total.last_ms.max(cap.last_ms)),
@@ -719,15 +862,28 @@ impl Simulation {
             (None, None) => (0, 0),
         };
         // Mahimahi: duration spans the first to the last logged event, opportunities included.
-        let dur_ms = if mon.is_trace() { last - first } else { end.as_ms_floor() };
-        let mbps = |bytes: u64, ms: u64| if ms > 0 { bytes as f64 * 8.0 / (ms as f64 / 1000.0) / 1e6 } else { 0.0 };
+        let dur_ms = if mon.is_trace() {
+            last - first
+        } else {
+            end.as_ms_floor()
+        };
+        let mbps = |bytes: u64, ms: u64| {
+            if ms > 0 {
+                bytes as f64 * 8.0 / (ms as f64 / 1000.0) / 1e6
+            } else {
+                0.0
+            }
+        };
         let cap_mbps = mbps(cap.total_bytes, dur_ms);
         // Other links' capacity is averaged over the whole run.
         let hop_cap = |h: u32| -> f64 {
             if h == self.monitor {
                 return cap_mbps;
             }
-            self.hops[h as usize].link.as_ref().map_or(0.0, |l| mbps(l.capacity.total_bytes, end.as_ms_floor()))
+            self.hops[h as usize]
+                .link
+                .as_ref()
+                .map_or(0.0, |l| mbps(l.capacity.total_bytes, end.as_ms_floor()))
         };
 
         let mut flows = Vec::with_capacity(n);
@@ -746,7 +902,8 @@ impl Simulation {
             s.counters = self.senders[i].counters();
             if self.senders[i].transport() == Transport::Cmt {
                 // Gap blocks the receiver held at most (paper 002: up to ~W/2 with unequal delays).
-                s.counters.push(("max_gap_blocks", self.receivers[i].max_gap_blocks));
+                s.counters
+                    .push(("max_gap_blocks", self.receivers[i].max_gap_blocks));
             }
             if let Some(p) = self.senders[i].plan() {
                 s.transfers_done = p.transfers_done;
@@ -769,13 +926,29 @@ impl Simulation {
         total.transfers_started = flows.iter().map(|f| f.transfers_started).sum();
         total.file_bytes_done = flows.iter().map(|f| f.file_bytes_done).sum();
         total.files_capped = flows.iter().map(|f| f.files_capped).sum();
-        total.largest_file_bytes = flows.iter().filter_map(|f| f.largest_file_bytes).reduce(f64::max);
+        total.largest_file_bytes = flows
+            .iter()
+            .filter_map(|f| f.largest_file_bytes)
+            .reduce(f64::max);
         let off_periods = self
             .senders
             .iter()
-            .map(|s| s.plan().map(|p| p.off_periods.iter().map(|&(a, b)| (a.as_secs_f64(), b.as_secs_f64())).collect()).unwrap_or_default())
+            .map(|s| {
+                s.plan()
+                    .map(|p| {
+                        p.off_periods
+                            .iter()
+                            .map(|&(a, b)| (a.as_secs_f64(), b.as_secs_f64()))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            })
             .collect();
-        let transfers = self.senders.iter().map(|s| s.plan().map(|p| p.periods.clone()).unwrap_or_default()).collect();
+        let transfers = self
+            .senders
+            .iter()
+            .map(|s| s.plan().map(|p| p.periods.clone()).unwrap_or_default())
+            .collect();
         let tputs: Vec<f64> = flows.iter().map(|f| f.throughput_mbps).collect();
 
         let sc_per_flow = &self.per_flow;
@@ -790,8 +963,16 @@ impl Simulation {
                 }
                 let st = &hop.stats;
                 let c = hop_cap(i as u32);
-                let secs = if i as u32 == self.monitor { dur_ms as f64 / 1000.0 } else { end.as_secs_f64() };
-                let tput = if secs > 0.0 { st.departed_bytes as f64 * 8.0 / secs / 1e6 } else { 0.0 };
+                let secs = if i as u32 == self.monitor {
+                    dur_ms as f64 / 1000.0
+                } else {
+                    end.as_secs_f64()
+                };
+                let tput = if secs > 0.0 {
+                    st.departed_bytes as f64 * 8.0 / secs / 1e6
+                } else {
+                    0.0
+                };
                 Some(LinkSummary {
                     name: match hop.owner {
                         Some(f) => format!("{}#{f}", self.link_names[k]),
@@ -840,7 +1021,11 @@ impl Simulation {
                 samples.push((i as u32, x.t.as_ns(), x.d_ms, x.w));
             }
         }
-        let cap = &self.hops[self.monitor as usize].link.as_ref().expect("the monitor is a link").capacity;
+        let cap = &self.hops[self.monitor as usize]
+            .link
+            .as_ref()
+            .expect("the monitor is a link")
+            .capacity;
         let mut bins: Vec<Vec<_>> = self.stats.iter().map(|s| s.bins().to_vec()).collect();
         let mut tb = self.total.bins().to_vec();
         let nb = cap.bins.len().max(tb.len());
@@ -859,7 +1044,12 @@ impl Simulation {
             bins,
             events: self.n_events,
             sim_end_s: end.as_secs_f64(),
-            acks: (self.acks_sent, self.acks_delivered, self.acks_dropped, acks_in_net),
+            acks: (
+                self.acks_sent,
+                self.acks_delivered,
+                self.acks_dropped,
+                acks_in_net,
+            ),
             cwnd: self.cwnd_log.take().unwrap_or_default(),
             samples,
             transfers,

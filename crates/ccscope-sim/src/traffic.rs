@@ -25,7 +25,11 @@ pub struct LogNormalSize {
 
 impl Default for LogNormalSize {
     fn default() -> Self {
-        LogNormalSize { mean_bytes: 4e6, std_bytes: 3.3e12f64.sqrt(), max_bytes: 10_000_000 }
+        LogNormalSize {
+            mean_bytes: 4e6,
+            std_bytes: 3.3e12f64.sqrt(),
+            max_bytes: 10_000_000,
+        }
     }
 }
 
@@ -51,7 +55,10 @@ impl ParetoSize {
     /// The k giving mean `mean_bytes`: E[X] = alpha k / (alpha - 1), so k = mean (alpha - 1) / alpha
     /// (specs/003-mtsc.md §1.2: the mean is held at 32 kB across alpha).
     pub fn with_mean(alpha: f64, mean_bytes: f64) -> ParetoSize {
-        ParetoSize { alpha, k_bytes: mean_bytes * (alpha - 1.0) / alpha }
+        ParetoSize {
+            alpha,
+            k_bytes: mean_bytes * (alpha - 1.0) / alpha,
+        }
     }
 
     pub fn mean_bytes(&self) -> f64 {
@@ -71,14 +78,31 @@ pub const PARETO_MEAN_BYTES: f64 = 32_000.0;
 /// The Pareto law of a scenario's `traffic` table, or the offending key and why. alpha must exceed 1
 /// (§2.1: for alpha <= 1 the mean is infinite, so no mean can be set or calibrated against); the
 /// size is given by its mean (k = mean (alpha - 1) / alpha) or by k itself, not both.
-pub fn pareto_size(alpha: Option<f64>, mean_bytes: Option<f64>, min_bytes: Option<f64>, std_bytes: Option<f64>, max_bytes: Option<f64>) -> Result<ParetoSize, (&'static str, String)> {
+pub fn pareto_size(
+    alpha: Option<f64>,
+    mean_bytes: Option<f64>,
+    min_bytes: Option<f64>,
+    std_bytes: Option<f64>,
+    max_bytes: Option<f64>,
+) -> Result<ParetoSize, (&'static str, String)> {
     if std_bytes.is_some() {
-        return Err(("std_bytes", "only for size = \"lognormal\" (a Pareto size has no finite variance for alpha <= 2)".into()));
+        return Err((
+            "std_bytes",
+            "only for size = \"lognormal\" (a Pareto size has no finite variance for alpha <= 2)"
+                .into(),
+        ));
     }
     if max_bytes.is_some() {
-        return Err(("max_bytes", "only for size = \"lognormal\": Pareto sizes are untruncated (specs/003-mtsc.md §1.2)".into()));
+        return Err((
+            "max_bytes",
+            "only for size = \"lognormal\": Pareto sizes are untruncated (specs/003-mtsc.md §1.2)"
+                .into(),
+        ));
     }
-    let alpha = alpha.ok_or(("alpha", "missing: a Pareto size needs its shape alpha (> 1)".to_string()))?;
+    let alpha = alpha.ok_or((
+        "alpha",
+        "missing: a Pareto size needs its shape alpha (> 1)".to_string(),
+    ))?;
     if !alpha.is_finite() || alpha <= 1.0 {
         return Err(("alpha", format!("{alpha}: must be a finite number > 1 (paper 003 §2.1: for alpha <= 1 the Pareto mean is infinite)")));
     }
@@ -92,9 +116,18 @@ pub fn pareto_size(alpha: Option<f64>, mean_bytes: Option<f64>, min_bytes: Optio
         }
     };
     match (mean_bytes, min_bytes) {
-        (Some(_), Some(_)) => Err(("min_bytes", "give either mean_bytes or min_bytes (the Pareto k), not both".into())),
-        (None, Some(k)) => Ok(ParetoSize { alpha, k_bytes: bytes("min_bytes", k)? }),
-        (m, None) => Ok(ParetoSize::with_mean(alpha, bytes("mean_bytes", m.unwrap_or(PARETO_MEAN_BYTES))?)),
+        (Some(_), Some(_)) => Err((
+            "min_bytes",
+            "give either mean_bytes or min_bytes (the Pareto k), not both".into(),
+        )),
+        (None, Some(k)) => Ok(ParetoSize {
+            alpha,
+            k_bytes: bytes("min_bytes", k)?,
+        }),
+        (m, None) => Ok(ParetoSize::with_mean(
+            alpha,
+            bytes("mean_bytes", m.unwrap_or(PARETO_MEAN_BYTES))?,
+        )),
     }
 }
 
@@ -121,7 +154,10 @@ pub struct OnOffParams {
 
 impl Default for OnOffParams {
     fn default() -> Self {
-        OnOffParams { size: FileSize::LogNormal(LogNormalSize::default()), off_mean: Dur::from_ms(60_000) }
+        OnOffParams {
+            size: FileSize::LogNormal(LogNormalSize::default()),
+            off_mean: Dur::from_ms(60_000),
+        }
     }
 }
 
@@ -162,11 +198,19 @@ impl OnOffGen {
         let size = match p.size {
             FileSize::LogNormal(l) => {
                 let (mu, sigma) = l.mu_sigma();
-                SizeGen::LogNormal { law: LogNormal::new(mu, sigma).expect("sigma >= 0 and finite (validated by the config)"), max_bytes: l.max_bytes }
+                SizeGen::LogNormal {
+                    law: LogNormal::new(mu, sigma)
+                        .expect("sigma >= 0 and finite (validated by the config)"),
+                    max_bytes: l.max_bytes,
+                }
             }
             FileSize::Pareto(x) => SizeGen::Pareto(x),
         };
-        OnOffGen { rng: rng::stream(seed, ONOFF_STREAM + flow as u64), size, off: Exp::new(1.0 / p.off_mean.as_secs_f64().max(1e-9)).expect("rate > 0") }
+        OnOffGen {
+            rng: rng::stream(seed, ONOFF_STREAM + flow as u64),
+            size,
+            off: Exp::new(1.0 / p.off_mean.as_secs_f64().max(1e-9)).expect("rate > 0"),
+        }
     }
 }
 
@@ -188,11 +232,22 @@ impl Iterator for OnOffGen {
                 // u in (0, 1]: 1 - [0, 1); u = 1 gives k, and the largest draw is k 2^(53/alpha).
                 let u = 1.0 - self.rng.gen::<f64>();
                 let x = law.quantile_of_survival(u);
-                (if x >= MAX_FILE_BYTES as f64 { MAX_FILE_BYTES } else { (x.ceil() as u64).max(1) }, x)
+                (
+                    if x >= MAX_FILE_BYTES as f64 {
+                        MAX_FILE_BYTES
+                    } else {
+                        (x.ceil() as u64).max(1)
+                    },
+                    x,
+                )
             }
         };
         let off = Dur::from_secs_f64(self.off.sample(&mut self.rng));
-        Some(Period { bytes, off, drawn_bytes })
+        Some(Period {
+            bytes,
+            off,
+            drawn_bytes,
+        })
     }
 }
 
@@ -202,8 +257,15 @@ pub fn onoff_sequence(p: &OnOffParams, seed: u64, flow: usize, n: usize) -> Vec<
 }
 
 enum Source {
-    Fixed { packets: Vec<u64>, think: Dur, next: usize },
-    OnOff { gen: OnOffGen, packet_bytes: u32 },
+    Fixed {
+        packets: Vec<u64>,
+        think: Dur,
+        next: usize,
+    },
+    OnOff {
+        gen: OnOffGen,
+        packet_bytes: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -211,9 +273,16 @@ enum Phase {
     NotStarted,
     /// Sending sequence numbers below `end`; the transfer (of `bytes`, 0 for fixed transfers,
     /// which are counted in packets) began at `began`.
-    On { end: u64, began: Time, off_after: Dur, bytes: u64 },
+    On {
+        end: u64,
+        began: Time,
+        off_after: Dur,
+        bytes: u64,
+    },
     /// Idle until `until`.
-    Off { until: Time },
+    Off {
+        until: Time,
+    },
     Exhausted,
 }
 
@@ -253,23 +322,60 @@ pub enum Poll {
 impl TransferPlan {
     /// A fixed list of transfers on one connection, `think` apart.
     pub fn fixed(packets: Vec<u64>, think: Dur) -> TransferPlan {
-        Self::with(Source::Fixed { packets, think, next: 0 }, None)
+        Self::with(
+            Source::Fixed {
+                packets,
+                think,
+                next: 0,
+            },
+            None,
+        )
     }
 
     /// ON/OFF periods drawn from (seed, flow); each ON period after the first opens a new
     /// connection, with a controller rebuilt from `respawn` when given.
-    pub fn onoff(p: &OnOffParams, seed: u64, flow: usize, packet_bytes: u32, respawn: Option<(String, toml::Table)>) -> TransferPlan {
-        Self::with(Source::OnOff { gen: OnOffGen::new(p, seed, flow), packet_bytes }, respawn)
+    pub fn onoff(
+        p: &OnOffParams,
+        seed: u64,
+        flow: usize,
+        packet_bytes: u32,
+        respawn: Option<(String, toml::Table)>,
+    ) -> TransferPlan {
+        Self::with(
+            Source::OnOff {
+                gen: OnOffGen::new(p, seed, flow),
+                packet_bytes,
+            },
+            respawn,
+        )
     }
 
     fn with(source: Source, respawn: Option<(String, toml::Table)>) -> TransferPlan {
-        TransferPlan { source, phase: Phase::NotStarted, periods: Vec::new(), off_periods: Vec::new(), transfers_done: 0, fct_sum: Dur::ZERO, transfers_started: 0, file_bytes_done: 0, largest_drawn_bytes: None, files_capped: 0, respawn, retired_samples: Vec::new(), retired_counters: Vec::new() }
+        TransferPlan {
+            source,
+            phase: Phase::NotStarted,
+            periods: Vec::new(),
+            off_periods: Vec::new(),
+            transfers_done: 0,
+            fct_sum: Dur::ZERO,
+            transfers_started: 0,
+            file_bytes_done: 0,
+            largest_drawn_bytes: None,
+            files_capped: 0,
+            respawn,
+            retired_samples: Vec::new(),
+            retired_counters: Vec::new(),
+        }
     }
 
     /// The next transfer: (packets, OFF time after it, bytes).
     fn draw(&mut self) -> Option<(u64, Dur, u64)> {
         match &mut self.source {
-            Source::Fixed { packets, think, next } => {
+            Source::Fixed {
+                packets,
+                think,
+                next,
+            } => {
                 let n = *packets.get(*next)?;
                 *next += 1;
                 Some((n, *think, 0))
@@ -277,7 +383,10 @@ impl TransferPlan {
             Source::OnOff { gen, packet_bytes } => {
                 let p = gen.next()?;
                 self.periods.push(p);
-                self.largest_drawn_bytes = Some(self.largest_drawn_bytes.map_or(p.drawn_bytes, |m| m.max(p.drawn_bytes)));
+                self.largest_drawn_bytes = Some(
+                    self.largest_drawn_bytes
+                        .map_or(p.drawn_bytes, |m| m.max(p.drawn_bytes)),
+                );
                 self.files_capped += p.capped() as u64;
                 Some((p.bytes.div_ceil(*packet_bytes as u64), p.off, p.bytes))
             }
@@ -288,7 +397,12 @@ impl TransferPlan {
         self.phase = match self.draw() {
             Some((n, off_after, bytes)) => {
                 self.transfers_started += 1;
-                Phase::On { end: seq.saturating_add(n), began: now, off_after, bytes }
+                Phase::On {
+                    end: seq.saturating_add(n),
+                    began: now,
+                    off_after,
+                    bytes,
+                }
             }
             None => Phase::Exhausted,
         };
@@ -306,8 +420,13 @@ impl TransferPlan {
         match self.phase {
             Phase::Off { until } if now >= until => {
                 self.begin(now, seq);
-                let new_conn = matches!(self.source, Source::OnOff { .. }) && matches!(self.phase, Phase::On { .. });
-                if new_conn { Poll::NewConnection } else { Poll::Nothing }
+                let new_conn = matches!(self.source, Source::OnOff { .. })
+                    && matches!(self.phase, Phase::On { .. });
+                if new_conn {
+                    Poll::NewConnection
+                } else {
+                    Poll::Nothing
+                }
             }
             _ => Poll::Nothing,
         }
@@ -320,12 +439,20 @@ impl TransferPlan {
 
     /// Every packet below `upto` is resolved (ACKed, or for datagrams, declared lost).
     pub fn on_resolved(&mut self, now: Time, upto: u64) {
-        if let Phase::On { end, began, off_after, bytes } = self.phase {
+        if let Phase::On {
+            end,
+            began,
+            off_after,
+            bytes,
+        } = self.phase
+        {
             if upto >= end {
                 self.transfers_done += 1;
                 self.file_bytes_done += bytes;
                 self.fct_sum = self.fct_sum + (now - began);
-                self.phase = Phase::Off { until: now + off_after };
+                self.phase = Phase::Off {
+                    until: now + off_after,
+                };
                 self.off_periods.push((now, now + off_after));
             }
         }
@@ -349,7 +476,8 @@ impl TransferPlan {
         let (name, params) = self.respawn.as_ref()?;
         let cc = ccscope_cc::build(name, params).ok()?;
         self.retired_samples.extend(old.take_samples());
-        self.retired_counters = add_counters(std::mem::take(&mut self.retired_counters), &old.counters());
+        self.retired_counters =
+            add_counters(std::mem::take(&mut self.retired_counters), &old.counters());
         Some(cc)
     }
 
@@ -366,7 +494,10 @@ impl TransferPlan {
 }
 
 /// `a` plus `b`, by counter name (names keep their first order).
-pub fn add_counters(mut a: Vec<(&'static str, u64)>, b: &[(&'static str, u64)]) -> Vec<(&'static str, u64)> {
+pub fn add_counters(
+    mut a: Vec<(&'static str, u64)>,
+    b: &[(&'static str, u64)],
+) -> Vec<(&'static str, u64)> {
     for &(k, v) in b {
         match a.iter_mut().find(|(n, _)| *n == k) {
             Some((_, x)) => *x = x.saturating_add(v),

@@ -61,8 +61,15 @@ fn the_packet_path_does_not_allocate_per_packet() {
         // refits its delay profile once a second with work arrays sized by the windows it has seen,
         // so its count grows a little with the windows (not the packets): 7.1k, 8.3k, 9.0k allocations
         // at 12, 48, 96 Mbit/s for 38k, 146k, 283k packets.
-        let bound = if cc == "verus" { extra_packets / 50 } else { 200 };
-        assert!(extra_allocs < bound, "{cc}: {extra_allocs} more allocations for {extra_packets} more packets");
+        let bound = if cc == "verus" {
+            extra_packets / 50
+        } else {
+            200
+        };
+        assert!(
+            extra_allocs < bound,
+            "{cc}: {extra_allocs} more allocations for {extra_packets} more packets"
+        );
     }
 }
 
@@ -73,7 +80,10 @@ fn cmt_allocs_per_run(k: u64) -> (u64, u64) {
         &ccscope_sim::bench::cmt_two_paths_toml(40)
             .replace("rate_mbps = 21", &format!("rate_mbps = {}", 21 * k))
             .replace("rate_mbps = 20", &format!("rate_mbps = {}", 20 * k))
-            .replace("rbuf_bytes = 128000", &format!("rbuf_bytes = {}", 128_000 * k)),
+            .replace(
+                "rbuf_bytes = 128000",
+                &format!("rbuf_bytes = {}", 128_000 * k),
+            ),
     )
 }
 
@@ -87,5 +97,8 @@ fn the_cmt_association_does_not_allocate_per_packet() {
     assert!(extra_packets > 100_000, "{extra_packets}");
     // Rings (TSNs, per-destination lists, the receiver's bitmap and arrival log) grow with the
     // window a few times, never per packet.
-    assert!(extra_allocs < 200, "{extra_allocs} more allocations for {extra_packets} more packets");
+    assert!(
+        extra_allocs < 200,
+        "{extra_allocs} more allocations for {extra_packets} more packets"
+    );
 }

@@ -10,7 +10,9 @@ fn traces() -> PathBuf {
 }
 
 fn example(name: &str) -> Scenario {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/examples").join(format!("{name}.toml"));
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../python/ccscope/examples")
+        .join(format!("{name}.toml"));
     let text = std::fs::read_to_string(&p).unwrap();
     load_scenario(&text, Some(&p), &[traces()]).unwrap()
 }
@@ -21,7 +23,12 @@ fn run(sc: &Scenario) -> RunResult {
 
 fn assert_conserved(r: &RunResult) {
     for f in r.flows.iter().chain(std::iter::once(&r.total)) {
-        assert_eq!(f.sent, f.delivered + f.dropped + f.in_flight, "conservation broken for {:?}", f.flow);
+        assert_eq!(
+            f.sent,
+            f.delivered + f.dropped + f.in_flight,
+            "conservation broken for {:?}",
+            f.flow
+        );
     }
     let (s, d, x, i) = r.acks;
     assert_eq!(s, d + x + i, "ACK conservation");
@@ -29,7 +36,17 @@ fn assert_conserved(r: &RunResult) {
 
 #[test]
 fn every_example_conserves_packets() {
-    for name in ["datagrump", "aimd", "delay_triggered", "aiad", "mimd", "timely", "queue_gradient", "constant_rate", "red_lossy"] {
+    for name in [
+        "datagrump",
+        "aimd",
+        "delay_triggered",
+        "aiad",
+        "mimd",
+        "timely",
+        "queue_gradient",
+        "constant_rate",
+        "red_lossy",
+    ] {
         let r = run(&example(name));
         assert_conserved(&r);
         assert!(r.total.delivered > 0, "{name} delivered nothing");
@@ -51,10 +68,17 @@ fn fixed_window_sweep_shows_paper_001_section_1_shape() {
     let mut res = Vec::new();
     for w in [1, 2, 5, 10, 20, 50, 100, 200, 500] {
         let mut sc = example("fixed");
-        sc.flows[0].params.insert("window".into(), toml::Value::Integer(w));
+        sc.flows[0]
+            .params
+            .insert("window".into(), toml::Value::Integer(w));
         let r = run(&sc);
         assert_conserved(&r);
-        res.push((w, r.total.throughput_mbps, r.total.signal_delay_p95_ms.unwrap(), r.total.score.unwrap()));
+        res.push((
+            w,
+            r.total.throughput_mbps,
+            r.total.signal_delay_p95_ms.unwrap(),
+            r.total.score.unwrap(),
+        ));
     }
     for pair in res.windows(2) {
         // Throughput never falls as the window grows (small tolerance for trace timing).
@@ -63,7 +87,10 @@ fn fixed_window_sweep_shows_paper_001_section_1_shape() {
     // Delay rises with the window once the link is saturated.
     assert!(res[8].2 > res[5].2 && res[5].2 > res[3].2, "{res:?}");
     // Window 2 beats window 1 on throughput without worse delay.
-    assert!(res[1].1 > res[0].1 && res[1].2 <= res[0].2 * 1.05, "{res:?}");
+    assert!(
+        res[1].1 > res[0].1 && res[1].2 <= res[0].2 * 1.05,
+        "{res:?}"
+    );
     // The best score lies between windows 5 and 20.
     let best = res.iter().max_by(|a, b| a.3.total_cmp(&b.3)).unwrap();
     assert!((5..=20).contains(&best.0), "best window {best:?}");
@@ -72,7 +99,15 @@ fn fixed_window_sweep_shows_paper_001_section_1_shape() {
 #[test]
 #[ignore = "prints the contest figures; run with --ignored --nocapture"]
 fn print_contest_figures() {
-    for name in ["fixed", "aimd", "delay_triggered", "aiad", "mimd", "timely", "queue_gradient"] {
+    for name in [
+        "fixed",
+        "aimd",
+        "delay_triggered",
+        "aiad",
+        "mimd",
+        "timely",
+        "queue_gradient",
+    ] {
         let r = run(&example(name));
         let t = &r.total;
         println!("{name:16} tput {:.3} cap {:.3} util {:.3} qd95 {:?} sig95 {:?} owd95 {:?} score {:.2} ev {}", t.throughput_mbps, t.capacity_mbps, t.utilization, t.queue_delay_p95_ms, t.signal_delay_p95_ms, t.one_way_delay_p95_ms, t.score.unwrap_or(0.0), r.events);
@@ -95,9 +130,19 @@ fn a_once_trace_run_uses_the_last_opportunity_of_the_trace() {
 
 #[test]
 fn datagram_mode_is_read_from_the_flow_and_an_unknown_one_names_the_known_modes() {
-    let text = |mode: &str| format!("duration_s = 1\n[data_link]\nrate_mbps = 10\ndelay_ms = 10\n\n[[flows]]\ncontroller = \"fixed\"\ndatagram_mode = \"{mode}\"\n");
+    let text = |mode: &str| {
+        format!("duration_s = 1\n[data_link]\nrate_mbps = 10\ndelay_ms = 10\n\n[[flows]]\ncontroller = \"fixed\"\ndatagram_mode = \"{mode}\"\n")
+    };
     let sc = load_scenario(&text("datagrump"), None, &[]).unwrap();
-    assert_eq!(sc.flows[0].datagram_mode, ccscope_sim::scenario::DatagramMode::Datagrump);
-    let e = load_scenario(&text("tcp"), None, &[]).unwrap_err().to_string();
-    assert!(e.contains("datagram_mode") && e.contains("known: standard, datagrump"), "{e}");
+    assert_eq!(
+        sc.flows[0].datagram_mode,
+        ccscope_sim::scenario::DatagramMode::Datagrump
+    );
+    let e = load_scenario(&text("tcp"), None, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("datagram_mode") && e.contains("known: standard, datagrump"),
+        "{e}"
+    );
 }

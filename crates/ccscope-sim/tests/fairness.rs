@@ -64,8 +64,15 @@ fn jain_last_half(r: &RunResult) -> f64 {
     let flows = &r.bins[..r.flows.len()];
     let from = (DURATION_S / 2.0 / r.bin_s).round() as usize;
     let to = (DURATION_S / r.bin_s).round() as usize;
-    let x: Vec<f64> =
-        flows.iter().map(|b| (from..to).filter_map(|i| b.get(i)).map(|t| t.departed_bytes as f64).sum()).collect();
+    let x: Vec<f64> = flows
+        .iter()
+        .map(|b| {
+            (from..to)
+                .filter_map(|i| b.get(i))
+                .map(|t| t.departed_bytes as f64)
+                .sum()
+        })
+        .collect();
     let sum: f64 = x.iter().sum();
     let sum_sq: f64 = x.iter().map(|v| v * v).sum();
     assert!(sum > 0.0, "nothing departed in the last half");
@@ -74,7 +81,12 @@ fn jain_last_half(r: &RunResult) -> f64 {
 
 fn assert_conserved(r: &RunResult) {
     for f in r.flows.iter().chain(std::iter::once(&r.total)) {
-        assert_eq!(f.sent, f.delivered + f.dropped + f.in_flight, "conservation broken for {:?}", f.flow);
+        assert_eq!(
+            f.sent,
+            f.delivered + f.dropped + f.in_flight,
+            "conservation broken for {:?}",
+            f.flow
+        );
     }
     let (s, d, x, i) = r.acks;
     assert_eq!(s, d + x + i, "ACK conservation");
@@ -86,9 +98,16 @@ fn check(controller: &str, n: u32, queue: &str, params: &str, min_utilization: O
     assert_eq!(r.flows.len(), n as usize);
     assert_conserved(&r);
     let jain = jain_last_half(&r);
-    let tputs: Vec<String> = r.flows.iter().map(|f| format!("{:.2}", f.throughput_mbps)).collect();
+    let tputs: Vec<String> = r
+        .flows
+        .iter()
+        .map(|f| format!("{:.2}", f.throughput_mbps))
+        .collect();
     let u = r.total.utilization;
-    let what = format!("{controller} x{n} {params:?}: jain {jain:.3}, utilization {u:.3}, Mbit/s [{}]", tputs.join(" "));
+    let what = format!(
+        "{controller} x{n} {params:?}: jain {jain:.3}, utilization {u:.3}, Mbit/s [{}]",
+        tputs.join(" ")
+    );
     assert!(jain >= 0.95, "{what}");
     if let Some(min) = min_utilization {
         assert!(u >= min, "{what}");
@@ -97,7 +116,8 @@ fn check(controller: &str, n: u32, queue: &str, params: &str, min_utilization: O
 
 const DROPTAIL_100: &str = r#"{ kind = "droptail", packets = 100 }"#;
 /// Paper 000: RED, min 3 Mbit, max 9 Mbit, drop probability 0.1% (ccscope's `red` defaults, spelled out).
-const RED_PAPER_000: &str = r#"{ kind = "red", min_bytes = 375000, max_bytes = 1125000, max_p = 0.001, weight = 0.002 }"#;
+const RED_PAPER_000: &str =
+    r#"{ kind = "red", min_bytes = 375000, max_bytes = 1125000, max_p = 0.001, weight = 0.002 }"#;
 
 #[test]
 fn newreno_2_flows() {
@@ -171,7 +191,10 @@ fn check_r6_over_seeds(n: u32) {
         })
         .collect();
     let mean = jains.iter().sum::<f64>() / jains.len() as f64;
-    assert!(mean >= 0.95 && jains.iter().all(|&j| j >= 0.93), "verus x{n} R = 6, seeds 1-5: {jains:.3?}, mean {mean:.3}");
+    assert!(
+        mean >= 0.95 && jains.iter().all(|&j| j >= 0.93),
+        "verus x{n} R = 6, seeds 1-5: {jains:.3?}, mean {mean:.3}"
+    );
 }
 
 #[test]

@@ -74,9 +74,16 @@ fn flow_stats_without_bins_stop_growing_while_simulated_time_does() {
     assert_eq!(at_1e7, s.heap_bytes() as i64);
     // 21 KB after 10^6 ms, 23 KB after 10^7 ms: ten times the time adds the few pages of delays first seen late.
     assert!(at_1e7 < 32 * 1024, "{at_1e7} bytes after 10^7 ms");
-    assert!(at_1e7 - at_1e6 < 4 * 1024, "{at_1e6} -> {at_1e7} bytes from 10^6 to 10^7 ms");
+    assert!(
+        at_1e7 - at_1e6 < 4 * 1024,
+        "{at_1e6} -> {at_1e7} bytes from 10^6 to 10^7 ms"
+    );
     let sig = s.signal.histogram();
-    assert!(sig.count() > 9_000_000, "every millisecond has a signal delay: {}", sig.count());
+    assert!(
+        sig.count() > 9_000_000,
+        "every millisecond has a signal delay: {}",
+        sig.count()
+    );
 
     // The same flow with 500 ms bins grows by one bin per 500 ms: ~20 000 bins over 10^7 ms.
     let mut b = FlowStats::new(Some(Dur(500_000_000)));

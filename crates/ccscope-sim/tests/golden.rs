@@ -19,7 +19,9 @@ fn summary(name: &str) -> String {
         writeln!(
             s,
             "{} {} {} {} {} {} {:.4} {} {} {:.2} {:.3}",
-            f.flow.map(|x| x.to_string()).unwrap_or_else(|| "all".into()),
+            f.flow
+                .map(|x| x.to_string())
+                .unwrap_or_else(|| "all".into()),
             f.controller,
             f.sent,
             f.delivered,
@@ -33,7 +35,13 @@ fn summary(name: &str) -> String {
         )
         .unwrap();
     }
-    writeln!(s, "jain {:.4} events {}", r.jain_index.unwrap_or(0.0), r.events).unwrap();
+    writeln!(
+        s,
+        "jain {:.4} events {}",
+        r.jain_index.unwrap_or(0.0),
+        r.events
+    )
+    .unwrap();
     s
 }
 
@@ -46,4 +54,19 @@ macro_rules! golden {
     )*};
 }
 
-golden!(datagrump, fixed, aimd, delay_triggered, aiad, mimd, timely, queue_gradient, constant_rate, red_lossy, newreno, cubic, vegas, sprout);
+golden!(
+    datagrump,
+    fixed,
+    aimd,
+    delay_triggered,
+    aiad,
+    mimd,
+    timely,
+    queue_gradient,
+    constant_rate,
+    red_lossy,
+    newreno,
+    cubic,
+    vegas,
+    sprout
+);

@@ -44,7 +44,11 @@ struct Bursts {
 
 impl Bursts {
     fn of(log: &PacketLog) -> Bursts {
-        let mut b = Bursts { new_data: 0, dropped_retransmissions: 0, lengths: Vec::new() };
+        let mut b = Bursts {
+            new_data: 0,
+            dropped_retransmissions: 0,
+            lengths: Vec::new(),
+        };
         let (mut next_new, mut new, mut run) = (0u64, false, 0u64);
         for i in 0..log.len() {
             if log.event[i] == LogEvent::Arrival as u8 {
@@ -94,14 +98,22 @@ fn conserved(r: &RunResult) {
 fn round_correlated_drops_come_as_round_tails_with_loss_events_at_rate_p() {
     let (r, b) = correlated();
     conserved(r);
-    assert_eq!(b.dropped_retransmissions, 0, "retransmissions are exempt (A12)");
+    assert_eq!(
+        b.dropped_retransmissions, 0,
+        "retransmissions are exempt (A12)"
+    );
     assert_eq!(b.dropped(), r.flows[0].dropped);
     // Eq. 7: a loss event starts with probability p per packet of a round that has lost nothing.
     // Binomial band of 4.5 standard deviations; a run of two rounds' tails back to back (probability
     // p per event) is counted once, a bias far inside the band.
     let (n, events) = (b.clean() as f64, b.events() as f64);
     let sd = (n * P * (1.0 - P)).sqrt();
-    assert!((events - n * P).abs() <= 4.5 * sd, "{events} loss events in {n} clean packets, want {:.0} ± {:.0}", n * P, 4.5 * sd);
+    assert!(
+        (events - n * P).abs() <= 4.5 * sd,
+        "{events} loss events in {n} clean packets, want {:.0} ± {:.0}",
+        n * P,
+        4.5 * sd
+    );
     assert!(b.events() > 300, "{} loss events", b.events());
     // After the first loss the rest of the round goes: several packets per event, not one.
     let mean = b.dropped() as f64 / events;
@@ -125,9 +137,15 @@ fn at_the_same_loss_rate_correlated_loss_means_fewer_loss_events_and_more_throug
     let (rb, bb) = run(&format!("{{ kind = \"bernoulli\", p = {q} }}"));
     let per_packet = |b: &Bursts, r: &RunResult| b.events() as f64 / r.flows[0].sent as f64;
     let (ec, eb) = (per_packet(bc, rc), per_packet(&bb, &rb));
-    assert!(ec < eb / 2.0, "loss events per packet: correlated {ec:.4}, bernoulli {eb:.4}");
+    assert!(
+        ec < eb / 2.0,
+        "loss events per packet: correlated {ec:.4}, bernoulli {eb:.4}"
+    );
     let (gc, gb) = (rc.flows[0].goodput_mbps, rb.flows[0].goodput_mbps);
-    assert!(gc > gb, "goodput: correlated {gc:.3} Mbit/s, bernoulli at {q:.4} {gb:.3} Mbit/s");
+    assert!(
+        gc > gb,
+        "goodput: correlated {gc:.3} Mbit/s, bernoulli at {q:.4} {gb:.3} Mbit/s"
+    );
 }
 
 #[test]
@@ -137,10 +155,23 @@ fn at_the_same_p_a_correlated_loss_event_costs_a_round_tail_and_throughput() {
     let (rc, bc) = correlated();
     let (rb, bb) = bernoulli();
     let rate = |b: &Bursts| b.events() as f64 / b.clean() as f64;
-    assert!((rate(bc) / rate(bb) - 1.0).abs() < 0.15, "events per clean packet: {:.4} vs {:.4}", rate(bc), rate(bb));
-    assert!(rc.flows[0].dropped > 3 * rb.flows[0].dropped, "{} vs {} packets lost", rc.flows[0].dropped, rb.flows[0].dropped);
+    assert!(
+        (rate(bc) / rate(bb) - 1.0).abs() < 0.15,
+        "events per clean packet: {:.4} vs {:.4}",
+        rate(bc),
+        rate(bb)
+    );
+    assert!(
+        rc.flows[0].dropped > 3 * rb.flows[0].dropped,
+        "{} vs {} packets lost",
+        rc.flows[0].dropped,
+        rb.flows[0].dropped
+    );
     let (gc, gb) = (rc.flows[0].goodput_mbps, rb.flows[0].goodput_mbps);
-    assert!(gc < gb, "goodput: correlated {gc:.3} Mbit/s, bernoulli {gb:.3} Mbit/s");
+    assert!(
+        gc < gb,
+        "goodput: correlated {gc:.3} Mbit/s, bernoulli {gb:.3} Mbit/s"
+    );
 }
 
 #[test]
@@ -162,23 +193,67 @@ fn the_same_seed_replays_round_correlated_loss_bit_for_bit() {
 
 #[test]
 fn round_correlated_errors_name_file_line_and_field() {
-    let load = |loss: &str, flow: &str| load_scenario(&scenario(loss, flow), Some(std::path::Path::new("s.toml")), &[]).map(|_| ());
+    let load = |loss: &str, flow: &str| {
+        load_scenario(
+            &scenario(loss, flow),
+            Some(std::path::Path::new("s.toml")),
+            &[],
+        )
+        .map(|_| ())
+    };
     let newreno = "controller = \"newreno\"";
     assert!(load(ROUND_CORRELATED, newreno).is_ok());
-    let e = load("{ kind = \"round_correlated\", p = 1.5 }", newreno).unwrap_err().to_string();
-    assert_eq!(e, "s.toml:8: field `data_link.loss.p`: 1.5 is out of range: must be a probability in [0, 1]");
-    let e = load("{ kind = \"round_correlated\", p = 0.01, window = 3 }", newreno).unwrap_err().to_string();
-    assert!(e.starts_with("s.toml:8: field `data_link.loss") && e.contains("unknown key `window`"), "{e}");
-    let e = load("{ kind = \"round_correlated\" }", newreno).unwrap_err().to_string();
-    assert!(e.starts_with("s.toml:8: field `data_link.loss") && e.contains("missing field `p`"), "{e}");
-    let e = load("{ kind = \"burst_after_loss\", p = 0.01, window_ms = 0 }", newreno).unwrap_err().to_string();
-    assert_eq!(e, "s.toml:8: field `data_link.loss.window_ms`: 0 must be > 0");
+    let e = load("{ kind = \"round_correlated\", p = 1.5 }", newreno)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "s.toml:8: field `data_link.loss.p`: 1.5 is out of range: must be a probability in [0, 1]"
+    );
+    let e = load(
+        "{ kind = \"round_correlated\", p = 0.01, window = 3 }",
+        newreno,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.starts_with("s.toml:8: field `data_link.loss") && e.contains("unknown key `window`"),
+        "{e}"
+    );
+    let e = load("{ kind = \"round_correlated\" }", newreno)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("s.toml:8: field `data_link.loss") && e.contains("missing field `p`"),
+        "{e}"
+    );
+    let e = load(
+        "{ kind = \"burst_after_loss\", p = 0.01, window_ms = 0 }",
+        newreno,
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "s.toml:8: field `data_link.loss.window_ms`: 0 must be > 0"
+    );
     // A transport that counts no rounds cannot drive it; the time-window variant needs no rounds.
-    let e = load(ROUND_CORRELATED, "controller = \"newreno\"\ntransport = \"datagram\"").unwrap_err().to_string();
+    let e = load(
+        ROUND_CORRELATED,
+        "controller = \"newreno\"\ntransport = \"datagram\"",
+    )
+    .unwrap_err()
+    .to_string();
     assert_eq!(e, "s.toml:8: field `data_link.loss`: round_correlated needs a transport that counts rounds (reliable or cmt): flows[0] uses the datagram transport, which counts none");
-    assert!(load("{ kind = \"burst_after_loss\", p = 0.01, window_ms = 40 }", "controller = \"fixed\"\ntransport = \"datagram\"").is_ok());
+    assert!(load(
+        "{ kind = \"burst_after_loss\", p = 0.01, window_ms = 40 }",
+        "controller = \"fixed\"\ntransport = \"datagram\""
+    )
+    .is_ok());
     // ACKs carry no round.
     let acks = scenario("{ kind = \"none\" }", newreno) + "[ack_link]\nrate_mbps = 21\ndelay_ms = 20\nloss = { kind = \"round_correlated\", p = 0.01 }\n";
-    let e = load_scenario(&acks, Some(std::path::Path::new("s.toml")), &[]).unwrap_err().to_string();
+    let e = load_scenario(&acks, Some(std::path::Path::new("s.toml")), &[])
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, "s.toml:14: field `ack_link.loss`: round_correlated needs a transport that counts rounds (reliable or cmt): flows[0]'s ACKs cross this link, and ACKs carry no round");
 }

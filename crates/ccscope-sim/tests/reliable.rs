@@ -32,16 +32,27 @@ fn a_finite_transfer_arrives_completely_despite_random_loss() {
     conserved(&r);
     let f = &r.flows[0];
     assert!(f.dropped > 30, "expected losses, got {}", f.dropped);
-    assert!(f.retransmissions >= f.dropped, "every drop is repaired: {} retx for {} drops", f.retransmissions, f.dropped);
+    assert!(
+        f.retransmissions >= f.dropped,
+        "every drop is repaired: {} retx for {} drops",
+        f.retransmissions,
+        f.dropped
+    );
     // Goodput counts each packet once: exactly the transfer.
     let goodput_bytes = (f.goodput_mbps * 1e6 / 8.0 * f.duration_s).round() as u64;
-    assert!((goodput_bytes as i64 - 1334 * 1500).abs() <= 1500, "goodput bytes {goodput_bytes}");
+    assert!(
+        (goodput_bytes as i64 - 1334 * 1500).abs() <= 1500,
+        "goodput bytes {goodput_bytes}"
+    );
     assert_eq!(f.in_flight, 0);
 }
 
 #[test]
 fn bulk_transfer_over_a_lossless_link_never_retransmits() {
-    let r = run(&scenario("{ kind = \"none\" }", "controller = \"fixed\"\nwindow = 40\ntransport = \"reliable\""));
+    let r = run(&scenario(
+        "{ kind = \"none\" }",
+        "controller = \"fixed\"\nwindow = 40\ntransport = \"reliable\"",
+    ));
     conserved(&r);
     assert_eq!(r.flows[0].retransmissions, 0);
     assert_eq!(r.flows[0].declared_lost, 0);
@@ -56,7 +67,10 @@ fn overflowing_a_droptail_buffer_is_repaired_by_fast_retransmit() {
     let f = &r.flows[0];
     assert!(f.dropped > 0);
     let goodput_bytes = (f.goodput_mbps * 1e6 / 8.0 * f.duration_s).round() as u64;
-    assert!((goodput_bytes as i64 - 2000 * 1500).abs() <= 1500, "goodput bytes {goodput_bytes}");
+    assert!(
+        (goodput_bytes as i64 - 2000 * 1500).abs() <= 1500,
+        "goodput bytes {goodput_bytes}"
+    );
 }
 
 #[test]
@@ -74,22 +88,37 @@ fn transfers_run_one_after_another_with_think_time() {
 
 #[test]
 fn the_same_seed_reproduces_a_lossy_reliable_run_exactly() {
-    let text = scenario("{ kind = \"gilbert_elliott\", p_gb = 0.01, p_bg = 0.3 }", "controller = \"fixed\"\nwindow = 25\ntransport = \"reliable\"");
-    assert_eq!(format!("{:?}", run(&text).flows), format!("{:?}", run(&text).flows));
+    let text = scenario(
+        "{ kind = \"gilbert_elliott\", p_gb = 0.01, p_bg = 0.3 }",
+        "controller = \"fixed\"\nwindow = 25\ntransport = \"reliable\"",
+    );
+    assert_eq!(
+        format!("{:?}", run(&text).flows),
+        format!("{:?}", run(&text).flows)
+    );
 }
 
 fn cwnd_trace(controller: &str, drops: &str, secs: u32) -> (RunResult, Vec<(f64, u32)>) {
     cwnd_trace_with(controller, drops, secs, "")
 }
 
-fn cwnd_trace_with(controller: &str, drops: &str, secs: u32, extra: &str) -> (RunResult, Vec<(f64, u32)>) {
+fn cwnd_trace_with(
+    controller: &str,
+    drops: &str,
+    secs: u32,
+    extra: &str,
+) -> (RunResult, Vec<(f64, u32)>) {
     let text = format!(
         "duration_s = {secs}\ncwnd_log = true\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
          queue = {{ kind = \"droptail\", packets = 1000 }}\nloss = {{ kind = \"list\", packets = [{drops}] }}\n\
          [ack_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"{controller}\"\n{extra}\n"
     );
     let r = run(&text);
-    let trace = r.cwnd.iter().map(|&(t, _, w)| (t as f64 / 1e6, w)).collect();
+    let trace = r
+        .cwnd
+        .iter()
+        .map(|&(t, _, w)| (t as f64 / 1e6, w))
+        .collect();
     (r, trace)
 }
 
@@ -106,7 +135,11 @@ fn newreno_one_loss_halves_the_flight_once_then_grows_one_packet_per_rtt() {
     assert_eq!(w[63], 35);
     // No growth during recovery; after the retransmission is ACKed, +1 per round trip (~42 ms).
     let exit = tr[64].0;
-    assert!(exit - tr[63].0 > 80.0, "recovery lasted {} ms", exit - tr[63].0);
+    assert!(
+        exit - tr[63].0 > 80.0,
+        "recovery lasted {} ms",
+        exit - tr[63].0
+    );
     assert_eq!(w[64..70], [36, 37, 38, 39, 40, 41]);
     for pair in tr[64..80].windows(2) {
         let gap = pair[1].0 - pair[0].0;
@@ -118,11 +151,19 @@ fn newreno_one_loss_halves_the_flight_once_then_grows_one_packet_per_rtt() {
 fn newreno_rto_after_a_tail_loss_restarts_slow_start_from_one_packet() {
     // A 100-packet transfer whose last five packets are lost: no later packet can produce
     // duplicate ACKs, so only the retransmission timer (RFC 6298, 1 s minimum) recovers them.
-    let (r, tr) = cwnd_trace_with("newreno", "95, 96, 97, 98, 99", 5, "transfers_bytes = [150000]");
+    let (r, tr) = cwnd_trace_with(
+        "newreno",
+        "95, 96, 97, 98, 99",
+        5,
+        "transfers_bytes = [150000]",
+    );
     conserved(&r);
     assert_eq!(r.total.rtos, 1);
     assert_eq!(r.flows[0].delivered, 100);
-    let i = tr.iter().position(|x| x.1 == 1).expect("cwnd fell to 1 on the RTO");
+    let i = tr
+        .iter()
+        .position(|x| x.1 == 1)
+        .expect("cwnd fell to 1 on the RTO");
     // The timer fired about 1 s (the minimum RTO) after the last new ACK.
     assert!(tr[i].0 > 1000.0, "RTO at {} ms", tr[i].0);
     // RFC 5681 §3.1: ssthresh = max(5 in flight / 2, 2) = 2, cwnd = 1. Slow start to 2 on the first
@@ -141,10 +182,20 @@ fn cubic_window_follows_the_cubic_function_between_losses() {
                 [[flows]]\ncontroller = \"cubic\"\n";
     let r = run(text);
     conserved(&r);
-    let tr: Vec<(f64, f64)> = r.cwnd.iter().map(|&(t, _, w)| (t as f64 / 1e9, w as f64)).collect();
+    let tr: Vec<(f64, f64)> = r
+        .cwnd
+        .iter()
+        .map(|&(t, _, w)| (t as f64 / 1e9, w as f64))
+        .collect();
     // Reductions: a drop of more than 20% between consecutive samples.
-    let cuts: Vec<usize> = (1..tr.len()).filter(|&i| tr[i].1 < 0.8 * tr[i - 1].1).collect();
-    assert!(cuts.len() >= 3, "expected several loss epochs, got {}", cuts.len());
+    let cuts: Vec<usize> = (1..tr.len())
+        .filter(|&i| tr[i].1 < 0.8 * tr[i - 1].1)
+        .collect();
+    assert!(
+        cuts.len() >= 3,
+        "expected several loss epochs, got {}",
+        cuts.len()
+    );
     let mut checked = 0;
     for k in 1..cuts.len() - 1 {
         let (i, next) = (cuts[k], cuts[k + 1]);

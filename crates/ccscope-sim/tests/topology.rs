@@ -11,14 +11,20 @@ fn root() -> PathBuf {
 }
 
 fn run_text(text: &str) -> RunResult {
-    let sc = load_scenario(text, Some(Path::new("t.toml")), &[root().join("data/traces")]).unwrap_or_else(|e| panic!("{e}"));
+    let sc = load_scenario(
+        text,
+        Some(Path::new("t.toml")),
+        &[root().join("data/traces")],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     Simulation::new(&sc).unwrap().run().0
 }
 
 fn run_example(name: &str) -> RunResult {
     let p = root().join("examples").join(format!("{name}.toml"));
     let text = std::fs::read_to_string(&p).unwrap();
-    let mut sc = load_scenario(&text, Some(&p), &[root().join("data/traces")]).unwrap_or_else(|e| panic!("{e}"));
+    let mut sc = load_scenario(&text, Some(&p), &[root().join("data/traces")])
+        .unwrap_or_else(|e| panic!("{e}"));
     // Conservation does not depend on length: the 10,000 s paper-003 examples run their first 600 s.
     sc.duration = sc.duration.min(ccscope_core::Dur::from_ms(600_000));
     Simulation::new(&sc).unwrap().run().0
@@ -28,31 +34,67 @@ fn run_example(name: &str) -> RunResult {
 /// queued and departures = forwarded + still in its delay line; ACKs likewise.
 fn assert_conserved(name: &str, r: &RunResult) {
     for f in &r.flows {
-        assert_eq!(f.sent, f.delivered + f.dropped + f.in_flight, "{name}: flow {:?}", f.flow);
+        assert_eq!(
+            f.sent,
+            f.delivered + f.dropped + f.in_flight,
+            "{name}: flow {:?}",
+            f.flow
+        );
     }
     for l in &r.links {
-        assert_eq!(l.arrivals, l.departures + l.dropped + l.queued, "{name}: link {}", l.name);
-        assert_eq!(l.departures, l.forwarded + l.in_pipe, "{name}: link {}", l.name);
+        assert_eq!(
+            l.arrivals,
+            l.departures + l.dropped + l.queued,
+            "{name}: link {}",
+            l.name
+        );
+        assert_eq!(
+            l.departures,
+            l.forwarded + l.in_pipe,
+            "{name}: link {}",
+            l.name
+        );
     }
     let (sent, delivered, dropped, in_net) = r.acks;
     assert_eq!(sent, delivered + dropped + in_net, "{name}: ACKs");
     for p in &r.paths {
-        assert!(p.delivered + p.dropped <= p.sent, "{name}: path {}/{}", p.flow, p.path);
-        assert!(p.acks_delivered + p.acks_dropped <= p.acks_sent, "{name}: path {}/{}", p.flow, p.path);
+        assert!(
+            p.delivered + p.dropped <= p.sent,
+            "{name}: path {}/{}",
+            p.flow,
+            p.path
+        );
+        assert!(
+            p.acks_delivered + p.acks_dropped <= p.acks_sent,
+            "{name}: path {}/{}",
+            p.flow,
+            p.path
+        );
     }
     let sent_paths: u64 = r.paths.iter().map(|p| p.sent).sum();
-    assert_eq!(sent_paths, r.total.sent, "{name}: paths account for every packet sent");
+    assert_eq!(
+        sent_paths, r.total.sent,
+        "{name}: paths account for every packet sent"
+    );
 }
 
 #[test]
 fn every_example_conserves_packets_per_link_per_flow_and_per_path() {
     let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
         .unwrap()
-        .filter_map(|e| e.ok()?.path().file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter_map(|e| {
+            e.ok()?
+                .path()
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+        })
         .collect();
     names.sort();
     assert!(names.len() >= 22, "{names:?}");
-    assert!(names.iter().any(|n| n == "cmt_two_paths") && names.iter().any(|n| n == "cmt_single_path"), "{names:?}");
+    assert!(
+        names.iter().any(|n| n == "cmt_two_paths") && names.iter().any(|n| n == "cmt_single_path"),
+        "{names:?}"
+    );
     for n in &names {
         assert_conserved(n, &run_example(n));
     }
@@ -73,7 +115,11 @@ fn parking_lot(hops: usize, secs: u32, seed: u64) -> (f64, Vec<f64>, RunResult) 
         }
         v.join(", ")
     };
-    t += &format!("[[flows]]\ncontroller = \"newreno\"\nstart_jitter_s = 1\nroute = [{}]\nack_route = [{}]\n", names("hop", false), names("back", true));
+    t += &format!(
+        "[[flows]]\ncontroller = \"newreno\"\nstart_jitter_s = 1\nroute = [{}]\nack_route = [{}]\n",
+        names("hop", false),
+        names("back", true)
+    );
     for k in 1..=hops {
         t += &format!("[[flows]]\ncontroller = \"newreno\"\nstart_jitter_s = 1\nroute = [\"hop{k}\"]\nack_route = [\"back{k}\"]\n");
     }
@@ -90,7 +136,11 @@ fn parking_lot_long_flow_gets_less_than_each_one_hop_flow() {
     assert_conserved("parking_lot", &r);
     let long = r.flows[0].throughput_mbps;
     for f in &r.flows[1..] {
-        assert!(long < f.throughput_mbps, "long {long:.2} vs cross {:.2}", f.throughput_mbps);
+        assert!(
+            long < f.throughput_mbps,
+            "long {long:.2} vs cross {:.2}",
+            f.throughput_mbps
+        );
     }
     // Every bottleneck is busy and the index says the shares are unequal.
     for l in r.links.iter().filter(|l| l.name.starts_with("hop")) {
@@ -112,7 +162,10 @@ fn parking_lot_long_flow_share_falls_as_hops_are_added() {
     let s: Vec<f64> = (1..=3).map(share).collect();
     // One hop: two identical flows on one link share it about equally.
     assert!((s[0] - 0.5).abs() < 0.1, "{s:?}");
-    assert!(s[0] > s[1] && s[1] > s[2], "long flow's share by hops: {s:?}");
+    assert!(
+        s[0] > s[1] && s[1] > s[2],
+        "long flow's share by hops: {s:?}"
+    );
 }
 
 /// One client: a 10 Mbit/s access link in front of a `bottleneck_mbps` link.
@@ -142,12 +195,24 @@ fn a_10_mbit_access_link_caps_one_flow_at_10_mbit_on_a_faster_bottleneck() {
 fn access_links_example_drops_only_at_the_bottleneck() {
     let r = run_example("access_links");
     assert_conserved("access_links", &r);
-    let dropped = |prefix: &str| r.links.iter().filter(|l| l.name.starts_with(prefix)).map(|l| l.dropped).sum::<u64>();
+    let dropped = |prefix: &str| {
+        r.links
+            .iter()
+            .filter(|l| l.name.starts_with(prefix))
+            .map(|l| l.dropped)
+            .sum::<u64>()
+    };
     assert!(dropped("bottleneck") > 0);
     assert_eq!(dropped("access"), 0);
     assert_eq!(dropped("server"), 0);
     // Four copies of each per-flow link, one per client.
-    assert_eq!(r.links.iter().filter(|l| l.name.starts_with("access#")).count(), 4);
+    assert_eq!(
+        r.links
+            .iter()
+            .filter(|l| l.name.starts_with("access#"))
+            .count(),
+        4
+    );
     let b = r.links.iter().find(|l| l.name == "bottleneck").unwrap();
     assert!(b.utilization > 0.9, "{}", b.utilization);
     assert!(r.total.throughput_mbps <= 10.0);
@@ -166,35 +231,73 @@ fn two_paths_keep_their_own_counters_and_loss_rates() {
     assert_eq!(p1.acks_sent, p1.delivered);
     // Loss is detected per path: a path overtaking the other does not make packets "lost".
     let f = &r.flows[0];
-    assert!(f.declared_lost <= f.dropped, "declared {} vs dropped {}", f.declared_lost, f.dropped);
+    assert!(
+        f.declared_lost <= f.dropped,
+        "declared {} vs dropped {}",
+        f.declared_lost,
+        f.dropped
+    );
     // Random loss at each path's rate (0.1% and 1%), within four binomial standard deviations.
     for (p, rate) in [(p0, 0.001), (p1, 0.01)] {
         let n = p.sent as f64;
         let sd = (n * rate * (1.0 - rate)).sqrt();
-        assert!((p.dropped as f64 - n * rate).abs() < 4.0 * sd + 2.0, "path {}: {} of {}", p.path, p.dropped, p.sent);
+        assert!(
+            (p.dropped as f64 - n * rate).abs() < 4.0 * sd + 2.0,
+            "path {}: {} of {}",
+            p.path,
+            p.dropped,
+            p.sent
+        );
     }
 }
 
 fn load_err(text: &str) -> String {
-    load_scenario(text, Some(Path::new("t.toml")), &[]).unwrap_err().to_string()
+    load_scenario(text, Some(Path::new("t.toml")), &[])
+        .unwrap_err()
+        .to_string()
 }
 
 const LINKS: &str = "duration_s = 1\n[links.a]\nrate_mbps = 10\n[links.b]\nrate_mbps = 10\n";
 
 #[test]
 fn bad_topologies_are_refused_naming_file_line_and_field() {
-    let e = load_err(&format!("{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\", \"c\"]\nack_route = [\"b\"]\n"));
-    assert!(e.starts_with("t.toml:8: field `flows[0].route`: unknown link `c`"), "{e}");
-    let e = load_err(&format!("{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\", \"a\"]\nack_route = [\"b\"]\n"));
-    assert!(e.starts_with("t.toml:8: field `flows[0].route`: link `a` appears twice"), "{e}");
-    let e = load_err(&format!("{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\n"));
-    assert!(e.starts_with("t.toml:8: field `flows[0].route`: a flow with a `route` needs an `ack_route`"), "{e}");
+    let e = load_err(&format!(
+        "{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\", \"c\"]\nack_route = [\"b\"]\n"
+    ));
+    assert!(
+        e.starts_with("t.toml:8: field `flows[0].route`: unknown link `c`"),
+        "{e}"
+    );
+    let e = load_err(&format!(
+        "{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\", \"a\"]\nack_route = [\"b\"]\n"
+    ));
+    assert!(
+        e.starts_with("t.toml:8: field `flows[0].route`: link `a` appears twice"),
+        "{e}"
+    );
+    let e = load_err(&format!(
+        "{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\n"
+    ));
+    assert!(
+        e.starts_with(
+            "t.toml:8: field `flows[0].route`: a flow with a `route` needs an `ack_route`"
+        ),
+        "{e}"
+    );
     let e = load_err(&format!("{LINKS}[[flows]]\ncontroller = \"fixed\"\n"));
     assert!(e.contains("field `flows[0].route`: missing"), "{e}");
     let e = load_err(&LINKS.replace("[links.b]\nrate_mbps = 10", "[links.b]\nrate_mbps = 0"));
-    assert!(e.starts_with("t.toml:5: field `links.b.rate_mbps`: 0 must be > 0"), "{e}");
+    assert!(
+        e.starts_with("t.toml:5: field `links.b.rate_mbps`: 0 must be > 0"),
+        "{e}"
+    );
     let e = load_err(&format!("{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\nack_route = [\"b\"]\ndelay_ms = 3\n"));
-    assert!(e.contains("field `flows[0].delay_ms`: a flow with a route takes its delays from its links"), "{e}");
+    assert!(
+        e.contains(
+            "field `flows[0].delay_ms`: a flow with a route takes its delays from its links"
+        ),
+        "{e}"
+    );
     let e = load_err(&format!("monitor = \"zz\"\n{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\nack_route = [\"b\"]\n"));
     assert!(e.contains("field `monitor`: unknown link `zz`"), "{e}");
 }
@@ -202,34 +305,65 @@ fn bad_topologies_are_refused_naming_file_line_and_field() {
 #[test]
 fn huge_requests_are_refused_before_anything_is_allocated() {
     let flow = "[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\nack_route = [\"b\"]\n";
-    let e = load_err(&format!("{LINKS}{}", flow.replace("[[flows]]\n", "[[flows]]\ncount = 99999999\n")));
-    assert!(e.contains("field `flows[0].count`: 99999999 flows in all: at most"), "{e}");
-    let e = load_err(&format!("{}{flow}", LINKS.replace("duration_s = 1", "duration_s = 1e300")));
-    assert!(e.starts_with("t.toml:1: field `duration_s`:") && e.contains("more than"), "{e}");
+    let e = load_err(&format!(
+        "{LINKS}{}",
+        flow.replace("[[flows]]\n", "[[flows]]\ncount = 99999999\n")
+    ));
+    assert!(
+        e.contains("field `flows[0].count`: 99999999 flows in all: at most"),
+        "{e}"
+    );
+    let e = load_err(&format!(
+        "{}{flow}",
+        LINKS.replace("duration_s = 1", "duration_s = 1e300")
+    ));
+    assert!(
+        e.starts_with("t.toml:1: field `duration_s`:") && e.contains("more than"),
+        "{e}"
+    );
 }
 
 #[test]
 fn a_fixed_ack_path_carries_every_ack_whatever_path_the_data_took() {
     let text = std::fs::read_to_string(root().join("examples/two_paths.toml")).unwrap();
-    let r = run_text(&text.replace("duration_s = 30", "duration_s = 5").replace("window = 100", "window = 100\nack_path = 1"));
+    let r = run_text(
+        &text
+            .replace("duration_s = 30", "duration_s = 5")
+            .replace("window = 100", "window = 100\nack_path = 1"),
+    );
     assert_conserved("two_paths ack_path = 1", &r);
     let (p0, p1) = (&r.paths[0], &r.paths[1]);
     assert!(p0.delivered > 0 && p1.delivered > 0);
-    assert_eq!((p0.acks_sent, p1.acks_sent), (0, p0.delivered + p1.delivered));
+    assert_eq!(
+        (p0.acks_sent, p1.acks_sent),
+        (0, p0.delivered + p1.delivered)
+    );
 }
 
 #[test]
 fn time_series_are_kept_only_where_asked() {
-    let text = std::fs::read_to_string(root().join("examples/parking_lot.toml")).unwrap().replace("duration_s = 60", "duration_s = 5");
+    let text = std::fs::read_to_string(root().join("examples/parking_lot.toml"))
+        .unwrap()
+        .replace("duration_s = 60", "duration_s = 5");
     let bins = |extra: &str| {
         let r = run_text(&format!("{extra}\n{text}"));
         r.bins.iter().map(|b| !b.is_empty()).collect::<Vec<bool>>()
     };
     // Four flows, then the monitored link last.
     assert_eq!(bins(""), [true; 5]);
-    assert_eq!(bins("timeseries = \"link\""), [false, false, false, false, true]);
+    assert_eq!(
+        bins("timeseries = \"link\""),
+        [false, false, false, false, true]
+    );
     assert_eq!(bins("timeseries = \"none\""), [false; 5]);
-    let one = text.replacen("controller = \"newreno\"\nroute = [\"hop1\"]", "controller = \"newreno\"\ntimeseries = true\nroute = [\"hop1\"]", 1);
+    let one = text.replacen(
+        "controller = \"newreno\"\nroute = [\"hop1\"]",
+        "controller = \"newreno\"\ntimeseries = true\nroute = [\"hop1\"]",
+        1,
+    );
     let r = run_text(&format!("timeseries = \"none\"\n{one}"));
-    assert_eq!(r.bins.iter().map(|b| !b.is_empty()).collect::<Vec<_>>(), [false, true, false, false, false]);
+    assert_eq!(
+        r.bins.iter().map(|b| !b.is_empty()).collect::<Vec<_>>(),
+        [false, true, false, false, false]
+    );
 }

@@ -44,7 +44,9 @@ pub enum CcmError {
 
 /// FNV-1a 64-bit.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(FNV_OFFSET, |h, &b| (h ^ b as u64).wrapping_mul(FNV_PRIME))
+    bytes
+        .iter()
+        .fold(FNV_OFFSET, |h, &b| (h ^ b as u64).wrapping_mul(FNV_PRIME))
 }
 
 /// The state space of a model (the metadata fields the controller uses).
@@ -76,7 +78,10 @@ impl Meta {
         if !(self.quantize_ms > 0.0 && self.quantize_ms.is_finite()) {
             return bad("quantize_ms must be > 0 and finite");
         }
-        if !(self.d_min_ms.is_finite() && self.d_max_ms.is_finite() && self.d_max_ms >= self.d_min_ms) {
+        if !(self.d_min_ms.is_finite()
+            && self.d_max_ms.is_finite()
+            && self.d_max_ms >= self.d_min_ms)
+        {
             return bad("need finite d_min_ms <= d_max_ms");
         }
         if self.w_max < self.w_min {
@@ -107,7 +112,9 @@ impl Meta {
             if v >= 0.0 && v <= u32::MAX as f64 && v.fract() == 0.0 {
                 Ok(v as u32)
             } else {
-                Err(CcmError::Inconsistent(format!("metadata `{key}` must be a non-negative integer, got {v}")))
+                Err(CcmError::Inconsistent(format!(
+                    "metadata `{key}` must be a non-negative integer, got {v}"
+                )))
             }
         };
         Ok(Meta {
@@ -130,9 +137,13 @@ fn json_number(json: &str, key: &str) -> Result<f64, CcmError> {
     while let Some(i) = json[from..].find(&quoted) {
         let rest = json[from + i + quoted.len()..].trim_start();
         from += i + quoted.len();
-        let Some(rest) = rest.strip_prefix(':') else { continue };
+        let Some(rest) = rest.strip_prefix(':') else {
+            continue;
+        };
         let rest = rest.trim_start();
-        let end = rest.find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c))).unwrap_or(rest.len());
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c)))
+            .unwrap_or(rest.len());
         return rest[..end].parse::<f64>().map_err(|_| missing());
     }
     Err(missing())
@@ -164,17 +175,24 @@ impl Reader<'_> {
     fn take(&mut self, n: usize) -> Result<&[u8], CcmError> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len());
         let Some(end) = end else {
-            return Err(CcmError::Truncated { expected: self.expected.max((self.pos + n) as u64), found: self.bytes.len() as u64 });
+            return Err(CcmError::Truncated {
+                expected: self.expected.max((self.pos + n) as u64),
+                found: self.bytes.len() as u64,
+            });
         };
         let s = &self.bytes[self.pos..end];
         self.pos = end;
         Ok(s)
     }
     fn u32(&mut self) -> Result<u32, CcmError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
     fn u64(&mut self) -> Result<u64, CcmError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
 }
 
@@ -183,7 +201,11 @@ impl Model {
     pub fn from_rows(meta: Meta, rows: &[Vec<(u32, f64)>]) -> Result<Model, CcmError> {
         meta.check()?;
         if rows.len() as u64 != meta.n_states() {
-            return Err(CcmError::Inconsistent(format!("{} rows for {} states", rows.len(), meta.n_states())));
+            return Err(CcmError::Inconsistent(format!(
+                "{} rows for {} states",
+                rows.len(),
+                meta.n_states()
+            )));
         }
         let (mut ids, mut row_ptr) = (Vec::new(), vec![0u64]);
         let (mut indices, mut probs) = (Vec::new(), Vec::new());
@@ -195,7 +217,14 @@ impl Model {
             ids.push(s as u32);
             row_ptr.push(indices.len() as u64);
         }
-        let m = Model { meta_json: meta.to_json(), meta, rows: ids, row_ptr, indices, probs };
+        let m = Model {
+            meta_json: meta.to_json(),
+            meta,
+            rows: ids,
+            row_ptr,
+            indices,
+            probs,
+        };
         m.check_matrix()?;
         Ok(m)
     }
@@ -219,38 +248,56 @@ impl Model {
 
     /// The stored transitions `(next state, probability)` out of state `s` (none if it was never left).
     pub fn row(&self, s: usize) -> impl Iterator<Item = (u32, f64)> + Clone + '_ {
-        let i = u32::try_from(s).ok().and_then(|s| self.rows.binary_search(&s).ok());
+        let i = u32::try_from(s)
+            .ok()
+            .and_then(|s| self.rows.binary_search(&s).ok());
         self.entries(i)
     }
 
     fn entries(&self, i: Option<usize>) -> impl Iterator<Item = (u32, f64)> + Clone + '_ {
-        let (lo, hi) = i.map_or((0, 0), |i| (self.row_ptr[i] as usize, self.row_ptr[i + 1] as usize));
-        self.indices[lo..hi].iter().copied().zip(self.probs[lo..hi].iter().copied())
+        let (lo, hi) = i.map_or((0, 0), |i| {
+            (self.row_ptr[i] as usize, self.row_ptr[i + 1] as usize)
+        });
+        self.indices[lo..hi]
+            .iter()
+            .copied()
+            .zip(self.probs[lo..hi].iter().copied())
     }
 
     /// The non-empty rows of delay bin `d_bin` with windows from `w` down to `w_min`, largest window
     /// first, as `(w, transitions)`: the §5.1 walk-down visits only rows that exist.
-    pub fn rows_down_from(&self, d_bin: u32, w: u32) -> impl Iterator<Item = (u32, impl Iterator<Item = (u32, f64)> + Clone + '_)> + '_ {
+    pub fn rows_down_from(
+        &self,
+        d_bin: u32,
+        w: u32,
+    ) -> impl Iterator<Item = (u32, impl Iterator<Item = (u32, f64)> + Clone + '_)> + '_ {
         let w = w.min(self.meta.w_max);
         let (first, top) = match (self.state(d_bin, self.meta.w_min), self.state(d_bin, w)) {
             (Some(a), Some(b)) if w >= self.meta.w_min => (a as u32, b as u32),
             _ => (1, 0), // an empty range
         };
         let end = self.rows.partition_point(|&r| r <= top);
-        (0..end).rev().take_while(move |&i| self.rows[i] >= first).map(move |i| (self.state_of(self.rows[i]).1, self.entries(Some(i))))
+        (0..end)
+            .rev()
+            .take_while(move |&i| self.rows[i] >= first)
+            .map(move |i| (self.state_of(self.rows[i]).1, self.entries(Some(i))))
     }
 
     /// The smallest window with a stored row in delay bin `d_bin`, if any.
     pub fn lowest_window_with_row(&self, d_bin: u32) -> Option<u32> {
         let first = self.state(d_bin, self.meta.w_min)? as u32;
         let i = self.rows.partition_point(|&r| r < first);
-        self.rows.get(i).filter(|&&r| r < first + self.meta.n_w).map(|&r| self.state_of(r).1)
+        self.rows
+            .get(i)
+            .filter(|&&r| r < first + self.meta.n_w)
+            .map(|&r| self.state_of(r).1)
     }
 
     /// The file bytes (the spec's layout, checksum included).
     pub fn to_bytes(&self) -> Vec<u8> {
         let meta = self.meta_json.as_bytes();
-        let mut b = Vec::with_capacity(48 + meta.len() + self.rows.len() * 12 + self.indices.len() * 12);
+        let mut b =
+            Vec::with_capacity(48 + meta.len() + self.rows.len() * 12 + self.indices.len() * 12);
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&VERSION.to_le_bytes());
         b.extend_from_slice(&(meta.len() as u32).to_le_bytes());
@@ -258,10 +305,18 @@ impl Model {
         b.extend_from_slice(&(self.n_states() as u64).to_le_bytes());
         b.extend_from_slice(&(self.rows.len() as u64).to_le_bytes());
         b.extend_from_slice(&(self.indices.len() as u64).to_le_bytes());
-        self.rows.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
-        self.row_ptr.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
-        self.indices.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
-        self.probs.iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        self.rows
+            .iter()
+            .for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        self.row_ptr
+            .iter()
+            .for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        self.indices
+            .iter()
+            .for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        self.probs
+            .iter()
+            .for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
         let h = fnv1a64(&b);
         b.extend_from_slice(&h.to_le_bytes());
         b
@@ -292,10 +347,19 @@ impl Model {
         #[cfg(not(unix))]
         let inode = 0;
         // A file replaced by a new one (an atomic save) has a new inode even within one mtime tick.
-        let key: Key = (std::fs::canonicalize(path)?, md.len(), md.modified().ok(), inode);
+        let key: Key = (
+            std::fs::canonicalize(path)?,
+            md.len(),
+            md.modified().ok(),
+            inode,
+        );
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
         cache.retain(|(_, w)| w.strong_count() > 0);
-        if let Some(m) = cache.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
+        if let Some(m) = cache
+            .iter()
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, w)| w.upgrade())
+        {
             return Ok(m);
         }
         let m = Arc::new(Model::load(path)?);
@@ -308,7 +372,11 @@ impl Model {
     /// the length found) even though its checksum fails too; any other damage is `Checksum`.
     pub fn from_bytes(bytes: &[u8]) -> Result<Model, CcmError> {
         let found = bytes.len() as u64;
-        let mut r = Reader { bytes, pos: 0, expected: 0 };
+        let mut r = Reader {
+            bytes,
+            pos: 0,
+            expected: 0,
+        };
         if r.take(8)? != MAGIC {
             return Err(CcmError::BadMagic);
         }
@@ -320,10 +388,17 @@ impl Model {
         // Length implied by the header, computed before reading the body so truncation is reported as such.
         let expected = (|| -> Option<u64> {
             let counts_at = 16 + meta_len;
-            let at = |o: u64| bytes.get(o as usize..o as usize + 8).map(|s| u64::from_le_bytes(s.try_into().expect("8")));
+            let at = |o: u64| {
+                bytes
+                    .get(o as usize..o as usize + 8)
+                    .map(|s| u64::from_le_bytes(s.try_into().expect("8")))
+            };
             let n_rows = at(counts_at + 8)?;
             let nnz = at(counts_at + 16)?;
-            let body = n_rows.checked_mul(12)?.checked_add(8)?.checked_add(nnz.checked_mul(12)?)?;
+            let body = n_rows
+                .checked_mul(12)?
+                .checked_add(8)?
+                .checked_add(nnz.checked_mul(12)?)?;
             counts_at.checked_add(24)?.checked_add(body)?.checked_add(8)
         })();
         let checksum_ok = found >= 8 && {
@@ -332,12 +407,26 @@ impl Model {
         };
         let counts_readable = found >= 16 + meta_len + 24;
         match expected {
-            None if !counts_readable => return Err(CcmError::Truncated { expected: (16 + meta_len + 24 + 8).max(found + 1), found }),
+            None if !counts_readable => {
+                return Err(CcmError::Truncated {
+                    expected: (16 + meta_len + 24 + 8).max(found + 1),
+                    found,
+                })
+            }
             None if !checksum_ok => return Err(CcmError::Checksum),
-            None => return Err(CcmError::Inconsistent("the header's counts overflow".into())),
+            None => {
+                return Err(CcmError::Inconsistent(
+                    "the header's counts overflow".into(),
+                ))
+            }
             Some(e) if e > found => return Err(CcmError::Truncated { expected: e, found }),
             _ if !checksum_ok => return Err(CcmError::Checksum),
-            Some(e) if e < found => return Err(CcmError::Inconsistent(format!("{} bytes after the trailer", found - e))),
+            Some(e) if e < found => {
+                return Err(CcmError::Inconsistent(format!(
+                    "{} bytes after the trailer",
+                    found - e
+                )))
+            }
             _ => {}
         }
         r.expected = expected.unwrap_or(found);
@@ -345,24 +434,44 @@ impl Model {
             .map_err(|_| CcmError::Inconsistent("metadata is not UTF-8".into()))?
             .to_string();
         if !meta_json.trim_start().starts_with('{') {
-            return Err(CcmError::Inconsistent("metadata is not a JSON object".into()));
+            return Err(CcmError::Inconsistent(
+                "metadata is not a JSON object".into(),
+            ));
         }
         let meta = Meta::from_json(&meta_json)?;
         meta.check()?;
         let n_states = r.u64()?;
         if n_states != meta.n_states() {
-            return Err(CcmError::Inconsistent(format!("n_states {n_states} != n_d * n_w = {}", meta.n_states())));
+            return Err(CcmError::Inconsistent(format!(
+                "n_states {n_states} != n_d * n_w = {}",
+                meta.n_states()
+            )));
         }
         let n_rows = r.u64()?;
         let nnz = r.u64()?;
         if n_rows > n_states {
-            return Err(CcmError::Inconsistent(format!("n_rows {n_rows} > n_states {n_states}")));
+            return Err(CcmError::Inconsistent(format!(
+                "n_rows {n_rows} > n_states {n_states}"
+            )));
         }
-        let rows = (0..n_rows).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
-        let row_ptr = (0..=n_rows).map(|_| r.u64()).collect::<Result<Vec<_>, _>>()?;
+        let rows = (0..n_rows)
+            .map(|_| r.u32())
+            .collect::<Result<Vec<_>, _>>()?;
+        let row_ptr = (0..=n_rows)
+            .map(|_| r.u64())
+            .collect::<Result<Vec<_>, _>>()?;
         let indices = (0..nnz).map(|_| r.u32()).collect::<Result<Vec<_>, _>>()?;
-        let probs = (0..nnz).map(|_| r.u64().map(f64::from_bits)).collect::<Result<Vec<_>, _>>()?;
-        let m = Model { meta, meta_json, rows, row_ptr, indices, probs };
+        let probs = (0..nnz)
+            .map(|_| r.u64().map(f64::from_bits))
+            .collect::<Result<Vec<_>, _>>()?;
+        let m = Model {
+            meta,
+            meta_json,
+            rows,
+            row_ptr,
+            indices,
+            probs,
+        };
         m.check_matrix()?;
         Ok(m)
     }
@@ -371,7 +480,11 @@ impl Model {
     fn check_matrix(&self) -> Result<(), CcmError> {
         let bad = |s: String| Err(CcmError::Inconsistent(s));
         let nnz = self.indices.len() as u64;
-        if self.row_ptr.len() != self.rows.len() + 1 || self.row_ptr.first() != Some(&0) || self.row_ptr.last() != Some(&nnz) || self.probs.len() as u64 != nnz {
+        if self.row_ptr.len() != self.rows.len() + 1
+            || self.row_ptr.first() != Some(&0)
+            || self.row_ptr.last() != Some(&nnz)
+            || self.probs.len() as u64 != nnz
+        {
             return bad(format!("row pointers must run from 0 to nnz = {nnz}"));
         }
         if let Some(i) = self.row_ptr.windows(2).position(|w| w[1] <= w[0]) {
@@ -379,7 +492,10 @@ impl Model {
         }
         let n = self.n_states() as u64;
         if let Some(i) = self.rows.windows(2).position(|w| w[1] <= w[0]) {
-            return bad(format!("row indices not increasing at stored row {}", i + 1));
+            return bad(format!(
+                "row indices not increasing at stored row {}",
+                i + 1
+            ));
         }
         if let Some(&s) = self.rows.last().filter(|&&s| s as u64 >= n) {
             return bad(format!("row {s} >= n_states {n}"));
@@ -409,7 +525,15 @@ mod tests {
     use super::*;
 
     fn meta() -> Meta {
-        Meta { quantize_ms: 10.0, d_min_ms: 20.0, d_max_ms: 40.0, w_min: 1, w_max: 3, n_d: 2, n_w: 3 }
+        Meta {
+            quantize_ms: 10.0,
+            d_min_ms: 20.0,
+            d_max_ms: 40.0,
+            w_min: 1,
+            w_max: 3,
+            n_d: 2,
+            n_w: 3,
+        }
     }
 
     fn model() -> Model {
@@ -439,10 +563,16 @@ mod tests {
     #[test]
     fn ccm_stores_only_the_rows_the_chain_left() {
         let m = model();
-        assert_eq!((m.rows.clone(), m.row_ptr.clone()), (vec![0, 4], vec![0, 2, 3]));
+        assert_eq!(
+            (m.rows.clone(), m.row_ptr.clone()),
+            (vec![0, 4], vec![0, 2, 3])
+        );
         assert_eq!(m.row(3).count(), 0);
         // Header 16 + metadata + 3 counts + 2 row ids + 3 pointers + 3 entries + trailer.
-        assert_eq!(m.to_bytes().len(), 16 + m.meta_json.len() + 24 + 2 * 4 + 3 * 8 + 3 * 12 + 8);
+        assert_eq!(
+            m.to_bytes().len(),
+            16 + m.meta_json.len() + 24 + 2 * 4 + 3 * 8 + 3 * 12 + 8
+        );
     }
 
     #[test]
@@ -452,7 +582,11 @@ mod tests {
         rows[2] = vec![(1, 1.0)]; // (bin 0, w 3)
         rows[3] = vec![(2, 1.0)]; // (bin 1, w 1)
         let m = Model::from_rows(meta(), &rows).expect("valid");
-        let ws = |d, w| m.rows_down_from(d, w).map(|(w, r)| (w, r.collect::<Vec<_>>())).collect::<Vec<_>>();
+        let ws = |d, w| {
+            m.rows_down_from(d, w)
+                .map(|(w, r)| (w, r.collect::<Vec<_>>()))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(ws(0, 3), vec![(3, vec![(1, 1.0)]), (1, vec![(0, 1.0)])]);
         assert_eq!(ws(0, 2), vec![(1, vec![(0, 1.0)])]);
         assert_eq!(ws(1, 3), vec![(1, vec![(2, 1.0)])]);
@@ -463,11 +597,21 @@ mod tests {
     #[test]
     fn ccm_lowest_window_with_row_finds_a_delay_bins_first_stored_row() {
         let m = model(); // rows (0, 1) and (1, 2)
-        assert_eq!((m.lowest_window_with_row(0), m.lowest_window_with_row(1)), (Some(1), Some(2)));
+        assert_eq!(
+            (m.lowest_window_with_row(0), m.lowest_window_with_row(1)),
+            (Some(1), Some(2))
+        );
         let mut rows = vec![Vec::new(); 6];
         rows[5] = vec![(0, 1.0)];
         let m = Model::from_rows(meta(), &rows).expect("valid");
-        assert_eq!((m.lowest_window_with_row(0), m.lowest_window_with_row(1), m.lowest_window_with_row(2)), (None, Some(3), None));
+        assert_eq!(
+            (
+                m.lowest_window_with_row(0),
+                m.lowest_window_with_row(1),
+                m.lowest_window_with_row(2)
+            ),
+            (None, Some(3), None)
+        );
     }
 
     #[test]
@@ -501,8 +645,14 @@ mod tests {
                 other => panic!("cut {cut}: {other:?}"),
             }
         }
-        assert!(matches!(Model::from_bytes(&b[..5]), Err(CcmError::Truncated { found: 5, .. })));
-        assert!(matches!(Model::from_bytes(&b[..14]), Err(CcmError::Truncated { found: 14, .. })));
+        assert!(matches!(
+            Model::from_bytes(&b[..5]),
+            Err(CcmError::Truncated { found: 5, .. })
+        ));
+        assert!(matches!(
+            Model::from_bytes(&b[..14]),
+            Err(CcmError::Truncated { found: 14, .. })
+        ));
     }
 
     #[test]
@@ -512,20 +662,32 @@ mod tests {
         assert!(matches!(Model::from_bytes(&b), Err(CcmError::BadMagic)));
         let mut b = model().to_bytes();
         b[8] = 1;
-        assert!(matches!(Model::from_bytes(&b), Err(CcmError::UnsupportedVersion(1))));
+        assert!(matches!(
+            Model::from_bytes(&b),
+            Err(CcmError::UnsupportedVersion(1))
+        ));
     }
 
     #[test]
     fn ccm_inconsistent_structure_is_refused_even_with_a_good_checksum() {
         let mut m = model();
         m.probs[0] = 0.5; // row 0 sums to 1.25
-        assert!(matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(_))));
+        assert!(matches!(
+            Model::from_bytes(&m.to_bytes()),
+            Err(CcmError::Inconsistent(_))
+        ));
         let mut m = model();
         m.indices[0] = 6; // column out of range
-        assert!(matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(_))));
+        assert!(matches!(
+            Model::from_bytes(&m.to_bytes()),
+            Err(CcmError::Inconsistent(_))
+        ));
         let mut m = model();
         m.meta_json = m.meta_json.replace("\"n_w\": 3", "\"n_w\": 4");
-        assert!(matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(_))));
+        assert!(matches!(
+            Model::from_bytes(&m.to_bytes()),
+            Err(CcmError::Inconsistent(_))
+        ));
     }
 
     use proptest::prelude::*;
@@ -585,7 +747,11 @@ mod tests {
         let n = b.len() - 8;
         let h = fnv1a64(&b[..n]);
         b[n..].copy_from_slice(&h.to_le_bytes());
-        assert!(matches!(Model::from_bytes(&b), Err(CcmError::Inconsistent(ref s)) if s.contains("overflow")), "{:?}", Model::from_bytes(&b));
+        assert!(
+            matches!(Model::from_bytes(&b), Err(CcmError::Inconsistent(ref s)) if s.contains("overflow")),
+            "{:?}",
+            Model::from_bytes(&b)
+        );
     }
 
     #[test]
@@ -593,7 +759,9 @@ mod tests {
         let mut m = model();
         m.indices.swap(0, 1); // row 0: columns 3, 1
         m.probs.swap(0, 1);
-        assert!(matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(ref s)) if s.contains("increasing")));
+        assert!(
+            matches!(Model::from_bytes(&m.to_bytes()), Err(CcmError::Inconsistent(ref s)) if s.contains("increasing"))
+        );
         let mut rows = vec![Vec::new(); 6];
         rows[0] = vec![(1, 0.0), (3, 1.0)];
         assert!(Model::from_rows(meta(), &rows).is_err());
@@ -604,7 +772,18 @@ mod tests {
         let json = r#"{"name": "x", "nested": {"a": [1, 2]}, "quantize_ms" : 5, "d_min_ms": 1.5e1,
             "d_max_ms": 300.0, "w_min": 0, "w_max": 99, "n_d": 57, "n_w": 100, "trained_on": ["t1"]}"#;
         let m = Meta::from_json(json).expect("parses");
-        assert_eq!(m, Meta { quantize_ms: 5.0, d_min_ms: 15.0, d_max_ms: 300.0, w_min: 0, w_max: 99, n_d: 57, n_w: 100 });
+        assert_eq!(
+            m,
+            Meta {
+                quantize_ms: 5.0,
+                d_min_ms: 15.0,
+                d_max_ms: 300.0,
+                w_min: 0,
+                w_max: 99,
+                n_d: 57,
+                n_w: 100
+            }
+        );
         assert!(Meta::from_json(r#"{"quantize_ms": 5}"#).is_err());
         assert!(Meta::from_json(r#"{"quantize_ms": 5, "d_min_ms": 0, "d_max_ms": 1, "w_min": 1.5, "w_max": 2, "n_d": 1, "n_w": 1}"#).is_err());
     }

@@ -75,7 +75,14 @@ pub struct CondProbOnline {
 
 impl Default for CondProbOnline {
     fn default() -> Self {
-        CondProbOnline { counts: [[0; M + 1]; M], s1: Running::default(), s2: Running::default(), frozen: None, l1: None, blocks: 0 }
+        CondProbOnline {
+            counts: [[0; M + 1]; M],
+            s1: Running::default(),
+            s2: Running::default(),
+            frozen: None,
+            l1: None,
+            blocks: 0,
+        }
     }
 }
 
@@ -83,7 +90,11 @@ impl CondProbOnline {
     /// A table whose statistics stay at (mu1, sigma1, mu2, sigma2), starting from `counts` (a table
     /// loaded from another run, or trained and then frozen).
     pub fn with_frozen(counts: [[u64; M + 1]; M], mu: [f64; 2], sigma: [f64; 2]) -> Self {
-        CondProbOnline { counts, frozen: Some([mu[0], sigma[0], mu[1], sigma[1]]), ..Default::default() }
+        CondProbOnline {
+            counts,
+            frozen: Some([mu[0], sigma[0], mu[1], sigma[1]]),
+            ..Default::default()
+        }
     }
 
     /// (mu_k, sigma_k) in force: the frozen values or the running ones.
@@ -157,7 +168,11 @@ impl CondProbOnline {
         if complete == 0 {
             return None;
         }
-        let weighted: u64 = row[..M].iter().enumerate().map(|(j, &c)| (j as u64 + 1) * c).sum();
+        let weighted: u64 = row[..M]
+            .iter()
+            .enumerate()
+            .map(|(j, &c)| (j as u64 + 1) * c)
+            .sum();
         Some(weighted as f64 / complete as f64)
     }
 
@@ -201,7 +216,13 @@ pub struct WindowIntegral {
 
 impl WindowIntegral {
     pub fn new(t1_ns: u64, t2_ns: u64) -> Self {
-        WindowIntegral { t1_ns: t1_ns.max(1), t2_ns: t2_ns.max(1), start: None, window: Window::T1, v: 0.0 }
+        WindowIntegral {
+            t1_ns: t1_ns.max(1),
+            t2_ns: t2_ns.max(1),
+            start: None,
+            window: Window::T1,
+            v: 0.0,
+        }
     }
 
     fn len(&self) -> u64 {
@@ -226,9 +247,16 @@ impl WindowIntegral {
             if end > from {
                 self.v += gamma * (end.0 - from.0) as f64 * 1e-9;
             }
-            closed.push(Closed { window: self.window, v: self.v });
+            closed.push(Closed {
+                window: self.window,
+                v: self.v,
+            });
             self.v = 0.0;
-            self.window = if self.window == Window::T1 { Window::T2 } else { Window::T1 };
+            self.window = if self.window == Window::T1 {
+                Window::T2
+            } else {
+                Window::T1
+            };
             start = end;
             from = from.max(end);
         }
@@ -253,7 +281,12 @@ pub struct SlidingIntegral {
 
 impl SlidingIntegral {
     pub fn new(span_ns: u64) -> Self {
-        SlidingIntegral { span_ns: span_ns.max(1), reports: VecDeque::new(), total: 0.0, horizon: Time::ZERO }
+        SlidingIntegral {
+            span_ns: span_ns.max(1),
+            reports: VecDeque::new(),
+            total: 0.0,
+            horizon: Time::ZERO,
+        }
     }
 
     pub fn add(&mut self, gamma: f64, a: Time, b: Time) {
@@ -292,8 +325,14 @@ mod tests {
     use super::*;
     use crate::testing::assert_close;
 
-    const V1: [f64; 20] = [10.0, 12.0, 9.0, 11.0, 30.0, 10.5, 8.0, 2.0, 11.5, 10.0, 13.0, 9.5, 40.0, 10.0, 7.5, 10.25, 12.5, 0.0, 11.0, 9.0];
-    const V2: [f64; 20] = [11.0, 12.5, 8.0, 10.0, 25.0, 11.0, 7.0, 3.0, 12.0, 9.5, 14.0, 9.0, 35.0, 10.5, 6.0, 10.0, 13.0, 1.0, 10.5, 9.5];
+    const V1: [f64; 20] = [
+        10.0, 12.0, 9.0, 11.0, 30.0, 10.5, 8.0, 2.0, 11.5, 10.0, 13.0, 9.5, 40.0, 10.0, 7.5, 10.25,
+        12.5, 0.0, 11.0, 9.0,
+    ];
+    const V2: [f64; 20] = [
+        11.0, 12.5, 8.0, 10.0, 25.0, 11.0, 7.0, 3.0, 12.0, 9.5, 14.0, 9.0, 35.0, 10.5, 6.0, 10.0,
+        13.0, 1.0, 10.5, 9.5,
+    ];
 
     #[test]
     fn online_table_equals_the_python_reference_on_a_hand_made_series() {
@@ -302,7 +341,28 @@ mod tests {
         // [c.expected_next(l) for l in 1..8]; c.level(10.0), c.level(15.0), c.level(-5.0).
         let mut c = CondProbOnline::default();
         let levels: Vec<(usize, usize)> = V1.iter().zip(V2).map(|(&a, b)| c.update(a, b)).collect();
-        let python_levels = [(8, 8), (6, 6), (3, 3), (5, 4), (6, 6), (4, 4), (4, 4), (3, 3), (4, 5), (4, 4), (5, 5), (4, 4), (7, 7), (4, 4), (4, 4), (4, 4), (4, 5), (3, 3), (4, 4), (4, 4)];
+        let python_levels = [
+            (8, 8),
+            (6, 6),
+            (3, 3),
+            (5, 4),
+            (6, 6),
+            (4, 4),
+            (4, 4),
+            (3, 3),
+            (4, 5),
+            (4, 4),
+            (5, 5),
+            (4, 4),
+            (7, 7),
+            (4, 4),
+            (4, 4),
+            (4, 4),
+            (4, 5),
+            (3, 3),
+            (4, 4),
+            (4, 4),
+        ];
         assert_eq!(levels, python_levels);
         let python_counts = [
             [0, 0, 0, 0, 0, 0, 0, 0, 0],
@@ -317,9 +377,24 @@ mod tests {
         assert_eq!(c.counts, python_counts);
         assert_eq!(c.stats(1), (11.8375, 8.463995436553589));
         assert_eq!(c.stats(2), (11.375000000000002, 7.10787415476667));
-        let python_expected = [None, None, Some(3.0), Some(4.181818181818182), Some(4.5), Some(6.0), Some(7.0), Some(8.0)];
-        assert_eq!((1..=M).map(|l| c.expected_next(l)).collect::<Vec<_>>(), python_expected);
-        assert_eq!((c.level(10.0, 1), c.level(15.0, 1), c.level(-5.0, 1)), (4, 5, 3));
+        let python_expected = [
+            None,
+            None,
+            Some(3.0),
+            Some(4.181818181818182),
+            Some(4.5),
+            Some(6.0),
+            Some(7.0),
+            Some(8.0),
+        ];
+        assert_eq!(
+            (1..=M).map(|l| c.expected_next(l)).collect::<Vec<_>>(),
+            python_expected
+        );
+        assert_eq!(
+            (c.level(10.0, 1), c.level(15.0, 1), c.level(-5.0, 1)),
+            (4, 5, 3)
+        );
         assert_eq!(c.blocks, 20);
     }
 
@@ -331,7 +406,10 @@ mod tests {
         assert_eq!(sigma_level(13.0, 10.0, 1.0), 8);
         assert_eq!(sigma_level(6.999, 10.0, 1.0), 1);
         assert_eq!(sigma_level(7.0, 10.0, 1.0), 2);
-        assert_eq!((sigma_level(5.0, 5.0, 0.0), sigma_level(4.0, 5.0, 0.0)), (8, 1));
+        assert_eq!(
+            (sigma_level(5.0, 5.0, 0.0), sigma_level(4.0, 5.0, 0.0)),
+            (8, 1)
+        );
     }
 
     #[test]
@@ -363,7 +441,11 @@ mod tests {
         assert_eq!(c.expected_next(5), Some(7.0));
         assert_eq!(c.end_t2(-0.5), Some(4));
         assert_eq!(c.expected_next(5), Some(5.5));
-        assert_eq!(c.end_t2(1.0), None, "a T2 alarm without a T1 counts nothing");
+        assert_eq!(
+            c.end_t2(1.0),
+            None,
+            "a T2 alarm without a T1 counts nothing"
+        );
     }
 
     #[test]

@@ -42,7 +42,11 @@ pub struct DelayTrigger {
 
 impl DelayTrigger {
     pub fn new(rtt_threshold_ms: f64, decrease_on_loss: bool) -> Self {
-        DelayTrigger { rtt_threshold_ms, decrease_on_loss, guard: DecreaseGuard::default() }
+        DelayTrigger {
+            rtt_threshold_ms,
+            decrease_on_loss,
+            guard: DecreaseGuard::default(),
+        }
     }
 
     fn congestion(&mut self, now: Time, send_time: Time) -> Reaction {

@@ -8,12 +8,18 @@ pub struct Ewma {
 
 impl Ewma {
     pub fn new(weight: f64) -> Self {
-        Ewma { weight, value: None }
+        Ewma {
+            weight,
+            value: None,
+        }
     }
 
     /// Start from `v` instead of the first sample.
     pub fn with_initial(weight: f64, v: f64) -> Self {
-        Ewma { weight, value: Some(v) }
+        Ewma {
+            weight,
+            value: Some(v),
+        }
     }
 
     pub fn update(&mut self, sample: f64) -> f64 {

@@ -15,7 +15,10 @@ const CSS_ROUNDS: u32 = 5;
 pub enum Phase {
     SlowStart,
     /// Conservative slow start since this round's start, with the baseline minimum RTT.
-    Css { rounds: u32, baseline: Dur },
+    Css {
+        rounds: u32,
+        baseline: Dur,
+    },
     /// HyStart++ has ended slow start; the caller sets ssthresh = cwnd and runs congestion avoidance.
     Done,
 }
@@ -33,7 +36,13 @@ pub struct HyStart {
 
 impl Default for HyStart {
     fn default() -> Self {
-        HyStart { phase: Phase::SlowStart, window_end: None, last_round_min: None, current_round_min: None, samples: 0 }
+        HyStart {
+            phase: Phase::SlowStart,
+            window_end: None,
+            last_round_min: None,
+            current_round_min: None,
+            samples: 0,
+        }
     }
 }
 
@@ -66,7 +75,11 @@ impl HyStart {
             if let Phase::Css { rounds, baseline } = self.phase {
                 // §4.2: CSS lasts CSS_ROUNDS rounds, then congestion avoidance.
                 let rounds = rounds + 1;
-                self.phase = if rounds >= CSS_ROUNDS { Phase::Done } else { Phase::Css { rounds, baseline } };
+                self.phase = if rounds >= CSS_ROUNDS {
+                    Phase::Done
+                } else {
+                    Phase::Css { rounds, baseline }
+                };
                 if self.phase == Phase::Done {
                     return CSS_GROWTH_DIVISOR;
                 }
@@ -79,9 +92,13 @@ impl HyStart {
                 if let (Some(last), Some(cur)) = (self.last_round_min, self.current_round_min) {
                     if self.samples >= N_RTT_SAMPLE {
                         // §4.2: RttThresh = clamp(lastRoundMinRTT / 8, 4 ms, 16 ms).
-                        let thresh = Dur(last.as_ns() / MIN_RTT_DIVISOR).clamp(MIN_RTT_THRESH, MAX_RTT_THRESH);
+                        let thresh = Dur(last.as_ns() / MIN_RTT_DIVISOR)
+                            .clamp(MIN_RTT_THRESH, MAX_RTT_THRESH);
                         if cur >= last + thresh {
-                            self.phase = Phase::Css { rounds: 0, baseline: cur };
+                            self.phase = Phase::Css {
+                                rounds: 0,
+                                baseline: cur,
+                            };
                             return CSS_GROWTH_DIVISOR;
                         }
                     }
@@ -90,7 +107,9 @@ impl HyStart {
             }
             Phase::Css { baseline, .. } => {
                 // §4.2: a spurious exit: the RTT fell back below the baseline, resume slow start.
-                if self.samples >= N_RTT_SAMPLE && self.current_round_min.is_some_and(|c| c < baseline) {
+                if self.samples >= N_RTT_SAMPLE
+                    && self.current_round_min.is_some_and(|c| c < baseline)
+                {
                     self.phase = Phase::SlowStart;
                     return 1.0;
                 }

@@ -10,7 +10,9 @@ pub fn ln_factorial(k: u64) -> f64 {
     }
     let n = k as f64 + 1.0;
     // ln Γ(n) by Stirling's series with three correction terms.
-    (n - 0.5) * n.ln() - n + 0.5 * (2.0 * std::f64::consts::PI).ln() + 1.0 / (12.0 * n) - 1.0 / (360.0 * n.powi(3)) + 1.0 / (1260.0 * n.powi(5))
+    (n - 0.5) * n.ln() - n + 0.5 * (2.0 * std::f64::consts::PI).ln() + 1.0 / (12.0 * n)
+        - 1.0 / (360.0 * n.powi(3))
+        + 1.0 / (1260.0 * n.powi(5))
 }
 
 /// `ln P(N = k)` for `N ~ Poisson(x)` without the `ln k!` term, which is the same for every `x`:
@@ -76,7 +78,11 @@ pub struct CountRecursion {
 
 impl CountRecursion {
     /// All mass at zero.
-    pub const ZERO: CountRecursion = CountRecursion { p0: 1.0, a: 0.0, b: 0.0 };
+    pub const ZERO: CountRecursion = CountRecursion {
+        p0: 1.0,
+        a: 0.0,
+        b: 0.0,
+    };
 
     /// Counts of a Poisson process whose expected count is itself random with mean `mean` and variance
     /// `extra_var`, the random mean taken to be gamma distributed: a negative binomial with mean `mean`
@@ -86,13 +92,21 @@ impl CountRecursion {
             return CountRecursion::ZERO;
         }
         if !(extra_var > 0.0) {
-            return CountRecursion { p0: (-mean).exp(), a: mean, b: 0.0 };
+            return CountRecursion {
+                p0: (-mean).exp(),
+                a: mean,
+                b: 0.0,
+            };
         }
         // Gamma(shape r, scale theta) mean: r theta = mean, r theta^2 = extra_var.
         let theta = extra_var / mean;
         let r = mean / theta;
         let q = theta / (1.0 + theta);
-        CountRecursion { p0: (-r * theta.ln_1p()).exp(), a: r * q, b: q }
+        CountRecursion {
+            p0: (-r * theta.ln_1p()).exp(),
+            a: r * q,
+            b: q,
+        }
     }
 
     /// `P(c + 1) / P(c)`.
@@ -116,7 +130,11 @@ mod tests {
         assert_eq!(ln_factorial(0), 0.0);
         assert_close(ln_factorial(5), 120f64.ln());
         let direct: f64 = (2..=300u64).map(|i| (i as f64).ln()).sum();
-        assert!((ln_factorial(300) - direct).abs() < 1e-9, "{} vs {direct}", ln_factorial(300));
+        assert!(
+            (ln_factorial(300) - direct).abs() < 1e-9,
+            "{} vs {direct}",
+            ln_factorial(300)
+        );
     }
 
     #[test]
@@ -129,13 +147,26 @@ mod tests {
 
     #[test]
     fn survival_function_matches_the_sum_of_the_pmf_on_both_branches() {
-        for &(k, x) in &[(1u64, 0.5), (3, 2.0), (5, 5.5), (10, 30.0), (40, 3.0), (2, 200.0)] {
+        for &(k, x) in &[
+            (1u64, 0.5),
+            (3, 2.0),
+            (5, 5.5),
+            (10, 30.0),
+            (40, 3.0),
+            (2, 200.0),
+        ] {
             let direct: f64 = 1.0 - (0..k).map(|c| pmf(c, x)).sum::<f64>();
             let tail: f64 = (k..k + 400).map(|c| pmf(c, x)).sum();
             let got = ln_sf(k, x, ln_factorial(k)).exp();
-            assert!((got - tail).abs() <= 1e-12 + 1e-9 * tail, "k {k} x {x}: {got} vs tail {tail}");
+            assert!(
+                (got - tail).abs() <= 1e-12 + 1e-9 * tail,
+                "k {k} x {x}: {got} vs tail {tail}"
+            );
             if direct > 1e-6 {
-                assert!((got - direct).abs() < 1e-9, "k {k} x {x}: {got} vs {direct}");
+                assert!(
+                    (got - direct).abs() < 1e-9,
+                    "k {k} x {x}: {got} vs {direct}"
+                );
             }
         }
         assert_eq!(ln_sf(0, 0.0, 0.0), 0.0);
@@ -156,9 +187,18 @@ mod tests {
     #[test]
     fn mixed_poisson_has_the_requested_mean_and_variance() {
         let (total, mean, var) = moments(CountRecursion::mixed_poisson(20.0, 15.0), 400);
-        assert!((total - 1.0).abs() < 1e-12 && (mean - 20.0).abs() < 1e-9 && (var - 35.0).abs() < 1e-8, "{total} {mean} {var}");
+        assert!(
+            (total - 1.0).abs() < 1e-12 && (mean - 20.0).abs() < 1e-9 && (var - 35.0).abs() < 1e-8,
+            "{total} {mean} {var}"
+        );
         let (total, mean, var) = moments(CountRecursion::mixed_poisson(7.0, 0.0), 200);
-        assert!((total - 1.0).abs() < 1e-12 && (mean - 7.0).abs() < 1e-9 && (var - 7.0).abs() < 1e-8, "{total} {mean} {var}");
-        assert_eq!(CountRecursion::mixed_poisson(0.0, 3.0), CountRecursion::ZERO);
+        assert!(
+            (total - 1.0).abs() < 1e-12 && (mean - 7.0).abs() < 1e-9 && (var - 7.0).abs() < 1e-8,
+            "{total} {mean} {var}"
+        );
+        assert_eq!(
+            CountRecursion::mixed_poisson(0.0, 3.0),
+            CountRecursion::ZERO
+        );
     }
 }

@@ -42,7 +42,12 @@ pub enum SplineError {
 impl SmoothingSpline {
     /// Fit points `(x[i], y[i])` with weights (`None`: all 1) and smoothing parameter `lambda`.
     /// `x` need not be sorted; points sharing an `x` are merged (weighted mean, summed weight).
-    pub fn fit(x: &[f64], y: &[f64], weights: Option<&[f64]>, lambda: f64) -> Result<SmoothingSpline, SplineError> {
+    pub fn fit(
+        x: &[f64],
+        y: &[f64],
+        weights: Option<&[f64]>,
+        lambda: f64,
+    ) -> Result<SmoothingSpline, SplineError> {
         if x.len() != y.len() || weights.is_some_and(|w| w.len() != x.len()) {
             return Err(SplineError::LengthMismatch);
         }
@@ -50,7 +55,9 @@ impl SmoothingSpline {
             return Err(SplineError::Empty);
         }
         let weight = |i: usize| weights.map_or(1.0, |w| w[i]);
-        let valid = (0..x.len()).all(|i| x[i].is_finite() && y[i].is_finite() && weight(i).is_finite() && weight(i) > 0.0);
+        let valid = (0..x.len()).all(|i| {
+            x[i].is_finite() && y[i].is_finite() && weight(i).is_finite() && weight(i) > 0.0
+        });
         if !valid || !(lambda >= 0.0) {
             return Err(SplineError::InvalidInput);
         }
@@ -72,7 +79,8 @@ impl SmoothingSpline {
         let mut rhs = vec![0.0; m];
         for j in 0..m {
             let (q0, q1, q2) = q(j);
-            a0[j] = (h[j] + h[j + 1]) / 3.0 + lambda * (q0 * q0 * dinv[j] + q1 * q1 * dinv[j + 1] + q2 * q2 * dinv[j + 2]);
+            a0[j] = (h[j] + h[j + 1]) / 3.0
+                + lambda * (q0 * q0 * dinv[j] + q1 * q1 * dinv[j + 1] + q2 * q2 * dinv[j + 2]);
             if j + 1 < m {
                 let (p0, p1, _) = q(j + 1);
                 a1[j] = h[j + 1] / 6.0 + lambda * (q1 * dinv[j + 1] * p0 + q2 * dinv[j + 2] * p1);
@@ -119,7 +127,8 @@ impl SmoothingSpline {
         let h = xr - xl;
         let (a, b) = (t - xl, xr - t);
         // Green and Silverman eq. (2.4).
-        (a * self.g[i + 1] + b * self.g[i]) / h - a * b / 6.0 * ((1.0 + a / h) * self.gamma[i + 1] + (1.0 + b / h) * self.gamma[i])
+        (a * self.g[i + 1] + b * self.g[i]) / h
+            - a * b / 6.0 * ((1.0 + a / h) * self.gamma[i + 1] + (1.0 + b / h) * self.gamma[i])
     }
 
     /// f' at knot `k`, which must be the first or the last (where the fit continues linearly).
@@ -133,7 +142,8 @@ impl SmoothingSpline {
             (self.g[1] - self.g[0]) / h - h * (2.0 * self.gamma[0] + self.gamma[1]) / 6.0
         } else {
             let h = self.x[n - 1] - self.x[n - 2];
-            (self.g[n - 1] - self.g[n - 2]) / h + h * (2.0 * self.gamma[n - 1] + self.gamma[n - 2]) / 6.0
+            (self.g[n - 1] - self.g[n - 2]) / h
+                + h * (2.0 * self.gamma[n - 1] + self.gamma[n - 2]) / 6.0
         }
     }
 
@@ -154,10 +164,15 @@ impl SmoothingSpline {
 }
 
 /// Sort by x and merge equal x: weighted mean of y, summed weight.
-fn merge_sorted(x: &[f64], y: &[f64], weight: impl Fn(usize) -> f64) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+fn merge_sorted(
+    x: &[f64],
+    y: &[f64],
+    weight: impl Fn(usize) -> f64,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let mut order: Vec<usize> = (0..x.len()).collect();
     order.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
-    let (mut xs, mut sy, mut ws): (Vec<f64>, Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut xs, mut sy, mut ws): (Vec<f64>, Vec<f64>, Vec<f64>) =
+        (Vec::new(), Vec::new(), Vec::new());
     for i in order {
         let w = weight(i);
         if xs.last() == Some(&x[i]) {
@@ -178,8 +193,17 @@ fn least_squares_line(xs: Vec<f64>, ys: &[f64], ws: &[f64]) -> SmoothingSpline {
     let sw: f64 = ws.iter().sum();
     let xbar = xs.iter().zip(ws).map(|(x, w)| w * x).sum::<f64>() / sw;
     let ybar = ys.iter().zip(ws).map(|(y, w)| w * y).sum::<f64>() / sw;
-    let sxx: f64 = xs.iter().zip(ws).map(|(x, w)| w * (x - xbar) * (x - xbar)).sum();
-    let sxy: f64 = xs.iter().zip(ys).zip(ws).map(|((x, y), w)| w * (x - xbar) * (y - ybar)).sum();
+    let sxx: f64 = xs
+        .iter()
+        .zip(ws)
+        .map(|(x, w)| w * (x - xbar) * (x - xbar))
+        .sum();
+    let sxy: f64 = xs
+        .iter()
+        .zip(ys)
+        .zip(ws)
+        .map(|((x, y), w)| w * (x - xbar) * (y - ybar))
+        .sum();
     let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
     let g = xs.iter().map(|x| ybar + slope * (x - xbar)).collect();
     let gamma = vec![0.0; xs.len()];
@@ -198,14 +222,30 @@ fn solve_pentadiagonal(a0: &[f64], a1: &[f64], a2: &[f64], b: &[f64]) -> Vec<f64
             l2[i] = a2[i - 2] / d[i - 2];
         }
         if i >= 1 {
-            let correction = if i >= 2 { l2[i] * l1[i - 1] * d[i - 2] } else { 0.0 };
+            let correction = if i >= 2 {
+                l2[i] * l1[i - 1] * d[i - 2]
+            } else {
+                0.0
+            };
             l1[i] = (a1[i - 1] - correction) / d[i - 1];
         }
-        d[i] = a0[i] - if i >= 1 { l1[i] * l1[i] * d[i - 1] } else { 0.0 } - if i >= 2 { l2[i] * l2[i] * d[i - 2] } else { 0.0 };
+        d[i] = a0[i]
+            - if i >= 1 {
+                l1[i] * l1[i] * d[i - 1]
+            } else {
+                0.0
+            }
+            - if i >= 2 {
+                l2[i] * l2[i] * d[i - 2]
+            } else {
+                0.0
+            };
     }
     let mut z = vec![0.0; m];
     for i in 0..m {
-        z[i] = b[i] - if i >= 1 { l1[i] * z[i - 1] } else { 0.0 } - if i >= 2 { l2[i] * z[i - 2] } else { 0.0 };
+        z[i] = b[i]
+            - if i >= 1 { l1[i] * z[i - 1] } else { 0.0 }
+            - if i >= 2 { l2[i] * z[i - 2] } else { 0.0 };
     }
     for i in 0..m {
         z[i] /= d[i];
@@ -233,7 +273,11 @@ mod tests {
         let y = [1.0, 3.0, -2.0, 0.5, 4.0, 4.0, 10.0];
         let s = SmoothingSpline::fit(&x, &y, None, 0.0).expect("fits");
         for (xi, yi) in x.iter().zip(&y) {
-            assert!(close(s.eval(*xi), *yi, 1e-12), "f({xi}) = {} != {yi}", s.eval(*xi));
+            assert!(
+                close(s.eval(*xi), *yi, 1e-12),
+                "f({xi}) = {} != {yi}",
+                s.eval(*xi)
+            );
         }
         // Natural: zero curvature at the ends, and continuous at an interior knot.
         let eps = 1e-7;
@@ -247,7 +291,11 @@ mod tests {
         let y: Vec<f64> = x.iter().map(|x| 3.0 - 0.25 * x).collect();
         let s = SmoothingSpline::fit(&x, &y, None, 0.0).expect("fits");
         for t in [-3.0, 0.7, 5.1, 13.4, 20.0] {
-            assert!(close(s.eval(t), 3.0 - 0.25 * t, 1e-12), "f({t}) = {}", s.eval(t));
+            assert!(
+                close(s.eval(t), 3.0 - 0.25 * t, 1e-12),
+                "f({t}) = {}",
+                s.eval(t)
+            );
         }
     }
 
@@ -256,7 +304,12 @@ mod tests {
         let xb = x.iter().zip(w).map(|(a, b)| a * b).sum::<f64>() / sw;
         let yb = y.iter().zip(w).map(|(a, b)| a * b).sum::<f64>() / sw;
         let sxx: f64 = x.iter().zip(w).map(|(a, b)| b * (a - xb) * (a - xb)).sum();
-        let sxy: f64 = x.iter().zip(y).zip(w).map(|((a, c), b)| b * (a - xb) * (c - yb)).sum();
+        let sxy: f64 = x
+            .iter()
+            .zip(y)
+            .zip(w)
+            .map(|((a, c), b)| b * (a - xb) * (c - yb))
+            .sum();
         let slope = sxy / sxx;
         (yb - slope * xb, slope)
     }
@@ -264,14 +317,27 @@ mod tests {
     #[test]
     fn spline_with_huge_lambda_is_the_least_squares_line() {
         let x: Vec<f64> = (1..=30).map(|i| i as f64).collect();
-        let y: Vec<f64> = x.iter().map(|x| 40.0 + 0.02 * x * x + (x * 1.7).sin() * 3.0).collect();
+        let y: Vec<f64> = x
+            .iter()
+            .map(|x| 40.0 + 0.02 * x * x + (x * 1.7).sin() * 3.0)
+            .collect();
         let w: Vec<f64> = x.iter().map(|x| 1.0 + (x % 3.0)).collect();
         let (a, b) = least_squares(&x, &y, &w);
         let exact = SmoothingSpline::fit(&x, &y, Some(&w), f64::INFINITY).expect("fits");
         let huge = SmoothingSpline::fit(&x, &y, Some(&w), 1e12).expect("fits");
         for t in [0.0, 1.0, 7.5, 15.0, 30.0, 45.0] {
-            assert!(close(exact.eval(t), a + b * t, 1e-12), "inf: f({t}) = {} vs {}", exact.eval(t), a + b * t);
-            assert!(close(huge.eval(t), a + b * t, 1e-6), "1e12: f({t}) = {} vs {}", huge.eval(t), a + b * t);
+            assert!(
+                close(exact.eval(t), a + b * t, 1e-12),
+                "inf: f({t}) = {} vs {}",
+                exact.eval(t),
+                a + b * t
+            );
+            assert!(
+                close(huge.eval(t), a + b * t, 1e-6),
+                "1e12: f({t}) = {} vs {}",
+                huge.eval(t),
+                a + b * t
+            );
         }
     }
 
@@ -308,12 +374,36 @@ mod tests {
             .collect();
         let s = SmoothingSpline::fit(&x, &y, None, 1000.0).expect("fits");
         let n = x.len() as f64;
-        let residual_var = x.iter().zip(&y).map(|(&x, &y)| (y - s.eval(x)).powi(2)).sum::<f64>() / n;
-        let noise_var = x.iter().zip(&y).map(|(&x, &y)| (y - truth(x)).powi(2)).sum::<f64>() / n;
-        let error_rms = (x.iter().map(|&x| (s.eval(x) - truth(x)).powi(2)).sum::<f64>() / n).sqrt();
-        assert!(residual_var < noise_var, "residual variance {residual_var} >= noise variance {noise_var}");
-        assert!(residual_var > 0.5 * noise_var, "residual variance {residual_var}: the fit chases the noise");
-        assert!(error_rms < 0.4 * sigma, "fit is {error_rms} ms RMS from the true curve");
+        let residual_var = x
+            .iter()
+            .zip(&y)
+            .map(|(&x, &y)| (y - s.eval(x)).powi(2))
+            .sum::<f64>()
+            / n;
+        let noise_var = x
+            .iter()
+            .zip(&y)
+            .map(|(&x, &y)| (y - truth(x)).powi(2))
+            .sum::<f64>()
+            / n;
+        let error_rms = (x
+            .iter()
+            .map(|&x| (s.eval(x) - truth(x)).powi(2))
+            .sum::<f64>()
+            / n)
+            .sqrt();
+        assert!(
+            residual_var < noise_var,
+            "residual variance {residual_var} >= noise variance {noise_var}"
+        );
+        assert!(
+            residual_var > 0.5 * noise_var,
+            "residual variance {residual_var}: the fit chases the noise"
+        );
+        assert!(
+            error_rms < 0.4 * sigma,
+            "fit is {error_rms} ms RMS from the true curve"
+        );
     }
 
     /// sum w (y - f)^2 + lambda * integral f''^2 of the natural spline through `g` at the knots `x`.
@@ -343,14 +433,18 @@ mod tests {
                 let mut g = s.fitted().to_vec();
                 g[k] += eps;
                 let moved = criterion(&x, &y, &w, &g, lambda);
-                assert!(moved > best, "moving g[{k}] by {eps} lowers the criterion: {moved} < {best}");
+                assert!(
+                    moved > best,
+                    "moving g[{k}] by {eps} lowers the criterion: {moved} < {best}"
+                );
             }
         }
     }
 
     #[test]
     fn spline_merges_duplicate_x_and_accepts_unsorted_input() {
-        let s = SmoothingSpline::fit(&[3.0, 1.0, 3.0, 2.0], &[4.0, 1.0, 6.0, 2.0], None, 0.0).expect("fits");
+        let s = SmoothingSpline::fit(&[3.0, 1.0, 3.0, 2.0], &[4.0, 1.0, 6.0, 2.0], None, 0.0)
+            .expect("fits");
         assert_eq!(s.knots(), &[1.0, 2.0, 3.0]);
         assert!(close(s.eval(3.0), 5.0, 1e-12));
         let one = SmoothingSpline::fit(&[5.0], &[7.0], None, 1.0).expect("fits");
@@ -359,10 +453,25 @@ mod tests {
 
     #[test]
     fn spline_rejects_bad_input() {
-        assert_eq!(SmoothingSpline::fit(&[], &[], None, 1.0).err(), Some(SplineError::Empty));
-        assert_eq!(SmoothingSpline::fit(&[1.0], &[], None, 1.0).err(), Some(SplineError::LengthMismatch));
-        assert_eq!(SmoothingSpline::fit(&[1.0], &[f64::NAN], None, 1.0).err(), Some(SplineError::InvalidInput));
-        assert_eq!(SmoothingSpline::fit(&[1.0], &[1.0], Some(&[0.0]), 1.0).err(), Some(SplineError::InvalidInput));
-        assert_eq!(SmoothingSpline::fit(&[1.0], &[1.0], None, -1.0).err(), Some(SplineError::InvalidInput));
+        assert_eq!(
+            SmoothingSpline::fit(&[], &[], None, 1.0).err(),
+            Some(SplineError::Empty)
+        );
+        assert_eq!(
+            SmoothingSpline::fit(&[1.0], &[], None, 1.0).err(),
+            Some(SplineError::LengthMismatch)
+        );
+        assert_eq!(
+            SmoothingSpline::fit(&[1.0], &[f64::NAN], None, 1.0).err(),
+            Some(SplineError::InvalidInput)
+        );
+        assert_eq!(
+            SmoothingSpline::fit(&[1.0], &[1.0], Some(&[0.0]), 1.0).err(),
+            Some(SplineError::InvalidInput)
+        );
+        assert_eq!(
+            SmoothingSpline::fit(&[1.0], &[1.0], None, -1.0).err(),
+            Some(SplineError::InvalidInput)
+        );
     }
 }

@@ -20,9 +20,18 @@ pub enum State {
 /// P(g, x) for both loss models, with the row sums the structured solver needs.
 pub(crate) enum Loss {
     /// Eq. 7, closed forms in q^k.
-    Correlated { p: f64, qpow: Vec<f64>, omq: Vec<f64>, mean: Vec<f64> },
+    Correlated {
+        p: f64,
+        qpow: Vec<f64>,
+        omq: Vec<f64>,
+        mean: Vec<f64>,
+    },
     /// Eq. 6 as Pascal-triangle rows, possibly trimmed where the pmf falls below a threshold.
-    Independent { p: f64, rows: Vec<BinRow>, max_missing: f64 },
+    Independent {
+        p: f64,
+        rows: Vec<BinRow>,
+        max_missing: f64,
+    },
 }
 
 /// One binomial row P(g, x) for g in lo..lo + pmf.len(); the rest (`missing`, tracked) was trimmed.
@@ -83,7 +92,11 @@ impl Loss {
                     max_missing = max_missing.max(missing);
                     rows.push(BinRow::new(lo, cur.clone(), missing));
                 }
-                Loss::Independent { p, rows, max_missing }
+                Loss::Independent {
+                    p,
+                    rows,
+                    max_missing,
+                }
             }
         }
     }
@@ -160,7 +173,12 @@ impl BinRow {
                 acc
             })
             .collect();
-        BinRow { lo, pmf, cdf, missing }
+        BinRow {
+            lo,
+            pmf,
+            cdf,
+            missing,
+        }
     }
 }
 
@@ -240,7 +258,8 @@ impl Chain {
             State::Eb { k: 1, tau } => self.n_ca + tau.ilog2() as usize,
             State::Eb { k, .. } => self.n_ca + self.taus.len() + k - 2,
             State::Ss { w, tau } => {
-                self.n_ca + self.n_eb() + self.ss_start[tau.ilog2() as usize] + w.ilog2() as usize - 1
+                self.n_ca + self.n_eb() + self.ss_start[tau.ilog2() as usize] + w.ilog2() as usize
+                    - 1
             }
         }
     }
@@ -248,25 +267,41 @@ impl Chain {
     pub fn state(&self, i: usize) -> State {
         if i < self.n_ca {
             // Level w holds indices (w-1)w/2 - 1 .. w(w+1)/2 - 1.
-            let mut w = (((8 * (i + 1) + 1) as f64).sqrt() as usize).div_ceil(2).max(2);
+            let mut w = (((8 * (i + 1) + 1) as f64).sqrt() as usize)
+                .div_ceil(2)
+                .max(2);
             while Chain::level_start(w) > i {
                 w -= 1;
             }
             while Chain::level_start(w + 1) <= i {
                 w += 1;
             }
-            return State::Ca { w, x: i - Chain::level_start(w) + 1 };
+            return State::Ca {
+                w,
+                x: i - Chain::level_start(w) + 1,
+            };
         }
         let j = i - self.n_ca;
         if j < self.taus.len() {
-            return State::Eb { k: 1, tau: self.taus[j] };
+            return State::Eb {
+                k: 1,
+                tau: self.taus[j],
+            };
         }
         if j < self.n_eb() {
-            return State::Eb { k: j - self.taus.len() + 2, tau: 1 };
+            return State::Eb {
+                k: j - self.taus.len() + 2,
+                tau: 1,
+            };
         }
         let s = j - self.n_eb();
-        let ti = (1..self.taus.len()).find(|&t| s < self.ss_start[t] + t).expect("index in range");
-        State::Ss { w: 1 << (s - self.ss_start[ti] + 1), tau: self.taus[ti] }
+        let ti = (1..self.taus.len())
+            .find(|&t| s < self.ss_start[t] + t)
+            .expect("index in range");
+        State::Ss {
+            w: 1 << (s - self.ss_start[ti] + 1),
+            tau: self.taus[ti],
+        }
     }
 
     /// Eq. 8: RTT = d + 1/b while the window fits the bandwidth-delay product, else w / b.
@@ -340,7 +375,8 @@ impl Chain {
                 let mut timeout = 0.0;
                 for g in 0..=x {
                     if x - g > 3 && h > g {
-                        out.push((State::Ca { w: h, x: h - g }, l.pmf(g, x), rtt)); // fast retransmit (A3: P(g, x))
+                        out.push((State::Ca { w: h, x: h - g }, l.pmf(g, x), rtt));
+                    // fast retransmit (A3: P(g, x))
                     } else {
                         timeout += l.pmf(g, x); // eq. 14
                     }
@@ -350,10 +386,21 @@ impl Chain {
             State::Ss { w, tau } => {
                 let rtt = self.rtt(w);
                 // §4.3.2: no loss doubles the window, leaving slow start once 2w reaches tau.
-                let next = if tau > 2 * w { State::Ss { w: 2 * w, tau } } else { State::Ca { w: 2 * w, x: 2 * w } };
+                let next = if tau > 2 * w {
+                    State::Ss { w: 2 * w, tau }
+                } else {
+                    State::Ca { w: 2 * w, x: 2 * w }
+                };
                 out.push((next, l.pmf(0, w), rtt));
                 for g in 1..w {
-                    out.push((State::Ca { w: 2 * w - g, x: 2 * (w - g) }, l.pmf(g, w), rtt));
+                    out.push((
+                        State::Ca {
+                            w: 2 * w - g,
+                            x: 2 * (w - g),
+                        },
+                        l.pmf(g, w),
+                        rtt,
+                    ));
                 }
                 let t = 1 << Chain::entry_tau_index(w);
                 out.push((State::Eb { k: 1, tau: t }, l.pmf(w, w), 3.0 * rtt));
@@ -361,7 +408,11 @@ impl Chain {
             State::Eb { k, tau } => {
                 let p = l.p();
                 // §4.3.3: one packet; success restarts at (2, 2, tau), slow start when tau >= 2 (A5).
-                let ok = if k == 1 && tau >= 2 { State::Ss { w: 2, tau } } else { State::Ca { w: 2, x: 2 } };
+                let ok = if k == 1 && tau >= 2 {
+                    State::Ss { w: 2, tau }
+                } else {
+                    State::Ca { w: 2, x: 2 }
+                };
                 out.push((ok, 1.0 - p, self.rtt(1)));
                 let k2 = (k + 1).min(self.m);
                 let fail = State::Eb { k: k2, tau: 1 };
@@ -410,7 +461,11 @@ impl Chain {
                 State::Ca { .. } => unreachable!("CA states come first"),
             }
         }
-        Moments { sent, lost, duration_s: dur }
+        Moments {
+            sent,
+            lost,
+            duration_s: dur,
+        }
     }
 }
 
@@ -430,7 +485,11 @@ pub fn count_nonzeros(w_max: usize, params: &Params) -> u64 {
     for w in 2..=w_max {
         nnz += w as u64 + 1; // (w, w): g = 0..w
         for x in 1..w {
-            nnz += if x < 4 { 1 } else { Chain::fr_gmax(w, x) as u64 + 2 };
+            nnz += if x < 4 {
+                1
+            } else {
+                Chain::fr_gmax(w, x) as u64 + 2
+            };
         }
     }
     let b_pps = params.b_pps();

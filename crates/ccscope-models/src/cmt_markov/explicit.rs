@@ -107,8 +107,17 @@ pub fn solve(ch: &Chain, tol: f64, max_sweeps: u32) -> Result<Stationary, CmtMar
         pi.iter_mut().for_each(|v| *v /= total);
         last = residual(&q, &pi);
         if last <= tol {
-            return Ok(Stationary { pi, iterations: sweep, residual: last });
+            return Ok(Stationary {
+                pi,
+                iterations: sweep,
+                residual: last,
+            });
         }
     }
-    Err(CmtMarkovError::NotConverged { solver: Solver::Explicit, sweeps: max_sweeps, residual: last, target: tol })
+    Err(CmtMarkovError::NotConverged {
+        solver: Solver::Explicit,
+        sweeps: max_sweeps,
+        residual: last,
+        target: tol,
+    })
 }

@@ -125,7 +125,12 @@ pub enum CmtMarkovError {
     #[error("field `solver`: the explicit matrix would hold {nonzeros} non-zeros, above its bound {max} (use `structured`)")]
     ExplicitTooLarge { nonzeros: u64, max: u64 },
     #[error("solver `{solver}` did not reach residual {target:e} in {sweeps} sweeps (last {residual:e})")]
-    NotConverged { solver: Solver, sweeps: u32, residual: f64, target: f64 },
+    NotConverged {
+        solver: Solver,
+        sweeps: u32,
+        residual: f64,
+        target: f64,
+    },
 }
 
 /// One path's parameters (paper 002 §6.1.1 names the focus point p = 1e-3, b = 21, d = 40, r = 128 KB).
@@ -185,7 +190,10 @@ impl Params {
             Some(w) => w,
             None => {
                 if self.rbuf_bytes < u64::from(self.packet_bytes) {
-                    return Err(CmtMarkovError::RbufBelowPacket { rbuf: self.rbuf_bytes, packet: self.packet_bytes });
+                    return Err(CmtMarkovError::RbufBelowPacket {
+                        rbuf: self.rbuf_bytes,
+                        packet: self.packet_bytes,
+                    });
                 }
                 // Footnote 8: the window in packets is the buffer over the packet size, rounded down.
                 self.rbuf_bytes / u64::from(self.packet_bytes)
@@ -196,7 +204,11 @@ impl Params {
         }
         if w > MAX_WINDOW {
             let states = w.saturating_mul(w.saturating_add(1)) / 2;
-            return Err(CmtMarkovError::WindowTooLarge { window: w, max: MAX_WINDOW, states });
+            return Err(CmtMarkovError::WindowTooLarge {
+                window: w,
+                max: MAX_WINDOW,
+                states,
+            });
         }
         Ok(w)
     }
@@ -247,7 +259,10 @@ pub fn solve(params: &Params, solver: Solver) -> Result<Solution, CmtMarkovError
 }
 
 /// Solve and also return pi (indexed as [`Chain::index`]).
-pub fn solve_full(params: &Params, solver: Solver) -> Result<(Solution, Stationary), CmtMarkovError> {
+pub fn solve_full(
+    params: &Params,
+    solver: Solver,
+) -> Result<(Solution, Stationary), CmtMarkovError> {
     let w = params.window()?;
     let solver = match solver {
         Solver::Auto => Solver::Structured,
@@ -256,7 +271,10 @@ pub fn solve_full(params: &Params, solver: Solver) -> Result<(Solution, Stationa
     if solver == Solver::Explicit {
         let nnz = chain::count_nonzeros(w as usize, params);
         if nnz > EXPLICIT_MAX_NONZEROS {
-            return Err(CmtMarkovError::ExplicitTooLarge { nonzeros: nnz, max: EXPLICIT_MAX_NONZEROS });
+            return Err(CmtMarkovError::ExplicitTooLarge {
+                nonzeros: nnz,
+                max: EXPLICIT_MAX_NONZEROS,
+            });
         }
     }
     let start = Instant::now();
@@ -292,9 +310,15 @@ pub fn solve_full(params: &Params, solver: Solver) -> Result<(Solution, Stationa
 pub fn throughput_curve(params: &Params, windows: &[u64]) -> Result<Vec<Solution>, CmtMarkovError> {
     let mut checked = Vec::with_capacity(windows.len());
     for &w in windows {
-        let p = Params { window_packets: Some(w), ..params.clone() };
+        let p = Params {
+            window_packets: Some(w),
+            ..params.clone()
+        };
         p.window()?;
         checked.push(p);
     }
-    checked.iter().map(|p| solve(p, Solver::Structured)).collect()
+    checked
+        .iter()
+        .map(|p| solve(p, Solver::Structured))
+        .collect()
 }

@@ -64,10 +64,22 @@ impl<'a> Kernel<'a> {
         side.sort_by_key(|e| e.0);
         let mut side_ptr = vec![0; ch.w_max + 2];
         for (w, ptr) in side_ptr.iter_mut().enumerate().skip(2) {
-            let end = if w <= ch.w_max { Chain::level_start(w) } else { ch.n_ca };
+            let end = if w <= ch.w_max {
+                Chain::level_start(w)
+            } else {
+                ch.n_ca
+            };
             *ptr = side.partition_point(|e| e.0 < end);
         }
-        let mut k = Kernel { ch, side, side_ptr, small_in, small_self, small_entry, nz: vec![false; ch.w_max + 2] };
+        let mut k = Kernel {
+            ch,
+            side,
+            side_ptr,
+            small_in,
+            small_self,
+            small_entry,
+            nz: vec![false; ch.w_max + 2],
+        };
         for w in 2..=ch.w_max {
             k.nz[w] = level(pi, w).iter().any(|&v| v != 0.0);
         }
@@ -83,7 +95,9 @@ impl<'a> Kernel<'a> {
         if (2 * w..=(2 * w + 1).min(w_cap)).any(|s| self.nz[s]) {
             return false;
         }
-        self.side[self.side_ptr[w]..self.side_ptr[w + 1]].iter().all(|&(_, i, _)| pi[i] == 0.0)
+        self.side[self.side_ptr[w]..self.side_ptr[w + 1]]
+            .iter()
+            .all(|&(_, i, _)| pi[i] == 0.0)
     }
 
     /// Inflow into level `w2` (x' = 1..=w2, into `out`) from the current `pi`. With `gs`, the in-level
@@ -144,7 +158,11 @@ impl<'a> Kernel<'a> {
         let own = pi[base + w2 - 1];
         if w2 == w_cap {
             let selfp = l.pmf(0, w_cap); // (W, W) stays at the cap
-            top = if gs { top / (1.0 - selfp) } else { top + selfp * own };
+            top = if gs {
+                top / (1.0 - selfp)
+            } else {
+                top + selfp * own
+            };
         }
         out[w2 - 1] = top;
         let pww = if gs { top } else { own };
@@ -156,7 +174,11 @@ impl<'a> Kernel<'a> {
 
     /// Timeout mass leaving level w (into the backoff entry state of its threshold, A2).
     fn level_timeouts(&self, w: usize, vals: &[f64]) -> f64 {
-        vals.iter().enumerate().filter(|(_, &v)| v != 0.0).map(|(i, &v)| v * self.ch.ca_timeout(w, i + 1)).sum()
+        vals.iter()
+            .enumerate()
+            .filter(|(_, &v)| v != 0.0)
+            .map(|(i, &v)| v * self.ch.ca_timeout(w, i + 1))
+            .sum()
     }
 
     /// The inflow into backoff/slow-start state `j` (offset from n_ca), self-loop excluded.
@@ -183,7 +205,11 @@ impl<'a> Kernel<'a> {
             self.level(w, pi, gs, h, buf);
             let base = Chain::level_start(w);
             let cur = &mut pi[base..base + w];
-            dist += cur.iter().zip(buf.iter()).map(|(a, b)| (a - b).abs()).sum::<f64>();
+            dist += cur
+                .iter()
+                .zip(buf.iter())
+                .map(|(a, b)| (a - b).abs())
+                .sum::<f64>();
             if gs {
                 cur.copy_from_slice(buf);
                 self.nz[w] = buf.iter().any(|&v| v != 0.0);
@@ -194,7 +220,11 @@ impl<'a> Kernel<'a> {
         for j in 0..ch.n_states() - ch.n_ca {
             let own = pi[ch.n_ca + j];
             let inflow = self.small_inflow(j, pi, &acc);
-            let v = if gs { inflow / (1.0 - self.small_self[j]) } else { inflow + self.small_self[j] * own };
+            let v = if gs {
+                inflow / (1.0 - self.small_self[j])
+            } else {
+                inflow + self.small_self[j] * own
+            };
             dist += (v - own).abs();
             if gs {
                 pi[ch.n_ca + j] = v;
@@ -226,9 +256,18 @@ pub fn solve(ch: &Chain, tol: f64, max_sweeps: u32) -> Result<Stationary, CmtMar
         if change <= tol || sweep == max_sweeps {
             last = k.pass(&mut pi, false, &mut h, &mut buf) + bound;
             if last <= tol {
-                return Ok(Stationary { pi, iterations: sweep, residual: last });
+                return Ok(Stationary {
+                    pi,
+                    iterations: sweep,
+                    residual: last,
+                });
             }
         }
     }
-    Err(CmtMarkovError::NotConverged { solver: Solver::Structured, sweeps: max_sweeps, residual: last, target: tol })
+    Err(CmtMarkovError::NotConverged {
+        solver: Solver::Structured,
+        sweeps: max_sweeps,
+        residual: last,
+        target: tol,
+    })
 }

@@ -19,7 +19,12 @@ pub struct CodelParams {
 
 impl Default for CodelParams {
     fn default() -> Self {
-        CodelParams { target: Dur::from_ms(5), interval: Dur::from_ms(100), limit: Limits::default(), mtu_bytes: 1500 }
+        CodelParams {
+            target: Dur::from_ms(5),
+            interval: Dur::from_ms(100),
+            limit: Limits::default(),
+            mtu_bytes: 1500,
+        }
     }
 }
 
@@ -48,7 +53,10 @@ impl Codel {
     }
 
     pub(super) fn enqueue(&mut self, pkt: Packet, drops: &mut Vec<Packet>) {
-        if self.p.limit.fits(self.fifo.packets() + 1, self.fifo.bytes() + pkt.bytes as u64) {
+        if self.p.limit.fits(
+            self.fifo.packets() + 1,
+            self.fifo.bytes() + pkt.bytes as u64,
+        ) {
             self.fifo.push(pkt);
         } else {
             drops.push(pkt);
@@ -104,7 +112,12 @@ impl Codel {
             p = np;
             self.dropping = true;
             let delta = self.count.saturating_sub(self.lastcount);
-            self.count = if delta > 1 && now.since(self.drop_next) < Dur(16 * self.p.interval.as_ns()) { delta } else { 1 };
+            self.count =
+                if delta > 1 && now.since(self.drop_next) < Dur(16 * self.p.interval.as_ns()) {
+                    delta
+                } else {
+                    1
+                };
             self.drop_next = self.control_law(now);
             self.lastcount = self.count;
         }
@@ -120,7 +133,11 @@ mod tests {
 
     #[test]
     fn a_standing_queue_above_target_for_an_interval_starts_dropping() {
-        let mut q = AnyQueue::new(&QueueConfig::Codel(CodelParams::default()), ccscope_core::rng::stream(1, 1), Bandwidth(0));
+        let mut q = AnyQueue::new(
+            &QueueConfig::Codel(CodelParams::default()),
+            ccscope_core::rng::stream(1, 1),
+            Bandwidth(0),
+        );
         let mut d = Vec::new();
         // 100 packets arrive at t = 0 and are served one per 10 ms: sojourn grows past 5 ms at once.
         for s in 0..100 {
@@ -140,7 +157,11 @@ mod tests {
 
     #[test]
     fn short_sojourns_never_drop() {
-        let mut q = AnyQueue::new(&QueueConfig::Codel(CodelParams::default()), ccscope_core::rng::stream(1, 1), Bandwidth(0));
+        let mut q = AnyQueue::new(
+            &QueueConfig::Codel(CodelParams::default()),
+            ccscope_core::rng::stream(1, 1),
+            Bandwidth(0),
+        );
         let mut d = Vec::new();
         for s in 0..1000u64 {
             let t = Time::from_ms(s);

@@ -47,7 +47,10 @@ pub struct Fifo {
 
 impl Fifo {
     fn with_capacity(n: usize) -> Self {
-        Fifo { q: VecDeque::with_capacity(n), bytes: 0 }
+        Fifo {
+            q: VecDeque::with_capacity(n),
+            bytes: 0,
+        }
     }
     #[inline]
     fn push(&mut self, p: Packet) {
@@ -67,7 +70,9 @@ impl Fifo {
         self.bytes
     }
     fn check(&self) {
-        debug_assert!(self.q.len() > 64 || self.bytes == self.q.iter().map(|p| p.bytes as u64).sum::<u64>());
+        debug_assert!(
+            self.q.len() > 64 || self.bytes == self.q.iter().map(|p| p.bytes as u64).sum::<u64>()
+        );
     }
 }
 
@@ -169,13 +174,20 @@ mod tests {
     }
 
     fn q(cfg: QueueConfig) -> AnyQueue {
-        AnyQueue::new(&cfg, ccscope_core::rng::stream(1, 1), Bandwidth::from_mbps(10.0))
+        AnyQueue::new(
+            &cfg,
+            ccscope_core::rng::stream(1, 1),
+            Bandwidth::from_mbps(10.0),
+        )
     }
 
     #[test]
     fn droptail_drops_the_arrival_when_either_limit_is_exceeded() {
         let mut d = Vec::new();
-        let mut q = q(QueueConfig::DropTail(Limits { packets: Some(2), bytes: Some(2500) }));
+        let mut q = q(QueueConfig::DropTail(Limits {
+            packets: Some(2),
+            bytes: Some(2500),
+        }));
         q.enqueue(pkt(0, 1000), Time(0), &mut d);
         q.enqueue(pkt(1, 1000), Time(0), &mut d);
         q.enqueue(pkt(2, 100), Time(0), &mut d); // packet limit
@@ -189,7 +201,10 @@ mod tests {
     #[test]
     fn drophead_evicts_the_oldest_to_admit_the_arrival() {
         let mut d = Vec::new();
-        let mut q = q(QueueConfig::DropHead(Limits { packets: Some(2), bytes: None }));
+        let mut q = q(QueueConfig::DropHead(Limits {
+            packets: Some(2),
+            bytes: None,
+        }));
         for s in 0..4 {
             q.enqueue(pkt(s, 1500), Time(0), &mut d);
         }

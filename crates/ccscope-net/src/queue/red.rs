@@ -55,7 +55,15 @@ pub struct Red {
 
 impl Red {
     pub fn new(p: RedParams, rng: Rng, link_rate: Bandwidth) -> Self {
-        Red { p, fifo: Fifo::with_capacity(1024), rng, link_rate, avg: 0.0, count: -1, idle_since: Some(Time::ZERO) }
+        Red {
+            p,
+            fifo: Fifo::with_capacity(1024),
+            rng,
+            link_rate,
+            avg: 0.0,
+            count: -1,
+            idle_since: Some(Time::ZERO),
+        }
     }
 
     pub fn average_bytes(&self) -> f64 {
@@ -67,7 +75,11 @@ impl Red {
         match self.idle_since {
             Some(since) if self.fifo.packets() == 0 => {
                 // F&J §11: decay as if m small packets had been sent while the queue sat empty.
-                let s = self.link_rate.tx_time(self.p.mean_packet_bytes as u64).as_ns().max(1);
+                let s = self
+                    .link_rate
+                    .tx_time(self.p.mean_packet_bytes as u64)
+                    .as_ns()
+                    .max(1);
                 let m = now.since(since).as_ns() as f64 / s as f64;
                 self.avg *= (1.0 - w).powf(m);
             }
@@ -105,7 +117,11 @@ impl Red {
                 self.count += 1;
                 // F&J §4: pa = pb / (1 - count pb) spreads drops evenly between them.
                 let denom = 1.0 - self.count as f64 * pb;
-                let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+                let pa = if denom <= 0.0 {
+                    1.0
+                } else {
+                    (pb / denom).min(1.0)
+                };
                 let hit = self.rng.gen::<f64>() < pa;
                 if hit {
                     self.count = 0;
@@ -113,7 +129,12 @@ impl Red {
                 hit
             }
         };
-        if drop || !self.p.limit.fits(self.fifo.packets() + 1, self.fifo.bytes() + pkt.bytes as u64) {
+        if drop
+            || !self.p.limit.fits(
+                self.fifo.packets() + 1,
+                self.fifo.bytes() + pkt.bytes as u64,
+            )
+        {
             drops.push(pkt);
         } else {
             self.fifo.push(pkt);
@@ -135,12 +156,19 @@ mod tests {
     use crate::queue::{AnyQueue, QueueConfig};
 
     fn red(p: RedParams) -> AnyQueue {
-        AnyQueue::new(&QueueConfig::Red(p), ccscope_core::rng::stream(3, 3), Bandwidth::from_mbps(10.0))
+        AnyQueue::new(
+            &QueueConfig::Red(p),
+            ccscope_core::rng::stream(3, 3),
+            Bandwidth::from_mbps(10.0),
+        )
     }
 
     #[test]
     fn below_min_threshold_nothing_is_dropped() {
-        let mut q = red(RedParams { weight: 1.0, ..Default::default() });
+        let mut q = red(RedParams {
+            weight: 1.0,
+            ..Default::default()
+        });
         let mut d = Vec::new();
         for s in 0..200 {
             q.enqueue(Packet::data(0, s, 1500, Time(0)), Time(0), &mut d);
@@ -151,7 +179,10 @@ mod tests {
 
     #[test]
     fn average_above_max_drops_every_arrival() {
-        let mut q = red(RedParams { weight: 1.0, ..Default::default() });
+        let mut q = red(RedParams {
+            weight: 1.0,
+            ..Default::default()
+        });
         let mut d = Vec::new();
         for s in 0..1000 {
             q.enqueue(Packet::data(0, s, 1500, Time(0)), Time(0), &mut d);
@@ -164,7 +195,13 @@ mod tests {
     #[test]
     fn drop_rate_between_thresholds_is_near_the_uniformised_probability() {
         // Hold the average at the midpoint: pb = max_p / 2; F&J's count makes drops ~ every 1/pb.
-        let p = RedParams { min_bytes: 0.0, max_bytes: 2.0, max_p: 0.1, weight: 0.0, ..Default::default() };
+        let p = RedParams {
+            min_bytes: 0.0,
+            max_bytes: 2.0,
+            max_p: 0.1,
+            weight: 0.0,
+            ..Default::default()
+        };
         let mut q = red(p);
         if let AnyQueue::Red(r) = &mut q {
             r.avg = 1.0;
@@ -189,7 +226,11 @@ mod tests {
         }
         let mut d = Vec::new();
         // One second idle at 10 Mbit/s = 833 packet times: avg *= 0.998^833 ~ 0.189.
-        q.enqueue(Packet::data(0, 0, 1500, Time::from_ms(1000)), Time::from_ms(1000), &mut d);
+        q.enqueue(
+            Packet::data(0, 0, 1500, Time::from_ms(1000)),
+            Time::from_ms(1000),
+            &mut d,
+        );
         let AnyQueue::Red(r) = &q else { unreachable!() };
         assert!((r.average_bytes() / 1e6 - 0.998f64.powf(10e6 / 12000.0)).abs() < 1e-3);
     }

@@ -419,7 +419,14 @@ impl CmtSender {
             if self.mode == Mode::Rfc4960 && dest.timed.is_none() {
                 dest.timed = Some(tsn);
             }
-            self.ring.push_back(Chunk { sent: now, dest: d as u8, state: State::Outstanding, missing: 0, retransmitted: false, pair_gap });
+            self.ring.push_back(Chunk {
+                sent: now,
+                dest: d as u8,
+                state: State::Outstanding,
+                missing: 0,
+                retransmitted: false,
+                pair_gap,
+            });
             self.next_tsn += 1;
         }
         self.sent += 1;
@@ -441,7 +448,13 @@ impl CmtSender {
     }
 
     /// A SACK arrived. `log` is the association's arrival log, which this SACK references.
-    pub fn on_sack(&mut self, now: Time, ack: &Ack, log: &mut ArrivalLog, out: &mut Vec<Packet>) -> Option<Time> {
+    pub fn on_sack(
+        &mut self,
+        now: Time,
+        ack: &Ack,
+        log: &mut ArrivalLog,
+        out: &mut Vec<Packet>,
+    ) -> Option<Time> {
         let k = ack.arrivals;
         if k <= self.arrivals_seen {
             // RFC 4960 §6.2.1: a SACK older than one already processed is dropped.
@@ -449,7 +462,11 @@ impl CmtSender {
         }
         self.account(now);
         let pkt = self.packet_bytes as u64;
-        self.a_rwnd = if ack.rwnd == Ack::RWND_UNLIMITED { u64::MAX } else { ack.rwnd as u64 };
+        self.a_rwnd = if ack.rwnd == Ack::RWND_UNLIMITED {
+            u64::MAX
+        } else {
+            ack.rwnd as u64
+        };
         for (d, dest) in self.dests.iter().enumerate() {
             self.newly[d] = 0;
             self.highest[d] = None;
@@ -499,7 +516,11 @@ impl CmtSender {
             self.ring.pop_front();
             self.cum += 1;
         }
-        debug_assert_eq!(self.cum, ack.ack_cum.min(self.next_tsn), "the log and the cumulative TSN agree");
+        debug_assert_eq!(
+            self.cum,
+            ack.ack_cum.min(self.next_tsn),
+            "the log and the cumulative TSN agree"
+        );
         if let Some((d, c)) = trigger {
             self.on_trigger(now, ack, d, c);
         }
@@ -513,12 +534,20 @@ impl CmtSender {
             let pcum = dest.pending.front().copied();
             let advanced = self.pcum_before[d].is_some() && pcum != self.pcum_before[d];
             // RFC 4960 §7.2.4: fast recovery ends once the exit point is acknowledged (per destination).
-            if dest.recovery_exit.is_some_and(|rp| pcum.is_none_or(|p| p > rp)) {
+            if dest
+                .recovery_exit
+                .is_some_and(|rp| pcum.is_none_or(|p| p > rp))
+            {
                 dest.recovery_exit = None;
                 dest.cc.on_recovery_exit();
             }
             // Growth first (RFC 4960 §7.2.4 note), through window management.
-            let u = SackUpdate { newly_acked: self.newly[d], cumack_advanced: advanced, flight_before: self.out_before[d], flight_after: dest.out };
+            let u = SackUpdate {
+                newly_acked: self.newly[d],
+                cumack_advanced: advanced,
+                flight_before: self.out_before[d],
+                flight_after: dest.out,
+            };
             let want = dest.cc.on_sack(&u);
             let mtu = dest.cc.mtu();
             let granted = self.wm.grant(d, want, self.rbuf, mtu, &mut self.dests);
@@ -666,12 +695,17 @@ impl CmtSender {
         self.dests
             .iter()
             .map(|d| {
-                let area = d.cwnd_area + d.cc.cwnd_bytes() as f64 * end.since(d.area_since).as_ns() as f64;
+                let area =
+                    d.cwnd_area + d.cc.cwnd_bytes() as f64 * end.since(d.area_since).as_ns() as f64;
                 CmtPathReport {
                     retransmissions: d.retransmissions,
                     fast_retransmits: d.fast_retransmits,
                     timeouts: d.timeouts,
-                    mean_cwnd_bytes: if span > 0.0 && self.active { area / span } else { d.cc.cwnd_bytes() as f64 },
+                    mean_cwnd_bytes: if span > 0.0 && self.active {
+                        area / span
+                    } else {
+                        d.cc.cwnd_bytes() as f64
+                    },
                 }
             })
             .collect()
@@ -710,9 +744,16 @@ mod tests {
 
     /// A model-mode association over `n` destinations and its receiver, RBUF `rbuf` bytes.
     fn assoc(n: usize, rbuf: u64) -> (CmtSender, Receiver) {
-        let cfg = CmtConfig { sctp: SctpParams::default(), rbuf_bytes: rbuf, window_management: WindowManagement::None, rto_max: Dur::from_ms(60_000) };
+        let cfg = CmtConfig {
+            sctp: SctpParams::default(),
+            rbuf_bytes: rbuf,
+            window_management: WindowManagement::None,
+            rto_max: Dur::from_ms(60_000),
+        };
         let s = CmtSender::new(0, PKT, n, cfg);
-        let r = Receiver::new(true, 76).with_buffer(RecvBuffer::new(Some(rbuf), None)).with_arrival_log();
+        let r = Receiver::new(true, 76)
+            .with_buffer(RecvBuffer::new(Some(rbuf), None))
+            .with_arrival_log();
         (s, r)
     }
 
@@ -751,12 +792,16 @@ mod tests {
     }
 
     #[test]
-    fn rounds_advance_when_the_rounds_first_packet_is_acked_and_retransmissions_carry_the_retx_bit() {
+    fn rounds_advance_when_the_rounds_first_packet_is_acked_and_retransmissions_carry_the_retx_bit()
+    {
         let (mut s, mut r, out) = started(1, 1_000_000);
         assert_eq!(out.iter().map(|p| p.round).collect::<Vec<_>>(), [1, 1]);
         // TSN 0, the round's first, is acknowledged: what follows belongs to round 2.
         let next = deliver(&mut s, &mut r, &out[0], ms(40));
-        assert_eq!(next.iter().map(|p| (p.seq, p.round)).collect::<Vec<_>>(), [(2, 2), (3, 2)]);
+        assert_eq!(
+            next.iter().map(|p| (p.seq, p.round)).collect::<Vec<_>>(),
+            [(2, 2), (3, 2)]
+        );
         let more = deliver(&mut s, &mut r, &out[1], ms(40));
         assert!(more.iter().all(|p| p.round == 2), "{more:?}");
         // Nothing more arrives: the T3 timer fires and retransmits TSN 2 marked as such, in round 3.
@@ -771,13 +816,22 @@ mod tests {
     fn a_hole_needs_four_reports_from_later_tsns_of_its_own_destination() {
         let (mut s, mut r, out) = started(2, 1_000_000);
         // TSN 0 (destination 0) is lost.
-        let (mut d0, mut d1): (Vec<Packet>, Vec<Packet>) = out[1..].iter().partition(|p| p.path == 0);
+        let (mut d0, mut d1): (Vec<Packet>, Vec<Packet>) =
+            out[1..].iter().partition(|p| p.path == 0);
         let mut t = 40;
-        let mut step = |s: &mut CmtSender, r: &mut Receiver, p: Packet, d0: &mut Vec<Packet>, d1: &mut Vec<Packet>| {
+        let mut step = |s: &mut CmtSender,
+                        r: &mut Receiver,
+                        p: Packet,
+                        d0: &mut Vec<Packet>,
+                        d1: &mut Vec<Packet>| {
             t += 1;
             let reply = deliver(s, r, &p, ms(t));
             for x in &reply {
-                if x.path == 0 { d0.push(*x) } else { d1.push(*x) }
+                if x.path == 0 {
+                    d0.push(*x)
+                } else {
+                    d1.push(*x)
+                }
             }
             reply
         };
@@ -797,7 +851,10 @@ mod tests {
             }
         }
         assert_eq!(resent, Some((4, 0, true)));
-        assert_eq!((s.dests[0].fast_retransmits, s.dests[1].fast_retransmits), (1, 0));
+        assert_eq!(
+            (s.dests[0].fast_retransmits, s.dests[1].fast_retransmits),
+            (1, 0)
+        );
         assert!(s.dests[0].cc.in_fast_recovery() && !s.dests[1].cc.in_fast_recovery());
     }
 
@@ -812,7 +869,11 @@ mod tests {
             now = t3;
             let mut rtx = Vec::new();
             s.on_timeout(now, &mut rtx);
-            assert_eq!(tsns(&rtx), [(0, 0)], "one MTU of window: the earliest TSN only");
+            assert_eq!(
+                tsns(&rtx),
+                [(0, 0)],
+                "one MTU of window: the earliest TSN only"
+            );
             assert_eq!(s.dests[0].cc.cwnd_bytes(), PKT as u64);
         }
         assert_eq!(s.rtos, 7);

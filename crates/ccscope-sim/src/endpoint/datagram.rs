@@ -92,7 +92,12 @@ pub struct DatagramSender {
 }
 
 impl DatagramSender {
-    pub fn new(flow: u32, cc: AnyController, packet_bytes: u32, plan: Option<TransferPlan>) -> DatagramSender {
+    pub fn new(
+        flow: u32,
+        cc: AnyController,
+        packet_bytes: u32,
+        plan: Option<TransferPlan>,
+    ) -> DatagramSender {
         DatagramSender {
             flow,
             cc,
@@ -150,23 +155,43 @@ impl DatagramSender {
         if self.ring.is_empty() {
             self.base_seq = seq;
         }
-        let ev = SendEvent { seq, bytes: self.packet_bytes, in_flight: self.in_flight, after_timeout, retransmission: false };
+        let ev = SendEvent {
+            seq,
+            bytes: self.packet_bytes,
+            in_flight: self.in_flight,
+            after_timeout,
+            retransmission: false,
+        };
         let tag = self.cc.on_send(now, &ev);
         debug_assert_eq!(self.base_seq + self.ring.len() as u64, seq);
         let path = self.next_path;
         self.next_path = ((path as usize + 1) % self.path_sent.len()) as u8;
         let path_seq = self.path_sent[path as usize];
         self.path_sent[path as usize] += 1;
-        self.ring.push_back(Outstanding { sent: now, tag, state: State::InFlight, path, path_seq });
+        self.ring.push_back(Outstanding {
+            sent: now,
+            tag,
+            state: State::InFlight,
+            path,
+            path_seq,
+        });
         if let Some(rate) = self.cc.pacing_rate() {
             self.next_send_at = now + rate.tx_time(self.packet_bytes as u64);
         }
-        out.push(Packet { path, ..Packet::data(self.flow, seq, self.packet_bytes, now) });
+        out.push(Packet {
+            path,
+            ..Packet::data(self.flow, seq, self.packet_bytes, now)
+        });
     }
 
     /// Send while the window and pacing allow. Returns a wake-up time if pacing holds packets back.
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
-        if self.active && self.plan.as_mut().is_some_and(|p| p.poll(now, self.next_seq) == Poll::NewConnection) {
+        if self.active
+            && self
+                .plan
+                .as_mut()
+                .is_some_and(|p| p.poll(now, self.next_seq) == Poll::NewConnection)
+        {
             self.new_connection(now);
         }
         while self.active && self.window_in_flight() < self.cc.cwnd() as u64 && self.has_data() {
@@ -176,7 +201,10 @@ impl DatagramSender {
             self.send_one(now, false, out);
         }
         // Waiting out an OFF period.
-        self.plan.as_ref().and_then(|p| p.wake()).filter(|&t| t > now && self.active)
+        self.plan
+            .as_ref()
+            .and_then(|p| p.wake())
+            .filter(|&t| t > now && self.active)
     }
 
     fn idle(&self) -> bool {
@@ -204,7 +232,11 @@ impl DatagramSender {
 
     /// Tell the plan how far every packet is resolved (ACKed or declared lost).
     fn update_plan(&mut self, now: Time) {
-        let upto = if self.ring.is_empty() { self.next_seq } else { self.base_seq };
+        let upto = if self.ring.is_empty() {
+            self.next_seq
+        } else {
+            self.base_seq
+        };
         if let Some(p) = &mut self.plan {
             p.on_resolved(now, upto);
         }
@@ -226,7 +258,11 @@ impl DatagramSender {
         // A loss of a packet sent after the last episode began starts a new episode (once per RTT).
         if self.recovery_point.is_none_or(|rp| seq > rp) {
             self.recovery_point = Some(self.next_seq.saturating_sub(1));
-            let ev = CongestionEvent { in_flight: self.in_flight, send_time: self.ring[idx].sent, cause };
+            let ev = CongestionEvent {
+                in_flight: self.in_flight,
+                send_time: self.ring[idx].sent,
+                cause,
+            };
             self.cc.on_congestion_event(now, &ev);
         }
         let o = &mut self.ring[idx];
@@ -277,7 +313,10 @@ impl DatagramSender {
         let mut i = 0;
         while i < idx {
             let o = self.ring[i];
-            if o.state == State::InFlight && o.path == rec.path && o.path_seq + PACKET_THRESHOLD <= rec.path_seq {
+            if o.state == State::InFlight
+                && o.path == rec.path
+                && o.path_seq + PACKET_THRESHOLD <= rec.path_seq
+            {
                 self.declare_lost(now, i, LossCause::Reordering);
             }
             i += 1;
@@ -351,7 +390,6 @@ impl DatagramSender {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,7 +411,11 @@ mod tests {
 
     impl Controller for Probe {
         fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
-            self.seen.lock().unwrap().acks.push((ev.seq, ev.rtt.as_ns() / 1_000_000));
+            self.seen
+                .lock()
+                .unwrap()
+                .acks
+                .push((ev.seq, ev.rtt.as_ns() / 1_000_000));
         }
         fn on_loss(&mut self, _now: Time, ev: &LossEvent) {
             self.seen.lock().unwrap().losses.push(ev.seq);
@@ -388,7 +430,16 @@ mod tests {
 
     fn sender(mode: DatagramMode, w: u32) -> (DatagramSender, Arc<Mutex<Seen>>, Vec<u64>) {
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let mut s = DatagramSender::new(0, Box::new(Probe { w, seen: seen.clone() }), 1504, None).with_mode(mode);
+        let mut s = DatagramSender::new(
+            0,
+            Box::new(Probe {
+                w,
+                seen: seen.clone(),
+            }),
+            1504,
+            None,
+        )
+        .with_mode(mode);
         s.start(Time::ZERO);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -455,11 +506,26 @@ mod tests {
         // Two paths, round-robin: even seqs on path 0, odd on path 1. Path 0's ACKs for 0, 2, 4, 6
         // arrive before any of path 1's: nothing on path 1 is declared lost.
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let mut s = DatagramSender::new(0, Box::new(Probe { w: 10, seen: seen.clone() }), 1504, None).with_paths(2);
+        let mut s = DatagramSender::new(
+            0,
+            Box::new(Probe {
+                w: 10,
+                seen: seen.clone(),
+            }),
+            1504,
+            None,
+        )
+        .with_paths(2);
         s.start(Time::ZERO);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
-        assert_eq!(out.iter().map(|p| (p.seq, p.path)).take(4).collect::<Vec<_>>(), [(0, 0), (1, 1), (2, 0), (3, 1)]);
+        assert_eq!(
+            out.iter()
+                .map(|p| (p.seq, p.path))
+                .take(4)
+                .collect::<Vec<_>>(),
+            [(0, 0), (1, 1), (2, 0), (3, 1)]
+        );
         for seq in [0, 2, 4, 6] {
             ack(&mut s, seq, 10);
         }

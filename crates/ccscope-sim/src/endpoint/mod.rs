@@ -16,8 +16,8 @@ use crate::traffic::TransferPlan;
 pub use cmt::{CmtConfig, CmtPathReport, CmtSender};
 pub use datagram::DatagramSender;
 pub use receiver::{ArrivalLog, Receiver, RecvBuffer};
-pub use window_mgmt::{Rank, WindowManagement};
 pub use reliable::{App, ReliableSender, RtoParams};
+pub use window_mgmt::{Rank, WindowManagement};
 
 /// Socket buffers of the reliable transport; `None` = unlimited, the default (docs/scenarios.md
 /// gives Linux-like values). Bytes count `packet_bytes` per packet, headers included.
@@ -112,7 +112,13 @@ impl Sender {
     }
     /// An ACK reached the sender; `peer` is the flow's receiver, whose arrival log a CMT SACK
     /// refers to (see `cmt`).
-    pub fn on_ack(&mut self, now: Time, ack: &Ack, peer: &mut Receiver, out: &mut Vec<Packet>) -> Option<Time> {
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        ack: &Ack,
+        peer: &mut Receiver,
+        out: &mut Vec<Packet>,
+    ) -> Option<Time> {
         match self {
             Sender::Datagram(s) => s.on_ack(now, ack, out),
             Sender::Reliable(s) => s.on_ack(now, ack, out),

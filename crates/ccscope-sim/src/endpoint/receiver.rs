@@ -34,7 +34,15 @@ pub struct RecvBuffer {
 
 impl RecvBuffer {
     pub fn new(capacity: Option<u64>, read_rate: Option<Bandwidth>) -> RecvBuffer {
-        RecvBuffer { capacity, read_rate, out_of_order: 0, unread: 0, read_at: Time::ZERO, credit: 0, read_bytes: 0 }
+        RecvBuffer {
+            capacity,
+            read_rate,
+            out_of_order: 0,
+            unread: 0,
+            read_at: Time::ZERO,
+            credit: 0,
+            read_bytes: 0,
+        }
     }
 
     pub fn unlimited() -> RecvBuffer {
@@ -110,7 +118,9 @@ impl RecvBuffer {
             return None;
         }
         let need = (to_read * BYTE_BIT_NS).saturating_sub(self.credit);
-        Some(Dur(need.div_ceil(rate.bps() as u128).min(u64::MAX as u128) as u64))
+        Some(Dur(
+            need.div_ceil(rate.bps() as u128).min(u64::MAX as u128) as u64
+        ))
     }
 }
 
@@ -263,7 +273,8 @@ impl Receiver {
                     // cumulative TSN absorbs the first.
                     let left = i > 0 && self.got.get(i - 1) == Some(&true);
                     let right = self.got.get(i + 1) == Some(&true);
-                    self.gap_blocks = (self.gap_blocks + (i > 0) as u64).saturating_sub(left as u64 + right as u64);
+                    self.gap_blocks = (self.gap_blocks + (i > 0) as u64)
+                        .saturating_sub(left as u64 + right as u64);
                     self.max_gap_blocks = self.max_gap_blocks.max(self.gap_blocks);
                     log.push(p.seq);
                 }
@@ -446,7 +457,11 @@ mod tests {
         let (a, n) = r.on_data(&data(1), Time::ZERO);
         assert_eq!((a.ack_cum, n, a.rwnd), (4, 3, 15_000));
         assert_eq!(r.buffer().read_bytes, 4 * 1500);
-        assert_eq!(r.take_wake(), None, "a reader without a rate never needs a window update");
+        assert_eq!(
+            r.take_wake(),
+            None,
+            "a reader without a rate never needs a window update"
+        );
     }
 
     #[test]
@@ -474,8 +489,15 @@ mod tests {
         // 1500 B out of order and 3000 B unread: 1500 B of window needs 1500 B read, 1 ms.
         assert_eq!(b.time_until_window(1500), Some(Dur(MS)));
         assert_eq!(b.time_until_window(3000), Some(Dur(2 * MS)));
-        assert_eq!(b.time_until_window(4500), None, "out-of-order data is never read");
-        assert_eq!(RecvBuffer::new(Some(3000), None).time_until_window(1500), None);
+        assert_eq!(
+            b.time_until_window(4500),
+            None,
+            "out-of-order data is never read"
+        );
+        assert_eq!(
+            RecvBuffer::new(Some(3000), None).time_until_window(1500),
+            None
+        );
     }
 
     #[test]

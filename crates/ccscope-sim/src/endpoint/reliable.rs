@@ -54,7 +54,11 @@ pub struct RtoParams {
 impl Default for RtoParams {
     fn default() -> Self {
         // RFC 6298 §2.1 initial 1 s, §2.4 minimum 1 s (as ns-3; Linux uses 200 ms), §2.5 max 60 s.
-        RtoParams { initial: Dur::from_ms(1000), min: Dur::from_ms(1000), max: Dur::from_ms(60_000) }
+        RtoParams {
+            initial: Dur::from_ms(1000),
+            min: Dur::from_ms(1000),
+            max: Dur::from_ms(60_000),
+        }
     }
 }
 
@@ -127,7 +131,13 @@ pub struct ReliableSender {
 }
 
 impl ReliableSender {
-    pub fn new(flow: u32, cc: AnyController, packet_bytes: u32, plan: Option<TransferPlan>, rto: RtoParams) -> ReliableSender {
+    pub fn new(
+        flow: u32,
+        cc: AnyController,
+        packet_bytes: u32,
+        plan: Option<TransferPlan>,
+        rto: RtoParams,
+    ) -> ReliableSender {
         ReliableSender {
             flow,
             cc,
@@ -168,7 +178,11 @@ impl ReliableSender {
 
     /// Flow control: the receiver's buffer (the window it announces at connection setup) and the
     /// send buffer, in bytes; `None` = unlimited. Both count whole packets (floor, at least one).
-    pub fn with_buffers(mut self, rbuf_bytes: Option<u64>, sndbuf_bytes: Option<u64>) -> ReliableSender {
+    pub fn with_buffers(
+        mut self,
+        rbuf_bytes: Option<u64>,
+        sndbuf_bytes: Option<u64>,
+    ) -> ReliableSender {
         let packets = |b: u64| (b / self.packet_bytes.max(1) as u64).max(1);
         self.snd_wnd_edge = rbuf_bytes.map_or(u64::MAX, packets);
         self.sndbuf_packets = sndbuf_bytes.map_or(u64::MAX, packets);
@@ -242,14 +256,30 @@ impl ReliableSender {
     fn transmit(&mut self, now: Time, seq: u64, retransmission: bool, out: &mut Vec<Packet>) {
         self.in_flight += 1;
         self.sent += 1;
-        let ev = SendEvent { seq, bytes: self.packet_bytes, in_flight: self.in_flight, after_timeout: false, retransmission };
+        let ev = SendEvent {
+            seq,
+            bytes: self.packet_bytes,
+            in_flight: self.in_flight,
+            after_timeout: false,
+            retransmission,
+        };
         let tag = self.cc.on_send(now, &ev);
         if retransmission {
             self.retransmitted += 1;
             let s = self.seg(seq);
-            *s = Seg { sent: now, tag, state: State::Outstanding, retransmitted: true };
+            *s = Seg {
+                sent: now,
+                tag,
+                state: State::Outstanding,
+                retransmitted: true,
+            };
         } else {
-            self.ring.push_back(Seg { sent: now, tag, state: State::Outstanding, retransmitted: false });
+            self.ring.push_back(Seg {
+                sent: now,
+                tag,
+                state: State::Outstanding,
+                retransmitted: false,
+            });
         }
         // RFC 6298 §5.1: start the timer when sending with none running.
         if self.rto_deadline.is_none() {
@@ -257,7 +287,11 @@ impl ReliableSender {
         }
         if self.round_first.is_none() {
             // Rounds count in 31 bits (the top one is `Packet::RETX`) and skip 0, "no rounds".
-            self.round = if self.round + 1 == Packet::RETX { 1 } else { self.round + 1 };
+            self.round = if self.round + 1 == Packet::RETX {
+                1
+            } else {
+                self.round + 1
+            };
             self.round_first = Some(seq);
         }
         out.push(self.data_packet(seq, retransmission, now));
@@ -266,7 +300,11 @@ impl ReliableSender {
     /// A data packet tagged with the current round.
     fn data_packet(&self, seq: u64, retransmission: bool, now: Time) -> Packet {
         let mut p = Packet::data(self.flow, seq, self.packet_bytes, now);
-        p.round = if retransmission { self.round | Packet::RETX } else { self.round };
+        p.round = if retransmission {
+            self.round | Packet::RETX
+        } else {
+            self.round
+        };
         p
     }
 
@@ -276,10 +314,17 @@ impl ReliableSender {
     }
 
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
-        if self.active && self.plan.as_mut().is_some_and(|p| p.poll(now, self.snd_nxt) == Poll::NewConnection) {
+        if self.active
+            && self
+                .plan
+                .as_mut()
+                .is_some_and(|p| p.poll(now, self.snd_nxt) == Poll::NewConnection)
+        {
             self.new_connection();
         }
-        while self.active && (self.in_flight < self.cc.cwnd() || (self.fast_retransmit && self.lost_waiting > 0)) {
+        while self.active
+            && (self.in_flight < self.cc.cwnd() || (self.fast_retransmit && self.lost_waiting > 0))
+        {
             self.fast_retransmit = false;
             if self.lost_waiting > 0 {
                 // Retransmit the lowest packet declared lost.
@@ -300,19 +345,27 @@ impl ReliableSender {
         }
         self.arm_persist(now);
         // A transfer waiting for its think (OFF) time wants a wake-up.
-        self.plan.as_ref().and_then(|p| p.wake()).filter(|&t| t > now && self.active)
+        self.plan
+            .as_ref()
+            .and_then(|p| p.wake())
+            .filter(|&t| t > now && self.active)
     }
 
     /// RFC 9293 §3.8.6.1: with data to send, the window closed and nothing outstanding, no ACK will
     /// come to reopen it: probe after an RTO, backing off like it (RFC 1122 §4.2.2.17).
     fn arm_persist(&mut self, now: Time) {
-        let blocked = self.active && self.snd_una == self.snd_nxt && !self.window_open() && self.has_new_data();
+        let blocked = self.active
+            && self.snd_una == self.snd_nxt
+            && !self.window_open()
+            && self.has_new_data();
         if !blocked {
             self.persist_deadline = None;
             self.persist_backoff = 0;
         } else if self.persist_deadline.is_none() {
             let base = self.rto();
-            let d = Dur(base.as_ns().saturating_mul(1u64 << self.persist_backoff.min(30)));
+            let d = Dur(base
+                .as_ns()
+                .saturating_mul(1u64 << self.persist_backoff.min(30)));
             self.persist_deadline = Some(now + d.min(self.rto.max));
         }
     }
@@ -334,7 +387,11 @@ impl ReliableSender {
         if new_episode {
             // RFC 6582 §3.2 step 2: record the recovery point; RFC 5681 §3.2 step 2: one reduction.
             self.recovery_point = Some(self.snd_nxt.saturating_sub(1));
-            let ev = CongestionEvent { in_flight: in_flight_before, send_time: s.sent, cause };
+            let ev = CongestionEvent {
+                in_flight: in_flight_before,
+                send_time: s.sent,
+                cause,
+            };
             self.cc.on_congestion_event(now, &ev);
             self.fast_retransmit = true;
         }
@@ -343,7 +400,14 @@ impl ReliableSender {
         self.lost += 1;
         self.lost_waiting += 1;
         self.lost_scan = self.lost_scan.min(seq);
-        let ev = LossEvent { seq, bytes: self.packet_bytes, send_time: s.sent, in_flight: self.in_flight, cause, tag: s.tag };
+        let ev = LossEvent {
+            seq,
+            bytes: self.packet_bytes,
+            send_time: s.sent,
+            in_flight: self.in_flight,
+            cause,
+            tag: s.tag,
+        };
         self.cc.on_loss(now, &ev);
     }
 
@@ -361,7 +425,11 @@ impl ReliableSender {
         }
         let rtt = now - ack.sent;
         self.rtt.on_sample(rtt);
-        let echoed_tag = if ack.seq >= self.snd_una && ack.seq < self.snd_nxt { self.seg(ack.seq).tag } else { 0 };
+        let echoed_tag = if ack.seq >= self.snd_una && ack.seq < self.snd_nxt {
+            self.seg(ack.seq).tag
+        } else {
+            0
+        };
         let mut newly = 0u32;
         let cum = ack.ack_cum.min(self.snd_nxt);
         let advanced = cum > self.snd_una;
@@ -389,7 +457,10 @@ impl ReliableSender {
             if self.rto_point.is_some_and(|p| self.snd_una > p) {
                 self.rto_point = None;
             }
-        } else if cum == self.snd_una && self.snd_una < self.snd_nxt && ack.sack.iter().all(|b| b.0 >= b.1 || b.1 <= self.snd_una) {
+        } else if cum == self.snd_una
+            && self.snd_una < self.snd_nxt
+            && ack.sack.iter().all(|b| b.0 >= b.1 || b.1 <= self.snd_una)
+        {
             // RFC 5681 §2 (e): an ACK that changes the window is not a duplicate.
             if !rwnd_changed {
                 self.dupacks += 1;
@@ -422,7 +493,10 @@ impl ReliableSender {
         }
         self.acked += newly as u64;
         // A12: the round's first packet is acknowledged, so the next packet sent starts a round.
-        if self.round_first.is_some_and(|f| f < self.snd_una || self.seg(f).state == State::Sacked) {
+        if self
+            .round_first
+            .is_some_and(|f| f < self.snd_una || self.seg(f).state == State::Sacked)
+        {
             self.round_first = None;
         }
         self.detect_losses(now, advanced);
@@ -505,7 +579,14 @@ impl ReliableSender {
                 self.in_flight -= 1;
                 self.lost += 1;
                 self.lost_waiting += 1;
-                let ev = LossEvent { seq, bytes: self.packet_bytes, send_time: s.sent, in_flight: self.in_flight, cause: LossCause::Timeout, tag: s.tag };
+                let ev = LossEvent {
+                    seq,
+                    bytes: self.packet_bytes,
+                    send_time: s.sent,
+                    in_flight: self.in_flight,
+                    cause: LossCause::Timeout,
+                    tag: s.tag,
+                };
                 self.cc.on_loss(now, &ev);
             }
         }
@@ -520,7 +601,9 @@ impl ReliableSender {
     }
 
     pub fn timeout_deadline(&self) -> Option<Time> {
-        self.rto_deadline.or(self.persist_deadline).or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
+        self.rto_deadline
+            .or(self.persist_deadline)
+            .or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
     }
 
     pub fn goodput_packets(&self) -> u64 {
@@ -540,14 +623,23 @@ mod tests {
         params.insert("window".into(), toml::Value::Integer(100));
         let cc = ccscope_cc::build("fixed", &params).expect("fixed");
         let s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
-        s.with_buffers(rbuf_packets.map(|p| p * PKT as u64), sndbuf_packets.map(|p| p * PKT as u64))
+        s.with_buffers(
+            rbuf_packets.map(|p| p * PKT as u64),
+            sndbuf_packets.map(|p| p * PKT as u64),
+        )
     }
 
     /// A bulk sender with a fixed window of `w` packets and unlimited buffers.
     fn windowed(w: i64) -> ReliableSender {
         let mut params = toml::Table::new();
         params.insert("window".into(), toml::Value::Integer(w));
-        ReliableSender::new(0, ccscope_cc::build("fixed", &params).expect("fixed"), PKT, None, RtoParams::default())
+        ReliableSender::new(
+            0,
+            ccscope_cc::build("fixed", &params).expect("fixed"),
+            PKT,
+            None,
+            RtoParams::default(),
+        )
     }
 
     /// (seq, round) of each packet, with `Packet::RETX` kept in the round.
@@ -556,7 +648,11 @@ mod tests {
     }
 
     fn ack(cum: u64, rwnd_packets: u64, sack: &[(u64, u64)]) -> Ack {
-        let mut a = Ack::of(&Packet::data(0, cum.saturating_sub(1), 1500, Time::ZERO), 76, Time::ZERO);
+        let mut a = Ack::of(
+            &Packet::data(0, cum.saturating_sub(1), 1500, Time::ZERO),
+            76,
+            Time::ZERO,
+        );
         a.ack_cum = cum;
         a.rwnd = (rwnd_packets * PKT as u64) as u32;
         for (i, b) in sack.iter().enumerate() {
@@ -604,9 +700,17 @@ mod tests {
         out.clear();
         // 0 lost; 1..=3 arrive out of order and fill three packets of the buffer.
         for (i, hi) in [2u64, 3, 4].into_iter().enumerate() {
-            s.on_ack(ms(40 + i as u64), &ack(0, 4 - i as u64, &[(1, hi)]), &mut out);
+            s.on_ack(
+                ms(40 + i as u64),
+                &ack(0, 4 - i as u64, &[(1, hi)]),
+                &mut out,
+            );
         }
-        assert_eq!(seqs(&out), [0], "RFC 6675 IsLost: resent though the window is closed");
+        assert_eq!(
+            seqs(&out),
+            [0],
+            "RFC 6675 IsLost: resent though the window is closed"
+        );
         assert_eq!(s.retransmitted, 1);
     }
 
@@ -663,7 +767,11 @@ mod tests {
         let first = s.timeout_deadline().expect("persist timer armed");
         assert_eq!(first, ms(1040));
         s.on_timeout(first, &mut out);
-        assert_eq!(seqs(&out), [1], "the probe repeats the last acknowledged packet");
+        assert_eq!(
+            seqs(&out),
+            [1],
+            "the probe repeats the last acknowledged packet"
+        );
         assert_eq!((s.probes, s.in_flight(), s.rtos), (1, 0, 0));
         out.clear();
         // Still closed: the next probe waits twice as long from the first.
@@ -672,7 +780,10 @@ mod tests {
         // The window opens: new data goes and the persist timer stops (the RTO runs instead).
         s.on_ack(first + Dur::from_ms(50), &ack(2, 2, &[]), &mut out);
         assert_eq!(seqs(&out), [2, 3]);
-        assert_eq!(s.timeout_deadline(), Some(first + Dur::from_ms(50) + s.rto()));
+        assert_eq!(
+            s.timeout_deadline(),
+            Some(first + Dur::from_ms(50) + s.rto())
+        );
     }
 
     #[test]
@@ -685,7 +796,11 @@ mod tests {
         };
         s.start(Time::ZERO);
         s.try_send(Time::ZERO, &mut out);
-        assert_eq!(rounds(&out), [(0, 1), (1, 1), (2, 1), (3, 1)], "rounds are numbered from 1");
+        assert_eq!(
+            rounds(&out),
+            [(0, 1), (1, 1), (2, 1), (3, 1)],
+            "rounds are numbered from 1"
+        );
         out.clear();
         // Packet 0, round 1's first, is acknowledged: packet 4 opens round 2, packet 5 stays in it.
         s.on_ack(ms(40), &unlimited(ack(1, 0, &[])), &mut out);

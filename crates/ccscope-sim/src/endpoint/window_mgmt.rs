@@ -70,7 +70,14 @@ impl WindowManagement {
 
     /// Destination `i` asks to grow by `want` bytes; returns the growth granted (`want` or 0), after
     /// shrinking other destinations as the scheme says.
-    pub fn grant<M: Managed>(&self, i: usize, want: u64, rbuf: u64, mtu: u64, dests: &mut [M]) -> u64 {
+    pub fn grant<M: Managed>(
+        &self,
+        i: usize,
+        want: u64,
+        rbuf: u64,
+        mtu: u64,
+        dests: &mut [M],
+    ) -> u64 {
         if want == 0 {
             return 0;
         }
@@ -90,7 +97,9 @@ impl WindowManagement {
                 }
                 // §5.1: a higher-ranked destination takes window from a lower-ranked one.
                 let order = |a: usize, b: usize| rank_order(*rank, &dests[a], a, &dests[b], b);
-                let lowest = (0..dests.len()).filter(|&j| j != i && dests[j].cwnd() > mtu && order(i, j).is_gt()).min_by(|&a, &b| order(a, b));
+                let lowest = (0..dests.len())
+                    .filter(|&j| j != i && dests[j].cwnd() > mtu && order(i, j).is_gt())
+                    .min_by(|&a, &b| order(a, b));
                 match lowest {
                     Some(j) if sum - dests[j].shrink(mtu) + want <= rbuf => want,
                     _ => 0,
@@ -107,7 +116,11 @@ impl WindowManagement {
                 // Windows above their limits give way, one MTU at a time, only as needed.
                 let mut sum = sum;
                 while sum + want > rbuf {
-                    let over = (0..dests.len()).filter(|&j| j != i && dests[j].cwnd() > limit(j).max(mtu)).max_by_key(|&j| (dests[j].cwnd() - limit(j).max(mtu), std::cmp::Reverse(j)));
+                    let over = (0..dests.len())
+                        .filter(|&j| j != i && dests[j].cwnd() > limit(j).max(mtu))
+                        .max_by_key(|&j| {
+                            (dests[j].cwnd() - limit(j).max(mtu), std::cmp::Reverse(j))
+                        });
                     let Some(j) = over else { return 0 };
                     let excess = dests[j].cwnd() - limit(j).max(mtu);
                     sum -= dests[j].shrink(mtu.min(excess));
@@ -120,7 +133,9 @@ impl WindowManagement {
 
 /// Instantaneous throughput CWND/SRTT in bytes per second; no sample yet ranks last.
 fn throughput<M: Managed>(m: &M) -> f64 {
-    m.srtt().filter(|s| s.as_ns() > 0).map_or(0.0, |s| m.cwnd() as f64 / s.as_secs_f64())
+    m.srtt()
+        .filter(|s| s.as_ns() > 0)
+        .map_or(0.0, |s| m.cwnd() as f64 / s.as_secs_f64())
 }
 
 /// A destination's available bandwidth under `rank`, bytes per second.
@@ -134,7 +149,10 @@ fn available<M: Managed>(rank: Rank, m: &M) -> f64 {
 /// Ordering from lowest-ranked to highest: less bandwidth, then higher SRTT, then higher index.
 fn rank_order<M: Managed>(rank: Rank, a: &M, ia: usize, b: &M, ib: usize) -> std::cmp::Ordering {
     let srtt = |m: &M| m.srtt().map_or(u64::MAX, Dur::as_ns);
-    available(rank, a).total_cmp(&available(rank, b)).then(srtt(b).cmp(&srtt(a))).then(ib.cmp(&ia))
+    available(rank, a)
+        .total_cmp(&available(rank, b))
+        .then(srtt(b).cmp(&srtt(a)))
+        .then(ib.cmp(&ia))
 }
 
 #[cfg(test)]
@@ -173,7 +191,12 @@ mod tests {
     }
 
     fn d(packets: u64, srtt_ms: u64) -> D {
-        D { cwnd: packets * MTU, srtt_ms, bdp: None, bw: None }
+        D {
+            cwnd: packets * MTU,
+            srtt_ms,
+            bdp: None,
+            bw: None,
+        }
     }
 
     fn packets(ds: &[D]) -> Vec<u64> {
@@ -183,7 +206,13 @@ mod tests {
     #[test]
     fn dynamic_window_stops_growing_at_its_bdp_even_with_buffer_room() {
         // A 17-packet BDP (5 Mbit/s x 40 ms): growth to 17 is granted, past it denied, room or not.
-        let mut ds = vec![D { bdp: Some(17 * MTU), ..d(16, 40) }, d(10, 40)];
+        let mut ds = vec![
+            D {
+                bdp: Some(17 * MTU),
+                ..d(16, 40)
+            },
+            d(10, 40),
+        ];
         assert_eq!(DYN.grant(0, MTU, 1000 * MTU, MTU, &mut ds), MTU);
         ds[0].cwnd += MTU;
         assert_eq!(DYN.grant(0, MTU, 1000 * MTU, MTU, &mut ds), 0);
@@ -205,7 +234,11 @@ mod tests {
         // 6 packets / 40 ms outranks 4 packets / 40 ms.
         let mut ds = [d(6, 40), d(4, 40)];
         assert_eq!(DYN.grant(0, MTU, 10 * MTU, MTU, &mut ds), MTU);
-        assert_eq!(packets(&ds), [6, 3], "the grower's window grows by the caller");
+        assert_eq!(
+            packets(&ds),
+            [6, 3],
+            "the grower's window grows by the caller"
+        );
         // The lower-ranked one cannot take from the higher-ranked one: denied.
         let mut ds = [d(6, 40), d(4, 40)];
         assert_eq!(DYN.grant(1, MTU, 10 * MTU, MTU, &mut ds), 0);
@@ -219,19 +252,42 @@ mod tests {
         assert_eq!(DYN.grant(1, MTU, 6 * MTU, MTU, &mut ds), MTU);
         assert_eq!(packets(&ds), [3, 2]);
         let mut ds = [d(9, 10), d(1, 40)];
-        assert_eq!(DYN.grant(0, MTU, 10 * MTU, MTU, &mut ds), 0, "the other is at one MTU");
+        assert_eq!(
+            DYN.grant(0, MTU, 10 * MTU, MTU, &mut ds),
+            0,
+            "the other is at one MTU"
+        );
     }
 
     #[test]
     fn dynamic_by_bandwidth_lets_the_faster_path_take_from_the_larger_window() {
         // Path 0 measures 21 Mbit/s with a small window, path 1 20 Mbit/s with a large one.
         let wm = WindowManagement::Dynamic(Rank::Bandwidth);
-        let mut ds = [D { bw: Some(21e6 / 8.0), ..d(2, 40) }, D { bw: Some(20e6 / 8.0), ..d(8, 40) }];
+        let mut ds = [
+            D {
+                bw: Some(21e6 / 8.0),
+                ..d(2, 40)
+            },
+            D {
+                bw: Some(20e6 / 8.0),
+                ..d(8, 40)
+            },
+        ];
         assert_eq!(wm.grant(0, MTU, 10 * MTU, MTU, &mut ds), MTU);
         assert_eq!(packets(&ds), [2, 7]);
-        assert_eq!(wm.grant(1, MTU, 9 * MTU, MTU, &mut ds), 0, "path 1 ranks lower");
+        assert_eq!(
+            wm.grant(1, MTU, 9 * MTU, MTU, &mut ds),
+            0,
+            "path 1 ranks lower"
+        );
         // Without an estimate, CWND/SRTT stands in: 8 packets / 40 ms beat 2 / 40 ms.
-        let mut ds = [d(2, 40), D { bw: None, ..d(8, 40) }];
+        let mut ds = [
+            d(2, 40),
+            D {
+                bw: None,
+                ..d(8, 40)
+            },
+        ];
         assert_eq!(wm.grant(1, MTU, 10 * MTU, MTU, &mut ds), MTU);
         assert_eq!(packets(&ds), [1, 8]);
     }
@@ -254,19 +310,52 @@ mod tests {
     #[test]
     fn static_growth_past_the_limit_needs_room_and_a_window_below_the_bdp() {
         let wm = WindowManagement::Static(vec![2, 5]);
-        let mut ds = [D { bdp: Some(4 * MTU), ..d(2, 40) }, d(3, 40)];
-        assert_eq!(wm.grant(0, MTU, 10 * MTU, MTU, &mut ds), MTU, "room, and 2 < BDP 4");
-        let mut ds = [D { bdp: Some(4 * MTU), ..d(4, 40) }, d(3, 40)];
+        let mut ds = [
+            D {
+                bdp: Some(4 * MTU),
+                ..d(2, 40)
+            },
+            d(3, 40),
+        ];
+        assert_eq!(
+            wm.grant(0, MTU, 10 * MTU, MTU, &mut ds),
+            MTU,
+            "room, and 2 < BDP 4"
+        );
+        let mut ds = [
+            D {
+                bdp: Some(4 * MTU),
+                ..d(4, 40)
+            },
+            d(3, 40),
+        ];
         assert_eq!(wm.grant(0, MTU, 10 * MTU, MTU, &mut ds), 0, "at the BDP");
-        let mut ds = [D { bdp: Some(9 * MTU), ..d(5, 40) }, d(5, 40)];
-        assert_eq!(wm.grant(0, MTU, 10 * MTU, MTU, &mut ds), 0, "the buffer is full");
+        let mut ds = [
+            D {
+                bdp: Some(9 * MTU),
+                ..d(5, 40)
+            },
+            d(5, 40),
+        ];
+        assert_eq!(
+            wm.grant(0, MTU, 10 * MTU, MTU, &mut ds),
+            0,
+            "the buffer is full"
+        );
         let mut ds = [d(2, 40), d(3, 40)];
-        assert_eq!(wm.grant(0, MTU, 10 * MTU, MTU, &mut ds), 0, "no BDP estimate yet");
+        assert_eq!(
+            wm.grant(0, MTU, 10 * MTU, MTU, &mut ds),
+            0,
+            "no BDP estimate yet"
+        );
     }
 
     #[test]
     fn none_grants_everything() {
         let mut ds = [d(60, 40), d(60, 40)];
-        assert_eq!(WindowManagement::None.grant(0, MTU, 10 * MTU, MTU, &mut ds), MTU);
+        assert_eq!(
+            WindowManagement::None.grant(0, MTU, 10 * MTU, MTU, &mut ds),
+            MTU
+        );
     }
 }

@@ -1,0 +1,116 @@
+"""What a result depends on, by content: the scenario's input files, Python controller source and the
+ccscope build that ran it.
+
+A results folder records :func:`record` so a run can be reproduced exactly; a sweep keys its points by
+:func:`point_key` so that editing a trace, a model, a controller's source or ccscope itself re-runs
+exactly the points it affects, and editing nothing re-runs none.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+from ccscope import __version__, _native
+
+_CHUNK = 1 << 20
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in 1 MiB chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def build_id() -> str:
+    """ccscope's version plus a hash of the native module, so an edited and rebuilt core counts as new."""
+    return f"{__version__}+{file_sha256(Path(_native.__file__))[:16]}"
+
+
+def controller_source(spec: str, scenario_file: Optional[str]) -> Optional[Path]:
+    """The source file of a ``class = "module:Class"`` or ``"file.py:Class"`` controller, if found.
+
+    A ``file.py`` path is relative to the scenario's folder, as :func:`ccscope.api.run` loads it.
+    """
+    mod, _, _ = spec.rpartition(":")
+    if not mod:
+        return None
+    if mod.endswith(".py"):
+        p = Path(mod)
+        if not p.is_absolute() and scenario_file:
+            p = Path(scenario_file).parent / p
+        return p if p.is_file() else None
+    try:
+        found = importlib.util.find_spec(mod)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(found, "origin", None) if found else None
+    return Path(origin) if origin and Path(origin).is_file() else None
+
+
+def input_files(scenario: Any, info: Optional[Mapping[str, Any]] = None) -> list[Path]:
+    """Every file `scenario` (an :class:`ccscope.api.Scenario`) reads, as absolute paths, sorted.
+
+    Traces and controller input files come from the loader (``info`` is ``scenario.validate()``,
+    computed here when not given); Python controller classes are found as ``ccscope.run`` finds them.
+    """
+    info = info if info is not None else scenario.validate()
+    base = Path(scenario.file).parent if scenario.file else Path.cwd()
+    files = {(base / p if not Path(p).is_absolute() else Path(p)).resolve() for p in info.get("inputs", [])}
+    for flow in scenario.to_dict().get("flows", []):
+        spec = flow.get("class") if isinstance(flow, dict) else None
+        if isinstance(spec, str):
+            src = controller_source(spec, scenario.file)
+            if src is not None:
+                files.add(src.resolve())
+    return sorted(files)
+
+
+def input_hashes(scenario: Any, info: Optional[Mapping[str, Any]] = None) -> dict[str, str]:
+    """``{absolute path: sha256}`` for every file in :func:`input_files`."""
+    return {str(p): file_sha256(p) for p in input_files(scenario, info)}
+
+
+def object_source(obj: Any) -> Optional[Path]:
+    """The source file of a controller object (or class) passed to ``ccscope.run(controllers=...)``."""
+    import inspect
+
+    cls = obj if isinstance(obj, type) else type(obj)
+    try:
+        src = inspect.getsourcefile(cls)
+    except TypeError:
+        return None
+    return Path(src).resolve() if src and Path(src).is_file() else None
+
+
+def record(scenario: Any, seed: Optional[int], overrides: Mapping[str, Any], extra_sources: tuple = ()) -> dict:
+    """What reproduces a run: ccscope's build, the seed, the overrides and every input's content hash."""
+    hashes = input_hashes(scenario)
+    for p in extra_sources:
+        hashes[str(p)] = file_sha256(Path(p))
+    return {
+        "ccscope": build_id(),
+        "scenario_file": scenario.file,
+        "seed": seed,
+        "overrides": dict(overrides),
+        "inputs": dict(sorted(hashes.items())),
+    }
+
+
+def point_key(text: str, overrides: Mapping[str, Any], seed: int, inputs: Mapping[str, str]) -> str:
+    """A sweep point's key: a hash of everything that determines its result (by content)."""
+    # Inputs count by name and content, not by where the checkout lives.
+    files = sorted((Path(p).name, h) for p, h in inputs.items())
+    canon = json.dumps(
+        {"scenario": text, "overrides": dict(overrides), "seed": seed, "inputs": files, "ccscope": build_id()},
+        sort_keys=True, separators=(",", ":"), default=str,
+    )
+    return hashlib.sha256(canon.encode()).hexdigest()[:20]
