@@ -1040,7 +1040,18 @@ fn flow(
         }
         f.app = traffic(ctx, &at("traffic"), t)?;
     }
-    let d = crate::endpoint::RtoParams::default();
+    // The estimator sets the defaults: RFC 6298's (as ns-3) or Linux's (rto.rs).
+    let d = match ff.rto_estimator.as_deref() {
+        None | Some("rfc6298") => crate::endpoint::RtoParams::default(),
+        Some("linux") => crate::endpoint::RtoParams::linux(),
+        Some(o) => {
+            return Err(ctx.err(
+                &at("rto_estimator"),
+                format!("expected \"rfc6298\" or \"linux\", got \"{o}\""),
+            ))
+        }
+    };
+    f.rto.estimator = d.estimator;
     f.rto.min = positive(ctx, &at("min_rto_ms"), ff.min_rto_ms)?
         .map(Dur::from_ms_f64)
         .unwrap_or(d.min);
@@ -1174,6 +1185,7 @@ fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {
         ("read_rate_mbps", ff.read_rate_mbps.is_some()),
         ("min_rto_ms", ff.min_rto_ms.is_some()),
         ("initial_rto_ms", ff.initial_rto_ms.is_some()),
+        ("rto_estimator", ff.rto_estimator.is_some()),
     ] {
         if given {
             return Err(ctx.err(&at(k), "not a cmt key: the send buffer is infinite, the application reads at once (paper 002 A18) and the RTO follows cmt_mode"));

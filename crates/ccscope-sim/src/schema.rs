@@ -202,6 +202,8 @@ pub struct FlowFile {
     pub min_rto_ms: Option<f64>,
     pub max_rto_ms: Option<f64>,
     pub initial_rto_ms: Option<f64>,
+    /// "rfc6298" (default) or "linux".
+    pub rto_estimator: Option<String>,
     pub route: Option<Vec<String>>,
     pub ack_route: Option<Vec<String>>,
     pub paths: Option<Vec<PathFile>>,

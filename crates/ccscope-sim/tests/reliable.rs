@@ -223,3 +223,57 @@ fn cubic_window_follows_the_cubic_function_between_losses() {
     }
     assert!(checked >= 2);
 }
+
+/// The ns-3 dumbbell (12 Mbit/s, 20 ms, 1000-packet droptail) with one Cubic flow for 60 s.
+fn deep_buffer_cubic(estimator: &str) -> RunResult {
+    run(&format!(
+        "duration_s = 60\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 1000 }}\n\
+         [ack_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"cubic\"\npacket_bytes = 1500\nack_bytes = 52\n\
+         rto_estimator = \"{estimator}\"\n"
+    ))
+}
+
+#[test]
+fn linux_rto_spares_the_spurious_timeouts_rfc6298_takes_behind_a_full_queue() {
+    // Behind a full 1000-packet queue the fast retransmission waits ~1 s, about SRTT: RFC 6298's
+    // RTO (SRTT + 4 RTTVAR, with RTTVAR near 0 on a steady RTT) expires first and the sender resends
+    // a queue's worth of packets that were not lost. Linux's RTTVAR never falls below tcp_rto_min.
+    let rfc = deep_buffer_cubic("rfc6298");
+    let linux = deep_buffer_cubic("linux");
+    conserved(&rfc);
+    conserved(&linux);
+    let (r, l) = (&rfc.flows[0], &linux.flows[0]);
+    assert!(r.rtos >= 2, "RFC 6298 timeouts: {}", r.rtos);
+    assert_eq!(l.rtos, 0, "Linux timeouts");
+    // Spurious timeouts resend what was queued: many more retransmissions than drops.
+    assert!(
+        r.retransmissions > 3 * r.dropped,
+        "{} retx, {} drops",
+        r.retransmissions,
+        r.dropped
+    );
+    assert!(
+        l.retransmissions <= l.dropped + 10,
+        "{} retx, {} drops",
+        l.retransmissions,
+        l.dropped
+    );
+    assert!(
+        l.goodput_mbps > r.goodput_mbps * 1.03,
+        "{} vs {}",
+        l.goodput_mbps,
+        r.goodput_mbps
+    );
+}
+
+#[test]
+fn an_unknown_rto_estimator_is_refused_naming_the_field() {
+    let e = load_scenario(
+        "duration_s = 1\n[data_link]\nrate_mbps = 12\n[ack_link]\nrate_mbps = 12\n[[flows]]\ncontroller = \"cubic\"\nrto_estimator = \"bsd\"\n",
+        None,
+        &[],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("rto_estimator") && e.contains("linux"), "{e}");
+}

@@ -5,6 +5,7 @@ pub mod cmt;
 pub mod datagram;
 pub mod receiver;
 pub mod reliable;
+pub mod rto;
 pub mod window_mgmt;
 
 use ccscope_cc::{AnyController, Transport};
@@ -16,7 +17,8 @@ use crate::traffic::TransferPlan;
 pub use cmt::{CmtConfig, CmtPathReport, CmtSender};
 pub use datagram::DatagramSender;
 pub use receiver::{ArrivalLog, Receiver, RecvBuffer};
-pub use reliable::{App, ReliableSender, RtoParams};
+pub use reliable::{App, ReliableSender};
+pub use rto::{RtoEstimatorKind, RtoParams};
 pub use window_mgmt::{Rank, WindowManagement};
 
 /// Socket buffers of the reliable transport; `None` = unlimited, the default (docs/scenarios.md

@@ -23,11 +23,11 @@
 
 use std::collections::VecDeque;
 
-use ccscope_cc::common::RttEstimator;
 use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
 
+use super::rto::{RtoEstimator, RtoParams};
 use crate::traffic::{OnOffParams, Poll, TransferPlan};
 
 /// What the application gives the transport.
@@ -41,25 +41,6 @@ pub enum App {
     /// Paper 000 §6.6 ON/OFF user: files and OFF periods drawn from (seed, flow), a new connection
     /// per ON period.
     OnOff(OnOffParams),
-}
-
-/// RFC 6298 timer settings.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RtoParams {
-    pub initial: Dur,
-    pub min: Dur,
-    pub max: Dur,
-}
-
-impl Default for RtoParams {
-    fn default() -> Self {
-        // RFC 6298 §2.1 initial 1 s, §2.4 minimum 1 s (as ns-3; Linux uses 200 ms), §2.5 max 60 s.
-        RtoParams {
-            initial: Dur::from_ms(1000),
-            min: Dur::from_ms(1000),
-            max: Dur::from_ms(60_000),
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,8 +84,7 @@ pub struct ReliableSender {
     recovery_point: Option<u64>,
     /// After an RTO, losses of packets sent before it do not start a new episode.
     rto_point: Option<u64>,
-    rtt: RttEstimator,
-    rto: RtoParams,
+    rtt: RtoEstimator,
     backoff: u32,
     rto_deadline: Option<Time>,
     /// Right edge of the peer's receive window in packets (RFC 9293 §3.8.6: SND.UNA + SND.WND);
@@ -156,8 +136,7 @@ impl ReliableSender {
             fast_retransmit: false,
             recovery_point: None,
             rto_point: None,
-            rtt: RttEstimator::default(),
-            rto,
+            rtt: RtoEstimator::new(rto),
             backoff: 0,
             rto_deadline: None,
             snd_wnd_edge: u64::MAX,
@@ -204,7 +183,7 @@ impl ReliableSender {
             self.cc = cc;
         }
         debug_assert_eq!(self.snd_una, self.snd_nxt);
-        self.rtt = RttEstimator::default();
+        self.rtt = RtoEstimator::new(*self.rtt.params());
         self.backoff = 0;
         self.rto_deadline = None;
         self.dupacks = 0;
@@ -224,14 +203,9 @@ impl ReliableSender {
         self.recovery_point.is_some()
     }
 
-    /// The current RTO (RFC 6298 §2), with back-off.
+    /// The current RTO (RFC 6298 §2 or Linux's, `rto.rs`), with back-off.
     pub fn rto(&self) -> Dur {
-        let base = match (self.rtt.srtt(), self.rtt.rttvar()) {
-            (Some(s), Some(v)) => s + Dur::from_ms(1).max(Dur(4 * v.as_ns())),
-            _ => self.rto.initial,
-        };
-        let b = Dur(base.as_ns().saturating_mul(1u64 << self.backoff.min(30)));
-        b.max(self.rto.min).min(self.rto.max)
+        self.rtt.rto(self.backoff)
     }
 
     fn has_new_data(&self) -> bool {
@@ -366,7 +340,7 @@ impl ReliableSender {
             let d = Dur(base
                 .as_ns()
                 .saturating_mul(1u64 << self.persist_backoff.min(30)));
-            self.persist_deadline = Some(now + d.min(self.rto.max));
+            self.persist_deadline = Some(now + d.min(self.rtt.params().max));
         }
     }
 
@@ -424,7 +398,9 @@ impl ReliableSender {
             return self.try_send(now, out);
         }
         let rtt = now - ack.sent;
-        self.rtt.on_sample(rtt);
+        // Linux ends its RTTVAR round on the SND.UNA this ACK leaves.
+        let una_after = ack.ack_cum.min(self.snd_nxt).max(self.snd_una);
+        self.rtt.on_sample(rtt, una_after, self.snd_nxt);
         let echoed_tag = if ack.seq >= self.snd_una && ack.seq < self.snd_nxt {
             self.seg(ack.seq).tag
         } else {
