@@ -22,7 +22,7 @@ use ccscope_core::Time;
 use serde::{Deserialize, Serialize};
 
 use crate::common::hystart::{HyStart, Phase as HyStartPhase};
-use crate::common::reno::Phase;
+use crate::common::reno::{Phase, Undo};
 use crate::common::RttEstimator;
 use crate::newreno::check_reno_params;
 use crate::params::{invalid, ParamError, ParamSpec};
@@ -153,6 +153,7 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// The next stage is the first after an RTO: K = 0 and W_max = cwnd_epoch (RFC 9438 §4.8).
     after_rto: bool,
+    undo: Undo,
     rtt: RttEstimator,
     in_recovery: bool,
     region: Region,
@@ -168,6 +169,7 @@ impl Cubic {
             cwnd_prior: 0.0,
             epoch: None,
             after_rto: false,
+            undo: Undo::default(),
             rtt: RttEstimator::default(),
             in_recovery: false,
             region: Region::Concave,
@@ -320,6 +322,7 @@ impl Controller for Cubic {
     }
 
     fn on_rto(&mut self, _now: Time) {
+        self.undo.save(self.cwnd, self.ssthresh, self.in_recovery);
         // RFC 9438 §4.8: ssthresh as in §4.6, cwnd = 1 (RFC 5681 §3.1), a fresh stage with K = 0.
         self.cwnd_prior = self.cwnd;
         self.ssthresh = (self.cwnd * self.p.beta_cubic).max(2.0);
@@ -328,6 +331,21 @@ impl Controller for Cubic {
         self.epoch = None;
         self.after_rto = true;
         self.in_recovery = false;
+    }
+
+    fn on_rto_repeated(&mut self, _now: Time) {
+        // RFC 5681 §3.1: ssthresh held constant; cwnd = 1, a fresh stage.
+        self.cwnd = 1.0;
+        self.hystart.reset();
+        self.epoch = None;
+        self.after_rto = true;
+    }
+
+    fn on_undo(&mut self, _now: Time) {
+        // Linux: tcp_reno_undo_cwnd for CUBIC; the next ACK starts a new epoch from the old W_max.
+        (self.cwnd, self.ssthresh) = self.undo.restore(self.cwnd, self.ssthresh);
+        self.epoch = None;
+        self.after_rto = false;
     }
 
     fn cwnd(&self) -> u32 {

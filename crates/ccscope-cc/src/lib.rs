@@ -139,6 +139,15 @@ pub trait Controller: Send {
     fn on_recovery_exit(&mut self, _now: Time) {}
     /// The reliable transport's retransmission timer expired (RFC 6298 §5.5, RFC 5681 §3.1).
     fn on_rto(&mut self, _now: Time) {}
+    /// The timer expired again with nothing acknowledged since the last expiry: RFC 5681 §3.1 holds
+    /// ssthresh constant (Linux `tcp_enter_loss` neither lowers it nor saves the undo state again).
+    /// By default the same as `on_rto`.
+    fn on_rto_repeated(&mut self, now: Time) {
+        self.on_rto(now)
+    }
+    /// The transport found its last timeout spurious (F-RTO, RFC 5682; Linux `tcp_undo_cwnd_reduction`):
+    /// restore the window and ssthresh from before `on_rto`.
+    fn on_undo(&mut self, _now: Time) {}
     /// No ACK arrived for `timeout()`; the sender will send one packet regardless of the window.
     fn on_timeout(&mut self, _now: Time) {}
     /// The time asked for by `next_timer` has come.
@@ -196,6 +205,12 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
     }
     fn on_rto(&mut self, now: Time) {
         (**self).on_rto(now)
+    }
+    fn on_rto_repeated(&mut self, now: Time) {
+        (**self).on_rto_repeated(now)
+    }
+    fn on_undo(&mut self, now: Time) {
+        (**self).on_undo(now)
     }
     fn on_timer(&mut self, now: Time) {
         (**self).on_timer(now)

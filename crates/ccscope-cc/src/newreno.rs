@@ -18,7 +18,7 @@
 use ccscope_core::Time;
 use serde::{Deserialize, Serialize};
 
-use crate::common::reno::{halved_ssthresh, slow_start, AckCounter, Phase};
+use crate::common::reno::{halved_ssthresh, slow_start, AckCounter, Phase, Undo};
 use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, SendEvent};
 
@@ -95,6 +95,7 @@ pub struct NewReno {
     /// Packets in flight at the last send or ACK: FlightSize for an RTO (RFC 5681 eq. 4).
     flight_size: u32,
     in_recovery: bool,
+    undo: Undo,
 }
 
 impl NewReno {
@@ -105,6 +106,7 @@ impl NewReno {
             ca: AckCounter::default(),
             flight_size: 0,
             in_recovery: false,
+            undo: Undo::default(),
             p,
         }
     }
@@ -152,11 +154,25 @@ impl Controller for NewReno {
     }
 
     fn on_rto(&mut self, _now: Time) {
+        self.undo
+            .save(self.cwnd as f64, self.ssthresh as f64, self.in_recovery);
         // RFC 5681 §3.1: ssthresh by eq. 4, cwnd = loss window.
         self.ssthresh = halved_ssthresh(self.flight_size);
         self.cwnd = self.p.loss_window;
         self.ca.reset();
         self.in_recovery = false;
+    }
+
+    fn on_rto_repeated(&mut self, _now: Time) {
+        // RFC 5681 §3.1: ssthresh held constant; cwnd = loss window.
+        self.cwnd = self.p.loss_window;
+        self.ca.reset();
+    }
+
+    fn on_undo(&mut self, _now: Time) {
+        let (c, s) = self.undo.restore(self.cwnd as f64, self.ssthresh as f64);
+        (self.cwnd, self.ssthresh) = (c as u32, s as u32);
+        self.ca.reset();
     }
 
     fn cwnd(&self) -> u32 {
@@ -286,6 +302,26 @@ mod tests {
             assert_eq!(s.cc.cwnd(), expected);
         }
         assert_eq!(s.cc.state_name(), "congestion_avoidance");
+    }
+
+    #[test]
+    fn repeated_rto_holds_ssthresh_and_a_spurious_one_is_undone() {
+        let mut s = newreno(Params::default());
+        s.fill_window();
+        s.ack_oldest(RTT);
+        s.ack_oldest(RTT);
+        s.fill_window();
+        s.rto();
+        assert_eq!((s.cc.ssthresh(), s.cc.cwnd()), (6, 1));
+        // RFC 5681 §3.1: a second expiry for the same data keeps ssthresh (the flight is now 1).
+        s.send(1);
+        s.cc.on_rto_repeated(s.now);
+        assert_eq!((s.cc.ssthresh(), s.cc.cwnd()), (6, 1));
+        // F-RTO found the timeouts spurious: cwnd 12 again, and ssthresh what it was before the first
+        // (Linux tcp_undo_cwnd_reduction): still the initial "infinite" one, so slow start resumes.
+        s.cc.on_undo(s.now);
+        assert_eq!((s.cc.ssthresh(), s.cc.cwnd()), (u32::MAX, 12));
+        assert_eq!(s.cc.state_name(), "slow_start");
     }
 
     #[test]

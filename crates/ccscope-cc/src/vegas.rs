@@ -20,7 +20,7 @@
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::reno::{halved_ssthresh, slow_start, AckCounter, Phase};
+use crate::common::reno::{halved_ssthresh, slow_start, AckCounter, Phase, Undo};
 use crate::newreno::check_reno_params;
 use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, SendEvent};
@@ -124,6 +124,7 @@ pub struct Vegas {
     /// diff of the latest Vegas decision, in packets.
     diff: Option<f64>,
     in_recovery: bool,
+    undo: Undo,
 }
 
 impl Vegas {
@@ -138,6 +139,7 @@ impl Vegas {
             reno: AckCounter::default(),
             diff: None,
             in_recovery: false,
+            undo: Undo::default(),
             p,
         }
     }
@@ -248,12 +250,27 @@ impl Controller for Vegas {
     }
 
     fn on_rto(&mut self, _now: Time) {
+        self.undo
+            .save(self.cwnd as f64, self.ssthresh as f64, self.in_recovery);
         // RFC 5681 §3.1 via Linux Reno: ssthresh = max(cwnd / 2, 2), cwnd = 1 segment.
         self.ssthresh = halved_ssthresh(self.cwnd);
         self.cwnd = 1;
         self.reno.reset();
         self.in_recovery = false;
         self.restart_round();
+    }
+
+    fn on_rto_repeated(&mut self, _now: Time) {
+        // RFC 5681 §3.1: ssthresh held constant; cwnd = 1 segment.
+        self.cwnd = 1;
+        self.reno.reset();
+        self.restart_round();
+    }
+
+    fn on_undo(&mut self, _now: Time) {
+        let (c, s) = self.undo.restore(self.cwnd as f64, self.ssthresh as f64);
+        (self.cwnd, self.ssthresh) = (c as u32, s as u32);
+        self.reno.reset();
     }
 
     fn cwnd(&self) -> u32 {

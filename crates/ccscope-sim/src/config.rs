@@ -1040,18 +1040,42 @@ fn flow(
         }
         f.app = traffic(ctx, &at("traffic"), t)?;
     }
-    // The estimator sets the defaults: RFC 6298's (as ns-3) or Linux's (rto.rs).
-    let d = match ff.rto_estimator.as_deref() {
-        None | Some("rfc6298") => crate::endpoint::RtoParams::default(),
-        Some("linux") => crate::endpoint::RtoParams::linux(),
+    // `stack` picks the defaults (RFCs as ns-3, or Linux's); `rto_estimator` and `frto` override them.
+    let linux = match ff.stack.as_deref() {
+        None | Some("rfc") => false,
+        Some("linux") => true,
+        Some(o) => {
+            return Err(ctx.err(
+                &at("stack"),
+                format!("expected \"rfc\" or \"linux\", got \"{o}\""),
+            ))
+        }
+    };
+    let mut d = if linux {
+        crate::endpoint::RtoParams::linux()
+    } else {
+        crate::endpoint::RtoParams::default()
+    };
+    match ff.rto_estimator.as_deref() {
+        None => {}
+        Some("rfc6298") => d.estimator = crate::endpoint::RtoEstimatorKind::Rfc6298,
+        Some("linux") => {
+            d.estimator = crate::endpoint::RtoEstimatorKind::Linux;
+            (d.min, d.max) = (
+                crate::endpoint::RtoParams::linux().min,
+                crate::endpoint::RtoParams::linux().max,
+            );
+        }
         Some(o) => {
             return Err(ctx.err(
                 &at("rto_estimator"),
                 format!("expected \"rfc6298\" or \"linux\", got \"{o}\""),
             ))
         }
-    };
+    }
+    d.frto = ff.frto.unwrap_or(d.frto);
     f.rto.estimator = d.estimator;
+    f.rto.frto = d.frto;
     f.rto.min = positive(ctx, &at("min_rto_ms"), ff.min_rto_ms)?
         .map(Dur::from_ms_f64)
         .unwrap_or(d.min);
@@ -1186,6 +1210,8 @@ fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {
         ("min_rto_ms", ff.min_rto_ms.is_some()),
         ("initial_rto_ms", ff.initial_rto_ms.is_some()),
         ("rto_estimator", ff.rto_estimator.is_some()),
+        ("frto", ff.frto.is_some()),
+        ("stack", ff.stack.is_some()),
     ] {
         if given {
             return Err(ctx.err(&at(k), "not a cmt key: the send buffer is infinite, the application reads at once (paper 002 A18) and the RTO follows cmt_mode"));

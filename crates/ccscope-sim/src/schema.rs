@@ -204,6 +204,9 @@ pub struct FlowFile {
     pub initial_rto_ms: Option<f64>,
     /// "rfc6298" (default) or "linux".
     pub rto_estimator: Option<String>,
+    pub frto: Option<bool>,
+    /// "rfc" (default) or "linux": the reliable transport's defaults as RFCs or as Linux sets them.
+    pub stack: Option<String>,
     pub route: Option<Vec<String>>,
     pub ack_route: Option<Vec<String>>,
     pub paths: Option<Vec<PathFile>>,

@@ -277,3 +277,61 @@ fn an_unknown_rto_estimator_is_refused_naming_the_field() {
     .to_string();
     assert!(e.contains("rto_estimator") && e.contains("linux"), "{e}");
 }
+
+/// A Mahimahi trace of one opportunity per millisecond (12 Mbit/s) for 20 s with no opportunity in
+/// [5 s, 7.5 s): a cellular outage that holds packets in the queue without losing them (the flow is
+/// held to 200 packets by its receive window, so the 1000-packet queue never overflows).
+fn outage_trace() -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("ccscope-outage-{}.trace", std::process::id()));
+    let lines: Vec<String> = (1..=20_000u32)
+        .filter(|ms| !(5_000..7_500).contains(ms))
+        .map(|ms| ms.to_string())
+        .collect();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+fn outage_run(trace: &std::path::Path, frto: bool) -> RunResult {
+    run(&format!(
+        "duration_s = 20\n[data_link]\ntrace = \"{}\"\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 1000 }}\n\
+         [ack_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"newreno\"\nstack = \"linux\"\nrbuf_bytes = 300000\nfrto = {frto}\n",
+        trace.display()
+    ))
+}
+
+#[test]
+fn frto_undoes_the_timeout_an_outage_causes_and_spares_the_go_back_n() {
+    let trace = outage_trace();
+    let (on, off) = (outage_run(&trace, true), outage_run(&trace, false));
+    std::fs::remove_file(&trace).ok();
+    conserved(&on);
+    conserved(&off);
+    let (a, b) = (&on.flows[0], &off.flows[0]);
+    let spurious = |f: &ccscope_sim::FlowSummary| {
+        f.counters
+            .iter()
+            .find(|c| c.0 == "spurious_rtos")
+            .map(|c| c.1)
+    };
+    assert!(
+        a.rtos >= 1 && b.rtos >= 1,
+        "the outage outlasts the RTO: {} / {}",
+        a.rtos,
+        b.rtos
+    );
+    // One undo for the outage's episode, however many backed-off timeouts it took (Linux counts
+    // TCPSpuriousRTOs once per undo).
+    assert_eq!(spurious(a), Some(1), "{} timeouts", a.rtos);
+    assert_eq!(spurious(b), None, "the counter appears only with F-RTO on");
+    // Nothing was lost in the outage: with F-RTO only the timeouts' own packets are resent; without
+    // it the window held in the queue is resent too.
+    assert_eq!((a.dropped, b.dropped), (0, 0));
+    assert!(a.retransmissions <= a.rtos, "{} retx", a.retransmissions);
+    assert!(b.retransmissions > 100, "{} retx", b.retransmissions);
+    assert!(
+        a.goodput_mbps > b.goodput_mbps,
+        "{} vs {}",
+        a.goodput_mbps,
+        b.goodput_mbps
+    );
+}

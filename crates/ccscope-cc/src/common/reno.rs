@@ -36,6 +36,35 @@ impl AckCounter {
     }
 }
 
+/// The window and ssthresh from before a timeout, so that a timeout the transport finds spurious
+/// (F-RTO, RFC 5682) can be undone as Linux does (`prior_cwnd`, `prior_ssthresh`,
+/// `tcp_undo_cwnd_reduction` with `tcp_reno_undo_cwnd`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Undo {
+    prior: Option<(f64, f64)>,
+}
+
+impl Undo {
+    /// At a timeout. Linux `tcp_current_ssthresh`: outside a window reduction, ssthresh counts as
+    /// at least 3/4 of the window.
+    pub fn save(&mut self, cwnd: f64, ssthresh: f64, in_recovery: bool) {
+        let ssthresh = if in_recovery {
+            ssthresh
+        } else {
+            ssthresh.max(0.75 * cwnd)
+        };
+        self.prior = Some((cwnd, ssthresh));
+    }
+
+    /// The restored (cwnd, ssthresh): each the larger of now and before; unchanged with nothing saved.
+    pub fn restore(&mut self, cwnd: f64, ssthresh: f64) -> (f64, f64) {
+        match self.prior.take() {
+            Some((c, s)) => (cwnd.max(c), ssthresh.max(s)),
+            None => (cwnd, ssthresh),
+        }
+    }
+}
+
 /// Where a loss-based controller is (RFC 5681 §3), reported by `state_name`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -69,6 +98,18 @@ impl Phase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn undo_restores_the_larger_window_and_linux_current_ssthresh_once() {
+        let mut u = Undo::default();
+        assert_eq!(u.restore(1.0, 5.0), (1.0, 5.0));
+        // Outside recovery ssthresh counts as at least 3/4 cwnd (tcp_current_ssthresh).
+        u.save(40.0, 20.0, false);
+        assert_eq!(u.restore(2.0, 20.0), (40.0, 30.0));
+        assert_eq!(u.restore(2.0, 20.0), (2.0, 20.0));
+        u.save(40.0, 20.0, true);
+        assert_eq!(u.restore(50.0, 10.0), (50.0, 20.0));
+    }
 
     #[test]
     fn ssthresh_is_half_the_flight_rounded_down_but_at_least_two() {

@@ -12,6 +12,10 @@
 //!   rttvar) clamped to [min, max], doubled on each expiry, restarted when new data is ACKed.
 //!   RTT samples come from the echoed send time of the packet that triggered each ACK (the
 //!   timestamp option, RFC 7323 §4), so retransmissions give valid samples.
+//! - F-RTO (RFC 5682 §3, the SACK-enhanced algorithm as Linux's `tcp_process_loss` runs it), when
+//!   `frto` is on: after a timeout, the first ACK that advances SND.UNA lets new data out instead of
+//!   retransmissions; an ACK that then acknowledges or SACKs a packet never retransmitted shows the
+//!   timeout was spurious, and the window reduction is undone (Linux `tcp_try_undo_loss`).
 //! - Flow control (RFC 9293 §3.8.6): new data only below the right edge of the peer's receive
 //!   window (SND.UNA + SND.WND, converted to whole packets) and within the send buffer;
 //!   retransmissions are not held back. With the window closed and nothing outstanding, a persist
@@ -84,6 +88,14 @@ pub struct ReliableSender {
     recovery_point: Option<u64>,
     /// After an RTO, losses of packets sent before it do not start a new episode.
     rto_point: Option<u64>,
+    /// F-RTO switched on for this flow (RFC 5682).
+    frto_enabled: bool,
+    /// F-RTO is running for the current timeout (Linux `tp->frto`).
+    frto: bool,
+    /// F-RTO step 2.b: send new data before retransmissions on this ACK (Linux `REXMIT_NEW`).
+    frto_new_data: bool,
+    /// SND.NXT when F-RTO last let new data out (Linux `tp->high_seq` in CA_Loss).
+    high_seq: u64,
     rtt: RtoEstimator,
     backoff: u32,
     rto_deadline: Option<Time>,
@@ -105,6 +117,8 @@ pub struct ReliableSender {
     pub retransmitted: u64,
     pub lost: u64,
     pub rtos: u64,
+    /// Timeouts F-RTO found spurious and undid.
+    pub spurious_rtos: u64,
     pub acked: u64,
     /// Zero-window probes sent.
     pub probes: u64,
@@ -136,6 +150,10 @@ impl ReliableSender {
             fast_retransmit: false,
             recovery_point: None,
             rto_point: None,
+            frto_enabled: rto.frto,
+            frto: false,
+            frto_new_data: false,
+            high_seq: 0,
             rtt: RtoEstimator::new(rto),
             backoff: 0,
             rto_deadline: None,
@@ -151,6 +169,7 @@ impl ReliableSender {
             retransmitted: 0,
             lost: 0,
             rtos: 0,
+            spurious_rtos: 0,
             acked: 0,
         }
     }
@@ -190,6 +209,8 @@ impl ReliableSender {
         self.fast_retransmit = false;
         self.recovery_point = None;
         self.rto_point = None;
+        self.frto = false;
+        self.frto_new_data = false;
         self.highest_sacked = None;
         self.lost_scan = self.snd_una;
         self.sack_scan = self.snd_una;
@@ -197,6 +218,10 @@ impl ReliableSender {
 
     pub fn in_flight(&self) -> u32 {
         self.in_flight
+    }
+
+    pub fn frto_enabled(&self) -> bool {
+        self.frto_enabled
     }
 
     pub fn in_recovery(&self) -> bool {
@@ -300,7 +325,20 @@ impl ReliableSender {
             && (self.in_flight < self.cc.cwnd() || (self.fast_retransmit && self.lost_waiting > 0))
         {
             self.fast_retransmit = false;
-            if self.lost_waiting > 0 {
+            let new_first = self.frto_new_data
+                && self.has_new_data()
+                && self.window_open()
+                && self.sndbuf_open();
+            if self.frto_new_data && !new_first {
+                // Linux tcp_xmit_recovery (REXMIT_NEW): once new data went out, nothing is resent on
+                // this ACK; if none could go, F-RTO gives up and recovery goes on as usual.
+                if self.snd_nxt > self.high_seq {
+                    break;
+                }
+                self.frto = false;
+                self.frto_new_data = false;
+            }
+            if self.lost_waiting > 0 && !new_first {
                 // Retransmit the lowest packet declared lost.
                 let mut seq = self.lost_scan.max(self.snd_una);
                 while self.seg(seq).state != State::Lost {
@@ -317,6 +355,7 @@ impl ReliableSender {
                 break;
             }
         }
+        self.frto_new_data = false;
         self.arm_persist(now);
         // A transfer waiting for its think (OFF) time wants a wake-up.
         self.plan
@@ -409,9 +448,17 @@ impl ReliableSender {
         let mut newly = 0u32;
         let cum = ack.ack_cum.min(self.snd_nxt);
         let advanced = cum > self.snd_una;
+        let in_loss = self.rto_point.is_some();
+        // F-RTO's evidence (Linux FLAG_ORIG_SACK_ACKED, FLAG_DATA_SACKED, a duplicate ACK).
+        let mut orig_acked = false;
+        let mut sacked = false;
+        let dup = !advanced && self.snd_una < self.snd_nxt;
         if advanced {
             while self.snd_una < cum {
                 let s = self.ring.pop_front().expect("outstanding");
+                // Linux counts only packets up to high_seq (not the new data F-RTO let out).
+                orig_acked |=
+                    s.state != State::Sacked && !s.retransmitted && self.snd_una < self.high_seq;
                 match s.state {
                     State::Outstanding => {
                         self.in_flight -= 1;
@@ -449,6 +496,10 @@ impl ReliableSender {
             let (lo, hi) = (lo.max(self.snd_una), hi.min(self.snd_nxt));
             for seq in lo..hi {
                 let s = self.seg(seq);
+                let fresh = s.state != State::Sacked;
+                orig_acked |= fresh && !s.retransmitted && seq < self.high_seq;
+                sacked |= fresh;
+                let s = self.seg(seq);
                 match s.state {
                     State::Outstanding => {
                         s.state = State::Sacked;
@@ -475,6 +526,9 @@ impl ReliableSender {
         {
             self.round_first = None;
         }
+        if in_loss && self.frto {
+            self.frto_step(now, advanced, orig_acked, sacked || dup);
+        }
         self.detect_losses(now, advanced);
         // RFC 6582 §3.2 step 6: a full ACK ends recovery.
         if self.recovery_point.is_some_and(|rp| self.snd_una > rp) {
@@ -496,6 +550,47 @@ impl ReliableSender {
         };
         self.cc.on_ack(now, &ev);
         self.try_send(now, out)
+    }
+
+    /// RFC 5682 §3.1 (SACK-enhanced F-RTO) on an ACK after a timeout, as Linux's `tcp_process_loss`.
+    fn frto_step(&mut self, now: Time, advanced: bool, orig_acked: bool, dup_or_sacked: bool) {
+        if orig_acked {
+            // Step 3.b: a packet never retransmitted was (S)ACKed, so not everything was lost.
+            return self.undo_rto(now);
+        }
+        if self.snd_nxt > self.high_seq {
+            // Step 3.a: after new data went out, a duplicate ACK or a SACK means the loss was real.
+            if dup_or_sacked {
+                self.frto = false;
+            }
+        } else if advanced && self.snd_una < self.high_seq {
+            // Step 2.b: send new data instead of retransmissions, if there is any.
+            self.high_seq = self.snd_nxt;
+            if self.has_new_data() && self.window_open() && self.sndbuf_open() {
+                self.frto_new_data = true;
+            } else {
+                self.frto = false;
+            }
+        }
+    }
+
+    /// Linux `tcp_try_undo_loss` + `tcp_undo_cwnd_reduction(sk, true)`: the timeout was spurious, so
+    /// the packets it declared lost count in flight again and the controller restores its window.
+    fn undo_rto(&mut self, now: Time) {
+        for s in self.ring.iter_mut().filter(|s| s.state == State::Lost) {
+            s.state = State::Outstanding;
+            self.in_flight += 1;
+        }
+        self.lost_waiting = 0;
+        // Packets really lost before the timeout are found again by the SACK rule (RFC 6675 IsLost),
+        // as Linux re-marks them from its scoreboard after the undo.
+        self.sack_scan = self.snd_una;
+        self.rto_point = None;
+        self.frto = false;
+        self.frto_new_data = false;
+        self.backoff = 0;
+        self.spurious_rtos += 1;
+        self.cc.on_undo(now);
     }
 
     fn detect_losses(&mut self, now: Time, advanced: bool) {
@@ -567,10 +662,18 @@ impl ReliableSender {
             }
         }
         self.lost_scan = self.snd_una;
+        // Linux tcp_enter_loss: F-RTO unless this first timeout came during fast recovery.
+        self.frto = self.frto_enabled && (self.recovery_point.is_none() || self.backoff > 0);
+        self.frto_new_data = false;
+        self.high_seq = self.snd_nxt;
         self.recovery_point = None;
         self.rto_point = Some(self.snd_nxt.saturating_sub(1));
         self.dupacks = 0;
-        self.cc.on_rto(now);
+        if self.backoff > 0 {
+            self.cc.on_rto_repeated(now);
+        } else {
+            self.cc.on_rto(now);
+        }
         self.backoff += 1;
         self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
         self.try_send(now, out)
@@ -643,6 +746,107 @@ mod tests {
 
     fn ms(n: u64) -> Time {
         Time(n * 1_000_000)
+    }
+
+    /// A NewReno sender in slow start with RTO 1 s (no RTT sample yet); F-RTO on or off.
+    fn newreno(frto: bool) -> ReliableSender {
+        let cc = ccscope_cc::build("newreno", &toml::Table::new()).expect("newreno");
+        let rto = RtoParams {
+            frto,
+            ..RtoParams::default()
+        };
+        ReliableSender::new(0, cc, PKT, None, rto)
+    }
+
+    /// An ACK for `cum` (cumulative), unlimited window.
+    fn cum_ack(cum: u64) -> Ack {
+        let mut a = ack(cum, 0, &[]);
+        a.rwnd = Ack::RWND_UNLIMITED;
+        a
+    }
+
+    /// Ten packets out, then a timeout with none ACKed (a delay spike, not a loss).
+    fn timed_out(frto: bool) -> (ReliableSender, Vec<Packet>) {
+        let mut s = newreno(frto);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
+        out.clear();
+        s.on_timeout(ms(1000), &mut out);
+        assert_eq!(
+            seqs(&out),
+            [0],
+            "RFC 6298 §5.4: the earliest outstanding packet again"
+        );
+        assert_eq!(s.rtos, 1);
+        out.clear();
+        (s, out)
+    }
+
+    #[test]
+    fn frto_sends_new_data_after_the_first_ack_and_undoes_a_spurious_timeout() {
+        let (mut s, mut out) = timed_out(true);
+        // The original of 0 arrives late: SND.UNA advances over a retransmitted packet (RFC 5682 step 2.b).
+        s.on_ack(ms(1100), &cum_ack(1), &mut out);
+        assert_eq!(
+            seqs(&out),
+            [10, 11],
+            "new data, not retransmissions of 1 and 2"
+        );
+        assert_eq!(s.spurious_rtos, 0);
+        out.clear();
+        // Packet 1, never retransmitted, is acknowledged: the timeout was spurious (step 3.b).
+        s.on_ack(ms(1101), &cum_ack(2), &mut out);
+        assert_eq!(s.spurious_rtos, 1);
+        // Linux tcp_undo_cwnd_reduction: 2..=9 count in flight again and the window is restored.
+        assert!(s.cc.cwnd() >= 10, "cwnd {}", s.cc.cwnd());
+        assert_eq!(
+            s.in_flight(),
+            s.cc.cwnd(),
+            "8 + 2 in flight again, the rest new data"
+        );
+        assert!(
+            out.iter().all(|p| p.seq >= 12),
+            "nothing resent: {:?}",
+            seqs(&out)
+        );
+        assert_eq!(s.retransmitted, 1);
+    }
+
+    #[test]
+    fn without_frto_a_spurious_timeout_resends_the_window_in_slow_start() {
+        let (mut s, mut out) = timed_out(false);
+        s.on_ack(ms(1100), &cum_ack(1), &mut out);
+        assert_eq!(
+            seqs(&out),
+            [1, 2],
+            "go-back-N: the packets declared lost, again"
+        );
+        out.clear();
+        s.on_ack(ms(1101), &cum_ack(2), &mut out);
+        assert_eq!(seqs(&out), [3, 4]);
+        assert_eq!(s.retransmitted, 5);
+        assert_eq!(s.cc.cwnd(), 3);
+    }
+
+    #[test]
+    fn frto_keeps_the_reduction_when_a_duplicate_ack_follows_the_new_data() {
+        let (mut s, mut out) = timed_out(true);
+        s.on_ack(ms(1100), &cum_ack(1), &mut out);
+        assert_eq!(seqs(&out), [10, 11]);
+        out.clear();
+        // 1 really was lost: the new packet 10 arrives and is SACKed (step 3.a: loss was real).
+        let mut a = ack(1, 0, &[(10, 11)]);
+        a.rwnd = Ack::RWND_UNLIMITED;
+        s.on_ack(ms(1101), &a, &mut out);
+        assert_eq!(s.spurious_rtos, 0);
+        assert!(!s.frto);
+        assert!(
+            out.iter().any(|p| p.seq == 1),
+            "conventional recovery resends 1: {:?}",
+            seqs(&out)
+        );
     }
 
     #[test]

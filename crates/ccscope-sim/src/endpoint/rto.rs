@@ -22,7 +22,7 @@ pub enum RtoEstimatorKind {
     Linux,
 }
 
-/// RFC 6298 timer settings.
+/// Retransmission timeouts: the timer's settings, and whether F-RTO checks each timeout.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RtoParams {
     pub initial: Dur,
@@ -30,6 +30,8 @@ pub struct RtoParams {
     pub min: Dur,
     pub max: Dur,
     pub estimator: RtoEstimatorKind,
+    /// F-RTO spurious-timeout detection and undo (RFC 5682; Linux `tcp_frto`, on by default there).
+    pub frto: bool,
 }
 
 impl Default for RtoParams {
@@ -40,18 +42,20 @@ impl Default for RtoParams {
             min: Dur::from_ms(1000),
             max: Dur::from_ms(60_000),
             estimator: RtoEstimatorKind::Rfc6298,
+            frto: false,
         }
     }
 }
 
 impl RtoParams {
-    /// Linux's defaults: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s.
+    /// Linux's defaults: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s, tcp_frto = 2.
     pub fn linux() -> RtoParams {
         RtoParams {
             initial: Dur::from_ms(1000),
             min: Dur::from_ms(200),
             max: Dur::from_ms(120_000),
             estimator: RtoEstimatorKind::Linux,
+            frto: true,
         }
     }
 }
