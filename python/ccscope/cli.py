@@ -182,7 +182,7 @@ def sweep(
     seeds: int = typer.Option(1, "--seeds", help="Seeds per grid point: runs seeds 1..N and reports mean and 95% CI"),
     out: Path = typer.Option(Path("sweep-results"), "-o", "--out", help="Sweep folder (resumable)"),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Local worker processes (0 = all cores)"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this dask scheduler (tcp://HOST:PORT) instead of a local cluster"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this dask scheduler (tcp://HOST:PORT, or the JSON file of dask scheduler --scheduler-file) instead of a local cluster"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table: only warnings, errors and the files written"),
 ) -> None:
     """Run a parameter grid on dask and write sweep.parquet (per seed) and summary.parquet (mean, 95% CI)."""
@@ -196,7 +196,7 @@ def sweep(
                               progress=not quiet)
     except INPUT_ERRORS as e:
         raise fail(e)
-    except ValueError as e:
+    except (ValueError, sw.SweepError) as e:
         raise fail(e)
     for w in result.warnings:
         err.print(w, markup=False, highlight=False, soft_wrap=True)
@@ -222,12 +222,13 @@ def tune(
     batch: int = typer.Option(4, "--batch", help="Trials run at once (part of the search: keep it to resume)"),
     out: Path = typer.Option(..., "-o", "--out", help="Study folder: study.db, points/, tune.parquet, best.json (resumable)"),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Local worker processes (0 = all cores)"),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this dask scheduler (tcp://HOST:PORT)"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this dask scheduler (tcp://HOST:PORT or a scheduler file)"),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar"),
 ) -> None:
     """Search controller parameters with optuna (TPE), then compare tuned and default on held-out traces."""
     from ccscope import grid as gr
     from ccscope import tune as tn
+    from ccscope.sweep import SweepError
 
     try:
         if jobs < 0:
@@ -239,7 +240,7 @@ def tune(
                          batch=batch, jobs=jobs or None, scheduler=scheduler, progress=not quiet)
     except INPUT_ERRORS as e:
         raise fail(e)
-    except ValueError as e:
+    except (ValueError, SweepError) as e:
         raise fail(e)
     console.print(tn.render_table(result, obj))
     console.print(f"wrote {out / 'tune.parquet'} and {out / 'best.json'}", highlight=False)

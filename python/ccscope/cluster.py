@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Optional
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,14 +29,20 @@ def _quiet() -> None:
 
 @contextmanager
 def open_client(scheduler: Optional[str] = None, jobs: Optional[int] = None) -> Iterator["Client"]:
-    """A dask client: on ``scheduler`` (``tcp://HOST:PORT``) if given, else on a local cluster of
+    """A dask client: on ``scheduler`` (``tcp://HOST:PORT`` or a scheduler file) if given, else on a local cluster of
     ``jobs`` single-threaded worker processes (default: one per core), closed on the way out."""
     from distributed import Client, LocalCluster
 
     _quiet()
+    if scheduler and jobs:
+        raise ValueError(f"--jobs {jobs}: sets the size of a local cluster; a --scheduler's cluster is sized by its workers")
     if scheduler:
+        # A path to the JSON file `dask scheduler --scheduler-file` wrote (shared home on a cluster), or an address.
+        where = {"scheduler_file": scheduler} if scheduler.endswith(".json") else {"address": scheduler}
+        if "scheduler_file" in where and not Path(scheduler).is_file():
+            raise ValueError(f"--scheduler {scheduler}: no such scheduler file")
         try:
-            client = Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False)
+            client = Client(**where, timeout=f"{CONNECT_TIMEOUT_S}s", set_as_default=False)
         except (OSError, ValueError, TypeError) as e:  # TimeoutError is an OSError
             raise ValueError(f"--scheduler {scheduler}: cannot connect ({type(e).__name__}: {e})".rstrip()) from None
         try:

@@ -118,17 +118,21 @@ def _hashes_here(sc: api.Scenario) -> dict[str, str]:
     return out
 
 
+def _by_name(hashes: dict) -> list:
+    return sorted((Path(p).name, h) for p, h in hashes.items())
+
+
 def _run_point(text: str, file: Optional[str], overrides: dict, seed: int, inputs: dict) -> tuple[str, Any]:
     """Run one point on a worker: ``("ok", summary)`` or ``(error class name, message)``."""
     try:
         sc = api.Scenario(text, file)
         # The key promised these inputs: a worker that reads other bytes (another machine's copy) must not answer.
-        here = _hashes_here(sc.with_overrides(overrides))
-        if here != inputs:
-            diff = sorted(set(here.items()) ^ set(inputs.items()))
-            name = diff[0][0] if diff else "?"
+        # By name and content, as the key counts them: the package's own traces may live elsewhere here.
+        here, want = _by_name(_hashes_here(sc.with_overrides(overrides))), _by_name(inputs)
+        if here != want:
+            name = sorted(set(here) ^ set(want))[0][0]
             raise ValueError(f"{name}: this worker's copy differs from the client's (or is missing); "
-                             "give every machine the same scenario folder")
+                             "give every machine the same files at the same paths")
         res = api.run(sc, seed=seed, overrides=overrides)
         return "ok", {k: res.summary.get(k) for k in SUMMARY_FIELDS}
     except tuple(_NATIVE_ERRORS.values()) as e:
@@ -190,6 +194,21 @@ class _Progress:
             self.bar.stop()
 
 
+class SweepError(RuntimeError):
+    """A point that could not be run for a reason other than its input (its workers died)."""
+
+
+def _describe(r: PointRun) -> str:
+    return "point " + " ".join(f"{k}={v}" for k, v in r.overrides.items()) + f" seed={r.seed}"
+
+
+def absolute(sc: api.Scenario) -> api.Scenario:
+    """`sc` with its file as an absolute path: a worker's current folder is not the client's."""
+    if sc.file is None:
+        return sc
+    return api.Scenario(sc.text, str(Path(sc.file).resolve()), sc.overridden)
+
+
 class PointRunner:
     """Runs :class:`PointRun` s on a dask client, loading stored ones, storing each as it finishes."""
 
@@ -225,10 +244,17 @@ class PointRunner:
 
     def drain(self, on_result: Callable[[PointRun], None] = lambda r: None) -> None:
         """Wait for every queued run, storing each result as it arrives; `on_result` may submit more."""
+        from distributed import KilledWorker
+
         try:
             for fut in self._pending:
                 r = self._futures.pop(fut.key)
-                summary = _unwrap(fut.result())
+                try:
+                    outcome = fut.result()
+                except KilledWorker:
+                    raise SweepError(f"{_describe(r)}: every worker that ran it died (the simulation crashed or "
+                                     "ran out of memory)") from None
+                summary = _unwrap(outcome)
                 fut.release()  # the result is on disk now: free the worker's copy
                 _save_point(self.store / f"{r.key}.json", r, summary)
                 self.results[r.key] = summary
@@ -292,13 +318,12 @@ def run_sweep(
     points = _grid_points(grid)
     if len(points) * seeds > MAX_RUNS:
         raise _native.ScenarioError(f"--seeds {seeds}: {len(points) * seeds} runs, more than the limit of {MAX_RUNS}")
-    base = scenario if isinstance(scenario, api.Scenario) else api.Scenario.load(scenario)
+    base = absolute(scenario if isinstance(scenario, api.Scenario) else api.Scenario.load(scenario))
     base.validate()
     first = plan(base, points, range(1, min(seeds, 2) + 1))
     rest = plan(base, points, range(3, seeds + 1))
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     state = {"random": False}
     by_point: dict[tuple, dict] = {}
 
@@ -313,6 +338,7 @@ def run_sweep(
             runner.submit(rest)
 
     with (open_client(scheduler, jobs) if client is None else nullcontext(client)) as c, _Progress(progress) as bar:
+        out.mkdir(parents=True, exist_ok=True)  # once the cluster is up: a bad --scheduler leaves no folder
         runner = PointRunner(c, base, out / "points", bar)
         runner.submit(first, check)
         runner.drain(check)

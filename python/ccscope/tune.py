@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ccscope import _native, api, provenance
 from ccscope.grid import Choice, Interval
-from ccscope.sweep import SUMMARY_FIELDS, PointRunner, _Progress, _write_atomic, plan
+from ccscope.sweep import SUMMARY_FIELDS, PointRunner, _Progress, _write_atomic, absolute, plan
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -113,8 +113,8 @@ def _open_study(out: Path, spec: str, direction: str) -> Any:
     if have is None:
         study.set_user_attr("spec", spec)
     elif have != spec:
-        raise ValueError(f"-o {out}: holds a study of another tuning (scenario, parameters, objective, traces, "
-                         "seeds or batch differ); give a new folder")
+        raise ValueError(f"-o {out}: holds a study of another tuning (the scenario, its inputs, the ccscope "
+                         "build, the parameters, objective, traces, seeds, seed or batch differ); give a new folder")
     # Trials left running by an interrupted run: ask their parameters again, in order (their runs are stored).
     from optuna.trial import TrialState
 
@@ -164,7 +164,7 @@ def tune(
         raise ValueError(f"--batch {batch}: need at least one trial per batch")
     if not space:
         raise ValueError("--param: give at least one parameter to tune")
-    base = scenario if isinstance(scenario, api.Scenario) else api.Scenario.load(scenario)
+    base = absolute(scenario if isinstance(scenario, api.Scenario) else api.Scenario.load(scenario))
     base.validate()
     tune_sets = tune_traces or [("(scenario)", {})]
     report_sets = report_traces or []
@@ -177,8 +177,7 @@ def tune(
             plan(base, [{key: v}], [1])
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    study = _open_study(out, _spec(base, space, objective, tune_sets, seeds, seed, batch), objective.direction)
+    spec = _spec(base, space, objective, tune_sets, seeds, seed, batch)
     seed_list = list(range(1, seeds + 1))
 
     def runs_for(params: dict, sets: list) -> list:
@@ -186,6 +185,8 @@ def tune(
 
     with (open_client(scheduler, jobs) if client is None else nullcontext(client)) as c, \
             _Progress(progress, "tune") as bar:
+        out.mkdir(parents=True, exist_ok=True)  # once the cluster is up: a bad --scheduler leaves no folder
+        study = _open_study(out, spec, objective.direction)
         runner = PointRunner(c, base, out / "points", bar)
         while (done := _done(study)) < trials:
             asked = []
@@ -235,15 +236,22 @@ def tune(
 
 def render_table(t: Tuning, objective: Objective) -> Any:
     """Default against tuned, per trace, on the tuning traces and the held-out ones."""
+    from rich import box
     from rich.table import Table
 
     params = ", ".join(f"{k} = {v:.4g}" if isinstance(v, float) else f"{k} = {v}" for k, v in t.best_params.items())
-    tab = Table(title=f"tuned ({params}; trial {t.best_trial} of {t.trials}) vs default")
-    for col in ("set", "trace", "params", objective.label, "Mbit/s", "p95 signal ms", "score"):
-        tab.add_column(col, justify="left" if col in ("set", "trace", "params") else "right")
+    tab = Table(title=f"tuned ({params}; trial {t.best_trial} of {t.trials}) vs default", box=box.SIMPLE_HEAD)
+    shown = (("Mbit/s", "throughput_mbps", 3), ("p95 signal ms", "signal_delay_p95_ms", 0), ("score", "score", 2))
+    # The objective gets its own column unless it is one of those already shown.
+    extra = objective.sign < 0 or objective.metric not in {m for _, m, _ in shown}
+    tab.add_column("set", no_wrap=True)
+    tab.add_column("trace (down)", overflow="fold")
+    tab.add_column("params", no_wrap=True)
+    for col in ([objective.label] if extra else []) + [h for h, _, _ in shown]:
+        tab.add_column(col, justify="right", no_wrap=True)
     for r in t.table.to_dict(orient="records"):
-        tab.add_row(r["set"], r["trace"], r["params"], _num(r["objective"], 3), _num(r["throughput_mbps"], 3),
-                    _num(r["signal_delay_p95_ms"], 0), _num(r["score"], 2))
+        tab.add_row(r["set"], r["trace"].split("+")[0], r["params"], *([_num(r["objective"], 3)] if extra else []),
+                    *(_num(r[m], d) for _, m, d in shown))
     return tab
 
 

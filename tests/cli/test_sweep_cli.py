@@ -90,6 +90,7 @@ def test_unreachable_scheduler_exits_2_naming_the_option(tmp_path):
     assert res.exit_code == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --scheduler tcp://127.0.0.1:9: cannot connect")
+    assert not (tmp_path / "out").exists()
 
 
 def test_kill_9_of_a_sweep_leaves_no_worker_and_the_rerun_matches_an_uninterrupted_run(tmp_path):
