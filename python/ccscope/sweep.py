@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 import os
+import re
 import tempfile
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -88,6 +89,19 @@ def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
         raise
 
 
+# The temporary files _write_atomic leaves when killed mid-write: ".<name>.<8 random chars>.tmp".
+_TEMP = re.compile(r"^\.(sweep\.parquet|summary\.parquet|tune\.parquet|best\.json|[0-9a-f]{20}\.json)\.[a-z0-9_]{8}\.tmp$")
+
+
+def clean_temporaries(folder: Path) -> None:
+    """Remove what an interrupted write of ours left in `folder` and its points/ (one sweep per folder at a time)."""
+    for d in (folder, folder / "points"):
+        if d.is_dir():
+            for p in d.iterdir():
+                if _TEMP.match(p.name) and p.is_file():
+                    p.unlink(missing_ok=True)
+
+
 def _load_point(path: Path) -> Optional[dict]:
     try:
         d = json.loads(path.read_text())
@@ -122,9 +136,13 @@ def _by_name(hashes: dict) -> list:
     return sorted((Path(p).name, h) for p, h in hashes.items())
 
 
-def _run_point(text: str, file: Optional[str], overrides: dict, seed: int, inputs: dict) -> tuple[str, Any]:
+def _run_point(text: str, file: Optional[str], overrides: dict, seed: int, inputs: dict,
+               build: Optional[str] = None) -> tuple[str, Any]:
     """Run one point on a worker: ``("ok", summary)`` or ``(error class name, message)``."""
     try:
+        if build is not None and build != provenance.build_id():
+            raise ValueError(f"a worker runs ccscope {provenance.build_id()}, the client {build}: install the same "
+                             "ccscope everywhere")
         sc = api.Scenario(text, file)
         # The key promised these inputs: a worker that reads other bytes (another machine's copy) must not answer.
         # By name and content, as the key counts them: the package's own traces may live elsewhere here.
@@ -175,7 +193,7 @@ class _Progress:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self.bar = Progress(TextColumn(self.label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                                 console=Console(stderr=True), transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=0)
@@ -188,6 +206,10 @@ class _Progress:
     def advance(self) -> None:
         if self.bar is not None:
             self.bar.advance(self.task)
+
+    def describe(self, text: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, description=text)
 
     def __exit__(self, *exc: Any) -> None:
         if self.bar is not None:
@@ -238,6 +260,7 @@ class PointRunner:
                 on_result(r)
                 continue
             fut = self.client.submit(_run_point, self.base.text, self.base.file, r.overrides, r.seed, r.inputs,
+                                     provenance.build_id(),
                                      key=f"ccscope-point-{r.key}", pure=False)
             self._futures[fut.key] = r
             self._pending.add(fut)
@@ -339,6 +362,7 @@ def run_sweep(
 
     with (open_client(scheduler, jobs) if client is None else nullcontext(client)) as c, _Progress(progress) as bar:
         out.mkdir(parents=True, exist_ok=True)  # once the cluster is up: a bad --scheduler leaves no folder
+        clean_temporaries(out)
         runner = PointRunner(c, base, out / "points", bar)
         runner.submit(first, check)
         runner.drain(check)

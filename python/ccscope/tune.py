@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ccscope import _native, api, provenance
+from ccscope import api, provenance
 from ccscope.grid import Choice, Interval
-from ccscope.sweep import SUMMARY_FIELDS, PointRunner, _Progress, _write_atomic, absolute, plan
+from ccscope.sweep import SUMMARY_FIELDS, PointRunner, _Progress, _write_atomic, absolute, clean_temporaries, plan
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -86,8 +86,9 @@ def _spec(base: api.Scenario, space: dict, objective: Objective, tune_traces: li
           batch: int) -> str:
     """What makes a study this study: a resumed one must have been started with the same."""
     dims = {k: repr(v) for k, v in space.items()}
-    return json.dumps({"scenario": provenance.point_key(base.text, {}, 0, provenance.input_hashes(base)),
-                       "space": dims, "objective": objective.label, "direction": objective.direction,
+    # Content keys of the scenario on each tuning trace: an edited trace, controller or build is another study.
+    keys = [plan(base, [ov], [1])[0].key for _, ov in tune_traces]
+    return json.dumps({"scenario": keys, "space": dims, "objective": objective.label, "direction": objective.direction,
                        "traces": [n for n, _ in tune_traces], "seeds": seeds, "seed": seed, "batch": batch},
                       sort_keys=True)
 
@@ -168,16 +169,15 @@ def tune(
     base.validate()
     tune_sets = tune_traces or [("(scenario)", {})]
     report_sets = report_traces or []
-    for _, ov in tune_sets + report_sets:
-        plan(base, [ov], [1])  # a missing trace fails here, before anything runs
+    for _, ov in report_sets:
+        plan(base, [ov], [1])  # a missing trace fails here, before anything runs (tuning traces: in _spec)
+    spec = _spec(base, space, objective, tune_sets, seeds, seed, batch)
     # Each dimension's ends must be valid values: check both before any trial.
     for key, dim in space.items():
         ends = dim.values if isinstance(dim, Choice) else (dim.low, dim.high)
         for v in ends:
             plan(base, [{key: v}], [1])
-
     out = Path(out)
-    spec = _spec(base, space, objective, tune_sets, seeds, seed, batch)
     seed_list = list(range(1, seeds + 1))
 
     def runs_for(params: dict, sets: list) -> list:
@@ -186,9 +186,11 @@ def tune(
     with (open_client(scheduler, jobs) if client is None else nullcontext(client)) as c, \
             _Progress(progress, "tune") as bar:
         out.mkdir(parents=True, exist_ok=True)  # once the cluster is up: a bad --scheduler leaves no folder
+        clean_temporaries(out)
         study = _open_study(out, spec, objective.direction)
         runner = PointRunner(c, base, out / "points", bar)
         while (done := _done(study)) < trials:
+            bar.describe(f"tune: trials {done + 1}-{min(done + batch, trials)} of {trials}, runs")
             asked = []
             for i in range(min(batch, trials - done)):
                 # Seeded by position: the same history gives the same suggestion, resumed or not.
@@ -210,6 +212,7 @@ def tune(
             best = study.best_trial
         except ValueError:
             raise ValueError(f"--objective {objective.label}: no trial gave a finite value") from None
+        bar.describe("tune: default and tuned on every trace, runs")
         rows = []
         evals = []
         for set_name, sets in (("tune", tune_sets), ("held-out", report_sets)):

@@ -4,7 +4,6 @@ the dask cluster's processes: killed workers lose nothing, a killed sweep leaves
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -177,6 +176,13 @@ def test_tune_finds_a_better_window_than_the_default_and_reports_held_out_traces
     res = runner.invoke(app, [*args[:args.index("--trials") + 1], "8", *args[args.index("--trials") + 2:]])
     assert res.exit_code == 0, res.output
     assert json.loads((tmp_path / "study" / "best.json").read_text())["trials"] == trials_before + 2
+
+    # An edited tuning trace makes the stored trials another study's: refused, nothing changed.
+    (tmp_path / "a.trace").write_text("".join(f"{t}\n" for t in range(1, 2001, 3)))
+    db = (tmp_path / "study" / "study.db").read_bytes()
+    res = runner.invoke(app, args)
+    assert res.exit_code == 2 and "holds a study of another tuning" in res.stderr
+    assert (tmp_path / "study" / "study.db").read_bytes() == db
 
 
 def test_tune_is_deterministic_for_a_seed(tmp_path):

@@ -227,3 +227,34 @@ def test_render_table_shows_one_row_per_seed_or_mean_and_ci_per_point(tmp_path, 
     t = sweep.render_table(many)
     assert [c.header for c in t.columns] == ["duration_s", "seeds", "Mbit/s", "p95 signal ms", "score"]
     assert t.row_count == 1 and "±" in list(t.columns[2].cells)[0]
+
+
+def test_a_worker_of_another_ccscope_build_refuses_to_run(tmp_path):
+    s = api.Scenario.load(_folder(tmp_path))
+    kind, msg = sweep._run_point(s.text, s.file, {}, 1, {}, build="0.0.0+0000000000000000")
+    assert kind == "ValueError" and "install the same ccscope everywhere" in msg
+
+
+def test_a_rerun_removes_what_a_killed_write_left_and_nothing_else(tmp_path, client):
+    g = {"data_link.rate_mbps": [6], **SHORT}
+    sweep.run_sweep("examples/red_lossy.toml", g, out=tmp_path, client=client)
+    (tmp_path / ".sweep.parquet.ab12cd_9.tmp").write_text("half")
+    (tmp_path / "points" / ".0123456789abcdef0123.json.zzzzzzzz.tmp").write_text("half")
+    mine = [tmp_path / ".notes.tmp", tmp_path / "notes.txt", tmp_path / "points" / ".x.json.abcdefgh.tmp"]
+    for p in mine:
+        p.write_text("the user's")
+    sweep.run_sweep("examples/red_lossy.toml", g, out=tmp_path, client=client)
+    assert sorted(p.name for p in tmp_path.rglob("*.tmp")) == [".notes.tmp", ".x.json.abcdefgh.tmp"]
+    assert all(p.read_text() == "the user's" for p in mine)
+
+
+def test_a_point_that_kills_its_workers_stops_the_sweep_with_one_line_naming_it(tmp_path):
+    import dask
+
+    s = _folder(tmp_path / "in")
+    (tmp_path / "in" / "crash.py").write_text("import os\n\nclass Ctl:\n    def __init__(self, **kw):\n        os._exit(3)\n")
+    # The scheduler of a local cluster lives in this process: one death is enough to give up.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), open_client(jobs=1) as c:
+        with pytest.raises(sweep.SweepError) as e:
+            sweep.run_sweep(s, {"flows.0.class": ["crash.py:Ctl"]}, out=tmp_path / "out", client=c)
+    assert str(e.value).startswith("point flows.0.class=crash.py:Ctl seed=1: every worker that ran it died")
