@@ -92,13 +92,14 @@ def test_unreachable_scheduler_exits_2_naming_the_option(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_kill_9_of_a_sweep_leaves_no_worker_and_the_rerun_matches_an_uninterrupted_run(tmp_path):
+@pytest.mark.parametrize("after", [1, 5])
+def test_kill_9_of_a_sweep_leaves_no_worker_and_the_rerun_matches_an_uninterrupted_run(tmp_path, after):
     out = tmp_path / "killed"
     proc = subprocess.Popen([*CCSCOPE, "sweep", *SLOW, "-j", "2", "-o", str(out), "--quiet"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers = []
     try:
-        _wait_for(lambda: _points(out) >= 1, 120, "the first point")
+        _wait_for(lambda: _points(out) >= after, 120, f"{after} points")
         workers = psutil.Process(proc.pid).children(recursive=True)
         assert len(workers) >= 2
         proc.send_signal(signal.SIGKILL)
@@ -139,6 +140,7 @@ def test_a_worker_killed_mid_sweep_on_a_real_scheduler_loses_and_repeats_nothing
         procs.append(sweep)
         _wait_for(lambda: _points(out) >= 2, 120, "two points")
         workers[0].send_signal(signal.SIGKILL)
+        assert _points(out) < 8  # killed mid-sweep: both workers had a point to run
         stdout, stderr = sweep.communicate(timeout=300)
         assert sweep.returncode == 0, stderr
         assert "8 runs simulated, 0 loaded" in stdout
