@@ -90,7 +90,7 @@ def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
 
 
 # The temporary files _write_atomic leaves when killed mid-write: ".<name>.<8 random chars>.tmp".
-_TEMP = re.compile(r"^\.(sweep\.parquet|summary\.parquet|tune\.parquet|best\.json|[0-9a-f]{20}\.json)\.[a-z0-9_]{8}\.tmp$")
+_TEMP = re.compile(r"^\.(sweep\.json|sweep\.parquet|summary\.parquet|tune\.parquet|best\.json|[0-9a-f]{20}\.json)\.[a-z0-9_]{8}\.tmp$")
 
 
 def clean_temporaries(folder: Path) -> None:
@@ -171,11 +171,11 @@ def plan(base: api.Scenario, points: list[dict], seeds: Iterable[int]) -> list[P
     runs = []
     for point in points:
         sc = base.with_overrides(point)
-        info = sc.validate()
-        for p in provenance.input_files(sc, info):
+        files = provenance.input_files(sc, sc.validate())
+        for p in files:
             if p not in hashes:
                 hashes[p] = provenance.file_sha256(p)
-        inputs = {str(p): hashes[p] for p in provenance.input_files(sc, info)}
+        inputs = {str(p): hashes[p] for p in files}
         runs += [PointRun(point, s, provenance.point_key(base.text, point, s, inputs), inputs) for s in seeds]
     return runs
 
@@ -384,6 +384,11 @@ def run_sweep(
         if len(types) > 1 and not types <= {int, float}:
             df[key] = df[key].astype(str)  # mixed value types: Parquet needs one type per column
     summary = aggregate(df, list(grid))
+    # What reproduces the tables: the scenario as read, the grid, the seeds and the build (each point's inputs are in its file).
+    record = {"scenario_file": base.file, "scenario": base.text, "grid": grid, "seeds": seeds, "seeds_run": used,
+              "ccscope": provenance.build_id()}
+    record_text = json.dumps(record, indent=1, default=str) + "\n"
+    _write_atomic(out / "sweep.json", lambda p: p.write_text(record_text))
     _write_atomic(out / "sweep.parquet", lambda p: df.to_parquet(p, index=False))
     _write_atomic(out / "summary.parquet", lambda p: summary.to_parquet(p, index=False))
     return Sweep(df, summary, grid, used, runner.ran, runner.loaded, warnings)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -85,6 +86,9 @@ def test_two_by_two_grid_with_two_seeds_gives_eight_rows_in_grid_then_seed_order
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "sweep.parquet"), df)
     assert len(list((tmp_path / "points").glob("*.json"))) == 8
     assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".")]  # no temp files left
+    record = json.loads((tmp_path / "sweep.json").read_text())
+    assert record["grid"] == g and record["seeds"] == record["seeds_run"] == 2
+    assert record["scenario"] == api.Scenario.load("examples/red_lossy.toml").text
 
 
 def test_same_seed_gives_identical_numbers_and_seeds_change_random_loss(tmp_path, client):
