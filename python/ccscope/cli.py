@@ -29,7 +29,7 @@ stats_app = typer.Typer(no_args_is_help=True,
                         help="Self-similar traffic statistics: Hurst estimates and CondProb tables (paper 003).")
 app.add_typer(stats_app, name="stats")
 console = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, emoji=False)  # user text like a:b:c must not turn into emoji
 
 INPUT_ERRORS = (_native.ScenarioError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError)
 
@@ -177,7 +177,7 @@ def sweep(
     scenario: str = typer.Argument(..., help="Scenario TOML"),
     params: Optional[List[str]] = typer.Option(
         None, "--param",
-        help="KEY=VALUES (repeatable; the grid is their product). VALUES: V1,V2,...; a:b or a:b:step (inclusive); "
+        help="KEY=VALUES (repeatable; the grid is their product). VALUES: V1,V2,...; START:STOP or START:STOP:STEP (inclusive); "
              "linspace(a,b,n); logspace(a,b,n) (10^a .. 10^b); geomspace(a,b,n) (a .. b)"),
     seeds: int = typer.Option(1, "--seeds", help="Seeds per grid point: runs seeds 1..N and reports mean and 95% CI"),
     out: Path = typer.Option(Path("sweep-results"), "-o", "--out", help="Sweep folder (resumable)"),

@@ -73,13 +73,16 @@ def test_seeds_with_random_loss_print_mean_and_ci(tmp_path):
     assert pd.read_parquet(tmp_path / "summary.parquet").loc[0, "seeds"] == 3
 
 
-@pytest.mark.parametrize("param", ["flows.0.window=1,-1", "flows.0.window", "flows.0.window=9:1",
-                                   "flows.0.window=logspace(0,1)"])
-def test_bad_param_exits_2_with_one_error_line(tmp_path, param):
+@pytest.mark.parametrize("param, shown", [
+    ("flows.0.window=1,-1", "flows.0.window"), ("flows.0.window", "--param flows.0.window"),
+    ("flows.0.window=9:1", "--param flows.0.window=9:1"), ("flows.0.window=logspace(0,1)", "logspace"),
+    ("flows.0.window=1:b:2", '"1:b:2"'),  # printed as typed, not as an emoji code
+])
+def test_bad_param_exits_2_with_one_error_line(tmp_path, param, shown):
     res = runner.invoke(app, ["sweep", "examples/fixed.toml", "--param", param, "-o", str(tmp_path / "out"), "-j", "1"])
     assert res.exit_code == 2
     lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:")
+    assert len(lines) == 1 and lines[0].startswith("error:") and shown in lines[0]
     assert not (tmp_path / "out").exists()
 
 
