@@ -4,7 +4,7 @@ Trials are asked in batches of ``batch`` and their runs go to the same dask clus
 sweeps (``DIR/points``), so a trial whose runs were done before costs nothing. The study lives in
 ``DIR/study.db`` (optuna's RDB storage on sqlite) and resumes where it stopped. Every trial's TPE
 sampler is seeded from ``seed`` and the trial's position in the study, so a run, and a run
-interrupted and resumed, suggest the same parameters whatever the cluster.
+interrupted while a batch runs and then resumed, suggest the same parameters whatever the cluster.
 """
 
 from __future__ import annotations
