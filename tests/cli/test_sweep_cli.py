@@ -223,3 +223,34 @@ def test_tune_bad_input_exits_2_with_one_line(tmp_path, extra, option):
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and option in lines[0]
     assert not (tmp_path / "s").exists()
+
+
+def test_a_tuning_killed_mid_batch_resumes_to_the_same_trials_as_one_never_killed(tmp_path):
+    import optuna
+
+    (tmp_path / "a.trace").write_text("".join(f"{t}\n" for t in range(1, 1001)))
+    (tmp_path / "s.toml").write_text(
+        'duration_s = 30\n[data_link]\ntrace = "a.trace"\ndelay_ms = 10\n[ack_link]\nrate_mbps = 12\ndelay_ms = 10\n'
+        '[[flows]]\ncontroller = "fixed"\nwindow = 1\n')
+
+    def cmd(name):
+        return [*CCSCOPE, "tune", str(tmp_path / "s.toml"), "--param", "flows.0.window=1:60", "--trials", "8",
+                "--objective", "score", "-o", str(tmp_path / name), "-j", "1", "-q"]
+
+    def complete(name):
+        s = optuna.load_study(study_name="ccscope-tune", storage=f"sqlite:///{tmp_path / name / 'study.db'}")
+        return [(t.params, t.value) for t in s.trials if t.state == optuna.trial.TrialState.COMPLETE]
+
+    proc = subprocess.Popen(cmd("killed"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(lambda: _points(tmp_path / "killed") >= 5, 120, "a point of the second batch")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        _stop([proc])
+    assert len(complete("killed")) == 4  # the first batch was recorded, the second was running
+    for name in ("killed", "whole"):
+        done = subprocess.run(cmd(name), capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    assert complete("killed") == complete("whole")
+    assert len(complete("whole")) == 8
