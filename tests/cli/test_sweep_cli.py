@@ -229,9 +229,13 @@ def test_a_tuning_killed_mid_batch_resumes_to_the_same_trials_as_one_never_kille
     import optuna
 
     (tmp_path / "a.trace").write_text("".join(f"{t}\n" for t in range(1, 1001)))
+    # A fixed window that takes a second of wall time to start: the kill lands while a batch runs.
+    (tmp_path / "slow.py").write_text("import time\nfrom ccscope import Controller\n\n\nclass Slow(Controller):\n"
+                                      "    def __init__(self, window=1, **kw):\n        time.sleep(1.0)\n"
+                                      "        self.cwnd = window\n")
     (tmp_path / "s.toml").write_text(
-        'duration_s = 30\n[data_link]\ntrace = "a.trace"\ndelay_ms = 10\n[ack_link]\nrate_mbps = 12\ndelay_ms = 10\n'
-        '[[flows]]\ncontroller = "fixed"\nwindow = 1\n')
+        'duration_s = 5\n[data_link]\ntrace = "a.trace"\ndelay_ms = 10\n[ack_link]\nrate_mbps = 12\ndelay_ms = 10\n'
+        '[[flows]]\ncontroller = "python"\nclass = "slow.py:Slow"\nwindow = 1\n')
 
     def cmd(name):
         return [*CCSCOPE, "tune", str(tmp_path / "s.toml"), "--param", "flows.0.window=1:60", "--trials", "8",
@@ -246,11 +250,13 @@ def test_a_tuning_killed_mid_batch_resumes_to_the_same_trials_as_one_never_kille
         _wait_for(lambda: _points(tmp_path / "killed") >= 5, 120, "a point of the second batch")
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
+        at_kill = _points(tmp_path / "killed")
     finally:
         _stop([proc])
-    assert len(complete("killed")) == 4  # the first batch was recorded, the second was running
+    assert len(complete("killed")) == 4, "the first batch was recorded, the second was running"
     for name in ("killed", "whole"):
         done = subprocess.run(cmd(name), capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
     assert complete("killed") == complete("whole")
     assert len(complete("whole")) == 8
+    assert at_kill < _points(tmp_path / "whole")  # the second batch had runs left when it was killed
