@@ -29,7 +29,7 @@ stats_app = typer.Typer(no_args_is_help=True,
                         help="Self-similar traffic statistics: Hurst estimates and CondProb tables (paper 003).")
 app.add_typer(stats_app, name="stats")
 console = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, emoji=False)  # user text like a:b:c must not turn into emoji
 
 INPUT_ERRORS = (_native.ScenarioError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError)
 
@@ -175,23 +175,75 @@ def plot(
 @app.command()
 def sweep(
     scenario: str = typer.Argument(..., help="Scenario TOML"),
-    params: Optional[List[str]] = typer.Option(None, "--param", help="KEY=V1,V2,... (repeatable; the grid is their product)"),
-    seeds: int = typer.Option(1, "--seeds", help="Seeds per grid point: runs seeds 1..N"),
+    params: Optional[List[str]] = typer.Option(
+        None, "--param",
+        help="KEY=VALUES (repeatable; the grid is their product). VALUES: V1,V2,...; START:STOP or START:STOP:STEP (inclusive); "
+             "linspace(a,b,n); logspace(a,b,n) (10^a .. 10^b); geomspace(a,b,n) (a .. b)"),
+    seeds: int = typer.Option(1, "--seeds", help="Seeds per grid point: runs seeds 1..N and reports mean and 95% CI"),
     out: Path = typer.Option(Path("sweep-results"), "-o", "--out", help="Sweep folder (resumable)"),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes (0 = all cores)"),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Local worker processes (0 = all cores)"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this dask scheduler (tcp://HOST:PORT, or the JSON file of dask scheduler --scheduler-file) instead of a local cluster"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table: only warnings, errors and the files written"),
 ) -> None:
-    """Run a parameter grid in parallel and write one table (sweep.parquet)."""
+    """Run a parameter grid on dask and write sweep.parquet (per seed) and summary.parquet (mean, 95% CI)."""
     from ccscope import sweep as sw
 
     try:
+        if jobs < 0:
+            raise ValueError(f"--jobs {jobs}: need at least one worker (0 = all cores)")
         grid = sw.parse_grid(params or [])
-        table = sw.run_sweep(scenario, grid, seeds=seeds, out=out, jobs=jobs or None, progress=True)
+        result = sw.run_sweep(scenario, grid, seeds=seeds, out=out, jobs=jobs or None, scheduler=scheduler,
+                              progress=not quiet)
     except INPUT_ERRORS as e:
         raise fail(e)
-    except ValueError as e:
+    except (ValueError, sw.SweepError) as e:
         raise fail(e)
-    console.print(sw.render_table(table))
-    console.print(f"wrote {out / 'sweep.parquet'}")
+    for w in result.warnings:
+        err.print(w, markup=False, highlight=False, soft_wrap=True)
+    if not quiet:
+        console.print(sw.render_table(result))
+        console.print(f"{result.ran} runs simulated, {result.loaded} loaded from {out / 'points'}", highlight=False)
+    console.print(f"wrote {out / 'sweep.parquet'} and {out / 'summary.parquet'}", highlight=False)
+
+
+@app.command()
+def tune(
+    scenario: str = typer.Argument(..., help="Scenario TOML"),
+    params: Optional[List[str]] = typer.Option(
+        None, "--param",
+        help="KEY=LOW:HIGH (integers if both are), LOW:HIGH:log, LOW:HIGH:STEP or V1,V2,... (repeatable)"),
+    objective: str = typer.Option("score", "--objective", help="Summary metric to optimise; a leading - negates it (-signal_delay_p95_ms)"),
+    direction: str = typer.Option("maximize", "--direction", help="maximize or minimize"),
+    trials: int = typer.Option(..., "--trials", help="Trials in the study (a resumed study runs only the missing ones)"),
+    traces_tune: Optional[str] = typer.Option(None, "--traces-tune", help="Comma-separated traces to tune on (DOWN or DOWN+UP; default: the scenario's own)"),
+    traces_report: Optional[str] = typer.Option(None, "--traces-report", help="Comma-separated held-out traces to report on (DOWN or DOWN+UP)"),
+    seeds: int = typer.Option(1, "--seeds", help="Seeds per trace: the objective is the mean over traces and seeds"),
+    seed: int = typer.Option(1, "--seed", help="Seed of the TPE sampler"),
+    batch: int = typer.Option(4, "--batch", help="Trials run at once (part of the search: keep it to resume)"),
+    out: Path = typer.Option(..., "-o", "--out", help="Study folder: study.db, points/, tune.parquet, best.json (resumable)"),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Local worker processes (0 = all cores)"),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Run on this dask scheduler (tcp://HOST:PORT or a scheduler file)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar"),
+) -> None:
+    """Search controller parameters with optuna (TPE), then compare tuned and default on held-out traces."""
+    from ccscope import grid as gr
+    from ccscope import tune as tn
+    from ccscope.sweep import SweepError
+
+    try:
+        if jobs < 0:
+            raise ValueError(f"--jobs {jobs}: need at least one worker (0 = all cores)")
+        space = gr.parse_space(params or [])
+        obj = tn.Objective.parse(objective, direction)
+        result = tn.tune(scenario, space, obj, trials, out, tune_traces=tn.parse_traces("--traces-tune", traces_tune),
+                         report_traces=tn.parse_traces("--traces-report", traces_report), seeds=seeds, seed=seed,
+                         batch=batch, jobs=jobs or None, scheduler=scheduler, progress=not quiet)
+    except INPUT_ERRORS as e:
+        raise fail(e)
+    except (ValueError, SweepError) as e:
+        raise fail(e)
+    console.print(tn.render_table(result, obj))
+    console.print(f"wrote {out / 'tune.parquet'} and {out / 'best.json'}", highlight=False)
 
 
 @app.command()
