@@ -88,7 +88,9 @@ def test_exact_dp_equals_brute_force(inst):
 @settings(max_examples=80, deadline=None)
 @given(instances())
 def test_milp_equals_the_dp(inst):
-    assert solve(inst, "milp").total_mbps == pytest.approx(solve(inst, "dp").total_mbps, abs=1e-7)
+    # HiGHS accepts a binary within mip_feasibility_tolerance (1e-6) of 0 or 1, so the MILP's total can
+    # differ from the exact DP by that much relative (seen: 4.0 against 4.0000001).
+    assert solve(inst, "milp").total_mbps == pytest.approx(solve(inst, "dp").total_mbps, rel=1e-6, abs=1e-9)
 
 
 @settings(max_examples=80, deadline=None)
