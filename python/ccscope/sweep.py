@@ -10,15 +10,14 @@ import hashlib
 import itertools
 import json
 import os
-import tempfile
 from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import pandas as pd
 from rich.table import Table
 
-from ccscope import _native, api
+from ccscope import _native, api, store
 
 # The total-row fields of a run's summary that become columns of the sweep table.
 SUMMARY_FIELDS = (
@@ -92,17 +91,6 @@ def _unwrap(outcome: tuple[str, Any]) -> dict:
     return payload
 
 
-def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _load_point(path: Path) -> Optional[dict]:
     try:
         d = json.loads(path.read_text())
@@ -113,7 +101,7 @@ def _load_point(path: Path) -> Optional[dict]:
 
 def _save_point(path: Path, overrides: dict, seed: int, summary: dict) -> None:
     text = json.dumps({"overrides": overrides, "seed": seed, "summary": summary}, indent=1, default=str) + "\n"
-    _write_atomic(path, lambda p: p.write_text(text))
+    store.write_file(path, lambda p: p.write_text(text))
 
 
 def _grid_points(grid: dict[str, list]) -> Iterator[dict]:
@@ -189,7 +177,7 @@ def run_sweep(
         types = {type(v) for v in grid[key]}
         if len(types) > 1 and not types <= {int, float}:
             df[key] = df[key].astype(str)  # mixed value types: Parquet needs one type per column
-    _write_atomic(out / "sweep.parquet", lambda p: df.to_parquet(p, index=False))
+    store.write_file(out / "sweep.parquet", lambda p: df.to_parquet(p, index=False))
     return df
 
 

@@ -51,7 +51,8 @@ def test_run_prints_a_table_and_writes_a_results_folder(tmp_path):
     assert res.exit_code == 0, all_output(res)
     assert "Mbit/s" in res.stdout and "score" in res.stdout and "fixed" in res.stdout
     assert "datagrump" in res.stdout
-    assert {p.name for p in out.iterdir()} == {"summary.json", "flows.parquet", "timeseries.parquet", "scenario.toml"}
+    assert {p.name for p in out.iterdir()} == {"summary.json", "flows.parquet", "timeseries.parquet", "scenario.toml",
+                                               "provenance.json", "ccscope-manifest.json"}
     r = api.load_result(out)
     assert r.summary["sent"] == r.summary["delivered"] + r.summary["dropped"] + r.summary["in_flight"]
     assert r.scenario["duration_s"] == 10.0
