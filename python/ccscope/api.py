@@ -122,6 +122,9 @@ class Scenario:
             return self
         d = self.to_dict()
         for k, v in overrides.items():
+            if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+                raise _native.ScenarioError(
+                    f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer")
             try:
                 _set_path(d, k, v)
             except (IndexError, ValueError, KeyError, TypeError) as e:
@@ -185,7 +188,8 @@ def _construct(cls: Callable[..., Any], params: dict, index: int) -> Any:
     except TypeError as e:
         tb = e.__traceback__
         if tb is not None and tb.tb_next is None:  # raised by the call itself: the arguments do not fit
-            raise _native.ControllerError(f"{e}") from None
+            given = ", ".join(f"{k}=" for k in params) or "no keywords"
+            raise _native.ControllerError(f"{getattr(cls, '__name__', cls)}({given}): {e}") from None
         _tag_class(e, cls)
         raise
     except Exception as e:
@@ -208,24 +212,34 @@ def _class_line(text: str, spec: str) -> Optional[int]:
     return None
 
 
-def check_python_classes(sc: "Scenario") -> list[str]:
+def check_python_classes(sc: "Scenario") -> dict:
     """Import the class of every ``controller = "python"`` flow that names one; a missing file,
-    module or class is a ControllerError naming the scenario, line and field. Returns the classes'
-    names (``module:Class``) per flow, None for flows that are not Python."""
-    names = []
-    for i, flow in enumerate(sc.to_dict().get("flows", [])):
+    module or class is a ControllerError naming the scenario, line and field. Returns
+    ``{class spec: class}``."""
+    if '"python"' not in sc.text and "'python'" not in sc.text:
+        return {}
+    classes: dict = {}
+    flows = sc.to_dict().get("flows", [])
+    for i, flow in enumerate(flows if isinstance(flows, list) else []):
         spec = flow.get("class") if isinstance(flow, dict) and flow.get("controller") == "python" else None
-        if not isinstance(spec, str):
-            names.append(None)
+        if not isinstance(spec, str) or spec in classes:
             continue
         try:
-            _load_class(spec, sc.file)
+            classes[spec] = _load_class(spec, sc.file)
         except _native.ScenarioError as e:
             line = _class_line(sc.text, spec)
             where = f"{sc.file or '<scenario>'}{f':{line}' if line else ''}"
             raise _native.ControllerError(f"{where}: field `flows[{i}].class`: {e}") from None
-        names.append(spec)
-    return names
+        except Exception as e:  # the module's own code failed while imported: keep its type
+            from ccscope.provenance import controller_source
+
+            src = controller_source(spec, sc.file)
+            for k, v in (("ccscope_flow", i), ("ccscope_controller", spec.rpartition(":")[2]),
+                         ("ccscope_event", "import"), ("ccscope_scenario", sc.file),
+                         ("ccscope_source", src.resolve() if src else None)):
+                setattr(e, k, v)
+            raise
+    return classes
 
 
 PACKET_EVENTS = ["opportunity", "arrival", "departure", "drop"]
@@ -617,6 +631,7 @@ def run(
     sc = as_scenario(scenario).with_overrides(applied)
     if controllers:
         _check_controllers(sc, controllers)
+    loaded = check_python_classes(sc)
     classes: dict[int, Any] = {}
 
     def factory(index: int, params: dict) -> Any:
@@ -628,13 +643,14 @@ def run(
             if spec is None:
                 raise _native.ControllerError(
                     "a `python` controller needs `class = \"module:Class\"` (or pass controllers= to ccscope.run)")
-            made = _construct(_load_class(spec, sc.file), params, index)
+            made = _construct(loaded[spec] if spec in loaded else _load_class(spec, sc.file), params, index)
         classes[index] = type(made)
         return made
 
     try:
         d = _native.run_scenario(
-            sc.text, sc.file, trace_search_path(), factory, str(log_path) if log_path else None, seed,
+            # The seed travels as an override, so the loader checks it and names it.
+            sc.text, sc.file, trace_search_path(), factory, str(log_path) if log_path else None, None,
             list(sc.overridden),
         )
     except Exception as e:

@@ -7,8 +7,9 @@ folder is written.
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -41,7 +42,7 @@ class OneLineErrors(TyperGroup):
             msg = " ".join(e.format_message().split())
             err.print(f"error: {where}{msg}", markup=False, highlight=False, soft_wrap=True)
             sys.exit(e.exit_code if isinstance(e, click_errors.UsageError) else 2)
-        except click_errors.Abort:
+        except (typer.Abort, getattr(click_errors, "Abort", typer.Abort)):
             err.print("aborted", markup=False)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
@@ -136,9 +137,18 @@ def parse_formats(formats: str) -> tuple:
     return fs
 
 
-def controller_failed(e: BaseException) -> bool:
-    """An exception raised by a Python controller's own code (tagged by the run)."""
-    return hasattr(e, "ccscope_flow")
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """Bad input, an output path ccscope will not write and an exception raised by a Python
+    controller's own code (tagged by the run) as one line on stderr, exit 2."""
+    try:
+        yield
+    except Exception as e:
+        if hasattr(e, "ccscope_flow"):  # first: a controller's own ValueError is not bad input
+            raise fail(RuntimeError(api.controller_error_line(e))) from None
+        if isinstance(e, (*INPUT_ERRORS, ValueError)):
+            raise fail(e) from None
+        raise
 
 
 @app.command()
@@ -157,33 +167,21 @@ def run(
     """Run one scenario, print its table and write a results folder."""
     from ccscope import store
 
-    try:
+    with one_line_errors():
         sc = api.Scenario.load(scenario)
         overrides = parse_sets(sets)
         # Every output-path problem shows here, before anything runs.
         writer = store.FolderWriter(out, overwrite=overwrite, names=[*api.RESULT_FILES, *figure_names(FIGURE_FORMATS[:2])])
-    except INPUT_ERRORS as e:
-        raise fail(e)
-    except ValueError as e:
-        raise fail(e)
-    try:
-        with writer:
-            log = writer.stage / "link.log" if packets else None
-            res = api.run(sc, seed=seed, overrides=overrides, packets=packets, log_path=log, cwnd=cwnd)
-            res.write_into(writer.stage)
-            figures = []
-            if plot:
-                from ccscope import plots
+    # On an error the staging folder goes and the destination stays as it was.
+    with one_line_errors(), writer:
+        log = writer.stage / "link.log" if packets else None
+        res = api.run(sc, seed=seed, overrides=overrides, packets=packets, log_path=log, cwnd=cwnd)
+        res.write_into(writer.stage)
+        figures = []
+        if plot:
+            from ccscope import plots
 
-                figures = [writer.path / p.name for p in plots.plot_results(writer.stage, writer.stage)]
-    except INPUT_ERRORS as e:
-        raise fail(e)
-    except ValueError as e:
-        raise fail(e)
-    except Exception as e:
-        if controller_failed(e):
-            raise fail(RuntimeError(api.controller_error_line(e)))
-        raise
+            figures = [writer.path / p.name for p in plots.plot_results(writer.stage, writer.stage)]
     console.print(summary_table(res, f"{res.scenario['name']} (seed {res.scenario['seed']}, {res.scenario['duration_s']:.1f} s)"))
     if "links" in res.scenario:
         # A topology (not just the dumbbell's two links): the per-link table too.
@@ -220,16 +218,8 @@ def model_range_warnings(flows, threshold: float = 0.01) -> List[str]:
 @app.command()
 def validate(scenario: str = typer.Argument(..., help="Scenario TOML")) -> None:
     """Check a scenario without running it (Python controllers' classes are imported)."""
-    try:
+    with one_line_errors():
         info = api.validate(api.Scenario.load(scenario))
-    except INPUT_ERRORS as e:
-        raise fail(e)
-    except ValueError as e:
-        raise fail(e)
-    except Exception as e:
-        if controller_failed(e):
-            raise fail(RuntimeError(api.controller_error_line(e)))
-        raise
     console.print(info)
 
 
@@ -244,13 +234,11 @@ def plot(
     """Draw Mahimahi-style throughput and delay over time."""
     from ccscope import store
 
-    try:
+    with one_line_errors():
         fs = parse_formats(formats)
         api.load_result(results)  # a folder that is not a results folder, or a corrupt file in it, fails here
         writer = store.FolderWriter(out if out is not None else results, overwrite=overwrite, merge=True,
                                     names=figure_names(fs))
-    except ValueError as e:
-        raise fail(e)
     from ccscope import plots
 
     with writer:

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import pytest
 from typer.testing import CliRunner
 
 from ccscope import api
@@ -32,13 +31,6 @@ def all_output(res) -> str:
     try:
         return res.stdout + res.stderr
     except ValueError:  # stderr not captured separately
-        return res.output
-
-
-def error_text(res) -> str:
-    try:
-        return res.stderr
-    except ValueError:
         return res.output
 
 
@@ -114,12 +106,6 @@ def test_plot_draws_throughput_and_delay_figures(tmp_path):
     assert (out / "throughput.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_plot_of_a_folder_without_results_exits_2(tmp_path):
-    res = runner.invoke(app, ["plot", str(tmp_path)])
-    assert res.exit_code == 2
-    assert str(tmp_path) in error_text(res)
-
-
 def test_controllers_lists_every_registered_controller():
     res = runner.invoke(app, ["controllers"])
     assert res.exit_code == 0, all_output(res)
@@ -167,96 +153,7 @@ def test_console_script_runs_the_contest_example(tmp_path):
     assert (out / "summary.json").exists()
 
 
-# --- bad input ---------------------------------------------------------------------------------------
-
-SCENARIO_ON_TRACE = """\
-name = "bad"
-duration_s = 5
-
-[data_link]
-trace = "{trace}"
-delay_ms = 20
-
-[ack_link]
-rate_mbps = 10
-delay_ms = 20
-
-[[flows]]
-controller = "fixed"
-"""
-
-SCENARIO_ON_RATE = """\
-name = "bad"
-duration_s = 5
-
-[data_link]
-rate_mbps = {rate}
-delay_ms = 20
-
-[ack_link]
-rate_mbps = 10
-delay_ms = 20
-
-[[flows]]
-controller = "{controller}"
-{extra}"""
-
-# (case, trace text or None, scenario text, file the error must name, line, field)
-BAD_INPUTS = [
-    ("decreasing timestamp", "0\n5\n3\n10\n", SCENARIO_ON_TRACE, "bad.trace", 3, "timestamp"),
-    ("non-number line", "0\n5\nabc\n10\n", SCENARIO_ON_TRACE, "bad.trace", 3, "timestamp"),
-    ("empty trace", "", SCENARIO_ON_TRACE, "bad.trace", 1, "timestamp"),
-    ("zero-length period", "0\n", SCENARIO_ON_TRACE, "bad.trace", 1, "timestamp"),
-    ("negative rate", None, SCENARIO_ON_RATE.format(rate=-5, controller="fixed", extra=""), "bad.toml", 5,
-     "data_link.rate_mbps"),
-    ("unknown controller", None, SCENARIO_ON_RATE.format(rate=5, controller="bogus", extra=""), "bad.toml", 13,
-     "flows[0].controller"),
-    ("unknown parameter", None, SCENARIO_ON_RATE.format(rate=5, controller="fixed", extra="windoww = 3\n"),
-     "bad.toml", 14, "flows[0].windoww"),
-]
-
-
-@pytest.mark.parametrize("case,trace,scenario,file,line,field", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
-def test_bad_input_gives_one_error_line_with_file_line_and_field(tmp_path, case, trace, scenario, file, line, field):
-    if trace is not None:
-        (tmp_path / "bad.trace").write_text(trace)
-        scenario = scenario.format(trace="bad.trace")
-    sc = tmp_path / "bad.toml"
-    sc.write_text(scenario)
-    out = tmp_path / "out"
-    res = runner.invoke(app, ["run", str(sc), "-o", str(out)])
-    assert res.exit_code == 2, all_output(res)
-    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
-    assert len(lines) == 1, lines
-    msg = lines[0]
-    assert msg in error_text(res)  # on stderr
-    assert file in msg
-    assert f"{file}:{line}:" in msg
-    assert field in msg
-    assert not out.exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["bad.toml"] + (["bad.trace"] if trace is not None else []))
-
-
-@pytest.mark.parametrize("case,trace,scenario,file,line,field", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
-def test_bad_input_fails_the_same_way_through_validate(tmp_path, case, trace, scenario, file, line, field):
-    if trace is not None:
-        (tmp_path / "bad.trace").write_text(trace)
-        scenario = scenario.format(trace="bad.trace")
-    sc = tmp_path / "bad.toml"
-    sc.write_text(scenario)
-    res = runner.invoke(app, ["validate", str(sc)])
-    assert res.exit_code == 2
-    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
-    assert len(lines) == 1 and f"{file}:{line}:" in lines[0] and field in lines[0]
-
-
-def test_missing_scenario_file_exits_2_without_results(tmp_path):
-    out = tmp_path / "out"
-    res = runner.invoke(app, ["run", str(tmp_path / "nope.toml"), "-o", str(out)])
-    assert res.exit_code == 2
-    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
-    assert len(lines) == 1 and "nope.toml" in lines[0]
-    assert not out.exists()
+# --- bad input (the whole table is tests/cli/test_bad_inputs.py) ------------------------------------
 
 
 def test_bad_set_value_names_the_field_and_exits_2(tmp_path):

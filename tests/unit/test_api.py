@@ -222,23 +222,6 @@ def test_python_controller_loaded_from_file_gets_its_kwarg(write, contest_toml, 
     assert py.flows.loc[0, "controller"] == "python:MyCtl"
 
 
-class Boom(Exception):
-    pass
-
-
-class RaisesOnAck(ccscope.Controller):
-    cwnd = 4
-
-    def on_ack(self, now_ms, ack):
-        raise Boom(f"on_ack at {now_ms} ms")
-
-
-def test_exception_in_python_controller_propagates_from_run(short):
-    with pytest.raises(Boom, match="on_ack at"):
-        ccscope.run("examples/datagrump.toml", overrides={**short, "flows.0.controller": "python"},
-                    controllers={0: RaisesOnAck()})
-
-
 def test_python_controller_without_class_is_an_error(short):
     with pytest.raises(ValueError, match="class"):
         ccscope.run("examples/datagrump.toml", overrides={**short, "flows.0.controller": "python"})
