@@ -135,10 +135,13 @@ impl PyController {
         let mut unknown = Vec::new();
         for name in b.dir()?.iter() {
             let name: String = name.extract()?;
-            if name.starts_with("on_") && !HANDLERS.contains(&name.as_str()) {
-                if b.getattr(name.as_str()).map(|a| a.is_callable()).unwrap_or(false) {
-                    unknown.push(name);
-                }
+            if name.starts_with("on_")
+                && !HANDLERS.contains(&name.as_str())
+                && b.getattr(name.as_str())
+                    .map(|a| a.is_callable())
+                    .unwrap_or(false)
+            {
+                unknown.push(name);
             }
         }
         if !unknown.is_empty() {

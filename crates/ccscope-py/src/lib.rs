@@ -119,7 +119,8 @@ fn run_scenario<'py>(
                     // A configuration error names the flow's field; an exception from the user's
                     // own code (the constructor, the module's import) keeps its type and traceback.
                     build_err = Some(if e.is_instance_of::<ScenarioError>(py) {
-                        let msg = format!("{label}: field `flows[{i}].controller`: {}", e.value(py));
+                        let msg =
+                            format!("{label}: field `flows[{i}].controller`: {}", e.value(py));
                         ControllerError::new_err(msg)
                     } else {
                         controller::tag_build(py, &e, i);
