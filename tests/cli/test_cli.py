@@ -165,3 +165,34 @@ def test_bad_set_value_names_the_field_and_exits_2(tmp_path):
     # The value came from --set, not from a line of the file: the error names the override.
     assert "override `flows.0.window`" in lines[0] and "fixed.toml:" not in lines[0].split("override")[0][-3:]
     assert not out.exists()
+
+
+# --- results folders ---------------------------------------------------------------------------------
+
+
+def test_rerunning_the_saved_scenario_reproduces_seed_and_overrides_bit_for_bit(tmp_path):
+    # red_lossy's Gilbert-Elliott loss draws from the seed: another seed gives other tables.
+    args = ["run", "examples/red_lossy.toml", "--set", "duration_s=5", "--set", "flows.0.count=1"]
+    for name, seed in (("a", "5"), ("other", "1")):
+        res = runner.invoke(app, [*args, "--seed", seed, "-o", str(tmp_path / name)])
+        assert res.exit_code == 0, all_output(res)
+    res = runner.invoke(app, ["run", str(tmp_path / "a" / "scenario.toml"), "-o", str(tmp_path / "b")])
+    assert res.exit_code == 0, all_output(res)
+    a, b, other = (tmp_path / n for n in ("a", "b", "other"))
+    assert (a / "timeseries.parquet").read_bytes() != (other / "timeseries.parquet").read_bytes()
+    for name in ("flows.parquet", "timeseries.parquet", "summary.json", "scenario.toml"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    assert "seed = 5" in (a / "scenario.toml").read_text()
+
+
+def test_plot_adds_its_figures_to_the_folder_and_a_rerun_replaces_them(tmp_path):
+    out = tmp_path / "res"
+    assert runner.invoke(app, ["run", "examples/fixed.toml", "-o", str(out), *SHORT]).exit_code == 0
+    (out / "notes.txt").write_text("mine")
+    res = runner.invoke(app, ["plot", str(out), "--formats", "svg"])
+    assert res.exit_code == 0, all_output(res)
+    manifest = (out / "ccscope-manifest.json").read_text()
+    assert "throughput.svg" in manifest and "delay.svg" in manifest and "notes.txt" not in manifest
+    # A new run rewrites ccscope's files: the figures of the old run go, the user's notes stay.
+    assert runner.invoke(app, ["run", "examples/fixed.toml", "-o", str(out), *SHORT]).exit_code == 0
+    assert not (out / "throughput.svg").exists() and (out / "notes.txt").read_text() == "mine"
