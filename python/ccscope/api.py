@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
@@ -46,6 +45,22 @@ def resolve_scenario_path(path: Union[str, Path]) -> Path:
         if p.parent.name in ("examples", "") and cand.exists():
             return cand
     raise _native.ScenarioError(f"{path}: no such scenario file (embedded examples: {', '.join(examples())})")
+
+
+def read_text_file(p: Path) -> str:
+    """A UTF-8 text file's contents; a ScenarioError naming the file (and line) when it cannot be read."""
+    try:
+        raw = p.read_bytes()
+    except IsADirectoryError:
+        raise _native.ScenarioError(f"{p}: is a folder, not a scenario file") from None
+    except OSError as e:
+        raise _native.ScenarioError(f"{p}: cannot read ({e.strerror or e})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise _native.ScenarioError(
+            f"{p}:{line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
 
 
 def examples() -> list[str]:
@@ -90,7 +105,7 @@ class Scenario:
     @classmethod
     def load(cls, path: Union[str, Path]) -> "Scenario":
         p = resolve_scenario_path(path)
-        return cls(p.read_text(), str(p))
+        return cls(read_text_file(p), str(p))
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], file: Optional[str] = None) -> "Scenario":
@@ -107,6 +122,9 @@ class Scenario:
             return self
         d = self.to_dict()
         for k, v in overrides.items():
+            if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+                raise _native.ScenarioError(
+                    f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer")
             try:
                 _set_path(d, k, v)
             except (IndexError, ValueError, KeyError, TypeError) as e:
@@ -133,24 +151,95 @@ def as_scenario(s: ScenarioLike) -> Scenario:
 
 
 def _load_class(spec: str, origin: Optional[str]) -> Callable[..., Any]:
+    """The class a ``class = "module:Class"`` or ``"file.py:Class"`` names. A file or module that is
+    not there, or a missing class, is a ControllerError; an exception raised by the module's own
+    code while it is imported keeps its type."""
     mod_name, _, cls_name = spec.rpartition(":")
     if not mod_name or not cls_name:
-        raise ValueError(f"`class` must look like 'module:Class' or 'file.py:Class', got {spec!r}")
+        raise _native.ControllerError(f"`class` must look like 'module:Class' or 'file.py:Class', got {spec!r}")
     if mod_name.endswith(".py"):
         path = Path(mod_name)
         if not path.is_absolute() and origin:
             path = Path(origin).parent / path
         sp = importlib.util.spec_from_file_location(path.stem, path)
-        if sp is None or sp.loader is None or not path.exists():
-            raise ValueError(f"cannot load controller file {path}")
+        if sp is None or sp.loader is None or not path.is_file():
+            raise _native.ControllerError(f"controller file {path} not found")
         mod = importlib.util.module_from_spec(sp)
         sp.loader.exec_module(mod)
     else:
-        mod = importlib.import_module(mod_name)
+        try:
+            mod = importlib.import_module(mod_name)
+        except ModuleNotFoundError as e:
+            if e.name is None or not mod_name.startswith(e.name):
+                raise  # the module exists but imports something missing: the user's own error
+            raise _native.ControllerError(f"no module named {mod_name!r} (is it on PYTHONPATH?)") from None
+    cls = getattr(mod, cls_name, None)
+    if cls is None:
+        raise _native.ControllerError(f"{mod_name} has no class {cls_name!r}")
+    if not callable(cls):
+        raise _native.ControllerError(f"{mod_name}:{cls_name} is not a class")
+    return cls
+
+
+def _construct(cls: Callable[..., Any], params: dict, index: int) -> Any:
+    """``cls(**params)``; a keyword the constructor does not take is a ControllerError naming it."""
     try:
-        return getattr(mod, cls_name)
-    except AttributeError:
-        raise ValueError(f"{mod_name} has no class {cls_name!r}") from None
+        return cls(**params)
+    except TypeError as e:
+        tb = e.__traceback__
+        if tb is not None and tb.tb_next is None:  # raised by the call itself: the arguments do not fit
+            given = ", ".join(f"{k}=" for k in params) or "no keywords"
+            raise _native.ControllerError(f"{getattr(cls, '__name__', cls)}({given}): {e}") from None
+        _tag_class(e, cls)
+        raise
+    except Exception as e:
+        _tag_class(e, cls)
+        raise
+
+
+def _tag_class(e: BaseException, cls: Any) -> None:
+    try:
+        e.ccscope_controller = getattr(cls, "__name__", str(cls))  # type: ignore[attr-defined]
+    except AttributeError:  # pragma: no cover - an exception type with __slots__
+        pass
+
+
+def _class_line(text: str, spec: str) -> Optional[int]:
+    """The line of a scenario that names `spec` (for errors found in Python, not by the loader)."""
+    for n, line in enumerate(text.splitlines(), 1):
+        if spec in line and "class" in line:
+            return n
+    return None
+
+
+def check_python_classes(sc: "Scenario") -> dict:
+    """Import the class of every ``controller = "python"`` flow that names one; a missing file,
+    module or class is a ControllerError naming the scenario, line and field. Returns
+    ``{class spec: class}``."""
+    if '"python"' not in sc.text and "'python'" not in sc.text:
+        return {}
+    classes: dict = {}
+    flows = sc.to_dict().get("flows", [])
+    for i, flow in enumerate(flows if isinstance(flows, list) else []):
+        spec = flow.get("class") if isinstance(flow, dict) and flow.get("controller") == "python" else None
+        if not isinstance(spec, str) or spec in classes:
+            continue
+        try:
+            classes[spec] = _load_class(spec, sc.file)
+        except _native.ScenarioError as e:
+            line = _class_line(sc.text, spec)
+            where = f"{sc.file or '<scenario>'}{f':{line}' if line else ''}"
+            raise _native.ControllerError(f"{where}: field `flows[{i}].class`: {e}") from None
+        except Exception as e:  # the module's own code failed while imported: keep its type
+            from ccscope.provenance import controller_source
+
+            src = controller_source(spec, sc.file)
+            for k, v in (("ccscope_flow", i), ("ccscope_controller", spec.rpartition(":")[2]),
+                         ("ccscope_event", "import"), ("ccscope_scenario", sc.file),
+                         ("ccscope_source", src.resolve() if src else None)):
+                setattr(e, k, v)
+            raise
+    return classes
 
 
 PACKET_EVENTS = ["opportunity", "arrival", "departure", "drop"]
@@ -324,6 +413,8 @@ class Result:
         self.scenario_text = scenario_text
         self.extra = {} if extra is None else extra
         self._native: Optional[dict] = None
+        self._provenance: Optional[dict] = None
+        self._provenance_args: Optional[tuple] = None
         self._frames: dict = {
             "flows": flows, "timeseries": timeseries, "packets": packets, "cwnd": cwnd, "samples": samples
         }
@@ -395,41 +486,54 @@ class Result:
             if cols is not None:
                 pq.write_table(_arrow_table(cols), tmp / f"{name}.parquet")
 
-    def save(self, out: Union[str, Path], log_path: Optional[Path] = None) -> Path:
-        """Write the results folder atomically: it appears complete or not at all."""
-        out = Path(out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-        try:
-            meta = {"summary": self.summary, "scenario": self.scenario, "flows": self.flow_records(),
-                    "links": self._records("links"), "paths": self._records("paths")}
-            (tmp / "summary.json").write_text(json.dumps(meta, indent=2, default=_json_default) + "\n")
-            if self._untouched():
-                self._write_tables(tmp)
-            else:
-                self.flows.to_parquet(tmp / "flows.parquet", index=False)
-                self.timeseries.to_parquet(tmp / "timeseries.parquet", index=False)
-                if self.packets is not None:
-                    self.packets.to_parquet(tmp / "packets.parquet", index=False)
-                if self.cwnd is not None:
-                    self.cwnd.to_parquet(tmp / "cwnd.parquet", index=False)
-                if self.samples is not None:
-                    self.samples.to_parquet(tmp / "samples.parquet", index=False)
-            if log_path is not None and log_path.exists():
-                shutil.move(str(log_path), tmp / "link.log")
-            (tmp / "scenario.toml").write_text(self.scenario_text)
-            if out.exists():
-                old = out.with_name(f".{out.name}.old")
-                shutil.rmtree(old, ignore_errors=True)
-                os.replace(out, old)
-                os.replace(tmp, out)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, out)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return out
+    def provenance(self) -> Optional[dict]:
+        """What reproduces this run (written to ``provenance.json``): ccscope's build, the seed, the
+        overrides and the content hash of every input file (:func:`ccscope.provenance.record`)."""
+        if self._provenance is None and self._provenance_args is not None:
+            from ccscope import provenance
+
+            sc, seed, applied, classes = self._provenance_args
+            sources = [p for p in (provenance.object_source(c) for c in classes) if p is not None]
+            self._provenance = {**provenance.record(sc, seed, applied, tuple(sources)), "scenario": "scenario.toml"}
+        return self._provenance
+
+    def write_into(self, folder: Path, log_path: Optional[Path] = None) -> None:
+        """Write the results files into `folder` (not atomically: :meth:`save` stages them)."""
+        folder = Path(folder)
+        meta = {"summary": self.summary, "scenario": self.scenario, "flows": self.flow_records(),
+                "links": self._records("links"), "paths": self._records("paths")}
+        (folder / "summary.json").write_text(json.dumps(meta, indent=2, default=_json_default) + "\n")
+        if self._untouched():
+            self._write_tables(folder)
+        else:
+            self.flows.to_parquet(folder / "flows.parquet", index=False)
+            self.timeseries.to_parquet(folder / "timeseries.parquet", index=False)
+            for name in ("packets", "cwnd", "samples"):
+                frame = getattr(self, name)
+                if frame is not None:
+                    frame.to_parquet(folder / f"{name}.parquet", index=False)
+        if log_path is not None and Path(log_path).exists() and Path(log_path) != folder / "link.log":
+            shutil.move(str(log_path), folder / "link.log")
+        (folder / "scenario.toml").write_text(self.scenario_text)
+        prov = self.provenance()
+        if prov is not None:
+            (folder / "provenance.json").write_text(json.dumps(prov, indent=2, default=str) + "\n")
+
+    def save(self, out: Union[str, Path], log_path: Optional[Path] = None, *, overwrite: bool = False) -> Path:
+        """Write the results folder through :class:`ccscope.store.FolderWriter`: atomically, replacing
+        only files ccscope wrote there. A folder that is not a results folder and not empty is refused
+        (:class:`ccscope.store.OutputError`) unless ``overwrite``, which adds the results beside the
+        files there (and still refuses to replace any of them)."""
+        from ccscope import store
+
+        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES) as w:
+            self.write_into(w.stage, log_path)
+        return Path(out)
+
+
+#: Every file a results folder may hold besides its manifest (figures are added by ``ccscope plot``).
+RESULT_FILES = ("summary.json", "provenance.json", "scenario.toml", "flows.parquet", "timeseries.parquet",
+                "packets.parquet", "cwnd.parquet", "samples.parquet", "link.log")
 
 
 def _json_default(o: Any) -> Any:
@@ -443,25 +547,59 @@ def _json_default(o: Any) -> Any:
 
 
 def load_result(path: Union[str, Path]) -> Result:
-    """Read a results folder written by :meth:`Result.save`."""
-    import pandas as pd
+    """Read a results folder written by :meth:`Result.save` (finishing a write a kill interrupted).
+
+    A folder that is not a results folder, or a file in it that cannot be read, is a
+    :class:`ccscope.store.ResultsFolderError` naming the file.
+    """
+    from ccscope import store
 
     path = Path(path)
-    meta = json.loads((path / "summary.json").read_text())
-    pk = path / "packets.parquet"
-    cw = path / "cwnd.parquet"
-    sm = path / "samples.parquet"
-    return Result(
-        meta["summary"],
-        pd.read_parquet(path / "flows.parquet"),
-        pd.read_parquet(path / "timeseries.parquet"),
-        pd.read_parquet(pk) if pk.exists() else None,
-        meta["scenario"],
-        pd.read_parquet(cw) if cw.exists() else None,
-        pd.read_parquet(sm) if sm.exists() else None,
-        (path / "scenario.toml").read_text() if (path / "scenario.toml").exists() else "",
+    if not path.is_dir():
+        raise store.ResultsFolderError(f"{path}: not a results folder ({'a file' if path.exists() else 'no such folder'})")
+    with store.reading(path):
+        for name in ("summary.json", "flows.parquet", "timeseries.parquet"):
+            if not (path / name).is_file():
+                raise store.ResultsFolderError(f"{path}: not a results folder (no {name})")
+        try:
+            meta = json.loads((path / "summary.json").read_text(encoding="utf-8"))
+            meta["summary"], meta["scenario"]
+        except (ValueError, KeyError, TypeError) as e:
+            raise store.ResultsFolderError(f"{path / 'summary.json'}: not a ccscope summary ({e})") from None
+        frames = {name: _read_parquet(path / f"{name}.parquet")
+                  for name in ("flows", "timeseries", "packets", "cwnd", "samples")}
+        text = (path / "scenario.toml").read_text(encoding="utf-8", errors="replace") if (path / "scenario.toml").exists() else ""
+        prov = None
+        if (path / "provenance.json").is_file():
+            try:
+                prov = json.loads((path / "provenance.json").read_text(encoding="utf-8"))
+            except ValueError as e:
+                raise store.ResultsFolderError(f"{path / 'provenance.json'}: not JSON ({e})") from None
+    import pandas as pd
+
+    r = Result(
+        meta["summary"], frames["flows"], frames["timeseries"], frames["packets"], meta["scenario"],
+        frames["cwnd"], frames["samples"], text,
         extra={name: pd.DataFrame(meta.get(name, [])) for name in ("links", "paths")},
     )
+    r._provenance = prov
+    return r
+
+
+def _read_parquet(p: Path) -> "Optional[pd.DataFrame]":
+    """A Parquet file as a DataFrame, None when absent; a file pyarrow cannot read is an error naming it."""
+    if not p.exists():
+        return None
+    import pandas as pd
+    import pyarrow as pa
+
+    from ccscope import store
+
+    try:
+        return pd.read_parquet(p)
+    except (OSError, ValueError, pa.ArrowException) as e:
+        detail = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise store.ResultsFolderError(f"{p}: not a readable Parquet file ({detail})") from None
 
 
 def run(
@@ -477,33 +615,153 @@ def run(
     """Run a scenario (path, TOML text, dict or :class:`Scenario`) and return its :class:`Result`.
 
     ``controllers`` maps a flow index to a Python controller object (or a zero-argument factory) for
-    flows whose scenario says ``controller = "python"``.
+    flows whose scenario says ``controller = "python"``; any other index is a ControllerError.
+
+    An exception raised by a Python controller propagates with its type and traceback, tagged with
+    ``ccscope_flow``, ``ccscope_controller``, ``ccscope_event`` and ``ccscope_time_ms`` (see
+    :func:`controller_error_line`).
     """
-    sc = as_scenario(scenario).with_overrides(overrides or {})
+    applied: dict = dict(overrides or {})
+    if seed is not None:
+        applied["seed"] = seed  # recorded in the effective scenario, so a rerun of it is this run
     if packets:
-        sc = sc.with_overrides({"packet_log": True})
+        applied["packet_log"] = True
     if cwnd:
-        sc = sc.with_overrides({"cwnd_log": True})
+        applied["cwnd_log"] = True
+    sc = as_scenario(scenario).with_overrides(applied)
+    if controllers:
+        _check_controllers(sc, controllers)
+    loaded = check_python_classes(sc)
+    classes: dict[int, Any] = {}
 
     def factory(index: int, params: dict) -> Any:
         if controllers and index in controllers:
             obj = controllers[index]
-            return obj() if callable(obj) and isinstance(obj, type) else obj
-        spec = params.pop("class", None)
-        if spec is None:
-            raise ValueError("a `python` controller needs `class = \"module:Class\"` (or pass controllers= to ccscope.run)")
-        return _load_class(spec, sc.file)(**params)
+            made = obj() if callable(obj) and isinstance(obj, type) else obj
+        else:
+            spec = params.pop("class", None)
+            if spec is None:
+                raise _native.ControllerError(
+                    "a `python` controller needs `class = \"module:Class\"` (or pass controllers= to ccscope.run)")
+            made = _construct(loaded[spec] if spec in loaded else _load_class(spec, sc.file), params, index)
+        classes[index] = type(made)
+        return made
 
-    d = _native.run_scenario(
-        sc.text, sc.file, trace_search_path(), factory, str(log_path) if log_path else None, seed,
-        list(sc.overridden),
-    )
-    return Result._from_native(d, sc.text)
+    try:
+        d = _native.run_scenario(
+            # The seed travels as an override, so the loader checks it and names it.
+            sc.text, sc.file, trace_search_path(), factory, str(log_path) if log_path else None, None,
+            list(sc.overridden),
+        )
+    except Exception as e:
+        if hasattr(e, "ccscope_flow"):
+            cls = classes.get(e.ccscope_flow)  # type: ignore[attr-defined]
+            if cls is not None and not hasattr(e, "ccscope_controller"):
+                e.ccscope_controller = cls.__name__  # type: ignore[attr-defined]
+            if cls is not None:
+                from ccscope.provenance import object_source
+
+                e.ccscope_source = object_source(cls)  # type: ignore[attr-defined]
+            e.ccscope_scenario = sc.file  # type: ignore[attr-defined]
+        raise
+    for rec in d.get("flows", []):
+        cls = classes.get(rec.get("flow"))
+        if cls is not None:
+            rec["controller"] = f"python:{cls.__name__}"
+    if classes and isinstance(d.get("scenario", {}).get("controllers"), list):
+        names = d["scenario"]["controllers"]
+        for i, cls in classes.items():
+            if 0 <= i < len(names):
+                names[i] = f"python:{cls.__name__}"
+    res = Result._from_native(d, effective_text(sc))
+    res._provenance_args = (sc, seed, applied, tuple(classes.values()) if controllers else ())
+    return res
+
+
+def _check_controllers(sc: "Scenario", controllers: Mapping[int, Any]) -> None:
+    """`controllers=` may only name flows the scenario declares with ``controller = "python"``."""
+    kinds = sc.validate().get("controllers", [])
+    for i in controllers:
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(kinds):
+            raise _native.ControllerError(
+                f"controllers[{i!r}]: the scenario has flows 0..{len(kinds) - 1}" if kinds else
+                f"controllers[{i!r}]: the scenario has no flows")
+        if kinds[i] != "python":
+            raise _native.ControllerError(
+                f"controllers[{i}]: flow {i} is `controller = \"{kinds[i]}\"`; a Python controller needs "
+                "`controller = \"python\"` in the scenario")
+
+
+def controller_error_line(e: BaseException) -> str:
+    """One line for an exception a Python controller raised: scenario, flow, class and handler, the
+    exception's type, the controller's file and line, and its message."""
+    import traceback
+
+    frames = traceback.extract_tb(e.__traceback__)
+    src = getattr(e, "ccscope_source", None)
+    where = None
+    if isinstance(e, SyntaxError) and e.filename:
+        where = f"{e.filename}:{e.lineno}"
+    else:
+        mine = [f for f in frames if src is not None and Path(f.filename).resolve() == Path(src)]
+        pick = (mine or [f for f in frames if not f.filename.startswith(str(PACKAGE_DIR))] or frames or [None])[-1]
+        if pick is not None:
+            where = f"{pick.filename}:{pick.lineno}"
+    cls = getattr(e, "ccscope_controller", "?")
+    event = getattr(e, "ccscope_event", "?")
+    t = getattr(e, "ccscope_time_ms", None)
+    when = f" at t = {t:.3f} ms" if isinstance(t, float) and event != "__init__" else ""
+    msg = str(e).splitlines()[0] if str(e) else ""
+    head = f"{getattr(e, 'ccscope_scenario', None) or '<scenario>'}: flow {getattr(e, 'ccscope_flow', '?')} ({cls}.{event}{when})"
+    return f"{head}: {type(e).__name__}{f' at {where}' if where else ''}{f': {msg}' if msg else ''}"
+
+
+# Keys whose value names a file read next to the scenario (links' traces, controllers' inputs).
+PATH_KEYS = ("trace", "model", "table_file")
+
+
+def _absolute_inputs(node: Any, base: Path) -> bool:
+    """Make relative input paths in a scenario dict that exist next to the scenario absolute."""
+    changed = False
+    if isinstance(node, list):
+        for x in node:
+            changed |= _absolute_inputs(x, base)
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(v, (dict, list)):
+                changed |= _absolute_inputs(v, base)
+            elif isinstance(v, str) and k in PATH_KEYS and not Path(v).is_absolute() and (base / v).exists():
+                node[k] = str((base / v).resolve())
+                changed = True
+            elif isinstance(v, str) and k == "class":
+                mod, sep, cls = v.rpartition(":")
+                if sep and mod.endswith(".py") and not Path(mod).is_absolute() and (base / mod).is_file():
+                    node[k] = f"{(base / mod).resolve()}:{cls}"
+                    changed = True
+    return changed
+
+
+def effective_text(sc: "Scenario") -> str:
+    """The scenario as it ran (seed and every override applied), rerunnable from any folder: input
+    files found next to the scenario are named by absolute path (traces found on the search path
+    keep their name). The text is the original, comments and all, when nothing needs changing."""
+    if not sc.file:
+        return sc.text
+    d = sc.to_dict()
+    if not _absolute_inputs(d, Path(sc.file).parent):
+        return sc.text
+    return Scenario.from_dict(d, sc.file).text
 
 
 def validate(scenario: ScenarioLike) -> dict:
-    """Check a scenario without running it; raises :class:`ScenarioError` with file, line and field."""
-    return as_scenario(scenario).validate()
+    """Check a scenario without running it; raises :class:`ScenarioError` with file, line and field.
+
+    The class of every Python flow is imported too, so a missing file, module or class shows here.
+    """
+    sc = as_scenario(scenario)
+    info = sc.validate()
+    check_python_classes(sc)
+    return info
 
 
 def controllers() -> list[dict]:

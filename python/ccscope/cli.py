@@ -7,18 +7,49 @@ folder is written.
 from __future__ import annotations
 
 import sys
-import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 import typer
+from typer.core import TyperGroup
+
+try:
+    from click import exceptions as click_errors
+except ImportError:  # typer >= 0.20 carries its own copy of click
+    from typer._click import exceptions as click_errors  # type: ignore[no-redef]
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from ccscope import _native, api
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="ccscope: congestion-control laboratory")
+class OneLineErrors(TyperGroup):
+    """Usage errors (a bad option value, an unknown option, a missing argument) as one line naming
+    the command and option, exit 2, like every other input error."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # type: ignore[override]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click_errors.NoArgsIsHelpError as e:
+            e.show()
+            sys.exit(e.exit_code)
+        except click_errors.ClickException as e:
+            ctx = getattr(e, "ctx", None)
+            where = f"{ctx.command_path}: " if ctx is not None else ""
+            msg = " ".join(e.format_message().split())
+            err.print(f"error: {where}{msg}", markup=False, highlight=False, soft_wrap=True)
+            sys.exit(e.exit_code if isinstance(e, click_errors.UsageError) else 2)
+        except (typer.Abort, getattr(click_errors, "Abort", typer.Abort)):
+            err.print("aborted", markup=False)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+app = typer.Typer(cls=OneLineErrors, add_completion=False, no_args_is_help=True,
+                  help="ccscope: congestion-control laboratory")
 repro_app = typer.Typer(no_args_is_help=True, help="Regenerate a paper reproduction under docs/reproductions/.")
 app.add_typer(repro_app, name="repro")
 markov_app = typer.Typer(no_args_is_help=True, help="Train and inspect (delay, window) Markov models (paper 000).")
@@ -90,27 +121,67 @@ def links_table(res: api.Result) -> Table:
     return t
 
 
+FIGURE_FORMATS = ("png", "svg", "pdf")
+
+
+def figure_names(formats) -> list:
+    """The files `ccscope plot` writes (throughput and delay, one per format)."""
+    return [f"{stem}.{f}" for stem in ("throughput", "delay") for f in formats]
+
+
+def parse_formats(formats: str) -> tuple:
+    fs = tuple(f.strip() for f in formats.split(",") if f.strip())
+    bad = [f for f in fs if f not in FIGURE_FORMATS]
+    if bad or not fs:
+        raise ValueError(f"--formats {formats}: expected a comma-separated list of {', '.join(FIGURE_FORMATS)}")
+    return fs
+
+
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """Bad input, an output path ccscope will not write and an exception raised by a Python
+    controller's own code (tagged by the run) as one line on stderr, exit 2."""
+    try:
+        yield
+    except Exception as e:
+        if hasattr(e, "ccscope_flow"):  # first: a controller's own ValueError is not bad input
+            raise fail(RuntimeError(api.controller_error_line(e))) from None
+        if isinstance(e, (*INPUT_ERRORS, ValueError)):
+            raise fail(e) from None
+        raise
+
+
 @app.command()
 def run(
     scenario: str = typer.Argument(..., help="Scenario TOML (or an embedded example: examples/NAME.toml)"),
-    out: Path = typer.Option(..., "-o", "--out", help="Results folder (written atomically)"),
+    out: Path = typer.Option(..., "-o", "--out", help="Results folder (written atomically; only ccscope's own files are ever replaced)"),
     seed: Optional[int] = typer.Option(None, help="Override the scenario's seed"),
     sets: Optional[List[str]] = typer.Option(None, "--set", help="Override a value, e.g. flows.0.window=20"),
     packets: bool = typer.Option(False, "--packets", help="Keep the per-packet log (packets.parquet, link.log)"),
     cwnd: bool = typer.Option(False, "--cwnd", help="Record every window change (cwnd.parquet)"),
     plot: bool = typer.Option(False, "--plot", help="Also draw the throughput and delay plots"),
+    overwrite: bool = typer.Option(
+        False, "--overwrite",
+        help="Write into a non-empty folder that is not a results folder (beside its files, never over them)"),
 ) -> None:
     """Run one scenario, print its table and write a results folder."""
-    try:
-        sc = api.Scenario.load(scenario).with_overrides(parse_sets(sets))
-        with tempfile.TemporaryDirectory() as tmp:
-            log = Path(tmp) / "link.log" if packets else None
-            res = api.run(sc, seed=seed, packets=packets, log_path=log, cwnd=cwnd)
-            res.save(out, log)
-    except INPUT_ERRORS as e:
-        raise fail(e)
-    except ValueError as e:
-        raise fail(e)
+    from ccscope import store
+
+    with one_line_errors():
+        sc = api.Scenario.load(scenario)
+        overrides = parse_sets(sets)
+        # Every output-path problem shows here, before anything runs.
+        writer = store.FolderWriter(out, overwrite=overwrite, names=[*api.RESULT_FILES, *figure_names(FIGURE_FORMATS[:2])])
+    # On an error the staging folder goes and the destination stays as it was.
+    with one_line_errors(), writer:
+        log = writer.stage / "link.log" if packets else None
+        res = api.run(sc, seed=seed, overrides=overrides, packets=packets, log_path=log, cwnd=cwnd)
+        res.write_into(writer.stage)
+        figures = []
+        if plot:
+            from ccscope import plots
+
+            figures = [writer.path / p.name for p in plots.plot_results(writer.stage, writer.stage)]
     console.print(summary_table(res, f"{res.scenario['name']} (seed {res.scenario['seed']}, {res.scenario['duration_s']:.1f} s)"))
     if "links" in res.scenario:
         # A topology (not just the dumbbell's two links): the per-link table too.
@@ -121,11 +192,8 @@ def run(
         console.print(f"Jain's fairness index: {res.summary['jain_index']:.4f}")
     for line in model_range_warnings(flows):
         err.print(line, markup=False)
-    if plot:
-        from ccscope import plots
-
-        for p in plots.plot_results(out):
-            console.print(f"wrote {p}")
+    for p in figures:
+        console.print(f"wrote {p}")
     console.print(f"results in {out}")
 
 
@@ -149,11 +217,9 @@ def model_range_warnings(flows, threshold: float = 0.01) -> List[str]:
 
 @app.command()
 def validate(scenario: str = typer.Argument(..., help="Scenario TOML")) -> None:
-    """Check a scenario without running it."""
-    try:
-        info = api.Scenario.load(scenario).validate()
-    except INPUT_ERRORS as e:
-        raise fail(e)
+    """Check a scenario without running it (Python controllers' classes are imported)."""
+    with one_line_errors():
+        info = api.validate(api.Scenario.load(scenario))
     console.print(info)
 
 
@@ -162,14 +228,23 @@ def plot(
     results: Path = typer.Argument(..., help="Results folder from `ccscope run`"),
     out: Optional[Path] = typer.Option(None, "-o", "--out", help="Where to write the figures (default: the results folder)"),
     formats: str = typer.Option("png,svg", "--formats", help="Comma-separated: png, svg, pdf"),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Write into a non-empty -o folder that ccscope did not write (beside its files)"),
 ) -> None:
     """Draw Mahimahi-style throughput and delay over time."""
+    from ccscope import store
+
+    with one_line_errors():
+        fs = parse_formats(formats)
+        api.load_result(results)  # a folder that is not a results folder, or a corrupt file in it, fails here
+        writer = store.FolderWriter(out if out is not None else results, overwrite=overwrite, merge=True,
+                                    names=figure_names(fs))
     from ccscope import plots
 
-    if not (results / "timeseries.parquet").exists():
-        raise fail(FileNotFoundError(f"{results}: not a results folder (no timeseries.parquet)"))
-    for p in plots.plot_results(results, out, tuple(f.strip() for f in formats.split(",") if f.strip())):
-        console.print(f"wrote {p}")
+    with writer:
+        written = plots.plot_results(results, writer.stage, fs)
+    for p in written:
+        console.print(f"wrote {writer.path / p.name}")
 
 
 @app.command()

@@ -5,6 +5,12 @@ the event methods with the current time in milliseconds and re-reads ``cwnd`` (p
 allowed), ``timeout_ms`` and ``pacing_rate_mbps`` after every call. Use it from a scenario file with
 ``controller = "python"`` and ``class = "module:Class"`` (or ``"path/to/file.py:Class"``); every other
 key of the flow table is passed to the constructor as a keyword argument.
+
+The simulator checks a controller as it checks its own: ``cwnd``, ``timeout_ms`` and
+``pacing_rate_mbps`` must be finite numbers >= 0 after every call (else a ``ControllerError`` naming
+the class and the handler); an exception raised in a handler ends the run and reaches the caller
+with its type and traceback; and a method named ``on_*`` other than the four handlers below (a
+misspelled ``on_acks``) is an error when the run starts, since it would never be called.
 """
 
 from __future__ import annotations

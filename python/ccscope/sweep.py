@@ -12,15 +12,13 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
 import re
-import tempfile
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
-from ccscope import _native, api, provenance
+from ccscope import _native, api, provenance, store
 from ccscope.grid import MAX_RUNS, parse_grid
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,15 +76,8 @@ class Sweep:
 
 
 def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
-    """Write `path` through a temporary file beside it, so a kill leaves the old file or the new one."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write `path` atomically through the package's one file writer (:func:`ccscope.store.write_file`)."""
+    store.write_file(path, write)
 
 
 # The temporary files _write_atomic leaves when killed mid-write: ".<name>.<8 random chars>.tmp".
@@ -97,6 +88,7 @@ def clean_temporaries(folder: Path) -> None:
     """Remove what an interrupted write of ours left in `folder` and its points/ (one sweep per folder at a time)."""
     for d in (folder, folder / "points"):
         if d.is_dir():
+            store.clean_leftovers(d)
             for p in d.iterdir():
                 if _TEMP.match(p.name) and p.is_file():
                     p.unlink(missing_ok=True)

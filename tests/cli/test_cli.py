@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-import pytest
 from typer.testing import CliRunner
 
 from ccscope import api
@@ -35,13 +34,6 @@ def all_output(res) -> str:
         return res.output
 
 
-def error_text(res) -> str:
-    try:
-        return res.stderr
-    except ValueError:
-        return res.output
-
-
 # --- run ---------------------------------------------------------------------------------------------
 
 
@@ -51,7 +43,8 @@ def test_run_prints_a_table_and_writes_a_results_folder(tmp_path):
     assert res.exit_code == 0, all_output(res)
     assert "Mbit/s" in res.stdout and "score" in res.stdout and "fixed" in res.stdout
     assert "datagrump" in res.stdout
-    assert {p.name for p in out.iterdir()} == {"summary.json", "flows.parquet", "timeseries.parquet", "scenario.toml"}
+    assert {p.name for p in out.iterdir()} == {"summary.json", "flows.parquet", "timeseries.parquet", "scenario.toml",
+                                               "provenance.json", "ccscope-manifest.json"}
     r = api.load_result(out)
     assert r.summary["sent"] == r.summary["delivered"] + r.summary["dropped"] + r.summary["in_flight"]
     assert r.scenario["duration_s"] == 10.0
@@ -113,12 +106,6 @@ def test_plot_draws_throughput_and_delay_figures(tmp_path):
     assert (out / "throughput.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_plot_of_a_folder_without_results_exits_2(tmp_path):
-    res = runner.invoke(app, ["plot", str(tmp_path)])
-    assert res.exit_code == 2
-    assert str(tmp_path) in error_text(res)
-
-
 def test_controllers_lists_every_registered_controller():
     res = runner.invoke(app, ["controllers"])
     assert res.exit_code == 0, all_output(res)
@@ -166,96 +153,7 @@ def test_console_script_runs_the_contest_example(tmp_path):
     assert (out / "summary.json").exists()
 
 
-# --- bad input ---------------------------------------------------------------------------------------
-
-SCENARIO_ON_TRACE = """\
-name = "bad"
-duration_s = 5
-
-[data_link]
-trace = "{trace}"
-delay_ms = 20
-
-[ack_link]
-rate_mbps = 10
-delay_ms = 20
-
-[[flows]]
-controller = "fixed"
-"""
-
-SCENARIO_ON_RATE = """\
-name = "bad"
-duration_s = 5
-
-[data_link]
-rate_mbps = {rate}
-delay_ms = 20
-
-[ack_link]
-rate_mbps = 10
-delay_ms = 20
-
-[[flows]]
-controller = "{controller}"
-{extra}"""
-
-# (case, trace text or None, scenario text, file the error must name, line, field)
-BAD_INPUTS = [
-    ("decreasing timestamp", "0\n5\n3\n10\n", SCENARIO_ON_TRACE, "bad.trace", 3, "timestamp"),
-    ("non-number line", "0\n5\nabc\n10\n", SCENARIO_ON_TRACE, "bad.trace", 3, "timestamp"),
-    ("empty trace", "", SCENARIO_ON_TRACE, "bad.trace", 1, "timestamp"),
-    ("zero-length period", "0\n", SCENARIO_ON_TRACE, "bad.trace", 1, "timestamp"),
-    ("negative rate", None, SCENARIO_ON_RATE.format(rate=-5, controller="fixed", extra=""), "bad.toml", 5,
-     "data_link.rate_mbps"),
-    ("unknown controller", None, SCENARIO_ON_RATE.format(rate=5, controller="bogus", extra=""), "bad.toml", 13,
-     "flows[0].controller"),
-    ("unknown parameter", None, SCENARIO_ON_RATE.format(rate=5, controller="fixed", extra="windoww = 3\n"),
-     "bad.toml", 14, "flows[0].windoww"),
-]
-
-
-@pytest.mark.parametrize("case,trace,scenario,file,line,field", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
-def test_bad_input_gives_one_error_line_with_file_line_and_field(tmp_path, case, trace, scenario, file, line, field):
-    if trace is not None:
-        (tmp_path / "bad.trace").write_text(trace)
-        scenario = scenario.format(trace="bad.trace")
-    sc = tmp_path / "bad.toml"
-    sc.write_text(scenario)
-    out = tmp_path / "out"
-    res = runner.invoke(app, ["run", str(sc), "-o", str(out)])
-    assert res.exit_code == 2, all_output(res)
-    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
-    assert len(lines) == 1, lines
-    msg = lines[0]
-    assert msg in error_text(res)  # on stderr
-    assert file in msg
-    assert f"{file}:{line}:" in msg
-    assert field in msg
-    assert not out.exists()
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["bad.toml"] + (["bad.trace"] if trace is not None else []))
-
-
-@pytest.mark.parametrize("case,trace,scenario,file,line,field", BAD_INPUTS, ids=[c[0] for c in BAD_INPUTS])
-def test_bad_input_fails_the_same_way_through_validate(tmp_path, case, trace, scenario, file, line, field):
-    if trace is not None:
-        (tmp_path / "bad.trace").write_text(trace)
-        scenario = scenario.format(trace="bad.trace")
-    sc = tmp_path / "bad.toml"
-    sc.write_text(scenario)
-    res = runner.invoke(app, ["validate", str(sc)])
-    assert res.exit_code == 2
-    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
-    assert len(lines) == 1 and f"{file}:{line}:" in lines[0] and field in lines[0]
-
-
-def test_missing_scenario_file_exits_2_without_results(tmp_path):
-    out = tmp_path / "out"
-    res = runner.invoke(app, ["run", str(tmp_path / "nope.toml"), "-o", str(out)])
-    assert res.exit_code == 2
-    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
-    assert len(lines) == 1 and "nope.toml" in lines[0]
-    assert not out.exists()
+# --- bad input (the whole table is tests/cli/test_bad_inputs.py) ------------------------------------
 
 
 def test_bad_set_value_names_the_field_and_exits_2(tmp_path):
@@ -267,3 +165,34 @@ def test_bad_set_value_names_the_field_and_exits_2(tmp_path):
     # The value came from --set, not from a line of the file: the error names the override.
     assert "override `flows.0.window`" in lines[0] and "fixed.toml:" not in lines[0].split("override")[0][-3:]
     assert not out.exists()
+
+
+# --- results folders ---------------------------------------------------------------------------------
+
+
+def test_rerunning_the_saved_scenario_reproduces_seed_and_overrides_bit_for_bit(tmp_path):
+    # red_lossy's Gilbert-Elliott loss draws from the seed: another seed gives other tables.
+    args = ["run", "examples/red_lossy.toml", "--set", "duration_s=5", "--set", "flows.0.count=1"]
+    for name, seed in (("a", "5"), ("other", "1")):
+        res = runner.invoke(app, [*args, "--seed", seed, "-o", str(tmp_path / name)])
+        assert res.exit_code == 0, all_output(res)
+    res = runner.invoke(app, ["run", str(tmp_path / "a" / "scenario.toml"), "-o", str(tmp_path / "b")])
+    assert res.exit_code == 0, all_output(res)
+    a, b, other = (tmp_path / n for n in ("a", "b", "other"))
+    assert (a / "timeseries.parquet").read_bytes() != (other / "timeseries.parquet").read_bytes()
+    for name in ("flows.parquet", "timeseries.parquet", "summary.json", "scenario.toml"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    assert "seed = 5" in (a / "scenario.toml").read_text()
+
+
+def test_plot_adds_its_figures_to_the_folder_and_a_rerun_replaces_them(tmp_path):
+    out = tmp_path / "res"
+    assert runner.invoke(app, ["run", "examples/fixed.toml", "-o", str(out), *SHORT]).exit_code == 0
+    (out / "notes.txt").write_text("mine")
+    res = runner.invoke(app, ["plot", str(out), "--formats", "svg"])
+    assert res.exit_code == 0, all_output(res)
+    manifest = (out / "ccscope-manifest.json").read_text()
+    assert "throughput.svg" in manifest and "delay.svg" in manifest and "notes.txt" not in manifest
+    # A new run rewrites ccscope's files: the figures of the old run go, the user's notes stay.
+    assert runner.invoke(app, ["run", "examples/fixed.toml", "-o", str(out), *SHORT]).exit_code == 0
+    assert not (out / "throughput.svg").exists() and (out / "notes.txt").read_text() == "mine"

@@ -46,9 +46,31 @@ pub struct Trace {
 
 impl Trace {
     pub fn from_file(path: &Path) -> Result<Trace, TraceError> {
-        let text = std::fs::read_to_string(path).map_err(|e| TraceError::Io {
+        let bytes = std::fs::read(path).map_err(|e| TraceError::Io {
             path: path.to_path_buf(),
             reason: e.to_string(),
+        })?;
+        // A byte that is not UTF-8 cannot be part of a number: name its line like any other bad one.
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let bad = e.utf8_error().valid_up_to();
+            let raw = e.as_bytes();
+            let line = raw[..bad].iter().filter(|&&b| b == b'\n').count() + 1;
+            let start = raw[..bad]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let end = raw[start..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(raw.len(), |i| start + i);
+            TraceError::NotANumber {
+                path: path.to_path_buf(),
+                line,
+                text: String::from_utf8_lossy(&raw[start..end])
+                    .chars()
+                    .take(40)
+                    .collect(),
+            }
         })?;
         Trace::parse(path, &text)
     }
@@ -207,5 +229,17 @@ mod tests {
             Trace::parse(p, "0\n0\n"),
             Err(TraceError::ZeroPeriod { line: 2, .. })
         ));
+    }
+
+    #[test]
+    fn a_byte_that_is_not_utf8_names_its_line() {
+        let dir = std::env::temp_dir().join(format!("ccscope-trace-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("t.up");
+        std::fs::write(&p, b"0\n5\n1\xff0\n20\n").unwrap();
+        let e = Trace::from_file(&p).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(matches!(e, TraceError::NotANumber { line: 3, .. }), "{e}");
+        assert!(e.to_string().contains("t.up:3: field `timestamp`"), "{e}");
     }
 }

@@ -4,6 +4,13 @@
 //! `on_send(now_ms, seq, in_flight, after_timeout)`, `on_loss(now_ms, seq, send_time_ms, in_flight,
 //! cause)`, `on_timeout(now_ms)`, plus attributes (or zero-argument methods) `cwnd`, `timeout_ms`
 //! and `pacing_rate_mbps`. Decisions are re-read after every call.
+//!
+//! A Python controller is checked like a built-in one: an exception raised by a handler ends the
+//! run and reaches the caller unchanged (its type and traceback), tagged with the flow, class,
+//! handler and time (`ccscope_flow`, `ccscope_controller`, `ccscope_event`, `ccscope_time_ms`); a
+//! window, timeout or pacing rate that is not a finite number >= 0 is a `ControllerError` naming
+//! the class and the handler; a method named `on_*` that is not a handler (a misspelled `on_acks`)
+//! is a `ControllerError` when the controller is built, since it would never be called.
 
 use std::sync::{Arc, Mutex};
 
@@ -50,8 +57,17 @@ impl Ack {
     }
 }
 
+/// The handlers the simulator calls; any other `on_*` method is a mistake worth reporting.
+pub const HANDLERS: [&str; 4] = ["on_ack", "on_loss", "on_send", "on_timeout"];
+
 pub struct PyController {
     obj: Py<PyAny>,
+    /// Flow index, class name and scenario label, for error messages.
+    index: usize,
+    class: String,
+    label: String,
+    /// Set by the first error: later calls are skipped (the run reports the error when it ends).
+    failed: bool,
     cwnd: u32,
     timeout: Dur,
     pacing: Option<Bandwidth>,
@@ -61,15 +77,38 @@ pub struct PyController {
     errors: ErrorSlot,
 }
 
-fn read_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<f64>> {
+/// An attribute (or zero-argument method) as a number; `Err(Some(text))` when it is not a number.
+fn read_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Result<Option<f64>, String>> {
     let Ok(v) = obj.getattr(name) else {
-        return Ok(None);
+        return Ok(Ok(None));
     };
     let v = if v.is_callable() { v.call0()? } else { v };
     if v.is_none() {
-        return Ok(None);
+        return Ok(Ok(None));
     }
-    Ok(Some(v.extract::<f64>()?))
+    Ok(v.extract::<f64>().map(Some).map_err(|_| {
+        v.repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "?".into())
+    }))
+}
+
+/// Record where a handler's exception came from on the exception itself (and as a note, so a
+/// traceback shows it), keeping its type and traceback.
+fn tag(py: Python<'_>, e: &PyErr, index: usize, class: &str, event: &str, now_ms: f64) {
+    let v = e.value(py);
+    let _ = v.setattr("ccscope_flow", index);
+    let _ = v.setattr("ccscope_controller", class);
+    let _ = v.setattr("ccscope_event", event);
+    let _ = v.setattr("ccscope_time_ms", now_ms);
+    if v.hasattr("add_note").unwrap_or(false) {
+        let _ = v.call_method1(
+            "add_note",
+            (format!(
+                "raised by flow {index}'s controller {class} in {event} at t = {now_ms:.3} ms"
+            ),),
+        );
+    }
 }
 
 impl PyController {
@@ -79,6 +118,7 @@ impl PyController {
         index: usize,
         params: &toml::Table,
         errors: ErrorSlot,
+        label: &str,
     ) -> PyResult<Self> {
         let kwargs = PyDict::new(py);
         for (k, v) in params {
@@ -86,10 +126,32 @@ impl PyController {
         }
         let obj = factory.call1(py, (index, kwargs))?;
         let b = obj.bind(py);
+        let class = b.get_type().name()?.to_string();
         if !b.hasattr("on_ack")? {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "a Python controller needs an on_ack(now_ms, ack) method",
-            ));
+            return Err(crate::ControllerError::new_err(format!(
+                "{class} needs an on_ack(now_ms, ack) method"
+            )));
+        }
+        let mut unknown = Vec::new();
+        for name in b.dir()?.iter() {
+            let name: String = name.extract()?;
+            if name.starts_with("on_")
+                && !HANDLERS.contains(&name.as_str())
+                && b.getattr(name.as_str())
+                    .map(|a| a.is_callable())
+                    .unwrap_or(false)
+            {
+                unknown.push(name);
+            }
+        }
+        if !unknown.is_empty() {
+            return Err(crate::ControllerError::new_err(format!(
+                "{class} has {} {} that ccscope never calls (the handlers are {}); rename {}, or give it a name not starting with on_",
+                if unknown.len() == 1 { "a method" } else { "methods" },
+                unknown.join(", "),
+                HANDLERS.join(", "),
+                if unknown.len() == 1 { "it" } else { "them" },
+            )));
         }
         // A hook counts only if the class overrides the no-op of `ccscope.Controller`: skipping the
         // inherited no-ops saves a Python call per packet.
@@ -108,6 +170,10 @@ impl PyController {
             }
         };
         let mut c = PyController {
+            index,
+            class,
+            label: label.to_string(),
+            failed: false,
             on_send: has("on_send"),
             on_loss: has("on_loss"),
             on_timeout: has("on_timeout"),
@@ -117,36 +183,89 @@ impl PyController {
             pacing: None,
             errors,
         };
-        c.refresh(b)?;
+        c.refresh(b, "__init__", None)?;
         Ok(c)
     }
 
-    fn refresh(&mut self, b: &Bound<'_, PyAny>) -> PyResult<()> {
-        let w = read_attr(b, "cwnd")?.ok_or_else(|| {
-            pyo3::exceptions::PyTypeError::new_err(
-                "a Python controller needs a `cwnd` attribute or method",
-            )
-        })?;
-        self.cwnd = if w.is_finite() && w > 0.0 {
-            w.min(u32::MAX as f64) as u32
-        } else {
-            0
+    /// A decision that is not a finite number >= 0, as a ControllerError naming class and handler.
+    fn bad_value(&self, attr: &str, value: &str, event: &str, now_ms: Option<f64>) -> PyErr {
+        let when = match now_ms {
+            Some(t) => format!("after {event} at t = {t:.3} ms"),
+            None => format!("after {event}"),
         };
-        if let Some(t) = read_attr(b, "timeout_ms")? {
-            if t > 0.0 && t.is_finite() {
+        crate::ControllerError::new_err(format!(
+            "{}: `{attr}` = {value} {when}: must be a finite number >= 0",
+            self.who(now_ms)
+        ))
+    }
+
+    /// Who failed: the class, and while running also the scenario and flow (a failure while
+    /// building gets the scenario and flow field from the caller).
+    fn who(&self, now_ms: Option<f64>) -> String {
+        match now_ms {
+            Some(_) => format!("{}: flow {} ({})", self.label, self.index, self.class),
+            None => self.class.clone(),
+        }
+    }
+
+    /// A decision read from the object: a number, finite and >= 0, or an error.
+    fn checked(
+        &self,
+        b: &Bound<'_, PyAny>,
+        attr: &str,
+        event: &str,
+        now_ms: Option<f64>,
+    ) -> PyResult<Option<f64>> {
+        match read_attr(b, attr)? {
+            Ok(Some(v)) if !(v.is_finite() && v >= 0.0) => {
+                Err(self.bad_value(attr, &v.to_string(), event, now_ms))
+            }
+            Ok(v) => Ok(v),
+            Err(text) => Err(self.bad_value(attr, &text, event, now_ms)),
+        }
+    }
+
+    fn refresh(&mut self, b: &Bound<'_, PyAny>, event: &str, now_ms: Option<f64>) -> PyResult<()> {
+        let w = self.checked(b, "cwnd", event, now_ms)?.ok_or_else(|| {
+            crate::ControllerError::new_err(format!(
+                "{}: a Python controller needs a `cwnd` attribute or method",
+                self.who(now_ms)
+            ))
+        })?;
+        self.cwnd = w.min(u32::MAX as f64) as u32;
+        if let Some(t) = self.checked(b, "timeout_ms", event, now_ms)? {
+            if t > 0.0 {
                 self.timeout = Dur::from_ms_f64(t);
             }
         }
-        self.pacing = read_attr(b, "pacing_rate_mbps")?
-            .filter(|r| *r > 0.0 && r.is_finite())
+        // A rate of 0 means no pacing, as None does.
+        self.pacing = self
+            .checked(b, "pacing_rate_mbps", event, now_ms)?
+            .filter(|r| *r > 0.0)
             .map(Bandwidth::from_mbps);
         Ok(())
     }
 
-    fn call(&mut self, f: impl FnOnce(Python<'_>, &Bound<'_, PyAny>) -> PyResult<()>) {
+    fn call(
+        &mut self,
+        event: &'static str,
+        now: Time,
+        f: impl FnOnce(Python<'_>, &Bound<'_, PyAny>) -> PyResult<()>,
+    ) {
+        if self.failed {
+            return;
+        }
         Python::with_gil(|py| {
             let b = self.obj.bind(py).clone();
-            if let Err(e) = f(py, &b).and_then(|_| self.refresh(&b)) {
+            let outcome = match f(py, &b) {
+                Err(e) => {
+                    tag(py, &e, self.index, &self.class, event, ms(now));
+                    Err(e)
+                }
+                Ok(()) => self.refresh(&b, event, Some(ms(now))),
+            };
+            if let Err(e) = outcome {
+                self.failed = true;
                 self.errors.set(e);
             }
         });
@@ -161,7 +280,7 @@ impl Controller for PyController {
     fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
         if self.on_send {
             let ev = *ev;
-            self.call(|_, b| {
+            self.call("on_send", now, |_, b| {
                 b.call_method1("on_send", (ms(now), ev.seq, ev.in_flight, ev.after_timeout))
                     .map(|_| ())
             });
@@ -179,7 +298,7 @@ impl Controller for PyController {
             in_flight: ev.in_flight,
             last_sent_seq: ev.last_sent_seq,
         };
-        self.call(|py, b| {
+        self.call("on_ack", now, |py, b| {
             b.call_method1("on_ack", (ms(now), Py::new(py, ack)?))
                 .map(|_| ())
         });
@@ -192,7 +311,7 @@ impl Controller for PyController {
                 LossCause::Reordering => "reordering",
                 LossCause::Timeout => "timeout",
             };
-            self.call(|_, b| {
+            self.call("on_loss", now, |_, b| {
                 b.call_method1(
                     "on_loss",
                     (ms(now), ev.seq, ms(ev.send_time), ev.in_flight, cause),
@@ -204,7 +323,9 @@ impl Controller for PyController {
 
     fn on_timeout(&mut self, now: Time) {
         if self.on_timeout {
-            self.call(|_, b| b.call_method1("on_timeout", (ms(now),)).map(|_| ()));
+            self.call("on_timeout", now, |_, b| {
+                b.call_method1("on_timeout", (ms(now),)).map(|_| ())
+            });
         }
     }
 
@@ -223,4 +344,19 @@ impl Controller for PyController {
     fn state_name(&self) -> &'static str {
         "python"
     }
+}
+
+/// Tag an exception raised while building flow `index`'s controller (see [`tag`]); the facade may
+/// have named the class already.
+pub fn tag_build(py: Python<'_>, e: &PyErr, index: usize) {
+    let v = e.value(py);
+    let set = |k: &str, x: PyObject| {
+        if !v.hasattr(k).unwrap_or(true) {
+            let _ = v.setattr(k, x);
+        }
+    };
+    let Ok(i) = index.into_pyobject(py);
+    set("ccscope_flow", i.into_any().unbind());
+    let Ok(s) = "__init__".into_pyobject(py);
+    set("ccscope_event", s.into_any().unbind());
 }

@@ -112,11 +112,20 @@ fn run_scenario<'py>(
                     "`python` controllers need the Python API (ccscope.run)",
                 ));
             };
-            match controller::PyController::build(py, factory, i, &f.params, errors.clone()) {
+            match controller::PyController::build(py, factory, i, &f.params, errors.clone(), &label)
+            {
                 Ok(c) => Ok(Box::new(c)),
                 Err(e) => {
-                    let msg = format!("{label}: field `flows[{i}].controller`: {}", e.value(py));
-                    build_err = Some(ControllerError::new_err(msg));
+                    // A configuration error names the flow's field; an exception from the user's
+                    // own code (the constructor, the module's import) keeps its type and traceback.
+                    build_err = Some(if e.is_instance_of::<ScenarioError>(py) {
+                        let msg =
+                            format!("{label}: field `flows[{i}].controller`: {}", e.value(py));
+                        ControllerError::new_err(msg)
+                    } else {
+                        controller::tag_build(py, &e, i);
+                        e
+                    });
                     Err(ccscope_cc::registry::invalid(
                         "controller",
                         "python controller failed",

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Union
@@ -179,20 +178,11 @@ class MarkovModel:
         return body + struct.pack("<Q", fnv1a64(body))
 
     def save(self, path: PathLike) -> Path:
-        """Write the .ccm file atomically (temp file in the same folder + os.replace)."""
+        """Write the .ccm file atomically (:func:`ccscope.store.write_bytes`)."""
+        from ccscope import store
+
         path = Path(path)
-        blob = self.to_bytes()
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        store.write_bytes(path, self.to_bytes())
         self.path = path
         return path
 
@@ -640,13 +630,6 @@ def save_samples(df: pd.DataFrame, path: PathLike, **meta: Any) -> Path:
     md = dict(table.schema.metadata or {})
     md.update({str(k).encode(): str(v).encode() for k, v in info.items()})
     table = table.replace_schema_metadata(md)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-    os.close(fd)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    from ccscope import store
+
+    return store.write_file(path, lambda p: pq.write_table(table, p))

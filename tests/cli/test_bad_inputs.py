@@ -1,0 +1,381 @@
+"""Every kind of bad input to the command line, one table: traces, scenarios, models, Python
+controllers, options and output paths. Each case exits 2 with exactly one line on stderr naming the
+file (and line) and field, or the option; prints no traceback; and leaves every file as it was
+(nothing deleted, moved or written)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Union
+
+import pytest
+
+from ccscope import api
+from ccscope.cli import app
+
+RATE = """\
+name = "bad"
+duration_s = 2
+
+[data_link]
+rate_mbps = 10
+delay_ms = 20
+
+[ack_link]
+rate_mbps = 10
+delay_ms = 20
+
+[[flows]]
+controller = "fixed"
+window = 10
+"""
+
+TRACE = RATE.replace("rate_mbps = 10\ndelay_ms = 20\n\n[ack_link]", 'trace = "t.trace"\ndelay_ms = 20\n\n[ack_link]', 1)
+assert 'trace = "t.trace"' in TRACE
+
+
+def sub(text: str, old: str, new: str) -> str:
+    """`text` with `old` replaced once (the case fails loudly if `old` is not there)."""
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def flow(extra: str) -> str:
+    """RATE with lines added to its flow table."""
+    return RATE + extra + "\n"
+
+
+def python_flow(spec: str, extra: str = "") -> str:
+    return sub(RATE, 'controller = "fixed"\nwindow = 10', f'controller = "python"\nclass = "{spec}"\n{extra}')
+
+
+CTL = """\
+import ccscope
+
+
+class Ctl(ccscope.Controller):
+    cwnd = 4
+"""
+
+
+@dataclass
+class Case:
+    name: str
+    args: list  # "{d}" is the case's folder
+    expect: list  # substrings of the one error line
+    files: dict = field(default_factory=dict)  # name -> text, bytes, or None for a folder
+    setup: Optional[Callable[[Path], None]] = None
+
+
+def run_case(name: str, scenario: Union[str, bytes], expect: list, files: Optional[dict] = None, args: Optional[list] = None) -> Case:
+    """`ccscope run s.toml -o {d}/out` with `scenario` as s.toml."""
+    return Case(name, ["run", "{d}/s.toml", "-o", "{d}/out", *(args or [])], expect, {"s.toml": scenario, **(files or {})})
+
+
+def trace_case(name: str, trace: Union[str, bytes], line: int, detail: str = "") -> Case:
+    return run_case(name, TRACE, [f"t.trace:{line}:", *([detail] if detail else [])], {"t.trace": trace})
+
+
+CASES = [
+    # --- traces --------------------------------------------------------------------------------
+    trace_case("trace decreasing timestamp", "0\n5\n3\n10\n", 3, "timestamp"),
+    trace_case("trace non-number line", "0\n5\nabc\n10\n", 3, "timestamp"),
+    trace_case("trace empty", "", 1, "timestamp"),
+    trace_case("trace zero-length period", "0\n", 1, "timestamp"),
+    trace_case("trace negative timestamp", "-5\n10\n", 1, "timestamp"),
+    trace_case("trace fractional timestamp", "1.5\n10\n", 1, "timestamp"),
+    trace_case("trace timestamp too large", "99999999999999999999999\n", 1, "timestamp"),
+    trace_case("trace not UTF-8", b"0\n\xff\xfe\n10\n", 2, "timestamp"),
+    trace_case("trace two numbers on a line", "1 2\n10\n", 1, "timestamp"),
+    trace_case("trace trailing letters", "10x\n20\n", 1, "timestamp"),
+    trace_case("trace NUL byte", b"1\x00\n10\n", 1, "timestamp"),
+    trace_case("trace only zeros", "0\n0\n0\n", 3, "timestamp"),
+    run_case("trace missing", TRACE, ["s.toml:", "data_link.trace", "t.trace", "not found"]),
+    run_case("trace is a folder", TRACE, ["t.trace"], {"t.trace": None}),
+    run_case("ack trace bad", sub(TRACE, "[ack_link]\nrate_mbps = 10", '[ack_link]\ntrace = "a.trace"'),
+             ["a.trace:2:", "timestamp"], {"t.trace": "1\n2\n", "a.trace": "5\n3\n"}),
+    run_case("trace once not a boolean", sub(TRACE, 'trace = "t.trace"', 'trace = "t.trace"\nonce = "yes"'),
+             ["s.toml:", "data_link.once"], {"t.trace": "1\n2\n"}),
+    # --- scenario syntax and fields ----------------------------------------------------------------
+    run_case("toml unclosed string", sub(RATE, 'name = "bad"', 'name = "bad'), ["s.toml:1"]),
+    run_case("toml duplicate key", sub(RATE, "duration_s = 2", "duration_s = 2\nduration_s = 3"), ["s.toml:3", "duration_s"]),
+    run_case("toml missing equals", sub(RATE, "duration_s = 2", "duration_s 2"), ["s.toml:2"]),
+    run_case("toml bad table header", sub(RATE, "[ack_link]", "[ack_link"), ["s.toml:8"]),
+    run_case("unknown top-level key", "colour = 3\n" + RATE, ["s.toml:1", "colour"]),
+    run_case("duration not a number", sub(RATE, "duration_s = 2", 'duration_s = "ten"'), ["s.toml:2", "duration_s"]),
+    run_case("duration negative", sub(RATE, "duration_s = 2", "duration_s = -2"), ["s.toml:2", "duration_s"]),
+    run_case("duration zero", sub(RATE, "duration_s = 2", "duration_s = 0"), ["s.toml:2", "duration_s"]),
+    run_case("duration absurd", sub(RATE, "duration_s = 2", "duration_s = 1e15"), ["s.toml:2", "duration_s"]),
+    run_case("duration nan", sub(RATE, "duration_s = 2", "duration_s = nan"), ["s.toml:2", "duration_s"]),
+    run_case("seed negative", "seed = -1\n" + RATE, ["s.toml:1", "seed"]),
+    run_case("seed fractional", "seed = 1.5\n" + RATE, ["s.toml:1", "seed"]),
+    run_case("seed text", 'seed = "one"\n' + RATE, ["s.toml:1", "seed"]),
+    run_case("name not text", sub(RATE, 'name = "bad"', "name = 3"), ["s.toml:1", "name"]),
+    run_case("bin width zero", "bin_ms = 0\n" + RATE, ["s.toml:1", "bin_ms"]),
+    run_case("bin width negative", "bin_ms = -5\n" + RATE, ["s.toml:1", "bin_ms"]),
+    run_case("no data link", RATE.split("[data_link]")[0] + "[ack_link]" + RATE.split("[ack_link]")[1], ["s.toml", "data_link"]),
+    run_case("link with trace and rate", sub(RATE, "rate_mbps = 10", 'rate_mbps = 10\ntrace = "x"'), ["s.toml:5", "data_link.rate_mbps"]),
+    run_case("link with neither trace nor rate", sub(RATE, "rate_mbps = 10\n", ""), ["s.toml", "data_link"]),
+    run_case("rate zero", sub(RATE, "rate_mbps = 10", "rate_mbps = 0"), ["s.toml:5", "data_link.rate_mbps"]),
+    run_case("rate negative", sub(RATE, "rate_mbps = 10", "rate_mbps = -5"), ["s.toml:5", "data_link.rate_mbps"]),
+    run_case("rate nan", sub(RATE, "rate_mbps = 10", "rate_mbps = nan"), ["s.toml:5", "data_link.rate_mbps"]),
+    run_case("rate infinite", sub(RATE, "rate_mbps = 10", "rate_mbps = inf"), ["s.toml:5", "data_link.rate_mbps"]),
+    run_case("rate text", sub(RATE, "rate_mbps = 10", 'rate_mbps = "fast"'), ["s.toml:5", "data_link.rate_mbps"]),
+    run_case("delay negative", sub(RATE, "delay_ms = 20", "delay_ms = -1"), ["s.toml:6", "data_link.delay_ms"]),
+    run_case("delay text", sub(RATE, "delay_ms = 20", 'delay_ms = "slow"'), ["s.toml:6", "data_link.delay_ms"]),
+    run_case("unknown link key", sub(RATE, "delay_ms = 20", "delay_ms = 20\nbandwidth = 3"), ["s.toml:7", "data_link.bandwidth"]),
+    run_case("ack link rate zero", sub(RATE, "[ack_link]\nrate_mbps = 10", "[ack_link]\nrate_mbps = 0"), ["s.toml:9", "ack_link.rate_mbps"]),
+    run_case("no flows", RATE.split("[[flows]]")[0], ["s.toml", "flows"]),
+    run_case("flows a table", sub(RATE, "[[flows]]", "[flows]"), ["s.toml", "flows"]),
+    run_case("unknown controller", sub(RATE, '"fixed"', '"bogus"'), ["s.toml:13", "flows[0].controller"]),
+    run_case("controller not text", sub(RATE, '"fixed"', "7"), ["s.toml:13", "flows[0].controller"]),
+    run_case("unknown parameter", flow("windoww = 3"), ["s.toml:15", "flows[0].windoww"]),
+    run_case("window negative", sub(RATE, "window = 10", "window = -1"), ["s.toml:14", "flows[0].window"]),
+    run_case("window text", sub(RATE, "window = 10", 'window = "big"'), ["s.toml:14", "flows[0].window"]),
+    run_case("start negative", flow("start_s = -1"), ["s.toml:15", "flows[0].start_s"]),
+    run_case("stop before start", flow("start_s = 2\nstop_s = 1"), ["s.toml", "flows[0].stop_s"]),
+    run_case("count zero", flow("count = 0"), ["s.toml:12", "flows", "count = 0"]),
+    run_case("count absurd", flow("count = 1000000000"), ["s.toml:15", "flows[0].count"]),
+    run_case("queue kind unknown", sub(RATE, "delay_ms = 20", 'delay_ms = 20\nqueue = { kind = "magic" }'), ["s.toml:7", "data_link.queue"]),
+    run_case("queue size negative", sub(RATE, "delay_ms = 20", 'delay_ms = 20\nqueue = { kind = "droptail", packets = -3 }'), ["s.toml:7", "data_link.queue"]),
+    run_case("loss probability above one", sub(RATE, "delay_ms = 20", 'delay_ms = 20\nloss = { kind = "bernoulli", p = 1.5 }'), ["s.toml:7", "data_link.loss"]),
+    run_case("loss kind unknown", sub(RATE, "delay_ms = 20", 'delay_ms = 20\nloss = { kind = "sometimes" }'), ["s.toml:7", "data_link.loss"]),
+    run_case("transport unknown", flow('transport = "carrier-pigeon"'), ["s.toml:15", "flows[0].transport"]),
+    run_case("scenario not UTF-8", RATE.encode() + b"# caf\xe9\n", ["s.toml:15", "not UTF-8"]),
+    run_case("scenario binary junk", b"\x00\x01\x02\xff" * 8, ["s.toml:1", "not UTF-8"]),
+    run_case("scenario empty", "", ["s.toml"]),
+    Case("scenario is a folder", ["run", "{d}/s.toml", "-o", "{d}/out"], ["s.toml", "is a folder"], {"s.toml": None}),
+    Case("scenario missing", ["run", "{d}/nope.toml", "-o", "{d}/out"], ["nope.toml", "no such scenario file"]),
+    Case("validate scenario missing", ["validate", "{d}/nope.toml"], ["nope.toml", "no such scenario file"]),
+    Case("validate scenario not UTF-8", ["validate", "{d}/s.toml"], ["s.toml:1", "not UTF-8"], {"s.toml": b"\xff"}),
+    Case("validate unknown controller", ["validate", "{d}/s.toml"], ["s.toml:13", "flows[0].controller"],
+         {"s.toml": sub(RATE, '"fixed"', '"bogus"')}),
+    Case("validate bad trace", ["validate", "{d}/s.toml"], ["t.trace:2:", "timestamp"], {"s.toml": TRACE, "t.trace": "5\n3\n"}),
+    # --- models (controllers' input files) ---------------------------------------------------------
+    run_case("markov model missing", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "markov"\nmodel = "m.ccm"'),
+             ["m.ccm", "flows[0].model"]),
+    run_case("markov model corrupt", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "markov"\nmodel = "m.ccm"'),
+             ["m.ccm"], {"m.ccm": b"not a model at all"}),
+    run_case("markov model empty", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "markov"\nmodel = "m.ccm"'),
+             ["m.ccm"], {"m.ccm": b""}),
+    run_case("markov model is a folder", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "markov"\nmodel = "m.ccm"'),
+             ["m.ccm"], {"m.ccm": None}),
+    run_case("markov model not text path", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "markov"\nmodel = 3'),
+             ["s.toml:14", "flows[0].model"]),
+    # --- Python controllers --------------------------------------------------------------------------
+    run_case("python without class", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "python"'),
+             ["flows[0].controller", "class"]),
+    run_case("python class file missing", python_flow("gone.py:Ctl"), ["s.toml:14", "flows[0].class", "gone.py not found"]),
+    run_case("python class missing", python_flow("ctl.py:Nope"), ["s.toml:14", "flows[0].class", "no class 'Nope'"], {"ctl.py": CTL}),
+    run_case("python class spec without colon", python_flow("ctl.py"), ["s.toml", "flows[0].class", "module:Class"], {"ctl.py": CTL}),
+    run_case("python module missing", python_flow("no_such_module_xyz:Ctl"), ["s.toml:14", "flows[0].class", "no_such_module_xyz"]),
+    run_case("python misspelled handler", python_flow("ctl.py:Ctl"), ["flows[0].controller", "on_acks", "on_ack, on_loss"],
+             {"ctl.py": CTL + "\n    def on_acks(self, now_ms, ack):\n        pass\n"}),
+    run_case("python unknown keyword", python_flow("ctl.py:Ctl", "windw = 3"), ["flows[0].controller", "windw"], {"ctl.py": CTL}),
+    run_case("python raises in constructor", python_flow("ctl.py:Ctl"), ["flow 0 (Ctl.__init__)", "RuntimeError", "ctl.py:8", "no"],
+             {"ctl.py": CTL + "\n    def __init__(self):\n        raise RuntimeError('no')\n"}),
+    run_case("python raises in on_ack", python_flow("ctl.py:Ctl"), ["flow 0 (Ctl.on_ack at t = ", "KeyError", "ctl.py:8"],
+             {"ctl.py": CTL + "\n    def on_ack(self, now_ms, ack):\n        {}['x']\n"}),
+    run_case("python nan window", python_flow("ctl.py:Ctl"), ["flow 0 (Ctl)", "`cwnd` = NaN after on_ack"],
+             {"ctl.py": CTL + "\n    def on_ack(self, now_ms, ack):\n        self.cwnd = float('nan')\n"}),
+    run_case("python negative pacing", python_flow("ctl.py:Ctl"), ["Ctl", "`pacing_rate_mbps` = -1"],
+             {"ctl.py": CTL + "    pacing_rate_mbps = -1\n"}),
+    run_case("python syntax error", python_flow("ctl.py:Ctl"), ["SyntaxError", "ctl.py:2"], {"ctl.py": "import ccscope\nclass Ctl(:\n"}),
+    run_case("python module raises on import", python_flow("ctl.py:Ctl"), ["ZeroDivisionError", "ctl.py:1"], {"ctl.py": "1 / 0\n"}),
+    Case("validate python class missing", ["validate", "{d}/s.toml"], ["s.toml:14", "flows[0].class", "no class 'Nope'"],
+         {"s.toml": python_flow("ctl.py:Nope"), "ctl.py": CTL}),
+    Case("validate python file missing", ["validate", "{d}/s.toml"], ["s.toml:14", "flows[0].class", "gone.py not found"],
+         {"s.toml": python_flow("gone.py:Ctl")}),
+    # --- options -----------------------------------------------------------------------------------
+    run_case("--set without equals", RATE, ["--set", "KEY=VALUE"], args=["--set", "duration_s"]),
+    run_case("--set unknown key", RATE, ["override `colour`", "colour"], args=["--set", "colour=3"]),
+    run_case("--set flow out of range", RATE, ["flows.5.window"], args=["--set", "flows.5.window=3"]),
+    run_case("--set wrong type", RATE, ["override `flows.0.window`", "flows[0].window"], args=["--set", "flows.0.window=big"]),
+    run_case("--set empty value", RATE, ["flows[0].window"], args=["--set", "flows.0.window="]),
+    run_case("--set into a number", RATE, ["duration_s.x"], args=["--set", "duration_s.x=1"]),
+    run_case("--set negative duration", RATE, ["override `duration_s`", "duration_s"], args=["--set", "duration_s=-1"]),
+    run_case("--seed not a number", RATE, ["--seed", "integer"], args=["--seed", "abc"]),
+    run_case("--seed negative", RATE, ["seed"], args=["--seed", "-1"]),
+    run_case("--seed too large", RATE, ["seed"], args=["--seed", str(2**64)]),
+    run_case("unknown option", RATE, ["--sed"], args=["--sed", "3"]),
+    run_case("option without value", RATE, ["--set"], args=["--set"]),
+    Case("run without -o", ["run", "{d}/s.toml"], ["'-o'"], {"s.toml": RATE}),
+    Case("run without scenario", ["run", "-o", "{d}/out"], ["argument 'scenario'"]),
+    Case("unknown command", ["rnu"], ["rnu"]),
+    Case("validate without scenario", ["validate"], ["argument 'scenario'"]),
+    Case("plot bad format", ["plot", "{d}/res", "--formats", "bmp"], ["--formats", "png, svg, pdf"], {"res": None}),
+    Case("plot no formats", ["plot", "{d}/res", "--formats", ","], ["--formats"], {"res": None}),
+    Case("sweep zero seeds", ["sweep", "{d}/s.toml", "--seeds", "0", "-o", "{d}/sw"], ["--seeds 0"], {"s.toml": RATE}),
+    Case("sweep param without values", ["sweep", "{d}/s.toml", "--param", "flows.0.window", "-o", "{d}/sw"], ["--param"], {"s.toml": RATE}),
+    Case("sweep param seed", ["sweep", "{d}/s.toml", "--param", "seed=1,2", "-o", "{d}/sw"], ["--param", "--seeds"], {"s.toml": RATE}),
+    Case("sweep bad grid value", ["sweep", "{d}/s.toml", "--param", "flows.0.window=1,big", "-o", "{d}/sw"], ["flows[0].window"],
+         {"s.toml": RATE}),
+    # --- output paths ----------------------------------------------------------------------------
+    run_case("-o names a file", RATE, ["-o", "out: is a file"], {"out": "my file"}),
+    Case("-o below a file", ["run", "{d}/s.toml", "-o", "{d}/f/out"], ["-o", "f is a file, not a folder"], {"s.toml": RATE, "f": "x"}),
+    Case("-o deep below a file", ["run", "{d}/s.toml", "-o", "{d}/f/a/b"], ["-o", "f is a file, not a folder"], {"s.toml": RATE, "f": "x"}),
+    run_case("-o a folder of the user's", RATE, ["-o", "not a ccscope results folder", "--overwrite"], {"out/notes.txt": "mine"}),
+    Case("-o the scenario's own folder", ["run", "{d}/s.toml", "-o", "{d}"], ["not a ccscope results folder"], {"s.toml": RATE}),
+    run_case("--overwrite over a user's summary.json", RATE, ["summary.json is there and ccscope did not write it"],
+             {"out/summary.json": "{}"}, args=["--overwrite"]),
+    run_case("--overwrite over a user's scenario.toml", RATE, ["scenario.toml is there and ccscope did not write it"],
+             {"out/scenario.toml": "x"}, args=["--overwrite"]),
+    run_case("--overwrite over a user's figure with --plot", RATE, ["throughput.png is there"],
+             {"out/throughput.png": "x"}, args=["--overwrite", "--plot"]),
+    run_case("-o folder with a corrupt manifest", RATE, ["not a ccscope results folder"],
+             {"out/ccscope-manifest.json": "{not json", "out/summary.json": "{}"}),
+    run_case("-o folder with a foreign manifest", RATE, ["not a ccscope results folder"],
+             {"out/ccscope-manifest.json": '{"format": "other", "files": []}', "out/x": "y"}),
+    run_case("-o manifest naming a path outside", RATE, ["not a ccscope results folder"],
+             {"out/ccscope-manifest.json": '{"format": "ccscope-results", "files": ["../s.toml"]}'}),
+    run_case("-o results folder with a user's packet log", RATE, ["packets.parquet is there and ccscope did not write it"],
+             {"out/ccscope-manifest.json": '{"format": "ccscope-results", "version": 1, "files": ["summary.json"]}',
+              "out/summary.json": "{}", "out/packets.parquet": "mine"}, args=["--packets"]),
+    Case("plot of a missing folder", ["plot", "{d}/nope"], ["nope", "not a results folder"]),
+    Case("plot of a file", ["plot", "{d}/f"], ["f: not a results folder"], {"f": "x"}),
+    Case("plot of an empty folder", ["plot", "{d}/res"], ["res: not a results folder (no summary.json)"], {"res": None}),
+    Case("plot of a folder without timeseries", ["plot", "{d}/res"], ["not a results folder (no flows.parquet)"], {"res/summary.json": "{}"}),
+]
+
+
+def _results_case(name: str, corrupt: dict, expect: list, args: Optional[list] = None) -> Case:
+    """`ccscope plot` of a real results folder with some files replaced by `corrupt`."""
+
+    def setup(d: Path) -> None:
+        (d / "s.toml").write_text(RATE)
+        api.run(RATE_SC(d)).save(d / "res")
+        for n, data in corrupt.items():
+            (d / "res" / n).write_bytes(data)
+
+    return Case(name, ["plot", "{d}/res", *(args or [])], expect, setup=setup)
+
+
+def RATE_SC(d: Path) -> api.Scenario:  # noqa: N802 - a scenario factory used as a constant
+    return api.Scenario(RATE, str(d / "s.toml"))
+
+
+CASES += [
+    _results_case("plot corrupt flows parquet", {"flows.parquet": b"PAR1garbage"}, ["flows.parquet: not a readable Parquet file"]),
+    _results_case("plot corrupt timeseries parquet", {"timeseries.parquet": b"junk"}, ["timeseries.parquet: not a readable Parquet file"]),
+    _results_case("plot empty timeseries parquet", {"timeseries.parquet": b""}, ["timeseries.parquet: not a readable Parquet file"]),
+    _results_case("plot corrupt summary", {"summary.json": b"{"}, ["summary.json: not a ccscope summary"]),
+    _results_case("plot summary of another program", {"summary.json": b"[1, 2]"}, ["summary.json: not a ccscope summary"]),
+    _results_case("plot corrupt packets parquet", {"packets.parquet": b"junk"}, ["packets.parquet: not a readable Parquet file"]),
+    _results_case("plot over a user's figure", {"delay.svg": b"<svg/>"}, ["delay.svg is there and ccscope did not write it"]),
+    _results_case("plot -o names a file", {}, ["-o", "is a file"], args=["-o", "{d}/s.toml"]),
+    _results_case("plot -o a folder of the user's", {}, ["not a ccscope results folder"], args=["-o", "{d}/res/../mine"]),
+]
+
+
+def _add_mine(case: Case) -> Case:
+    old = case.setup
+
+    def setup(d: Path) -> None:
+        old(d)
+        (d / "mine").mkdir()
+        (d / "mine" / "a.txt").write_text("mine")
+
+    case.setup = setup
+    return case
+
+
+CASES[-1] = _add_mine(CASES[-1])
+
+
+def snapshot(d: Path) -> dict:
+    """Every entry under `d`: kind, and bytes for files."""
+    out = {}
+    for p in sorted(d.rglob("*")):
+        key = str(p.relative_to(d))
+        if p.is_symlink():
+            out[key] = ("link", os.readlink(p))
+        elif p.is_dir():
+            out[key] = ("dir",)
+        else:
+            out[key] = ("file", p.read_bytes(), p.stat().st_mtime_ns)
+    return out
+
+
+def materialise(d: Path, case: Case) -> None:
+    for name, content in case.files.items():
+        p = d / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if content is None:
+            p.mkdir()
+        elif isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_text(content)
+    if case.setup is not None:
+        case.setup(d)
+
+
+def check_one_error_line(res, expect: list) -> str:
+    try:
+        stdout, stderr = res.stdout, res.stderr
+    except ValueError:  # pragma: no cover - old Click mixes the two
+        stdout, stderr = "", res.output
+    assert res.exit_code == 2, (res.exit_code, stdout, stderr, res.exception)
+    lines = [ln for ln in stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, stderr
+    line = lines[0]
+    assert line.startswith("error: "), line
+    assert "Traceback" not in stdout + stderr
+    assert not stdout.strip(), stdout
+    for s in expect:
+        assert s in line, (s, line)
+    return line
+
+
+assert len(CASES) >= 100, len(CASES)
+assert len({c.name for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_bad_input_exits_2_with_one_line_and_touches_nothing(tmp_path, case, cli_runner, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # importing a controller file must leave no __pycache__
+    d = tmp_path / "case"
+    d.mkdir()
+    materialise(d, case)
+    before = snapshot(tmp_path)
+    args = [a.replace("{d}", str(d)) for a in case.args]
+    res = cli_runner.invoke(app, args)
+    check_one_error_line(res, case.expect)
+    assert snapshot(tmp_path) == before
+
+
+def test_bad_input_from_the_installed_command_is_one_line_too(tmp_path):
+    """The console script itself (not the in-process runner): a Python controller's exception."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("ccscope", path=os.path.dirname(sys.executable)) or shutil.which("ccscope")
+    assert exe, "the ccscope console script is not installed"
+    (tmp_path / "s.toml").write_text(python_flow("ctl.py:Ctl"))
+    (tmp_path / "ctl.py").write_text(CTL + "\n    def on_ack(self, now_ms, ack):\n        raise ValueError('bad ack')\n")
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run([exe, "run", "s.toml", "-o", "out"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "ValueError at " in lines[0] and "ctl.py:8: bad ack" in lines[0], proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ctl.py", "s.toml"]
+
+
+def test_output_folder_that_cannot_be_written_is_refused_before_running(tmp_path, cli_runner):
+    (tmp_path / "s.toml").write_text(RATE)
+    if os.geteuid() == 0:
+        # Root writes in any folder whatever its mode; /proc takes no new folders from anyone.
+        out = Path("/proc/ccscope-out")
+    else:
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o555)
+        out = ro / "out"
+    before = snapshot(tmp_path)
+    res = cli_runner.invoke(app, ["run", str(tmp_path / "s.toml"), "-o", str(out)])
+    check_one_error_line(res, ["-o", str(out), "cannot write in"])
+    assert not out.exists()
+    assert snapshot(tmp_path) == before
