@@ -165,11 +165,77 @@ def plot(
 ) -> None:
     """Draw Mahimahi-style throughput and delay over time."""
     from ccscope import plots
+    from ccscope.analysis import AnalysisInputError
 
     if not (results / "timeseries.parquet").exists():
         raise fail(FileNotFoundError(f"{results}: not a results folder (no timeseries.parquet)"))
-    for p in plots.plot_results(results, out, tuple(f.strip() for f in formats.split(",") if f.strip())):
+    try:
+        written = plots.plot_results(results, out, _formats(formats))
+    except AnalysisInputError as e:
+        raise fail(e)
+    for p in written:
         console.print(f"wrote {p}")
+
+
+def _formats(text: str) -> tuple:
+    """`--formats svg,png` -> ("svg", "png"); one line for a format matplotlib is not asked to write here."""
+    from ccscope.analysis import AnalysisInputError
+
+    out = tuple(f.strip().lower() for f in text.split(",") if f.strip())
+    bad = [f for f in out if f not in ("svg", "png", "pdf")]
+    if bad or not out:
+        raise fail(AnalysisInputError(f"--formats {text}: expected a comma-separated list of svg, png, pdf"))
+    return out
+
+
+@app.command()
+def compare(
+    results: List[Path] = typer.Argument(..., help="Results folders (ccscope run -o) and sweep folders (ccscope sweep -o)"),
+    out: Path = typer.Option(..., "-o", "--out", help="Folder for the figures and compare.json (new, empty, or an earlier compare)"),
+    label: Optional[str] = typer.Option(
+        None, "--label",
+        help="Group runs by this scenario key (e.g. flows.0.window) or sweep column; default: the flows' "
+             "controllers (results folders), the grid point (sweeps)"),
+    delay: str = typer.Option("one_way", "--delay", help="Delay axis, 95th percentiles: one_way (Pantheon), signal or queue"),
+    formats: str = typer.Option("svg,png", "--formats", help="Comma-separated: svg, png, pdf"),
+) -> None:
+    """Pantheon-style comparison: throughput against 95th-percentile delay per scheme (1-sigma ellipse
+    over runs), delay CDFs, throughput and window over time."""
+    from ccscope.analysis import AnalysisInputError
+    from ccscope.analysis.compare import compare as run_compare
+
+    try:
+        res = run_compare(results, out, label=label, delay=delay, formats=_formats(formats))
+    except AnalysisInputError as e:
+        raise fail(e)
+    t = Table(title=f"{len(res.groups)} schemes, {len(res.runs)} runs (mean \u00b1 s.d. over runs)")
+    for col in ("scheme", "runs", "Mbit/s", f"p95 {delay} delay ms"):
+        t.add_column(col, justify="left" if col == "scheme" else "right")
+    for g in res.groups:
+        sd_t = "" if g.throughput_sd != g.throughput_sd else f" \u00b1 {g.throughput_sd:.3f}"
+        sd_d = "" if g.delay_sd != g.delay_sd else f" \u00b1 {g.delay_sd:.1f}"
+        t.add_row(g.label, str(g.runs), f"{g.throughput_mean:.3f}{sd_t}", f"{g.delay_mean:.1f}{sd_d}")
+    console.print(t)
+    for n in res.notes:
+        err.print(f"note: {n}", markup=False, highlight=False, soft_wrap=True)
+    for p in res.files:
+        console.print(f"wrote {p}", highlight=False)
+
+
+@app.command()
+def report(
+    folder: Path = typer.Argument(..., help="A results, sweep or compare folder"),
+    out: Path = typer.Option(..., "-o", "--out", help="The HTML file to write (atomically)"),
+) -> None:
+    """One self-contained HTML page: summary tables, figures (inline SVG), the scenario and the inputs' hashes."""
+    from ccscope.analysis import AnalysisInputError
+    from ccscope.analysis.report import report as write_report
+
+    try:
+        path = write_report(folder, out)
+    except AnalysisInputError as e:
+        raise fail(e)
+    console.print(f"wrote {path}", highlight=False)
 
 
 @app.command()
