@@ -209,7 +209,7 @@ def compare(
     except AnalysisInputError as e:
         raise fail(e)
     t = Table(title=f"{len(res.groups)} schemes, {len(res.runs)} runs (mean \u00b1 s.d. over runs)")
-    for col in ("scheme", "runs", "Mbit/s", f"p95 {delay} delay ms"):
+    for col in ("scheme", "runs", "Mbit/s", f"p95 {delay.replace('_', '-')} delay ms"):
         t.add_column(col, justify="left" if col == "scheme" else "right")
     for g in res.groups:
         sd_t = "" if g.throughput_sd != g.throughput_sd else f" \u00b1 {g.throughput_sd:.3f}"

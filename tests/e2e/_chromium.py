@@ -107,7 +107,8 @@ class Browser:
             if method == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
                 errors.append("console: " + " ".join(str(a.get("value", a.get("description", ""))) for a in p.get("args", [])))
             elif method == "Runtime.exceptionThrown":
-                errors.append("exception: " + str(p.get("exceptionDetails", {}).get("text")))
+                det = p.get("exceptionDetails", {})
+                errors.append(f"exception: {det.get('text')} {det.get('exception', {}).get('description', '')}".strip())
             elif method == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
                 errors.append("log: " + str(p["entry"].get("text")))
             elif method == "Network.requestWillBeSent" and p.get("request", {}).get("url") != url:

@@ -96,6 +96,9 @@ def inline_svg(text: str, prefix: str = "") -> str:
     one page never share an id."""
     start = text.find("<svg")
     svg = text[start:] if start >= 0 else text
+    # The RDF block names the producer by URL; a self-contained page carries no URL but namespaces.
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.S)
+    svg = svg.replace(' xmlns:xlink="http://www.w3.org/1999/xlink"', "") if "xlink:" not in svg.split(">", 1)[1] else svg
     if prefix:
         svg = re.sub(r'id="([^"]+)"', lambda m: f'id="{prefix}{m.group(1)}"', svg)
         svg = re.sub(r"url\(#([^)]+)\)", lambda m: f"url(#{prefix}{m.group(1)})", svg)
