@@ -11,7 +11,7 @@ import pytest
 from matplotlib.text import Text
 
 from ccscope.analysis import figures as F
-from ccscope.analysis.compare import RunPoint, group_stats
+from ccscope.analysis.comparison import RunPoint, group_stats
 
 
 def _mahalanobis(points: np.ndarray, d: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -101,7 +101,7 @@ def test_throughput_delay_figure_is_pantheons_inverted_log_delay_axis():
     assert ax.get_ylim()[0] == 0
     assert "(ms)" in ax.get_xlabel() and "(Mbit/s)" in ax.get_ylabel()
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert [s.split(" (")[0] for s in legend] == ["a", "b", "c"]
+    assert [re.split(r" \(|:", s)[0] for s in legend] == ["a", "b", "c"]
     # Each legend marker's colour is its scheme's palette colour.
     handles = ax.get_legend().legend_handles
     for i, h in enumerate(handles):
@@ -136,3 +136,13 @@ def test_inlined_figures_share_no_ids():
     for svg, ids in ((a, ids_a), (b, ids_b)):
         assert set(re.findall(r"url\(#([^)]+)\)", svg)) <= ids
     assert a.startswith("<svg") and "<metadata>" not in a
+
+
+def test_compare_and_report_stay_functions_once_their_modules_are_imported():
+    import ccscope
+    import ccscope.analysis
+    import ccscope.analysis.comparison  # noqa: F401
+    import ccscope.analysis.html_report  # noqa: F401
+
+    for f in (ccscope.compare, ccscope.report, ccscope.analysis.compare, ccscope.analysis.report):
+        assert callable(f) and not isinstance(f, type(ccscope))

@@ -22,15 +22,15 @@ def compare(
     formats: Sequence[str] = ("svg", "png"),
 ) -> Any:
     """Pantheon-style comparison of results and sweep folders into `out` (figures and compare.json);
-    see :func:`ccscope.analysis.compare.compare`."""
-    from ccscope.analysis.compare import compare as _compare
+    see :func:`ccscope.analysis.comparison.compare`."""
+    from ccscope.analysis.comparison import compare as _compare
 
     return _compare(inputs, out, label=label, delay=delay, formats=formats)
 
 
 def report(folder: Union[str, Path], out: Union[str, Path]) -> Path:
     """A self-contained HTML page for a results, sweep or compare folder; see
-    :func:`ccscope.analysis.report.report`."""
-    from ccscope.analysis.report import report as _report
+    :func:`ccscope.analysis.html_report.report`."""
+    from ccscope.analysis.html_report import report as _report
 
     return _report(folder, out)

@@ -69,14 +69,14 @@ def look(i: int) -> tuple[str, str, str]:
 # ------------------------------------------------------------------------------------------ saving
 
 
-def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = ("svg", "png")) -> list[Path]:
-    """Write `stem.FMT` for each format, each atomically; closes the figure. PNG at 200 dpi."""
+def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = ("svg", "png"), dpi: int = 200) -> list[Path]:
+    """Write `stem.FMT` for each format, each atomically; closes the figure. PNG at `dpi`."""
     out = []
     for fmt in formats:
         buf = io.BytesIO()
         meta = {"Date": None} if fmt == "svg" else ({"Software": None} if fmt == "png" else {})
         with paper_style():
-            fig.savefig(buf, format=fmt, dpi=200, metadata=meta, bbox_inches="tight", pad_inches=0.05)
+            fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta, bbox_inches="tight", pad_inches=0.05)
         out.append(write_atomic(stem.with_name(f"{stem.name}.{fmt}"), buf.getvalue()))
     plt.close(fig)
     return out
@@ -132,6 +132,25 @@ class Scheme:
         return (float(d.mean()), float(t.mean())) if len(d) else (math.nan, math.nan)
 
 
+@dataclass
+class SweepLine:
+    """A parameter sweep drawn as one grey line through its points, each labelled (e.g. by window)."""
+
+    label: str
+    delay_ms: Sequence[float]
+    throughput_mbps: Sequence[float]
+    point_labels: Sequence[str]
+
+
+@dataclass
+class Reference:
+    """A published number drawn as an open circle (a paper's result beside ours)."""
+
+    label: str
+    delay_ms: float
+    throughput_mbps: float
+
+
 def sigma_ellipse(delay_ms: np.ndarray, throughput_mbps: np.ndarray, points: int = 180) -> Optional[np.ndarray]:
     """The 1-sigma contour of the maximum-likelihood 2-D Gaussian of the runs, fitted in the figure's own
     coordinates (log delay, throughput) so it is an ellipse on the log axis; (points, 2) in (ms, Mbit/s).
@@ -161,6 +180,9 @@ def throughput_delay_figure(
     size: tuple[float, float] = (6.4, 4.6),
     show_runs: bool = True,
     connect: Optional[str] = None,
+    sweep: Optional[SweepLine] = None,
+    references: Sequence[Reference] = (),
+    legend_columns: int = 0,
 ) -> Figure:
     """Pantheon's summary plot: mean throughput against mean 95th-percentile delay per scheme, the delay
     axis logarithmic and inverted so better is up and to the right (Pantheon `analysis/plot.py`), each
@@ -189,9 +211,23 @@ def throughput_delay_figure(
                 ymax = max(ymax, float(ell[:, 1].max()))
             if show_runs and len(d) > 1:
                 ax.scatter(d, t, s=9, color=color, marker=marker, alpha=0.5, edgecolor="none", zorder=2)
-            runs = f"{len(d)} run{'s' if len(d) != 1 else ''}"
+            runs = f" ({len(d)} runs)" if len(d) > 1 else ""
             ax.scatter([mx], [my], s=60, color=color, marker=marker, edgecolor="black", linewidth=0.6, zorder=3,
-                       label=f"{s.label} ({runs}): {my:.2f} Mbit/s, {mx:.0f} ms")
+                       label=f"{s.label}{runs}: {my:.2f} Mbit/s, {mx:.0f} ms")
+        if sweep is not None:
+            ax.plot(sweep.delay_ms, sweep.throughput_mbps, "-o", color="#707070", ms=4, lw=1, zorder=1, label=sweep.label)
+            for i, (x, y, text) in enumerate(zip(sweep.delay_ms, sweep.throughput_mbps, sweep.point_labels)):
+                # Above the point, or below where the line turns back (higher delay for the next point).
+                back = i + 1 < len(sweep.delay_ms) and sweep.delay_ms[i + 1] < x
+                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, -11) if back else (-3, 5),
+                            ha="left" if back else "right", fontsize=MIN_FONT_PT, color="#404040")
+            xs_all += list(sweep.delay_ms)
+            ymax = max([ymax, *sweep.throughput_mbps])
+        for ref in references:
+            ax.scatter([ref.delay_ms], [ref.throughput_mbps], marker="o", s=90, facecolor="none", edgecolor="black",
+                       linewidth=1.2, zorder=4, label=ref.label)
+            xs_all.append(ref.delay_ms)
+            ymax = max(ymax, ref.throughput_mbps)
         if connect and len(means) > 1:
             ax.plot([m[0] for m in means], [m[1] for m in means], color="#707070", lw=0.8, zorder=0,
                     label=f"line: schemes in order of {connect}")
@@ -205,7 +241,8 @@ def throughput_delay_figure(
         if title:
             ax.set_title(title)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=1 if len(schemes) < 6 else 2, frameon=False)
+            ncol = legend_columns or (1 if len(schemes) < 6 else 2)
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=ncol, frameon=False)
         fig.tight_layout()
     return fig
 

@@ -15,7 +15,7 @@ from typing import Any, Optional, Sequence, Union
 
 from ccscope.analysis import figures as F
 from ccscope.analysis import views
-from ccscope.analysis.compare import RunPoint, group_stats, grouped, load_record
+from ccscope.analysis.comparison import RunPoint, group_stats, grouped, load_record
 from ccscope.analysis.files import write_atomic
 from ccscope.analysis.inputs import (
     DEFAULT_LABEL,
@@ -239,7 +239,7 @@ def _groups_table(groups: Sequence[Any], title: str, delay_name: str) -> Table:
 
 
 def _compare_page(path: Path) -> Page:
-    from ccscope.analysis.compare import Group
+    from ccscope.analysis.comparison import Group
     from ccscope.analysis.inputs import DELAY_METRICS
 
     rec = load_record(path)
