@@ -76,9 +76,9 @@ def _ci95(xs: Sequence[float]) -> float:
     """Half-width of the 95% confidence interval of the mean (Student's t, n - 1 degrees of freedom)."""
     if len(xs) < 2:
         return math.nan
-    from scipy.stats import t
+    from scipy.special import stdtrit  # Student's t quantile, without importing all of scipy.stats
 
-    return float(t.ppf(0.975, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs)))
+    return float(stdtrit(len(xs) - 1, 0.975) * statistics.stdev(xs) / math.sqrt(len(xs)))
 
 
 def group_stats(label: str, runs: Sequence[RunPoint]) -> Group:
