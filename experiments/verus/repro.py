@@ -636,7 +636,7 @@ def verus(
     L += ["## Results per trace", "",
           "Mean over seeds ± sample standard deviation. The figure puts throughput against the 95th-percentile "
           "one-way delay on an inverted log axis (up and to the right is better), one marker per scheme at the "
-          "seed mean, the 1-sigma ellipse over seeds (fitted in log delay), and each seed as a small dot.", ""]
+          "seed mean, the 1-sigma ellipse over seeds, and each seed as a small dot.", ""]
     for d in dirs:
         ack = f"ACKs over `{d.ack}`" if d.ack else f"ACKs over a constant {UNPAIRED_ACK_MBPS:g} Mbit/s link (no partner trace)"
         mean, gap, gap_at, n_gaps = stats[d.data]

@@ -15,9 +15,9 @@ from ccscope.analysis.comparison import RunPoint, group_stats
 
 
 def _mahalanobis(points: np.ndarray, d: np.ndarray, t: np.ndarray) -> np.ndarray:
-    xy = np.column_stack([np.log(d), t])
+    xy = np.column_stack([d, t])
     mu, cov = xy.mean(axis=0), np.cov(xy, rowvar=False, bias=True)
-    p = np.column_stack([np.log(points[:, 0]), points[:, 1]]) - mu
+    p = points - mu
     return np.sqrt(np.einsum("ij,jk,ik->i", p, np.linalg.inv(cov), p))
 
 
@@ -27,6 +27,8 @@ def test_every_point_of_the_ellipse_is_one_sigma_from_the_runs_mean():
     ell = F.sigma_ellipse(d, t)
     assert ell is not None
     np.testing.assert_allclose(_mahalanobis(ell, d, t), 1.0, rtol=1e-9)
+    # Centred on the scheme's marker: Pantheon's mean over runs.
+    np.testing.assert_allclose([ell[:-1, 0].mean(), ell[:-1, 1].mean()], [d.mean(), t.mean()], rtol=1e-9)
 
 
 def test_two_runs_lie_on_their_degenerate_ellipse():
@@ -35,8 +37,12 @@ def test_two_runs_lie_on_their_degenerate_ellipse():
     ell = F.sigma_ellipse(d, t, points=721)
     assert ell is not None
     for x, y in zip(d, t):
-        gap = np.min(np.hypot(np.log(ell[:, 0]) - math.log(x), ell[:, 1] - y))
-        assert gap < 1e-3
+        assert np.min(np.hypot(ell[:, 0] - x, ell[:, 1] - y)) < 0.1
+
+
+def test_an_ellipse_reaching_zero_delay_is_clipped_to_half_the_smallest_delay():
+    ell = F.sigma_ellipse(np.array([10.0, 10.0, 1000.0]), np.array([1.0, 1.1, 1.0]))
+    assert ell is not None and ell[:, 0].min() == 5.0
 
 
 def test_one_run_has_no_ellipse():

@@ -152,14 +152,13 @@ class Reference:
 
 
 def sigma_ellipse(delay_ms: np.ndarray, throughput_mbps: np.ndarray, points: int = 180) -> Optional[np.ndarray]:
-    """The 1-sigma contour of the maximum-likelihood 2-D Gaussian of the runs, fitted in the figure's own
-    coordinates (log delay, throughput) so it is an ellipse on the log axis; (points, 2) in (ms, Mbit/s).
-
-    Remy (Winstein and Balakrishnan, SIGCOMM 2013, Fig. 4) and Pantheon's published summaries draw this
-    contour over runs; None for fewer than two runs."""
+    """The 1-sigma contour of the maximum-likelihood 2-D Gaussian of the runs (Remy, Winstein and
+    Balakrishnan, SIGCOMM 2013, Fig. 4; Pantheon's published summaries), in (ms, Mbit/s): centred on the
+    runs' mean, the scheme's marker. Drawn on the log axis it is egg-shaped; delays at or below zero
+    are clipped to half the smallest run's delay. None for fewer than two runs."""
     if len(delay_ms) < 2:
         return None
-    xy = np.column_stack([np.log(delay_ms), throughput_mbps])
+    xy = np.column_stack([delay_ms, throughput_mbps]).astype(float)
     mu = xy.mean(axis=0)
     cov = np.cov(xy, rowvar=False, bias=True)  # maximum likelihood: divide by n
     vals, vecs = np.linalg.eigh(cov)
@@ -168,7 +167,8 @@ def sigma_ellipse(delay_ms: np.ndarray, throughput_mbps: np.ndarray, points: int
     unit = np.column_stack([np.cos(angle), np.sin(angle)])
     # Mahalanobis distance 1: mu + V diag(sqrt(lambda)) u for unit vectors u.
     curve = mu + (unit * radii) @ vecs.T
-    return np.column_stack([np.exp(curve[:, 0]), curve[:, 1]])
+    curve[:, 0] = np.maximum(curve[:, 0], 0.5 * float(np.min(delay_ms)))
+    return curve
 
 
 def throughput_delay_figure(
@@ -260,9 +260,12 @@ def log_delay_axis(ax, xs: Sequence[float]) -> None:  # type: ignore[no-untyped-
     plain = mticker.FuncFormatter(lambda v, _: f"{v:g}")
     ax.xaxis.set_major_formatter(plain)
     ax.xaxis.set_minor_locator(mticker.LogLocator(subs=(2.0, 3.0, 5.0)))
-    # Within a decade the major ticks are too few: label the minor ones too.
-    if xs and max(xs) / min(xs) < 30:
+    # Decades alone label too few ticks: label the minor ones too (only 2 and 5 over a wide range).
+    span = max(xs) / min(xs) if xs else math.inf
+    if span < 30:
         ax.xaxis.set_minor_formatter(plain)
+    elif span < 1000:
+        ax.xaxis.set_minor_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
     ax.tick_params(axis="x", which="minor", labelsize=MIN_FONT_PT)
 
 

@@ -213,7 +213,7 @@ def _sweep_page(path: Path) -> Page:
                for lab, idx in by.items()]
     page.figures.append(_figure("Throughput against delay", F.throughput_delay_figure(schemes),
                                 "One point per grid point at the mean over its seeds; small dots are single runs; "
-                                "the shaded ellipse is the 1-\u03c3 contour over runs (fitted in log delay).", 0))
+                                "the shaded ellipse is the 1-\u03c3 contour over runs.", 0))
     text = sw.scenario_text()
     if text:
         page.scenarios.append(("scenario.toml", text))
@@ -258,7 +258,7 @@ def _compare_page(path: Path) -> Page:
                              [[r["name"], r["label"], _f(r["throughput_mbps"], 3), _f(r["delay_ms"], 1)] for r in runs]))
     captions = {
         "throughput_delay": ("Throughput against delay", "Mean per scheme; small dots are single runs; the shaded "
-                             "ellipse is the 1-\u03c3 contour over runs (fitted in log delay). Better is up and to the right."),
+                             "ellipse is the 1-\u03c3 contour over runs. Better is up and to the right."),
         "delay_cdf": ("Delay distribution", "Per flow, the scheme's runs pooled."),
         "throughput_time": ("Throughput over time", "One run per scheme; capacity shaded."),
         "window_time": ("Window over time", "One run per scheme: every window change (cwnd.parquet)."),
