@@ -336,3 +336,19 @@ def test_plot_of_a_corrupt_parquet_exits_2_naming_it(runs, tmp_path, cli_runner)
 def test_plot_states_the_bin_width(runs, tmp_path, cli_runner):
     _ok(cli_runner, ["plot", runs["fixed-9"], "-o", tmp_path, "--formats", "svg"])
     assert "500 ms bins" in (tmp_path / "throughput.svg").read_text()
+
+
+# --- repro (the reproductions live in experiments/, beside the library) ---------------------------
+
+
+@pytest.mark.parametrize("name", ["datagrump", "verus", "markov", "cmt", "mtsc"])
+def test_repro_outside_a_checkout_exits_2_naming_the_experiment(name, tmp_cwd, cli_runner):
+    line = _bad(cli_runner, ["repro", name])
+    assert f"experiments/{name}/repro.py" in line and "checkout" in line
+    assert list(tmp_cwd.iterdir()) == []
+
+
+def test_repro_option_errors_come_back_as_one_line_and_exit_2(tmp_path, cli_runner):
+    line = _bad(cli_runner, ["repro", "markov", "-o", tmp_path / "m.md", "--traces", tmp_path])
+    assert str(tmp_path) in line and "no Mahimahi traces" in line
+    assert not (tmp_path / "m.md").exists()
