@@ -6,6 +6,7 @@
 """
 
 from ccscope._native import ControllerError, ScenarioError, TraceError
+from ccscope.analysis import compare, report
 from ccscope.api import Result, Scenario, controllers, run, validate
 from ccscope.controller import Controller
 
@@ -16,7 +17,9 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "TraceError",
+    "compare",
     "controllers",
+    "report",
     "run",
     "validate",
 ]

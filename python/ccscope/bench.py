@@ -100,9 +100,9 @@ MARKOV_TRACES = ("Verizon-LTE-short.down", "Verizon-LTE-short.up", "TMobile-LTE-
 
 
 def _find_trace(name: str) -> Optional[str]:
-    from ccscope import repro_verus as rv
+    from ccscope import traces
 
-    for d in bench_trace_dirs() + [str(c) for c in rv.candidate_trace_dirs()]:
+    for d in bench_trace_dirs() + [str(c) for c in traces.candidate_trace_dirs()]:
         if os.path.isfile(os.path.join(d, name)):
             return os.path.join(d, name)
     return None

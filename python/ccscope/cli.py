@@ -240,11 +240,65 @@ def plot(
         writer = store.FolderWriter(out if out is not None else results, overwrite=overwrite, merge=True,
                                     names=figure_names(fs))
     from ccscope import plots
+    from ccscope.analysis import AnalysisInputError
 
     with writer:
-        written = plots.plot_results(results, writer.stage, fs)
+        try:
+            written = plots.plot_results(results, writer.stage, fs)
+        except AnalysisInputError as e:
+            raise fail(e)
     for p in written:
         console.print(f"wrote {writer.path / p.name}")
+
+
+@app.command()
+def compare(
+    results: List[Path] = typer.Argument(..., help="Results folders (ccscope run -o) and sweep folders (ccscope sweep -o)"),
+    out: Path = typer.Option(..., "-o", "--out", help="Folder for the figures and compare.json (new, empty, or an earlier compare)"),
+    label: Optional[str] = typer.Option(
+        None, "--label",
+        help="Group runs by this scenario key (e.g. flows.0.window) or sweep column; default: the flows' "
+             "controllers (results folders), the grid point (sweeps)"),
+    delay: str = typer.Option("one_way", "--delay", help="Delay axis, 95th percentiles: one_way (Pantheon), signal or queue"),
+    formats: str = typer.Option("svg,png", "--formats", help="Comma-separated: svg, png, pdf"),
+) -> None:
+    """Pantheon-style comparison: throughput against 95th-percentile delay per scheme (1-sigma ellipse
+    over runs), delay CDFs, throughput and window over time."""
+    from ccscope.analysis import AnalysisInputError
+    from ccscope.analysis.comparison import compare as run_compare
+
+    try:
+        res = run_compare(results, out, label=label, delay=delay, formats=parse_formats(formats.lower()))
+    except (AnalysisInputError, ValueError) as e:
+        raise fail(e)
+    t = Table(title=f"{len(res.groups)} schemes, {len(res.runs)} runs (mean \u00b1 s.d. over runs)")
+    for col in ("scheme", "runs", "Mbit/s", f"p95 {delay.replace('_', '-')} delay ms"):
+        t.add_column(col, justify="left" if col == "scheme" else "right")
+    for g in res.groups:
+        sd_t = "" if g.throughput_sd != g.throughput_sd else f" \u00b1 {g.throughput_sd:.3f}"
+        sd_d = "" if g.delay_sd != g.delay_sd else f" \u00b1 {g.delay_sd:.1f}"
+        t.add_row(g.label, str(g.runs), f"{g.throughput_mean:.3f}{sd_t}", f"{g.delay_mean:.1f}{sd_d}")
+    console.print(t)
+    for n in res.notes:
+        err.print(f"note: {n}", markup=False, highlight=False, soft_wrap=True)
+    for p in res.files:
+        console.print(f"wrote {p}", highlight=False)
+
+
+@app.command()
+def report(
+    folder: Path = typer.Argument(..., help="A results, sweep or compare folder"),
+    out: Path = typer.Option(..., "-o", "--out", help="The HTML file to write (atomically)"),
+) -> None:
+    """One self-contained HTML page: summary tables, figures (inline SVG), the scenario and the inputs' hashes."""
+    from ccscope.analysis import AnalysisInputError
+    from ccscope.analysis.html_report import report as write_report
+
+    try:
+        path = write_report(folder, out)
+    except AnalysisInputError as e:
+        raise fail(e)
+    console.print(f"wrote {path}", highlight=False)
 
 
 @app.command()
@@ -365,69 +419,35 @@ def bench(
     console.print(b.render(table))
 
 
-@repro_app.command("datagrump")
-def repro_datagrump(
-    out: Path = typer.Option(Path("docs/reproductions/datagrump.md"), "-o", "--out", help="Markdown report to write"),
-) -> None:
-    """Paper 001: the fixed-window sweep and the controller ladder on the contest link."""
-    from ccscope import repro
-
-    path = repro.datagrump(out)
-    console.print(f"wrote {path}")
+PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 
 
-@repro_app.command("verus")
-def repro_verus(
-    out: Path = typer.Option(Path("docs/reproductions/verus.md"), "-o", "--out", help="Markdown report to write"),
-    traces: Optional[Path] = typer.Option(
-        None, "--traces", help="Mahimahi trace folder (default: $CCSCOPE_TRACE_PATH, then ../shared/traces)"
-    ),
-    seeds: int = typer.Option(5, "--seeds", help="Start-jitter seeds per scheme and trace: runs seeds 1..N"),
-    duration: Optional[float] = typer.Option(None, "--duration", help="Cap on each run, seconds (default: one loop of the trace)"),
-) -> None:
-    """Paper 004: Verus R = 2, 4, 6 against Cubic, NewReno, Vegas and Sprout on every trace."""
-    from ccscope import repro_verus as rv
+@repro_app.command("datagrump", context_settings=PASS_THROUGH)
+def repro_datagrump(ctx: typer.Context) -> None:
+    """Paper 001: the fixed-window sweep and the controller ladder on the contest link.
 
-    try:
-        path = rv.verus(out, traces=traces, seeds=seeds, duration=duration, log=lambda m: err.print(m, markup=False))
-    except INPUT_ERRORS as e:
-        raise fail(e)
-    except ValueError as e:
-        raise fail(e)
-    console.print(f"wrote {path}")
+    Runs experiments/datagrump/repro.py of this checkout; its option -o passes through.
+    """
+    _run_experiment("datagrump", ctx.args)
 
 
-@repro_app.command("markov")
-def repro_markov(
-    out: Path = typer.Option(Path("docs/reproductions/markov.md"), "-o", "--out", help="Markdown report to write"),
-    traces: Optional[Path] = typer.Option(
-        None, "--traces", help="Mahimahi trace folder (default: $CCSCOPE_TRACE_PATH, then ../shared/traces)"
-    ),
-    seconds: float = typer.Option(300.0, "--seconds", help="Simulated seconds of every collection and evaluation run"),
-    seeds: int = typer.Option(5, "--seeds", help="Seeds per evaluation scenario: runs seeds 1..N"),
-    train: Optional[str] = typer.Option(None, "--train", help="Comma-separated training traces (set 1; default: Verizon-LTE-short.up, TMobile-LTE-short.up, TMobile-LTE-driving.down)"),
-    evaluate: Optional[str] = typer.Option(None, "--eval", help="Comma-separated evaluation traces (set 2; default: ATT-LTE-driving.down, Verizon-LTE-short.down, TMobile-LTE-short.down)"),
-    fast_links: bool = typer.Option(
-        True, "--fast-links/--no-fast-links",
-        help="Also run the companion split on the recordings as fast as the paper's links (<out stem>_fast_links.md)",
-    ),
-) -> None:
-    """Paper 000: Markov models of Verus trained on trace set 1, evaluated against Verus on set 2."""
-    from ccscope import repro_markov as rm
+@repro_app.command("verus", context_settings=PASS_THROUGH)
+def repro_verus(ctx: typer.Context) -> None:
+    """Paper 004: Verus R = 2, 4, 6 against Cubic, NewReno, Vegas and Sprout on every trace.
 
-    kw: dict = {}
-    if train:
-        kw["train"] = [t.strip() for t in train.split(",") if t.strip()]
-    if evaluate:
-        kw["evaluate"] = [t.strip() for t in evaluate.split(",") if t.strip()]
-    try:
-        path = rm.markov_repro(out, traces=traces, seconds=seconds, seeds=seeds, fast_links=fast_links,
-                               log=lambda m: err.print(m, markup=False), **kw)
-    except INPUT_ERRORS as e:
-        raise fail(e)
-    except ValueError as e:
-        raise fail(e)
-    console.print(f"wrote {path}")
+    Runs experiments/verus/repro.py of this checkout; its options (-o, --traces, --seeds, --duration) pass through.
+    """
+    _run_experiment("verus", ctx.args)
+
+
+@repro_app.command("markov", context_settings=PASS_THROUGH)
+def repro_markov(ctx: typer.Context) -> None:
+    """Paper 000: Markov models of Verus trained on trace set 1, evaluated against Verus on set 2.
+
+    Runs experiments/markov/repro.py of this checkout; its options (-o, --traces, --seconds, --seeds, --train,
+    --eval, --fast-links/--no-fast-links) pass through.
+    """
+    _run_experiment("markov", ctx.args)
 
 
 def find_experiment(name: str) -> Path:
@@ -440,7 +460,7 @@ def find_experiment(name: str) -> Path:
     raise FileNotFoundError(f"experiments/{name}/repro.py: not found here or above; run from a ccscope checkout")
 
 
-@repro_app.command("cmt", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@repro_app.command("cmt", context_settings=PASS_THROUGH)
 def repro_cmt(ctx: typer.Context) -> None:
     """Paper 002: SCTP-CMT simulation against the Markov and renewal models; static vs dynamic windows.
 
@@ -449,7 +469,7 @@ def repro_cmt(ctx: typer.Context) -> None:
     _run_experiment("cmt", ctx.args)
 
 
-@repro_app.command("mtsc", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@repro_app.command("mtsc", context_settings=PASS_THROUGH)
 def repro_mtsc(ctx: typer.Context) -> None:
     """Paper 003, part 1: Hurst against alpha, CondProb tables and entropy against time scale (Figs. 1-3).
 
@@ -532,11 +552,11 @@ def markov_collect(
     ),
 ) -> None:
     """Run Verus with N users on each trace (paper 000 §4.1) and write (delay, window) samples."""
-    from ccscope import repro_verus as rv
+    from ccscope import traces as trace_files
     from ccscope.models import markov
 
     try:
-        trace_dir = rv.find_traces(traces)
+        trace_dir = trace_files.find_traces(traces)
         names = [t.strip() for t in trace_set.split(",") if t.strip()]
         try:
             ns = [int(u) for u in users.split(",") if u.strip()]

@@ -7,18 +7,21 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from ccscope import repro_verus as rv
+from ccscope import traces
 from ccscope.cli import app
-from ccscope import repro_markov as rm
 from ccscope.models import markov
+
+from _experiments import load_experiment  # noqa: E402
+
+rm = load_experiment("markov")
 
 TRAIN, EVAL = "Verizon-LTE-short.up", "Verizon-LTE-short.down"
 
 
 def _trace_dir():
     try:
-        d = rv.find_traces()
-    except rv.TraceDirNotFound:
+        d = traces.find_traces()
+    except traces.TraceDirNotFound:
         return None
     return d if (d / TRAIN).is_file() and (d / EVAL).is_file() else None
 
@@ -165,7 +168,7 @@ def test_fast_links_companion_run_is_written_linked_and_summarised(tmp_path):
     assert r.exit_code == 0, r.output
     main = out.read_text()
     section = main.split("## In the paper's link regime")[1]
-    fast = [t.name for t in TRACES.iterdir() if t.suffix in (".down", ".up") and rv.trace_mean_mbps(t) >= rm.FAST_MBPS]
+    fast = [t.name for t in TRACES.iterdir() if t.suffix in (".down", ".up") and traces.trace_mean_mbps(t) >= rm.FAST_MBPS]
     if not fast:
         assert "**Missing.**" in section
         return

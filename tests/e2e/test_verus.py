@@ -7,8 +7,11 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from ccscope import repro_verus as rv
 from ccscope.cli import app
+
+from _experiments import load_experiment  # noqa: E402
+
+rv = load_experiment("verus")
 
 TESTED = ("Verizon-LTE-short.down", "Verizon-LTE-short.up", "TMobile-LTE-short.down", "TMobile-LTE-short.up")
 CLAIM_C_TRACE = "Verizon-LTE-short.down"

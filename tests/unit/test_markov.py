@@ -280,12 +280,12 @@ def test_cli_inspect_prints_the_draw_bias_at_sample_transitions(samples, tmp_pat
 
 
 def test_interleaved_split_alternates_stretches_between_the_sets_and_drops_none_but_the_last(tmp_path):
-    from ccscope import repro_markov as rm
+    from ccscope import traces
 
     # Opportunities every 3 ms over 35 s: 10 s stretches 0 and 2 train, 1 evaluates, [30, 35) s is dropped.
     ts = np.arange(1, 35_000, 3)
     (tmp_path / "x.down").write_text("\n".join(map(str, ts)) + "\n")
-    train, evaluate = rm.interleaved_split(tmp_path, ["x.down"], 10, tmp_path)
+    train, evaluate = traces.interleaved_split(tmp_path, ["x.down"], 10, tmp_path)
     assert train == ["x-even.down"] and evaluate == ["x-odd.down"]
     even = np.loadtxt(tmp_path / "x-even.down", dtype=np.int64)
     odd = np.loadtxt(tmp_path / "x-odd.down", dtype=np.int64)
@@ -327,7 +327,7 @@ def test_a_crafted_huge_grid_is_refused_before_anything_is_allocated(model, tmp_
 
 
 def test_concatenated_trace_keeps_each_segment_and_loops_on_its_full_length(tmp_path):
-    from ccscope.repro_markov import concat_trace
+    from ccscope.traces import concat_trace
 
     (tmp_path / "a.down").write_text("0\n5\n10\n")  # period 10 ms: loops to fill the segment
     (tmp_path / "b.down").write_text("3\n3\n40\n")

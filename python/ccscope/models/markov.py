@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from ccscope import _native
 from ccscope._native import ScenarioError
+from ccscope.models import verus_testbed as testbed
 
 MAGIC = b"CCSCOPEM"
 VERSION = 2
@@ -518,10 +519,8 @@ def heatmap(
 
 def ack_link(ack: Optional[PathLike]) -> Dict[str, Any]:
     """The ACK direction: the trace `ack`, or (None) an uncongested 100 Mbit/s link; 10 ms either way."""
-    from ccscope import repro_verus as rv
-
     if ack is None:
-        return {"rate_mbps": rv.UNPAIRED_ACK_MBPS, "delay_ms": ONE_WAY_DELAY_MS}
+        return {"rate_mbps": testbed.UNPAIRED_ACK_MBPS, "delay_ms": ONE_WAY_DELAY_MS}
     return {"trace": str(ack), "delay_ms": ONE_WAY_DELAY_MS}
 
 
@@ -530,17 +529,15 @@ def paper_scenario(trace: PathLike, users: int, seconds: float, seed: int, flow:
     """Paper 000 §6.1 / Table 1: `users` flows of `flow` (controller and its parameters) with 1450 B
     packets and start times uniform in [0, 1 s), the trace shaping the data direction behind RED
     3/9 Mbit 0.1%, 10 ms each way, ACKs over `ack_link(ack)`; one-second bins."""
-    from ccscope import repro_verus as rv
-
     return {
         "name": name,
         "seed": int(seed),
         "duration_s": float(seconds),
         "bin_ms": 1000,
-        "data_link": {"trace": str(trace), "delay_ms": ONE_WAY_DELAY_MS, "queue": dict(rv.RED_QUEUE)},
+        "data_link": {"trace": str(trace), "delay_ms": ONE_WAY_DELAY_MS, "queue": dict(testbed.RED_QUEUE)},
         "ack_link": ack_link(ack),
-        "flows": [{**flow, "packet_bytes": rv.VERUS_PACKET_BYTES, "count": int(users),
-                   "start_jitter_s": rv.START_JITTER_S}],
+        "flows": [{**flow, "packet_bytes": testbed.VERUS_PACKET_BYTES, "count": int(users),
+                   "start_jitter_s": testbed.START_JITTER_S}],
     }
 
 

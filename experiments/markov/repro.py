@@ -1,5 +1,7 @@
-"""Paper 000 reproduction: ``ccscope repro markov`` regenerates ``docs/reproductions/markov.md`` and its
-figures under ``docs/reproductions/markov/``.
+"""Paper 000 reproduction: regenerates docs/reproductions/markov.md and its figures under
+docs/reproductions/markov/.
+
+    python experiments/markov/repro.py -o docs/reproductions/markov.md   (or: ccscope repro markov)
 
 Verus is run with 1-4 users on the training traces (set 1) to collect (delay, window) samples; Markov
 models are trained from them (``ccscope.models.markov``) and run as the ``markov`` controller on the
@@ -8,16 +10,18 @@ evaluation traces (set 2), next to Verus in the same scenario. Every number is c
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import shutil
 import statistics
 import tempfile
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import matplotlib
 
@@ -27,9 +31,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ccscope import api  # noqa: E402
-from ccscope import repro_verus as rv  # noqa: E402
+from ccscope.experiment import run_report  # noqa: E402
+from ccscope.analysis import figures as F  # noqa: E402
+from ccscope.analysis.files import write_atomic  # noqa: E402
+from ccscope.analysis.markdown import table as _table  # noqa: E402
 from ccscope.models import markov  # noqa: E402
-from ccscope.repro import _atomic, _table  # noqa: E402
+from ccscope.models.verus_testbed import START_JITTER_S, UNPAIRED_ACK_MBPS, VERUS_PACKET_BYTES  # noqa: E402
+from ccscope.traces import TraceDirNotFound, concat_trace, find_traces, interleaved_split, trace_mean_mbps  # noqa: E402,F401
 
 COMMAND = "ccscope repro markov"
 PAPER = "/work/shared/papers/000_fdd9a5dac8845b44.txt"
@@ -177,10 +185,7 @@ def _yn(b: bool) -> str:
 
 
 def _save(fig, stem: Path) -> Path:
-    path = stem.with_suffix(".png")
-    _atomic(path, lambda f: fig.savefig(f, format="png", dpi=90, metadata={"Software": None}))
-    plt.close(fig)
-    return path
+    return F.save_figure(fig, stem, ("png",), dpi=90)[0]
 
 
 def _fig_users(stat: Callable, traces: Sequence[str], schemes: Sequence[str], stem: Path, title: str) -> Path:
@@ -266,49 +271,6 @@ def _fig_onoff(recs: list[dict], traces: Sequence[str], stem11: Path, stem12: Pa
 
 
 # ------------------------------------------------------------------------------------------ report
-
-
-def concat_trace(trace_dir: Path, names: Sequence[str], segment_s: float, out: Path) -> Path:
-    """§6.6: the first `segment_s` of each trace (looping a shorter one), one after another, as one
-    Mahimahi trace (its loop period is its last timestamp)."""
-    seg_ms = int(round(segment_s * 1000))
-    lines: list[str] = []
-    for i, n in enumerate(names):
-        ts = [int(x) for x in (trace_dir / n).read_text().split()]
-        if not ts or ts[-1] <= 0:
-            raise rv.TraceDirNotFound(f"{trace_dir / n}: empty trace")
-        period, base, k = ts[-1], i * seg_ms, 0
-        while k * period < seg_ms:
-            lines.extend(str(base + k * period + t) for t in ts if k * period + t < seg_ms)
-            k += 1
-    # The loop period is the last timestamp: end on the concatenation's full length (one extra opportunity),
-    # so a quiet tail is kept and every loop lasts exactly len(names) segments.
-    lines.append(str(len(names) * seg_ms))
-    out.write_text("\n".join(lines) + "\n")
-    return out
-
-
-def interleaved_split(trace_dir: Path, names: Sequence[str], chunk_s: float, out_dir: Path) -> tuple[list, list]:
-    """Each recording cut into `chunk_s` stretches: the even ones, back to back, form its set-1 trace
-    (`<stem>-even.<dir>`), the odd ones its set-2 trace (`<stem>-odd.<dir>`); a last partial stretch is
-    dropped. Each output loops on its own length. Returns (set 1 names, set 2 names)."""
-    chunk = int(round(chunk_s * 1000))
-    train, evaluate = [], []
-    for n in names:
-        ts = np.loadtxt(trace_dir / n, dtype=np.int64, ndmin=1)
-        k = ts // chunk
-        n_chunks = int(ts[-1] // chunk) if len(ts) else 0
-        if n_chunks < 2:
-            raise rv.TraceDirNotFound(f"{trace_dir / n}: shorter than two {chunk_s:g} s stretches")
-        stem, _, kind = n.rpartition(".")
-        for parity, names_out, tag in ((0, train, "even"), (1, evaluate, "odd")):
-            picked = [c for c in range(parity, n_chunks, 2)]
-            parts = [ts[k == c] - c * chunk + i * chunk for i, c in enumerate(picked)]
-            out = np.concatenate(parts + [np.array([len(picked) * chunk])])
-            name = f"{stem}-{tag}.{kind}"
-            (out_dir / name).write_text("\n".join(map(str, out.tolist())) + "\n")
-            names_out.append(name)
-    return train, evaluate
 
 
 def onoff_available() -> bool:
@@ -438,17 +400,17 @@ def markov_repro(
     given, receives the claims' verdicts."""
     if seeds < 1:
         raise ValueError(f"--seeds {seeds}: must be at least 1")
-    if not seconds > rv.START_JITTER_S:
-        raise ValueError(f"--seconds {seconds:g}: must exceed the {rv.START_JITTER_S:g} s start jitter")
+    if not seconds > START_JITTER_S:
+        raise ValueError(f"--seconds {seconds:g}: must exceed the {START_JITTER_S:g} s start jitter")
     if set(train) & set(evaluate):
         raise ValueError(f"training and evaluation traces overlap: {sorted(set(train) & set(evaluate))}")
     if PRIMARY_Q not in quantizations:
         raise ValueError(f"quantizations must include {PRIMARY_Q} ms")
     say = log or (lambda _m: None)
-    trace_dir = rv.find_traces(traces)
+    trace_dir = find_traces(traces)
     for t in list(train) + list(evaluate):
         if not (trace_dir / t).is_file():
-            raise rv.TraceDirNotFound(f"{trace_dir}: no trace {t}")
+            raise TraceDirNotFound(f"{trace_dir}: no trace {t}")
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig_dir = out.with_suffix("")
@@ -582,7 +544,7 @@ def markov_repro(
     origin = f"`{cmd}`" + ("" if split_note is None else " (a companion run; the main report links here)")
     model_recs = [r for r in recs if "walk" in r]
     walk = np.sum([r["walk"] for r in model_recs], axis=0) if model_recs else np.zeros(4)
-    rates = ", ".join(f"`{t}` {rv.trace_mean_mbps(trace_dir / t):.1f} Mbit/s" for t in list(train) + list(evaluate))
+    rates = ", ".join(f"`{t}` {trace_mean_mbps(trace_dir / t):.1f} Mbit/s" for t in list(train) + list(evaluate))
     if split_note is not None:
         split_text = f"- Why this split: {split_note} (mean capacities: {rates})."
     elif tuple(train) == TRAIN_TRACES and tuple(evaluate) == EVAL_TRACES:
@@ -610,13 +572,13 @@ def markov_repro(
         f"{', '.join(f'`{t}`' for t in evaluate)}. No trace file is in both sets.",
         split_text,
         f"- Links (paper 000 §6.1, Table 1): Verus with R = {markov.PAPER_R:g} (§6.4: \"due to the R parameter of 2\"; "
-        f"the reference's default when the paper was written), {rv.VERUS_PACKET_BYTES} B packets, RED min 3 Mbit / "
+        f"the reference's default when the paper was written), {VERUS_PACKET_BYTES} B packets, RED min 3 Mbit / "
         f"max 9 Mbit / drop probability 0.1% on the data link, {markov.ONE_WAY_DELAY_MS} ms each way (a 20 ms base RTT: Fig. 5a's delays start at 20 ms); the trace shapes "
-        f"the data direction only and ACKs return over an uncongested {rv.UNPAIRED_ACK_MBPS:g} Mbit/s link (the paper's "
+        f"the data direction only and ACKs return over an uncongested {UNPAIRED_ACK_MBPS:g} Mbit/s link (the paper's "
         "traffic shaper sits on the data path). A trace shorter than the run loops.",
         f"- Runs: {seconds:g} s each" + (" (the paper's 300 s)" if seconds == 300 else
                                            " (shorter than the paper's 300 s, to bound the runtime)")
-        + f"; users start uniformly in [0, {rv.START_JITTER_S:g} s). Collection: Verus with 1, 2, 3 and 4 users on each "
+        + f"; users start uniformly in [0, {START_JITTER_S:g} s). Collection: Verus with 1, 2, 3 and 4 users on each "
         f"training trace, seed {COLLECT_SEED}, `record = \"epoch\"` (largest delay and packets sent per 5 ms epoch). "
         f"Samples: " + ", ".join(f"{n} user{'s' if n > 1 else ''}: {n_samples.get(n, 0):,}" for n in USERS)
         + " (paper: ~290,000 / 580,000 / 850,000 / 920,000). Each run's users keep distinct ids, so no transition "
@@ -799,7 +761,7 @@ def markov_repro(
     L += ["Nothing was tuned to make a claim pass: the models, links and thresholds are fixed above before any run.", ""]
     if fast_links:
         L += _fast_links_section(out, trace_dir, seconds, seeds, quantizations, jobs, say)
-    _atomic(out, lambda f: f.write("\n".join(L).encode()))
+    write_atomic(out, "\n".join(L))
     return out
 
 
@@ -816,9 +778,9 @@ def _gaps_section(runs: Runs, bias: dict, cl: dict, train: Sequence[str], evalua
     q1_pass = sum(runs.within("match_q1", tr, n) for tr, n in pairs)
     q_txt = "; ".join(f"`{tr}` " + " / ".join(_pct(_rel(mean(f"q{q}", tr, 1, "delay"), mean("verus", tr, 1, "delay")))
                                                for q in quantizations) for tr in evaluate)
-    train_max = max(rv.trace_mean_mbps(trace_dir / t) for t in train)
-    fast = [tr for tr in evaluate if rv.trace_mean_mbps(trace_dir / tr) > train_max]
-    fast_txt = "; ".join(f"`{tr}` ({rv.trace_mean_mbps(trace_dir / tr):.1f} Mbit/s): 1 user {mean('match', tr, 1, 'tput'):.2f} "
+    train_max = max(trace_mean_mbps(trace_dir / t) for t in train)
+    fast = [tr for tr in evaluate if trace_mean_mbps(trace_dir / tr) > train_max]
+    fast_txt = "; ".join(f"`{tr}` ({trace_mean_mbps(trace_dir / tr):.1f} Mbit/s): 1 user {mean('match', tr, 1, 'tput'):.2f} "
                          f"against Verus's {mean('verus', tr, 1, 'tput'):.2f} Mbit/s" for tr in fast)
     gap = {x: statistics.fmean(_rel(mean(x, tr, n, "delay"), mean("verus", tr, n, "delay")) for tr, n in pairs)
            for x in ("insample", "insample_p")}
@@ -850,14 +812,14 @@ def _gaps_section(runs: Runs, bias: dict, cl: dict, train: Sequence[str], evalua
                  f"{b['nonmatch']['closest_w']:.3f} | {b['combined']['chain_w']:.3f} | {b['combined']['closest_w']:.3f} |")
 
     def mbps(w: float, n: int) -> float:
-        return n * w * rv.VERUS_PACKET_BYTES * 8 / (EPOCH_MS * 1e3)
+        return n * w * VERUS_PACKET_BYTES * 8 / (EPOCH_MS * 1e3)
 
     def outside(b: dict) -> float:
         return (b["no_subset"] + b["off_grid"]) / max(b["no_subset"] + b["off_grid"] + b["transitions"], 1)
 
     hi = [(n, bias[("match_high", n)]) for n in USERS]
     refill = mbps(bias[("match_high", nu)]["closest_w"], nu)
-    rates = {tr: rv.trace_mean_mbps(trace_dir / tr) for tr in evaluate}
+    rates = {tr: trace_mean_mbps(trace_dir / tr) for tr in evaluate}
     below = [tr for tr in evaluate if rates[tr] < refill]
     L += ["",
           f"  Into a standing queue: at the training transitions into a delay of at least {HIGH_DELAY_MS} ms (ten base "
@@ -931,7 +893,7 @@ def _fast_links_section(out: Path, trace_dir: Path, seconds: float, seeds: int, 
                         jobs: Optional[int], say: Callable[[str], None]) -> list[str]:
     """The companion run on the recordings at least FAST_MBPS fast, and its summary for the main report."""
     fast = sorted(t.name for t in trace_dir.iterdir() if t.suffix in (".down", ".up") and t.is_file()
-                  and rv.trace_mean_mbps(t) >= FAST_MBPS)
+                  and trace_mean_mbps(t) >= FAST_MBPS)
     L = ["## In the paper's link regime", ""]
     if not fast:
         return L + [f"**Missing.** No recording in `{trace_dir}` averages {FAST_MBPS:.1f} Mbit/s or more.", ""]
@@ -963,7 +925,7 @@ def _fast_links_section(out: Path, trace_dir: Path, seconds: float, seeds: int, 
     L += [f"Paper 000's links were faster than most of ours: its one-user delays end at 727 ms (§6.2, Fig. 5a) "
           f"behind RED whose average queue tops out at 9 Mbit (Table 1), which drains in 727 ms at "
           f"{FAST_MBPS:.1f} Mbit/s, and its users averaged about 4 Mbit/s each (§6.6). Our recordings that fast: "
-          + ", ".join(f"`{t}` ({rv.trace_mean_mbps(trace_dir / t):.1f} Mbit/s)" for t in fast)
+          + ", ".join(f"`{t}` ({trace_mean_mbps(trace_dir / t):.1f} Mbit/s)" for t in fast)
           + f". Each is cut into {CHUNK_S} s stretches; set 1 is the even stretches of every recording, set 2 the odd "
           "ones (\"collected under similar conditions but at different times\", §6.1), so no instant of a recording "
           f"is in both sets. The whole reproduction is run again on that split: [{sub.name}]({sub.name}). This "
@@ -971,3 +933,29 @@ def _fast_links_section(out: Path, trace_dir: Path, seconds: float, seeds: int, 
           f"{FAST_MBPS:.1f} Mbit/s, alternating {CHUNK_S} s stretches) was fixed before it was run.", ""]
     L += _table(("claim", "paper's draw", "proportional draw"), rows, (False, False, False))
     return L + [""]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", type=Path, default=Path("docs/reproductions/markov.md"), help="Markdown report to write")
+    ap.add_argument("--traces", type=Path, default=None,
+                    help="Mahimahi trace folder (default: $CCSCOPE_TRACE_PATH, then ../shared/traces)")
+    ap.add_argument("--seconds", type=float, default=300.0, help="Simulated seconds of every collection and evaluation run")
+    ap.add_argument("--seeds", type=int, default=5, help="Seeds per evaluation scenario: runs seeds 1..N")
+    ap.add_argument("--train", default=None, help="Comma-separated training traces (set 1; default: " + ", ".join(TRAIN_TRACES) + ")")
+    ap.add_argument("--eval", dest="evaluate", default=None,
+                    help="Comma-separated evaluation traces (set 2; default: " + ", ".join(EVAL_TRACES) + ")")
+    ap.add_argument("--fast-links", action=argparse.BooleanOptionalAction, default=True,
+                    help="Also run the companion split on the recordings as fast as the paper's links (<out stem>_fast_links.md)")
+    args = ap.parse_args(argv)
+    kw: dict = {}
+    if args.train:
+        kw["train"] = [t.strip() for t in args.train.split(",") if t.strip()]
+    if args.evaluate:
+        kw["evaluate"] = [t.strip() for t in args.evaluate.split(",") if t.strip()]
+    return run_report(lambda: markov_repro(args.out, traces=args.traces, seconds=args.seconds, seeds=args.seeds,
+                                           fast_links=args.fast_links, log=lambda m: print(m, file=sys.stderr), **kw))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,25 +1,26 @@
-"""Paper reproductions: ``ccscope repro NAME`` regenerates ``docs/reproductions/NAME.md`` and its figure.
+"""Paper 001 reproduction (CS244 datagrump contest): the fixed-window sweep, window 12 against the paper,
+and the controller ladder, written to docs/reproductions/datagrump.md with its figure.
 
-Each report is written from fresh runs of the embedded examples; every number in it is computed, the
+    python experiments/datagrump/repro.py -o docs/reproductions/datagrump.md   (or: ccscope repro datagrump)
+
+The report is written from fresh runs of the embedded examples; every number in it is computed, the
 paper's numbers are quoted with their section.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
-import os
-import tempfile
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker as mticker  # noqa: E402
-
-from ccscope import api  # noqa: E402
+from ccscope import api
+from ccscope.experiment import run_report
+from ccscope.analysis import figures as F
+from ccscope.analysis.files import write_atomic
+from ccscope.analysis.markdown import table as _table
 
 COMMAND = "ccscope repro datagrump"
 
@@ -146,14 +147,6 @@ def _f(v: Optional[float], digits: int) -> str:
 
 def _ms(v: float) -> str:
     return f"{v:.0f}"
-
-
-def _table(header: Iterable[str], rows: Iterable[Iterable[Any]], right: Iterable[bool]) -> list[str]:
-    header = list(header)
-    align = ["---:" if r else "---" for r in right]
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return lines
 
 
 def _best(points: Iterable[Point]) -> Point:
@@ -286,60 +279,19 @@ def _is_unimodal(scores: list[float]) -> bool:
 
 
 def _figure(sweep: list[Point], ladder: list[Point], capacity: float, stem: Path) -> list[Path]:
-    """Throughput against p95 signal delay: the fixed-window sweep and the controllers."""
-    plt.rcParams["svg.hashsalt"] = "ccscope-datagrump"
-    fig, ax = plt.subplots(figsize=(9.6, 6.0))
-    xs = [p.signal_delay_p95_ms for p in sweep]
-    ys = [p.throughput_mbps for p in sweep]
-    ax.plot(xs, ys, "-o", color="#606060", ms=5, lw=1, label="fixed window (label: window, packets)")
-    for i, (p, x, y) in enumerate(zip(sweep, xs, ys)):
-        # Label above-left, or below-right where the curve turns back (window 1 to 2: delay falls).
-        back = i + 1 < len(xs) and xs[i + 1] < x
-        ax.annotate(str(p.window), (x, y), textcoords="offset points", xytext=(6, -10) if back else (-4, 6),
-                    ha="left" if back else "right", fontsize=9, color="#404040")
-    markers = ["s", "D", "^", "v", "P", "X", "*"]
-    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#ff7f0e", "#17becf"]
-    for p, m, c in zip(ladder, markers, colors):
-        ax.scatter([p.signal_delay_p95_ms], [p.throughput_mbps], marker=m, s=80, color=c, zorder=3,
-                   edgecolor="black", linewidth=0.6,
-                   label=f"{p.label}: {p.throughput_mbps:.2f} Mbit/s, {p.signal_delay_p95_ms:.0f} ms, score {p.score:.2f}")
-    ax.scatter([PAPER_W12_DELAY_MS], [PAPER_W12_MBPS], marker="o", s=110, facecolor="none", edgecolor="black",
-               linewidth=1.2, zorder=4, label=f"paper 001 window {PAPER_W12_WINDOW}: {PAPER_W12_MBPS} Mbit/s, {PAPER_W12_DELAY_MS:.0f} ms")
-    ax.axhline(capacity, color="#a0a0a0", ls="--", lw=1, label=f"mean capacity {capacity:.2f} Mbit/s")
-    ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_locator(mticker.LogLocator(subs=(2.0, 5.0)))
-    ax.xaxis.set_minor_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.set_xlabel("95th percentile signal delay (ms, log scale)")
-    ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_ylim(0, capacity * 1.12)
-    ax.set_title("Paper 001 contest link (Verizon LTE, 140 s): throughput vs signal delay")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8, frameon=False)
-    fig.tight_layout()
-    written = []
-    for fmt in ("png", "svg"):
-        path = stem.with_suffix(f".{fmt}")
-        meta = {"Date": None} if fmt == "svg" else {"Software": None}
-        _atomic(path, lambda f, fmt=fmt, meta=meta: fig.savefig(f, format=fmt, dpi=100, metadata=meta))
-        written.append(path)
-    plt.close(fig)
-    return written
-
-
-def _atomic(path: Path, write) -> None:
-    """Write `path` through a temporary file in the same folder and rename it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the report the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Throughput against p95 signal delay (the library's Pantheon figure): the fixed-window sweep as a
+    line, each controller of the ladder, and the paper's window-12 point."""
+    schemes = [F.Scheme(f"{p.label}: score {p.score:.2f}", [p.signal_delay_p95_ms], [p.throughput_mbps]) for p in ladder]
+    line = F.SweepLine("fixed window (label: window, packets)", [p.signal_delay_p95_ms for p in sweep],
+                       [p.throughput_mbps for p in sweep], [str(p.window) for p in sweep])
+    paper = F.Reference(f"paper 001 window {PAPER_W12_WINDOW}: {PAPER_W12_MBPS} Mbit/s, {PAPER_W12_DELAY_MS:.0f} ms",
+                        PAPER_W12_DELAY_MS, PAPER_W12_MBPS)
+    fig = F.throughput_delay_figure(
+        schemes, delay_label="95th percentile signal delay (ms)", capacity_mbps=capacity, sweep=line,
+        references=[paper], size=(7.5, 5.4), legend_columns=2,
+        title="Paper 001 contest link (Verizon LTE, 140 s): throughput vs signal delay",
+    )
+    return F.save_figure(fig, stem, ("png", "svg"))
 
 
 def datagrump(out: Path) -> Path:
@@ -454,7 +406,8 @@ def datagrump(out: Path) -> Path:
         f"![Throughput against p95 signal delay]({figs[0].name})",
         "",
         f"`{figs[0].name}` (also `{figs[1].name}`): the sweep (grey, labelled by window), each controller of "
-        "section 3, and the paper's window-12 point (open circle). The delay axis is logarithmic.",
+        "section 3, and the paper's window-12 point (open circle). The delay axis is logarithmic and inverted "
+        "(lower delay to the right, as Pantheon draws it).",
         "",
         "### Best fixed window (paper §1.2)",
         "",
@@ -579,5 +532,16 @@ def datagrump(out: Path) -> Path:
         "`queue_gradient` with its default parameters.",
         "",
     ]
-    _atomic(out, lambda f: f.write("\n".join(L).encode()))
+    write_atomic(out, "\n".join(L))
     return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", type=Path, default=Path("docs/reproductions/datagrump.md"), help="Markdown report to write")
+    args = ap.parse_args(argv)
+    return run_report(lambda: datagrump(args.out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,5 +1,7 @@
-"""Paper 004 reproduction: ``ccscope repro verus`` regenerates ``docs/reproductions/verus.md`` and one
-throughput/delay figure per trace under ``docs/reproductions/verus/``.
+"""Paper 004 reproduction: regenerates docs/reproductions/verus.md and one throughput/delay figure per
+trace under docs/reproductions/verus/.
+
+    python experiments/verus/repro.py -o docs/reproductions/verus.md   (or: ccscope repro verus)
 
 Verus with R = 2, 4, 6 against TCP Cubic, NewReno, Vegas and Sprout, one flow at a time, on every
 cellular trace of the shared trace folder (Mahimahi format). Every number in the report is computed from
@@ -8,23 +10,30 @@ fresh runs; the paper's numbers are quoted with their section.
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import statistics
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker as mticker  # noqa: E402
-
-from ccscope import api  # noqa: E402
-from ccscope.repro import _atomic, _table  # noqa: E402
+from ccscope import api
+from ccscope.experiment import run_report
+from ccscope.analysis import figures as F
+from ccscope.analysis.files import write_atomic
+from ccscope.analysis.markdown import table as _table
+from ccscope.models.verus_testbed import RED_QUEUE, START_JITTER_S, UNPAIRED_ACK_MBPS, VERUS_PACKET_BYTES
+from ccscope.traces import (  # noqa: F401 (the claim tests reach the trace helpers through this module)
+    TraceDirNotFound,
+    find_traces,
+    trace_mean_mbps,
+    trace_period_s,
+    trace_stats,
+)
 
 COMMAND = "ccscope repro verus"
 PAPER = "/work/shared/papers/004_e196e29e40272d04.txt"
@@ -32,14 +41,6 @@ PAPER = "/work/shared/papers/004_e196e29e40272d04.txt"
 # One-way propagation delay of each direction. Paper 004 gives none; the CS244 contest setup of the
 # trace README (20 ms each way, `mm-delay 20`) is the one every other ccscope reproduction uses.
 ONE_WAY_DELAY_MS = 20
-# Seeds differ only through the flow's start time, drawn uniformly in [0, START_JITTER_S), and RED's
-# drop draws: nothing else in these runs is random.
-START_JITTER_S = 1.0
-# A trace without a partner carries its ACKs over an uncongested constant-rate link.
-UNPAIRED_ACK_MBPS = 100.0
-# Paper 000 §6.1 and Table 1: the Verus authors' RED AQM, min 3 Mbit, max 9 Mbit, drop probability 0.1%
-# (ccscope's `red` defaults; EWMA weight 0.002, no `gentle` region, no hard limit).
-RED_QUEUE = {"kind": "red", "min_bytes": 375_000, "max_bytes": 1_125_000, "max_p": 0.001, "weight": 0.002}
 # Sensitivity runs: a 250-packet drop-tail buffer (the embedded TCP/Verus examples) and Mahimahi's default.
 DROPTAIL_PACKETS = 250
 QUEUES: dict[str, dict] = {
@@ -59,8 +60,7 @@ THROUGHPUT_HOLD = 0.95  # (a) R = 6 keeps at least 95% of R = 2's throughput
 CUBIC_SHARE = 0.6  # (b) Verus R = 2 keeps at least 60% of Cubic's throughput
 # A Verus run below this utilization is reported as collapsed.
 COLLAPSE_UTILIZATION = 0.2
-# Paper 000 Table 1: Verus's UDP packets; the TCPs and Sprout send MTU-sized (1500 B) packets.
-VERUS_PACKET_BYTES = 1450
+# The TCPs and Sprout send MTU-sized (1500 B) packets (Verus's 1450 B: paper 000 Table 1, verus_testbed).
 TCP_PACKET_BYTES = 1500
 
 
@@ -118,73 +118,7 @@ PAPER_TMOBILE_DOWN_RATIO = 3.0
 CLAIM_C_TRACE = "Verizon-LTE-short.down"
 
 
-class TraceDirNotFound(FileNotFoundError):
-    """No folder of Mahimahi traces where the reproduction looks for one."""
-
-
 # ---------------------------------------------------------------------------------------------- traces
-
-
-def _has_traces(d: Path) -> bool:
-    return d.is_dir() and any(p.suffix in (".down", ".up") and p.is_file() for p in d.iterdir())
-
-
-def candidate_trace_dirs() -> list[Path]:
-    """Where the shared traces are looked for: $CCSCOPE_TRACE_PATH's folders, then ``../shared/traces``
-    next to the repository checkout this package runs from, then ``../shared/traces`` from the current
-    directory."""
-    import ccscope
-
-    out = [Path(p) for p in os.environ.get("CCSCOPE_TRACE_PATH", "").split(os.pathsep) if p]
-    out.append(Path(ccscope.__file__).resolve().parents[2] / ".." / "shared" / "traces")
-    out.append(Path.cwd() / ".." / "shared" / "traces")
-    return out
-
-
-def find_traces(explicit: Optional[Union[str, Path]] = None) -> Path:
-    """The trace folder: `explicit` if given, else the first candidate holding ``*.down``/``*.up``
-    files. Raises :class:`TraceDirNotFound` (one line) otherwise."""
-    if explicit is not None:
-        d = Path(explicit)
-        if not _has_traces(d):
-            raise TraceDirNotFound(f"{d}: no Mahimahi traces (*.down, *.up) there")
-        return d.resolve()
-    cands = candidate_trace_dirs()
-    for d in cands:
-        if _has_traces(d):
-            return d.resolve()
-    raise TraceDirNotFound(
-        "no trace folder found (looked in " + ", ".join(str(c) for c in cands) + "); pass --traces DIR"
-    )
-
-
-def trace_period_s(path: Path) -> float:
-    """The loop period of a Mahimahi trace: its last timestamp (ms)."""
-    with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - 256))
-        tail = f.read().split()
-    if not tail:
-        raise ValueError(f"{path}: empty trace")
-    return int(tail[-1]) / 1000.0
-
-
-def trace_mean_mbps(path: Path) -> float:
-    """Mean capacity over one loop: 1504 bytes per delivery opportunity (Mahimahi)."""
-    return trace_stats(path)[0]
-
-
-def trace_stats(path: Path) -> tuple[float, float, float, int]:
-    """(mean Mbit/s, longest gap between delivery opportunities in s and where it starts in s, number of
-    gaps longer than 1 s) over one loop."""
-    import numpy as np
-
-    t = np.loadtxt(path, dtype=np.int64, ndmin=1)
-    gaps = np.diff(t)
-    i = int(np.argmax(gaps)) if len(gaps) else 0
-    mean = float(len(t) * 1504 * 8 / (t[-1] / 1000.0) / 1e6)
-    return mean, (float(gaps[i]) / 1000.0 if len(gaps) else 0.0), float(t[i]) / 1000.0, int((gaps > 1000).sum())
 
 
 @dataclass(frozen=True)
@@ -425,51 +359,17 @@ def _fig_stem(trace: str) -> str:
 
 
 def _figure(d: Direction, aggs: Mapping[str, Agg], capacity: float, stem: Path, seeds: int) -> list[Path]:
-    """Pantheon-style: throughput against p95 one-way delay (log, inverted: better is up and right)."""
-    plt.rcParams["svg.hashsalt"] = f"ccscope-verus-{d.data}"
-    fig, ax = plt.subplots(figsize=(8.4, 5.6))
-    ymax = capacity
-    for s in SCHEMES:
-        a = aggs.get(s.key)
-        if a is None:
-            continue
-        pts = [p for p in a.points if math.isfinite(p[0]) and math.isfinite(p[1])]
-        if not pts or not (math.isfinite(a.p95) and math.isfinite(a.thr)):
-            continue
-        xs = [p[0] for p in pts]
-        ys = [p[1] for p in pts]
-        ymax = max(ymax, max(ys), a.thr + a.thr_sd)
-        if len(xs) > 1:
-            ax.scatter(xs, ys, s=10, color=s.color, alpha=0.55, edgecolor="none", zorder=2)
-        xlo = min(a.p95_sd, a.p95 * 0.5)  # keep the bar's left end positive on the log axis
-        ax.errorbar([a.p95], [a.thr], xerr=[[xlo], [a.p95_sd]], yerr=[[a.thr_sd], [a.thr_sd]], fmt=s.marker,
-                    ms=9, color=s.color, mec="black", mew=0.7, ecolor=s.color, elinewidth=1.2, capsize=3, zorder=3,
-                    label=f"{s.label}: {a.thr:.2f} Mbit/s, p95 {a.p95:.0f} ms")
-    ax.axhline(capacity, color="#a0a0a0", ls="--", lw=1, label=f"mean capacity {capacity:.2f} Mbit/s")
-    ax.set_xscale("log")
-    ax.invert_xaxis()
-    ax.xaxis.set_major_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.xaxis.set_minor_locator(mticker.LogLocator(subs=(2.0, 5.0)))
-    ax.xaxis.set_minor_formatter(mticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.tick_params(axis="x", which="minor", labelsize=8)
-    ax.set_xlabel("95th percentile one-way delay (ms, log scale, better to the right)")
-    ax.set_ylabel("throughput (Mbit/s)")
-    ax.set_ylim(0, ymax * 1.12)
+    """The library's Pantheon figure: throughput against p95 one-way delay (log, inverted: better is up and
+    right), each scheme at its seed mean with the 1-sigma ellipse over seeds."""
+    schemes = [F.Scheme(s.label, [p[0] for p in aggs[s.key].points], [p[1] for p in aggs[s.key].points],
+                        color=s.color, marker=s.marker) for s in SCHEMES if s.key in aggs]
     ack = d.ack if d.ack else f"constant {UNPAIRED_ACK_MBPS:g} Mbit/s"
-    ax.set_title(f"{d.data} (ACKs: {ack}), {QUEUE_NAMES[PRIMARY_QUEUE]}\n"
-                 f"seed mean ± 1 s.d. over {seeds} start-jitter seed{'s' if seeds != 1 else ''}; small dots: single seeds",
-                 fontsize=10)
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=8, frameon=False)
-    fig.tight_layout()
-    written = []
-    for fmt in ("png", "svg"):
-        path = stem.with_name(stem.name + f".{fmt}")
-        meta = {"Date": None} if fmt == "svg" else {"Software": None}
-        _atomic(path, lambda f, fmt=fmt, meta=meta: fig.savefig(f, format=fmt, dpi=100, metadata=meta))
-        written.append(path)
-    plt.close(fig)
-    return written
+    fig = F.throughput_delay_figure(
+        schemes, capacity_mbps=capacity, size=(7.5, 5.6), legend_columns=2,
+        title=f"{d.data} (ACKs: {ack}), {QUEUE_NAMES[PRIMARY_QUEUE]}\n"
+              f"mean of {seeds} start-jitter seed{'s' if seeds != 1 else ''}, 1-\u03c3 ellipse over seeds; dots: single seeds",
+    )
+    return F.save_figure(fig, stem, ("png", "svg"))
 
 
 def verus(
@@ -736,7 +636,7 @@ def verus(
     L += ["## Results per trace", "",
           "Mean over seeds ± sample standard deviation. The figure puts throughput against the 95th-percentile "
           "one-way delay on an inverted log axis (up and to the right is better), one marker per scheme at the "
-          "seed mean, error bars of one standard deviation, and each seed as a small dot.", ""]
+          "seed mean, the 1-sigma ellipse over seeds, and each seed as a small dot.", ""]
     for d in dirs:
         ack = f"ACKs over `{d.ack}`" if d.ack else f"ACKs over a constant {UNPAIRED_ACK_MBPS:g} Mbit/s link (no partner trace)"
         mean, gap, gap_at, n_gaps = stats[d.data]
@@ -817,6 +717,22 @@ def verus(
         "reference constants; paper 004 did not run it (it quotes Verus's figures 8-9).",
         "",
     ]
-    _atomic(out, lambda f: f.write("\n".join(L).encode()))
+    write_atomic(out, "\n".join(L))
     say(f"total {time.perf_counter() - t0:.1f} s")
     return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", type=Path, default=Path("docs/reproductions/verus.md"), help="Markdown report to write")
+    ap.add_argument("--traces", type=Path, default=None,
+                    help="Mahimahi trace folder (default: $CCSCOPE_TRACE_PATH, then ../shared/traces)")
+    ap.add_argument("--seeds", type=int, default=5, help="Start-jitter seeds per scheme and trace: runs seeds 1..N")
+    ap.add_argument("--duration", type=float, default=None, help="Cap on each run, seconds (default: one loop of the trace)")
+    args = ap.parse_args(argv)
+    return run_report(lambda: verus(args.out, traces=args.traces, seeds=args.seeds, duration=args.duration,
+                                    log=lambda m: print(m, file=sys.stderr)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
