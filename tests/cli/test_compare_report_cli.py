@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import statistics
 from pathlib import Path
 
@@ -225,6 +226,17 @@ def _no_urls_but_namespaces(html: str) -> None:
     assert urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}, urls
 
 
+def test_report_of_a_folder_without_provenance_hashes_its_inputs_now_and_says_so(runs, tmp_path, cli_runner):
+    old = tmp_path / "old"
+    shutil.copytree(runs["timely"], old)
+    (old / "provenance.json").unlink()
+    out = tmp_path / "old.html"
+    _ok(cli_runner, ["report", old, "-o", out])
+    trace = api.TRACES_DIR / "Verizon-LTE-short.down"
+    html = out.read_text()
+    assert hashlib.sha256(trace.read_bytes()).hexdigest() in html and "hashed now" in html
+
+
 def test_report_of_a_run_holds_tables_figures_scenario_and_input_hashes(runs, tmp_path, cli_runner):
     out = tmp_path / "run.html"
     _ok(cli_runner, ["report", runs["timely"], "-o", out])
@@ -233,9 +245,9 @@ def test_report_of_a_run_holds_tables_figures_scenario_and_input_hashes(runs, tm
     assert "p95 one-way delay (ms)" in html and "timely" in html
     scenario = (runs["timely"] / "scenario.toml").read_text()
     assert 'controller = "timely"' in scenario and 'controller = &#34;timely&#34;' in html
-    # No provenance recorded in this folder: the trace is hashed now, and the page says so.
+    # The run recorded its inputs' hashes (provenance.json): the page shows them as recorded.
     trace = api.TRACES_DIR / "Verizon-LTE-short.down"
-    assert hashlib.sha256(trace.read_bytes()).hexdigest() in html and "hashed now" in html
+    assert hashlib.sha256(trace.read_bytes()).hexdigest() in html and "hashed now" not in html
     for f in ("summary.json", "timeseries.parquet", "cwnd.parquet"):
         assert hashlib.sha256((runs["timely"] / f).read_bytes()).hexdigest() in html
     _no_urls_but_namespaces(html)
