@@ -16,6 +16,12 @@
 //!   window (SND.UNA + SND.WND, converted to whole packets) and within the send buffer;
 //!   retransmissions are not held back. With the window closed and nothing outstanding, a persist
 //!   timer sends zero-window probes (RFC 9293 §3.8.6.1).
+//! - Delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation, `common::rate_sample`): each
+//!   packet's record keeps its send state; every ACK carries the sample of the packets it newly
+//!   delivered. The flight is marked app-limited when the application has nothing to send while the
+//!   window is open and no loss waits for retransmission (Linux `tcp_rate_check_app_limited`).
+//! - Pacing: when the controller gives a `pacing_rate`, each transmission (new or resent) waits until
+//!   the previous one's serialization time at that rate has passed (Linux `tcp_wstamp_ns`).
 //! - Rounds (specs/002-cmt.md A12, for paper 002's round-correlated loss): a round starts with the
 //!   first packet sent after the previous round's first packet is acknowledged (cumulatively or
 //!   SACKed); every data packet carries its round, with `Packet::RETX` on retransmissions. Only the
@@ -23,7 +29,7 @@
 
 use std::collections::VecDeque;
 
-use ccscope_cc::common::RttEstimator;
+use ccscope_cc::common::{PacketSendState, RateSampler, RttEstimator};
 use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
@@ -77,6 +83,8 @@ struct Seg {
     tag: u64,
     state: State,
     retransmitted: bool,
+    /// Delivery-rate state at its (latest) transmission.
+    rate: PacketSendState,
 }
 
 pub struct ReliableSender {
@@ -104,6 +112,9 @@ pub struct ReliableSender {
     /// After an RTO, losses of packets sent before it do not start a new episode.
     rto_point: Option<u64>,
     rtt: RttEstimator,
+    rate: RateSampler,
+    /// Earliest time pacing allows the next transmission.
+    next_send_at: Time,
     rto: RtoParams,
     backoff: u32,
     rto_deadline: Option<Time>,
@@ -157,6 +168,8 @@ impl ReliableSender {
             recovery_point: None,
             rto_point: None,
             rtt: RttEstimator::default(),
+            rate: RateSampler::default(),
+            next_send_at: Time::ZERO,
             rto,
             backoff: 0,
             rto_deadline: None,
@@ -205,6 +218,7 @@ impl ReliableSender {
         }
         debug_assert_eq!(self.snd_una, self.snd_nxt);
         self.rtt = RttEstimator::default();
+        self.rate = RateSampler::default();
         self.backoff = 0;
         self.rto_deadline = None;
         self.dupacks = 0;
@@ -264,6 +278,11 @@ impl ReliableSender {
             retransmission,
         };
         let tag = self.cc.on_send(now, &ev);
+        // Draft §3.2: with nothing unacknowledged before this packet, the rate clocks restart.
+        let rate = self.rate.on_send(now, self.ring.is_empty());
+        if let Some(r) = self.cc.pacing_rate() {
+            self.next_send_at = now + r.tx_time(self.packet_bytes as u64);
+        }
         if retransmission {
             self.retransmitted += 1;
             let s = self.seg(seq);
@@ -272,6 +291,7 @@ impl ReliableSender {
                 tag,
                 state: State::Outstanding,
                 retransmitted: true,
+                rate,
             };
         } else {
             self.ring.push_back(Seg {
@@ -279,6 +299,7 @@ impl ReliableSender {
                 tag,
                 state: State::Outstanding,
                 retransmitted: false,
+                rate,
             });
         }
         // RFC 6298 §5.1: start the timer when sending with none running.
@@ -322,9 +343,14 @@ impl ReliableSender {
         {
             self.new_connection();
         }
+        let mut paced = None;
         while self.active
             && (self.in_flight < self.cc.cwnd() || (self.fast_retransmit && self.lost_waiting > 0))
         {
+            if self.cc.pacing_rate().is_some() && now < self.next_send_at {
+                paced = Some(self.next_send_at);
+                break;
+            }
             self.fast_retransmit = false;
             if self.lost_waiting > 0 {
                 // Retransmit the lowest packet declared lost.
@@ -340,15 +366,24 @@ impl ReliableSender {
                 self.snd_nxt += 1;
                 self.transmit(now, seq, false, out);
             } else {
+                if !self.has_new_data() && self.in_flight < self.cc.cwnd() {
+                    // Nothing to send with the window open and no loss waiting: app-limited.
+                    self.rate.on_app_limited(self.in_flight);
+                }
                 break;
             }
         }
         self.arm_persist(now);
         // A transfer waiting for its think (OFF) time wants a wake-up.
-        self.plan
+        let think = self
+            .plan
             .as_ref()
             .and_then(|p| p.wake())
-            .filter(|&t| t > now && self.active)
+            .filter(|&t| t > now && self.active);
+        match (paced, think) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// RFC 9293 §3.8.6.1: with data to send, the window closed and nothing outstanding, no ACK will
@@ -448,6 +483,9 @@ impl ReliableSender {
                     }
                     State::Sacked => {}
                 }
+                if s.state != State::Sacked {
+                    self.rate.on_delivered(now, &s.rate, s.sent, self.snd_una);
+                }
                 self.snd_una += 1;
             }
             self.dupacks = 0;
@@ -473,6 +511,7 @@ impl ReliableSender {
             let (lo, hi) = (lo.max(self.snd_una), hi.min(self.snd_nxt));
             for seq in lo..hi {
                 let s = self.seg(seq);
+                let before = *s;
                 match s.state {
                     State::Outstanding => {
                         s.state = State::Sacked;
@@ -485,6 +524,9 @@ impl ReliableSender {
                         newly += 1;
                     }
                     State::Sacked => {}
+                }
+                if before.state != State::Sacked {
+                    self.rate.on_delivered(now, &before.rate, before.sent, seq);
                 }
             }
             if hi > lo {
@@ -506,6 +548,7 @@ impl ReliableSender {
             self.cc.on_recovery_exit(now);
         }
         self.finish_transfer(now);
+        let rate = self.rate.generate(now, rtt);
         let ev = AckEvent {
             seq: ack.seq,
             bytes: self.packet_bytes,
@@ -517,6 +560,7 @@ impl ReliableSender {
             tag: echoed_tag,
             newly_acked: newly,
             in_recovery: self.recovery_point.is_some(),
+            rate,
         };
         self.cc.on_ack(now, &ev);
         self.try_send(now, out)
