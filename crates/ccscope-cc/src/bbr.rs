@@ -293,7 +293,7 @@ impl Bbr {
         self.cycle_stamp = now;
     }
 
-    /// tcp_bbr.c `bbr_reset_probe_bw_mode`: a random phase other than the 3/4 one (draft §4.3.4.4).
+    /// tcp_bbr.c `bbr_reset_probe_bw_mode`: a random phase other than the 3/4 one (draft §4.3.4).
     fn enter_probe_bw(&mut self, now: Time) {
         self.mode = Mode::ProbeBw;
         let r = self.rng.gen_range(0..self.p.cycle_rand) as usize;
@@ -334,7 +334,7 @@ impl Bbr {
                 .is_some_and(|(lo, hi)| rs.prior_delivered >= lo && rs.prior_delivered <= hi)
     }
 
-    /// tcp_bbr.c `bbr_is_next_cycle_phase` (draft §4.3.4.4 BBRIsNextCyclePhase).
+    /// tcp_bbr.c `bbr_is_next_cycle_phase` (draft §4.3.4 BBRIsNextCyclePhase).
     fn is_next_cycle_phase(&self, now: Time, prior_in_flight: u32) -> bool {
         let rtt = self.min_rtt.unwrap_or(Dur::ZERO);
         let full_length = now.since(self.cycle_stamp) > rtt;

@@ -23,22 +23,22 @@ const MAX_HISTORY: usize = 64;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Params {
-    /// TARGET queueing delay (RFC 6817 §2.5.1: MUST be 100 ms or less; 100).
+    /// TARGET queueing delay (RFC 6817 §2.5: MUST be 100 ms or less; 100).
     pub target_ms: f64,
-    /// GAIN, the window's reaction per window of ACKs (RFC 6817 §2.5.1: MUST be 1 or less; 1).
+    /// GAIN, the window's reaction per window of ACKs (RFC 6817 §2.5: MUST be 1 or less; 1).
     pub gain: f64,
-    /// BASE_HISTORY, one-minute buckets of minimum delay kept (RFC 6817 §2.5.2: 10).
+    /// BASE_HISTORY, one-minute buckets of minimum delay kept (RFC 6817 §2.5: 10).
     pub base_history: u32,
     /// Length of a base-delay bucket (RFC 6817 §2.4.2 `round_to_minute`: 60 s).
     pub bucket_s: f64,
-    /// CURRENT_FILTER, samples the current delay is the minimum of (RFC 6817 §3.4.2 leaves it
-    /// small; 4 as ns-3's TcpLedbat NoiseFilterLen).
+    /// CURRENT_FILTER, samples the current delay is the minimum of (RFC 6817 §2.5: at least 4 per
+    /// RTT, none older than an RTT; 4, as ns-3's TcpLedbat NoiseFilterLen).
     pub current_filter: u32,
-    /// ALLOWED_INCREASE, packets above the flight the window may reach (RFC 6817 §2.5.1: 1).
+    /// ALLOWED_INCREASE, packets above the flight the window may reach (RFC 6817 §2.5: 1).
     pub allowed_increase: f64,
-    /// INIT_CWND in packets (RFC 6817 §2.5.1: 2).
+    /// INIT_CWND in packets (RFC 6817 §2.5: 2).
     pub initial_window: u32,
-    /// MIN_CWND in packets (RFC 6817 §2.5.1: 2).
+    /// MIN_CWND in packets (RFC 6817 §2.5: 2).
     pub min_cwnd: u32,
 }
 
@@ -59,14 +59,14 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "target_ms", unit: "ms", doc: "TARGET queueing delay (RFC 6817 §2.5.1: at most 100; 100)" },
-        ParamSpec { name: "gain", unit: "ratio", doc: "GAIN (RFC 6817 §2.5.1: at most 1; 1)" },
-        ParamSpec { name: "base_history", unit: "buckets", doc: "BASE_HISTORY minimum-delay buckets kept (RFC 6817 §2.5.2: 10)" },
+        ParamSpec { name: "target_ms", unit: "ms", doc: "TARGET queueing delay (RFC 6817 §2.5: at most 100; 100)" },
+        ParamSpec { name: "gain", unit: "ratio", doc: "GAIN (RFC 6817 §2.5: at most 1; 1)" },
+        ParamSpec { name: "base_history", unit: "buckets", doc: "BASE_HISTORY minimum-delay buckets kept (RFC 6817 §2.5: 10)" },
         ParamSpec { name: "bucket_s", unit: "s", doc: "length of a base-delay bucket (RFC 6817 §2.4.2: one minute)" },
-        ParamSpec { name: "current_filter", unit: "samples", doc: "CURRENT_FILTER: current delay = min of this many samples (RFC 6817 §3.4.2; ns-3: 4)" },
-        ParamSpec { name: "allowed_increase", unit: "packets", doc: "ALLOWED_INCREASE above the flight (RFC 6817 §2.5.1: 1)" },
-        ParamSpec { name: "initial_window", unit: "packets", doc: "INIT_CWND (RFC 6817 §2.5.1: 2)" },
-        ParamSpec { name: "min_cwnd", unit: "packets", doc: "MIN_CWND (RFC 6817 §2.5.1: 2)" },
+        ParamSpec { name: "current_filter", unit: "samples", doc: "CURRENT_FILTER: current delay = min of this many samples (RFC 6817 §2.5: at least 4 per RTT; ns-3: 4)" },
+        ParamSpec { name: "allowed_increase", unit: "packets", doc: "ALLOWED_INCREASE above the flight (RFC 6817 §2.5: 1)" },
+        ParamSpec { name: "initial_window", unit: "packets", doc: "INIT_CWND (RFC 6817 §2.5: 2)" },
+        ParamSpec { name: "min_cwnd", unit: "packets", doc: "MIN_CWND (RFC 6817 §2.5: 2)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         check_positive("target_ms", self.target_ms)?;
