@@ -865,4 +865,126 @@ mod tests {
         assert_eq!(rounds(&out), [(2, 3 | Packet::RETX), (8, 3)]);
         assert_eq!(s.round(), 3);
     }
+
+    /// A fixed window of 4 that keeps every ACK's rate sample, and paces at `rate` if given.
+    struct Recorder {
+        rate: Option<ccscope_core::Bandwidth>,
+        samples: std::sync::Arc<std::sync::Mutex<Vec<Option<ccscope_cc::common::RateSample>>>>,
+    }
+
+    impl ccscope_cc::Controller for Recorder {
+        fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
+            self.samples.lock().expect("not poisoned").push(ev.rate);
+        }
+        fn cwnd(&self) -> u32 {
+            4
+        }
+        fn pacing_rate(&self) -> Option<ccscope_core::Bandwidth> {
+            self.rate
+        }
+    }
+
+    type Samples = std::sync::Arc<std::sync::Mutex<Vec<Option<ccscope_cc::common::RateSample>>>>;
+
+    fn recorder(rate: Option<ccscope_core::Bandwidth>) -> (ReliableSender, Samples) {
+        let samples = Samples::default();
+        let cc = Box::new(Recorder {
+            rate,
+            samples: samples.clone(),
+        });
+        let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
+        s.start(Time::ZERO);
+        (s, samples)
+    }
+
+    fn unlimited(mut a: Ack) -> Ack {
+        a.rwnd = Ack::RWND_UNLIMITED;
+        a
+    }
+
+    #[test]
+    fn pacing_spaces_every_transmission_by_one_packet_time_at_the_rate() {
+        // 12 Mbit/s: one 1500-byte packet per ms.
+        let (mut s, _) = recorder(Some(ccscope_core::Bandwidth::from_mbps(12.0)));
+        let mut out = Vec::new();
+        assert_eq!(s.try_send(Time::ZERO, &mut out), Some(ms(1)));
+        assert_eq!(seqs(&out), [0]);
+        // Too early: nothing goes, the same wake-up is asked for.
+        assert_eq!(s.try_send(Time(500_000), &mut out), Some(ms(1)));
+        assert_eq!(s.try_send(ms(1), &mut out), Some(ms(2)));
+        assert_eq!(s.try_send(ms(2), &mut out), Some(ms(3)));
+        // The fourth packet fills the window (4): no pacing wake-up until an ACK opens it.
+        assert_eq!(s.try_send(ms(3), &mut out), None);
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+        // An ACK at 40 ms frees one slot; pacing allowed a packet since 4 ms, so it goes at once.
+        s.on_ack(ms(40), &unlimited(ack(1, 0, &[])), &mut out);
+        assert_eq!(seqs(&out), [0, 1, 2, 3, 4]);
+        // Without a rate the window goes at once.
+        let (mut s, _) = recorder(None);
+        out.clear();
+        assert_eq!(s.try_send(Time::ZERO, &mut out), None);
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn every_ack_carries_the_rate_sample_of_the_packets_it_newly_delivered() {
+        let (mut s, samples) = recorder(Some(ccscope_core::Bandwidth::from_mbps(12.0)));
+        let mut out = Vec::new();
+        // Packets 0-3 leave at 0, 1, 2, 3 ms (paced).
+        for t in 0..4 {
+            s.try_send(ms(t), &mut out);
+        }
+        // Packet 1 is SACKed at 41 ms (packet 0 is late): one packet over 41 ms since the flight began.
+        s.on_ack(ms(41), &unlimited(ack(0, 0, &[(1, 2)])), &mut out);
+        // The cumulative ACK for 0-2 at 42 ms delivers 0 and 2 (1 was counted already); the newest
+        // is 2, sent at 2 ms with P.delivered 0: 3 packets, send 2 ms, ACK 42 ms.
+        s.on_ack(ms(42), &unlimited(ack(3, 0, &[])), &mut out);
+        let got = samples.lock().expect("not poisoned").clone();
+        let first = got[0].expect("valid");
+        assert_eq!((first.delivered, first.prior_delivered), (1, 0));
+        assert_eq!(
+            (first.send_elapsed, first.ack_elapsed),
+            (Dur::from_ms(1), Dur::from_ms(41))
+        );
+        let second = got[1].expect("valid");
+        assert_eq!((second.delivered, second.delivered_total), (3, 3));
+        assert_eq!(
+            (second.send_elapsed, second.interval),
+            (Dur::from_ms(2), Dur::from_ms(42))
+        );
+        assert!(!second.is_app_limited);
+    }
+
+    #[test]
+    fn a_transfer_with_nothing_left_to_send_marks_its_packets_app_limited() {
+        let plan = crate::traffic::TransferPlan::fixed(vec![2, 2], Dur::ZERO);
+        let samples = Samples::default();
+        let cc = Box::new(Recorder {
+            rate: None,
+            samples: samples.clone(),
+        });
+        let mut s = ReliableSender::new(0, cc, PKT, Some(plan), RtoParams::default());
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(
+            seqs(&out),
+            [0, 1],
+            "two packets, then the application has nothing"
+        );
+        s.on_ack(ms(40), &unlimited(ack(1, 0, &[])), &mut out);
+        s.on_ack(ms(41), &unlimited(ack(2, 0, &[])), &mut out);
+        // The second transfer's packets leave before the marked flight (2 packets) is passed.
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+        s.on_ack(ms(81), &unlimited(ack(3, 0, &[])), &mut out);
+        s.on_ack(ms(82), &unlimited(ack(4, 0, &[])), &mut out);
+        let got: Vec<bool> = samples
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .map(|r| r.expect("valid").is_app_limited)
+            .collect();
+        // Packets 0 and 1 left before the application ran dry; 2 and 3 after it had.
+        assert_eq!(got, [false, false, true, true]);
+    }
 }
