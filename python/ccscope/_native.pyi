@@ -15,6 +15,13 @@ class Ack:
     rtt_ms: float
     in_flight: int
     last_sent_seq: int
+    rate_delivered: Optional[int]
+    rate_interval_ms: Optional[float]
+    delivery_rate_pps: Optional[float]
+    rate_prior_delivered: Optional[int]
+    delivered_total: Optional[int]
+    rate_rtt_ms: Optional[float]
+    rate_app_limited: Optional[bool]
 
 def validate_scenario(
     text: str, file: Optional[str] = None, search: list[str] = ..., overrides: list[str] = ...

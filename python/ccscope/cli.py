@@ -14,10 +14,11 @@ from typing import Iterator, List, Optional
 import typer
 from typer.core import TyperGroup
 
-try:
-    from click import exceptions as click_errors
-except ImportError:  # typer >= 0.20 carries its own copy of click
-    from typer._click import exceptions as click_errors  # type: ignore[no-redef]
+try:  # typer >= 0.20 carries its own copy of click, which raises its own exceptions even when click
+    # itself is installed too (dask needs it)
+    from typer._click import exceptions as click_errors
+except ImportError:
+    from click import exceptions as click_errors  # type: ignore[no-redef]
 from rich import box
 from rich.console import Console
 from rich.table import Table

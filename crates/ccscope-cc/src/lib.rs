@@ -13,8 +13,10 @@ pub mod registry;
 
 pub mod aiad;
 pub mod aimd;
+pub mod bbr;
 pub mod cubic;
 pub mod fixed;
+pub mod ledbat;
 pub mod lied;
 pub mod markov;
 pub mod mimd;
@@ -93,6 +95,9 @@ pub struct AckEvent {
     pub newly_acked: u32,
     /// The sender is in loss recovery (between a congestion event and its recovery point).
     pub in_recovery: bool,
+    /// The delivery-rate sample of this ACK (`common::rate_sample`); `None` when it delivered
+    /// nothing new or its interval was too short to be valid.
+    pub rate: Option<common::RateSample>,
 }
 
 /// Loss was detected outside recovery: a new congestion episode begins (at most one per round trip).

@@ -606,6 +606,7 @@ mod tests {
             tag,
             newly_acked: 1,
             in_recovery: false,
+            rate: None,
         };
         s.cc.record_ack(&ev);
         while let Some(r) = s.cc.next_report() {

@@ -55,6 +55,15 @@ pub fn invalid(key: &str, reason: impl Into<String>) -> ParamError {
     }
 }
 
+/// A parameter that must be a positive finite number (a NaN fails too).
+pub fn check_positive(key: &str, v: f64) -> Result<(), ParamError> {
+    if v > 0.0 && v.is_finite() {
+        Ok(())
+    } else {
+        Err(invalid(key, "must be > 0 and finite"))
+    }
+}
+
 pub(crate) fn defaults_of<P: Params>() -> toml::Table {
     match toml::Value::try_from(P::default()) {
         Ok(toml::Value::Table(t)) => t,

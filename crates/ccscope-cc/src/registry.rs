@@ -3,8 +3,8 @@
 use crate::params::defaults_of;
 pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};
 use crate::{
-    aiad, aimd, cubic, fixed, lied, markov, mimd, newreno, queue_gradient, sac, sctp, sprout,
-    timely, vegas, verus, AnyController,
+    aiad, aimd, bbr, cubic, fixed, ledbat, lied, markov, mimd, newreno, queue_gradient, sac, sctp,
+    sprout, timely, vegas, verus, AnyController,
 };
 
 /// A registered controller.
@@ -56,6 +56,8 @@ pub const CONTROLLERS: &[ControllerInfo] = &[
     entry!(cubic, Cubic, "TCP Cubic (RFC 9438)", Reliable),
     entry!(sctp, Sctp, "SCTP per-destination congestion control (RFC 4960 §7.2, paper 002 §3.2)", Cmt),
     entry!(vegas, Vegas, "TCP Vegas (Brakmo and Peterson 1995)", Reliable),
+    entry!(bbr, Bbr, "BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00, Linux tcp_bbr.c)", Reliable),
+    entry!(ledbat, Ledbat, "LEDBAT scavenger (RFC 6817)", Reliable),
     entry!(verus, Verus, "Verus delay-profile control (paper 004; yzaki/verus reference)"),
     entry!(sprout, Sprout, "Sprout-style stochastic forecasts (Winstein et al. 2013; keithw/sprout)"),
     entry!(markov, Markov, "guided random walk in a trained (delay, window) Markov chain (paper 000 §3.2, §5.1)"),

@@ -994,6 +994,7 @@ mod tests {
                         tag: 0,
                         newly_acked: 1,
                         in_recovery: false,
+                        rate: None,
                     };
                     cc.on_ack(t, &ev);
                 } else {

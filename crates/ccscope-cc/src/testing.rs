@@ -4,6 +4,7 @@ use std::collections::VecDeque;
 
 use ccscope_core::{Dur, Time};
 
+use crate::common::{PacketSendState, RateSampler};
 use crate::{AckEvent, CongestionEvent, Controller, LossCause, LossEvent, SendEvent};
 
 pub struct Script<C: Controller> {
@@ -15,6 +16,10 @@ pub struct Script<C: Controller> {
     pub bytes: u32,
     /// What ACKs report as `in_recovery`: set by `congestion`, cleared by `recovery_exit` and `rto`.
     pub in_recovery: bool,
+    /// Delivery-rate sampling, as the transports do it; each ACK carries its sample.
+    pub rate: RateSampler,
+    /// (seq, send state) of packets sent, oldest first; entries of lost packets are dropped lazily.
+    rate_state: VecDeque<(u64, PacketSendState)>,
 }
 
 impl<C: Controller> Script<C> {
@@ -26,6 +31,8 @@ impl<C: Controller> Script<C> {
             in_flight: VecDeque::new(),
             bytes: 1500,
             in_recovery: false,
+            rate: RateSampler::default(),
+            rate_state: VecDeque::new(),
         }
     }
 
@@ -59,7 +66,23 @@ impl<C: Controller> Script<C> {
             retransmission: false,
         };
         let tag = self.cc.on_send(self.now, &ev);
+        let state = self.rate.on_send(self.now, self.in_flight.is_empty());
+        self.rate_state.push_back((seq, state));
         self.in_flight.push_back((seq, self.now, tag));
+    }
+
+    /// The delivery-rate sample of an ACK of `seq` (sent at `sent`) at the current time.
+    fn rate_sample(&mut self, seq: u64, sent: Time, rtt: Dur) -> Option<crate::common::RateSample> {
+        while self.rate_state.front().is_some_and(|&(s, _)| s < seq) {
+            self.rate_state.pop_front();
+        }
+        if let Some(&(s, state)) = self.rate_state.front() {
+            if s == seq {
+                self.rate_state.pop_front();
+                self.rate.on_delivered(self.now, &state, sent, seq);
+            }
+        }
+        self.rate.generate(self.now, rtt)
     }
 
     /// Send until the window is full.
@@ -77,6 +100,7 @@ impl<C: Controller> Script<C> {
         if sent + rtt > self.now {
             self.now = sent + rtt;
         }
+        let rate = self.rate_sample(seq, sent, rtt);
         let ev = AckEvent {
             seq,
             bytes: self.bytes,
@@ -88,6 +112,7 @@ impl<C: Controller> Script<C> {
             tag,
             newly_acked: 1,
             in_recovery: self.in_recovery,
+            rate,
         };
         self.cc.on_ack(self.now, &ev);
         true
@@ -204,6 +229,8 @@ impl PacedPath {
         let mut queue: VecDeque<Time> = VecDeque::new();
         let (mut busy_until, mut next_send, mut seq) = (Time::ZERO, Time::ZERO, 0u64);
         let mut in_flight = 0u32;
+        let mut rate = RateSampler::default();
+        let mut states: Vec<PacketSendState> = Vec::new();
         loop {
             let t_ev = events
                 .peek()
@@ -224,6 +251,7 @@ impl PacedPath {
                 in_flight -= 1;
                 match recv {
                     Some(recv_time) => {
+                        rate.on_delivered(now, &states[s as usize], sent, s);
                         let ev = AckEvent {
                             seq: s,
                             bytes: self.bytes,
@@ -235,6 +263,7 @@ impl PacedPath {
                             tag,
                             newly_acked: 1,
                             in_recovery: false,
+                            rate: rate.generate(now, now - sent),
                         };
                         cc.on_ack(now, &ev);
                     }
@@ -253,6 +282,7 @@ impl PacedPath {
             } else if now == t_timer {
                 cc.on_timer(now);
             } else {
+                states.push(rate.on_send(now, in_flight == 0));
                 in_flight += 1;
                 totals.sent += 1;
                 let tag = cc.on_send(

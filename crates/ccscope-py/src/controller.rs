@@ -45,6 +45,15 @@ pub struct Ack {
     pub rtt_ms: f64,
     pub in_flight: u32,
     pub last_sent_seq: u64,
+    /// The ACK's delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), `None` when it
+    /// has none: packets delivered over `rate_interval_ms`, their rate, and the sample's fields.
+    pub rate_delivered: Option<u64>,
+    pub rate_interval_ms: Option<f64>,
+    pub delivery_rate_pps: Option<f64>,
+    pub rate_prior_delivered: Option<u64>,
+    pub delivered_total: Option<u64>,
+    pub rate_rtt_ms: Option<f64>,
+    pub rate_app_limited: Option<bool>,
 }
 
 #[pymethods]
@@ -297,6 +306,13 @@ impl Controller for PyController {
             rtt_ms: ev.rtt.as_ms_f64(),
             in_flight: ev.in_flight,
             last_sent_seq: ev.last_sent_seq,
+            rate_delivered: ev.rate.map(|r| r.delivered),
+            rate_interval_ms: ev.rate.map(|r| r.interval.as_ms_f64()),
+            delivery_rate_pps: ev.rate.map(|r| r.rate_pps()),
+            rate_prior_delivered: ev.rate.map(|r| r.prior_delivered),
+            delivered_total: ev.rate.map(|r| r.delivered_total),
+            rate_rtt_ms: ev.rate.map(|r| r.rtt.as_ms_f64()),
+            rate_app_limited: ev.rate.map(|r| r.is_app_limited),
         };
         self.call("on_ack", now, |py, b| {
             b.call_method1("on_ack", (ms(now), Py::new(py, ack)?))

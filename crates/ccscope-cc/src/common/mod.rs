@@ -5,12 +5,16 @@ pub mod condprob;
 pub mod decrease_guard;
 pub mod ewma;
 pub mod hystart;
+pub mod minmax;
 pub mod poisson;
+pub mod rate_sample;
 pub mod reno;
 pub mod rtt;
 pub mod spline;
 
 pub use decrease_guard::{DecreaseGuard, DelayTrigger, Reaction};
 pub use ewma::Ewma;
+pub use minmax::Minmax;
+pub use rate_sample::{PacketSendState, RateSample, RateSampler};
 pub use rtt::RttEstimator;
 pub use spline::SmoothingSpline;

@@ -3,11 +3,15 @@
 //! The sender keeps one record per outstanding packet in a ring indexed by sequence number, so an
 //! ACK finds its packet in O(1) and nothing is allocated per packet once the ring has grown.
 //!
+//! Each record also keeps the packet's delivery-rate send state (`common::rate_sample`), and every
+//! ACK carries the sample of the packet it delivered.
+//!
 //! `DatagramMode::Datagrump` counts its window as datagrump's `sender.cc` does (keithw/sourdough
 //! `datagrump/sender.cc`, `window_is_open()` and `got_ack()`); `Standard` is ccscope's own count.
 
 use std::collections::{BTreeMap, VecDeque};
 
+use ccscope_cc::common::{PacketSendState, RateSample, RateSampler};
 use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
@@ -56,6 +60,8 @@ struct Outstanding {
     /// The path it was sent on and its number in that path's own sending order.
     path: u8,
     path_seq: u64,
+    /// Delivery-rate state when it was sent.
+    rate: PacketSendState,
 }
 
 pub struct DatagramSender {
@@ -70,6 +76,7 @@ pub struct DatagramSender {
     pub active: bool,
     /// Earliest time pacing allows the next packet.
     next_send_at: Time,
+    rate: RateSampler,
     /// Last time an ACK arrived (or the flow started), for the no-ACK timeout.
     pub last_ack: Time,
     pub sent: u64,
@@ -108,6 +115,7 @@ impl DatagramSender {
             in_flight: 0,
             active: false,
             next_send_at: Time::ZERO,
+            rate: RateSampler::default(),
             last_ack: Time::ZERO,
             sent: 0,
             acked: 0,
@@ -150,6 +158,7 @@ impl DatagramSender {
     fn send_one(&mut self, now: Time, after_timeout: bool, out: &mut Vec<Packet>) {
         let seq = self.next_seq;
         self.next_seq += 1;
+        let rate = self.rate.on_send(now, self.in_flight == 0);
         self.in_flight += 1;
         self.sent += 1;
         if self.ring.is_empty() {
@@ -174,6 +183,7 @@ impl DatagramSender {
             state: State::InFlight,
             path,
             path_seq,
+            rate,
         });
         if let Some(rate) = self.cc.pacing_rate() {
             self.next_send_at = now + rate.tx_time(self.packet_bytes as u64);
@@ -199,6 +209,10 @@ impl DatagramSender {
                 return Some(self.next_send_at);
             }
             self.send_one(now, false, out);
+        }
+        if self.active && self.window_in_flight() < self.cc.cwnd() as u64 && !self.has_data() {
+            // The application has nothing to send with the window open (tcp_rate_check_app_limited).
+            self.rate.on_app_limited(self.in_flight);
         }
         // Waiting out an OFF period.
         self.plan
@@ -227,6 +241,7 @@ impl DatagramSender {
         self.given_up.clear();
         self.recovery_point = None;
         self.next_send_at = now;
+        self.rate = RateSampler::default();
         self.last_ack = now;
     }
 
@@ -297,7 +312,8 @@ impl DatagramSender {
             self.spurious += 1;
             if let Some(rec) = self.given_up.remove(&ack.seq) {
                 // datagrump sender.cc got_ack(): every ACK goes to the controller.
-                let ev = self.ack_event(now, ack, &rec);
+                let rate = self.rate_sample(now, ack.seq, &rec);
+                let ev = self.ack_event(now, ack, &rec, rate);
                 self.cc.on_ack(now, &ev);
             }
             return self.try_send(now, out);
@@ -321,14 +337,27 @@ impl DatagramSender {
             }
             i += 1;
         }
-        let ev = self.ack_event(now, ack, &rec);
+        let rate = self.rate_sample(now, ack.seq, &rec);
+        let ev = self.ack_event(now, ack, &rec, rate);
         self.cc.on_ack(now, &ev);
         self.compact();
         self.update_plan(now);
         self.try_send(now, out)
     }
 
-    fn ack_event(&self, now: Time, ack: &Ack, rec: &Outstanding) -> AckEvent {
+    /// The delivery-rate sample of an ACK that delivered packet `seq`.
+    fn rate_sample(&mut self, now: Time, seq: u64, rec: &Outstanding) -> Option<RateSample> {
+        self.rate.on_delivered(now, &rec.rate, rec.sent, seq);
+        self.rate.generate(now, now - rec.sent)
+    }
+
+    fn ack_event(
+        &self,
+        now: Time,
+        ack: &Ack,
+        rec: &Outstanding,
+        rate: Option<RateSample>,
+    ) -> AckEvent {
         AckEvent {
             seq: ack.seq,
             bytes: self.packet_bytes,
@@ -340,6 +369,7 @@ impl DatagramSender {
             tag: rec.tag,
             newly_acked: 1,
             in_recovery: self.recovery_point.is_some_and(|rp| ack.seq <= rp),
+            rate,
         }
     }
 

@@ -20,6 +20,12 @@
 //!   window (SND.UNA + SND.WND, converted to whole packets) and within the send buffer;
 //!   retransmissions are not held back. With the window closed and nothing outstanding, a persist
 //!   timer sends zero-window probes (RFC 9293 §3.8.6.1).
+//! - Delivery-rate sampling (draft-cheng-iccrg-delivery-rate-estimation, `common::rate_sample`): each
+//!   packet's record keeps its send state; every ACK carries the sample of the packets it newly
+//!   delivered. The flight is marked app-limited when the application has nothing to send while the
+//!   window is open and no loss waits for retransmission (Linux `tcp_rate_check_app_limited`).
+//! - Pacing: when the controller gives a `pacing_rate`, each transmission (new or resent) waits until
+//!   the previous one's serialization time at that rate has passed (Linux `tcp_wstamp_ns`).
 //! - Rounds (specs/002-cmt.md A12, for paper 002's round-correlated loss): a round starts with the
 //!   first packet sent after the previous round's first packet is acknowledged (cumulatively or
 //!   SACKed); every data packet carries its round, with `Packet::RETX` on retransmissions. Only the
@@ -27,6 +33,7 @@
 
 use std::collections::VecDeque;
 
+use ccscope_cc::common::{PacketSendState, RateSampler};
 use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
@@ -62,6 +69,8 @@ struct Seg {
     tag: u64,
     state: State,
     retransmitted: bool,
+    /// Delivery-rate state at its (latest) transmission.
+    rate: PacketSendState,
 }
 
 pub struct ReliableSender {
@@ -97,6 +106,9 @@ pub struct ReliableSender {
     /// SND.NXT when F-RTO last let new data out (Linux `tp->high_seq` in CA_Loss).
     high_seq: u64,
     rtt: RtoEstimator,
+    rate: RateSampler,
+    /// Earliest time pacing allows the next transmission.
+    next_send_at: Time,
     backoff: u32,
     rto_deadline: Option<Time>,
     /// Right edge of the peer's receive window in packets (RFC 9293 §3.8.6: SND.UNA + SND.WND);
@@ -155,6 +167,8 @@ impl ReliableSender {
             frto_new_data: false,
             high_seq: 0,
             rtt: RtoEstimator::new(rto),
+            rate: RateSampler::default(),
+            next_send_at: Time::ZERO,
             backoff: 0,
             rto_deadline: None,
             snd_wnd_edge: u64::MAX,
@@ -203,6 +217,7 @@ impl ReliableSender {
         }
         debug_assert_eq!(self.snd_una, self.snd_nxt);
         self.rtt = RtoEstimator::new(*self.rtt.params());
+        self.rate = RateSampler::default();
         self.backoff = 0;
         self.rto_deadline = None;
         self.dupacks = 0;
@@ -263,6 +278,11 @@ impl ReliableSender {
             retransmission,
         };
         let tag = self.cc.on_send(now, &ev);
+        // Draft §3.2: with nothing unacknowledged before this packet, the rate clocks restart.
+        let rate = self.rate.on_send(now, self.ring.is_empty());
+        if let Some(r) = self.cc.pacing_rate() {
+            self.next_send_at = now + r.tx_time(self.packet_bytes as u64);
+        }
         if retransmission {
             self.retransmitted += 1;
             let s = self.seg(seq);
@@ -271,6 +291,7 @@ impl ReliableSender {
                 tag,
                 state: State::Outstanding,
                 retransmitted: true,
+                rate,
             };
         } else {
             self.ring.push_back(Seg {
@@ -278,6 +299,7 @@ impl ReliableSender {
                 tag,
                 state: State::Outstanding,
                 retransmitted: false,
+                rate,
             });
         }
         // RFC 6298 §5.1: start the timer when sending with none running.
@@ -321,9 +343,14 @@ impl ReliableSender {
         {
             self.new_connection();
         }
+        let mut paced = None;
         while self.active
             && (self.in_flight < self.cc.cwnd() || (self.fast_retransmit && self.lost_waiting > 0))
         {
+            if self.cc.pacing_rate().is_some() && now < self.next_send_at {
+                paced = Some(self.next_send_at);
+                break;
+            }
             self.fast_retransmit = false;
             let new_first = self.frto_new_data
                 && self.has_new_data()
@@ -352,16 +379,25 @@ impl ReliableSender {
                 self.snd_nxt += 1;
                 self.transmit(now, seq, false, out);
             } else {
+                if !self.has_new_data() && self.in_flight < self.cc.cwnd() {
+                    // Nothing to send with the window open and no loss waiting: app-limited.
+                    self.rate.on_app_limited(self.in_flight);
+                }
                 break;
             }
         }
         self.frto_new_data = false;
         self.arm_persist(now);
         // A transfer waiting for its think (OFF) time wants a wake-up.
-        self.plan
+        let think = self
+            .plan
             .as_ref()
             .and_then(|p| p.wake())
-            .filter(|&t| t > now && self.active)
+            .filter(|&t| t > now && self.active);
+        match (paced, think) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// RFC 9293 §3.8.6.1: with data to send, the window closed and nothing outstanding, no ACK will
@@ -471,6 +507,9 @@ impl ReliableSender {
                     }
                     State::Sacked => {}
                 }
+                if s.state != State::Sacked {
+                    self.rate.on_delivered(now, &s.rate, s.sent, self.snd_una);
+                }
                 self.snd_una += 1;
             }
             self.dupacks = 0;
@@ -496,8 +535,9 @@ impl ReliableSender {
             let (lo, hi) = (lo.max(self.snd_una), hi.min(self.snd_nxt));
             for seq in lo..hi {
                 let s = self.seg(seq);
-                let fresh = s.state != State::Sacked;
-                orig_acked |= fresh && !s.retransmitted && seq < self.high_seq;
+                let before = *s;
+                let fresh = before.state != State::Sacked;
+                orig_acked |= fresh && !before.retransmitted && seq < self.high_seq;
                 sacked |= fresh;
                 let s = self.seg(seq);
                 match s.state {
@@ -512,6 +552,9 @@ impl ReliableSender {
                         newly += 1;
                     }
                     State::Sacked => {}
+                }
+                if before.state != State::Sacked {
+                    self.rate.on_delivered(now, &before.rate, before.sent, seq);
                 }
             }
             if hi > lo {
@@ -536,6 +579,7 @@ impl ReliableSender {
             self.cc.on_recovery_exit(now);
         }
         self.finish_transfer(now);
+        let rate = self.rate.generate(now, rtt);
         let ev = AckEvent {
             seq: ack.seq,
             bytes: self.packet_bytes,
@@ -547,6 +591,7 @@ impl ReliableSender {
             tag: echoed_tag,
             newly_acked: newly,
             in_recovery: self.recovery_point.is_some(),
+            rate,
         };
         self.cc.on_ack(now, &ev);
         self.try_send(now, out)
@@ -1000,5 +1045,127 @@ mod tests {
         s.on_ack(ms(81), &unlimited(ack(2, 0, &[(3, 6)])), &mut out);
         assert_eq!(rounds(&out), [(2, 3 | Packet::RETX), (8, 3)]);
         assert_eq!(s.round(), 3);
+    }
+
+    /// A fixed window of 4 that keeps every ACK's rate sample, and paces at `rate` if given.
+    struct Recorder {
+        rate: Option<ccscope_core::Bandwidth>,
+        samples: std::sync::Arc<std::sync::Mutex<Vec<Option<ccscope_cc::common::RateSample>>>>,
+    }
+
+    impl ccscope_cc::Controller for Recorder {
+        fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
+            self.samples.lock().expect("not poisoned").push(ev.rate);
+        }
+        fn cwnd(&self) -> u32 {
+            4
+        }
+        fn pacing_rate(&self) -> Option<ccscope_core::Bandwidth> {
+            self.rate
+        }
+    }
+
+    type Samples = std::sync::Arc<std::sync::Mutex<Vec<Option<ccscope_cc::common::RateSample>>>>;
+
+    fn recorder(rate: Option<ccscope_core::Bandwidth>) -> (ReliableSender, Samples) {
+        let samples = Samples::default();
+        let cc = Box::new(Recorder {
+            rate,
+            samples: samples.clone(),
+        });
+        let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
+        s.start(Time::ZERO);
+        (s, samples)
+    }
+
+    fn unlimited(mut a: Ack) -> Ack {
+        a.rwnd = Ack::RWND_UNLIMITED;
+        a
+    }
+
+    #[test]
+    fn pacing_spaces_every_transmission_by_one_packet_time_at_the_rate() {
+        // 12 Mbit/s: one 1500-byte packet per ms.
+        let (mut s, _) = recorder(Some(ccscope_core::Bandwidth::from_mbps(12.0)));
+        let mut out = Vec::new();
+        assert_eq!(s.try_send(Time::ZERO, &mut out), Some(ms(1)));
+        assert_eq!(seqs(&out), [0]);
+        // Too early: nothing goes, the same wake-up is asked for.
+        assert_eq!(s.try_send(Time(500_000), &mut out), Some(ms(1)));
+        assert_eq!(s.try_send(ms(1), &mut out), Some(ms(2)));
+        assert_eq!(s.try_send(ms(2), &mut out), Some(ms(3)));
+        // The fourth packet fills the window (4): no pacing wake-up until an ACK opens it.
+        assert_eq!(s.try_send(ms(3), &mut out), None);
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+        // An ACK at 40 ms frees one slot; pacing allowed a packet since 4 ms, so it goes at once.
+        s.on_ack(ms(40), &unlimited(ack(1, 0, &[])), &mut out);
+        assert_eq!(seqs(&out), [0, 1, 2, 3, 4]);
+        // Without a rate the window goes at once.
+        let (mut s, _) = recorder(None);
+        out.clear();
+        assert_eq!(s.try_send(Time::ZERO, &mut out), None);
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn every_ack_carries_the_rate_sample_of_the_packets_it_newly_delivered() {
+        let (mut s, samples) = recorder(Some(ccscope_core::Bandwidth::from_mbps(12.0)));
+        let mut out = Vec::new();
+        // Packets 0-3 leave at 0, 1, 2, 3 ms (paced).
+        for t in 0..4 {
+            s.try_send(ms(t), &mut out);
+        }
+        // Packet 1 is SACKed at 41 ms (packet 0 is late): one packet over 41 ms since the flight began.
+        s.on_ack(ms(41), &unlimited(ack(0, 0, &[(1, 2)])), &mut out);
+        // The cumulative ACK for 0-2 at 42 ms delivers 0 and 2 (1 was counted already); the newest
+        // is 2, sent at 2 ms with P.delivered 0: 3 packets, send 2 ms, ACK 42 ms.
+        s.on_ack(ms(42), &unlimited(ack(3, 0, &[])), &mut out);
+        let got = samples.lock().expect("not poisoned").clone();
+        let first = got[0].expect("valid");
+        assert_eq!((first.delivered, first.prior_delivered), (1, 0));
+        assert_eq!(
+            (first.send_elapsed, first.ack_elapsed),
+            (Dur::from_ms(1), Dur::from_ms(41))
+        );
+        let second = got[1].expect("valid");
+        assert_eq!((second.delivered, second.delivered_total), (3, 3));
+        assert_eq!(
+            (second.send_elapsed, second.interval),
+            (Dur::from_ms(2), Dur::from_ms(42))
+        );
+        assert!(!second.is_app_limited);
+    }
+
+    #[test]
+    fn a_transfer_with_nothing_left_to_send_marks_its_packets_app_limited() {
+        let plan = crate::traffic::TransferPlan::fixed(vec![2, 2], Dur::ZERO);
+        let samples = Samples::default();
+        let cc = Box::new(Recorder {
+            rate: None,
+            samples: samples.clone(),
+        });
+        let mut s = ReliableSender::new(0, cc, PKT, Some(plan), RtoParams::default());
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(
+            seqs(&out),
+            [0, 1],
+            "two packets, then the application has nothing"
+        );
+        s.on_ack(ms(40), &unlimited(ack(1, 0, &[])), &mut out);
+        s.on_ack(ms(41), &unlimited(ack(2, 0, &[])), &mut out);
+        // The second transfer's packets leave before the marked flight (2 packets) is passed.
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+        s.on_ack(ms(81), &unlimited(ack(3, 0, &[])), &mut out);
+        s.on_ack(ms(82), &unlimited(ack(4, 0, &[])), &mut out);
+        let got: Vec<bool> = samples
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .map(|r| r.expect("valid").is_app_limited)
+            .collect();
+        // Packets 0 and 1 left before the application ran dry; 2 and 3 after it had.
+        assert_eq!(got, [false, false, true, true]);
     }
 }

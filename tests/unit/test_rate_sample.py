@@ -1,0 +1,39 @@
+"""The delivery-rate sample on a Python controller's ACK (draft-cheng-iccrg-delivery-rate-estimation):
+a window above the BDP saturates a 12 Mbit/s link, so the samples measure the link's 1000 packets/s."""
+
+from __future__ import annotations
+
+import statistics
+
+import ccscope
+from ccscope.controller import Ack
+
+
+class Window60(ccscope.Controller):
+    """60 packets in flight on a 40-packet BDP: the link is the bottleneck once the queue builds."""
+
+    cwnd = 60
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, Ack]] = []
+
+    def on_ack(self, now_ms: float, ack: Ack) -> None:
+        self.samples.append((now_ms, ack))
+
+
+def test_python_ack_carries_a_rate_sample_that_measures_the_bottleneck() -> None:
+    ctl = Window60()
+    ccscope.run("examples/bbr.toml", overrides={"duration_s": 5, "flows.0.controller": "python"},
+                controllers={0: ctl})
+    first = ctl.samples[0][1]
+    # The first ACK: one packet delivered over one round trip from the flow's start.
+    assert (first.rate_delivered, first.rate_prior_delivered, first.delivered_total) == (1, 0, 1)
+    assert first.rate_interval_ms is not None and first.rate_interval_ms >= 40.0
+    steady = [a for t, a in ctl.samples if t >= 1000.0]
+    assert all(a.delivery_rate_pps is not None for a in steady)
+    rate = statistics.median(a.delivery_rate_pps for a in steady)
+    assert abs(rate - 1000.0) <= 10.0, rate
+    assert not any(a.rate_app_limited for a in steady)
+    # The fields agree with each other: rate = delivered / interval.
+    a = steady[-1]
+    assert abs(a.delivery_rate_pps - a.rate_delivered / (a.rate_interval_ms / 1e3)) < 1e-6
