@@ -684,7 +684,11 @@ impl CmtSender {
         let frontier = dest.top_highs[k - 1].saturating_sub(1);
         if frontier > dest.strike_frontier {
             let from = dest.strike_frontier.max(cum);
-            let start = dest.pending.partition_point(|&t| t < from);
+            // In order (the usual case) nothing pending lies below `from`: skip the search.
+            let start = match dest.pending.front() {
+                Some(&f) if f < from => dest.pending.partition_point(|&t| t < from),
+                _ => 0,
+            };
             for i in start..dest.pending.len() {
                 let t = dest.pending[i];
                 if t >= frontier {
