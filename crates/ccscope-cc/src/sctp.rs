@@ -132,6 +132,8 @@ pub struct Sctp {
     /// Partially acknowledged bytes (RFC 4960 §7.2.2).
     pba: u64,
     in_fast_recovery: bool,
+    /// Largest window the association allows (model mode: W whole packets of RBUF), bytes.
+    max_cwnd: u64,
     /// Trait use only: packets in flight at the last send or ACK.
     flight_packets: u32,
     fast_retransmits: u64,
@@ -152,6 +154,7 @@ impl Sctp {
             ssthresh: p.initial_ssthresh_bytes as u64,
             pba: 0,
             in_fast_recovery: false,
+            max_cwnd: u64::MAX,
             flight_packets: 0,
             fast_retransmits: 0,
             timeouts: 0,
@@ -185,6 +188,13 @@ impl Sctp {
         self.cwnd = self.cwnd.min((bytes / mtu).max(1) * mtu);
     }
 
+    /// Cap the window at `bytes` (at least one MTU); growth stops there (as FreeBSD's
+    /// SCTP_MAX_CWND socket option does).
+    pub fn set_max_cwnd(&mut self, bytes: u64) {
+        self.max_cwnd = bytes.max(self.mtu());
+        self.cwnd = self.cwnd.min(self.max_cwnd);
+    }
+
     /// Paper §3.2 rules 2-3 for one SACK: updates PBA and returns the growth it asks for (bytes,
     /// at most one MTU); apply what is granted with [`Sctp::grow`].
     pub fn on_sack(&mut self, u: &SackUpdate) -> u64 {
@@ -210,7 +220,7 @@ impl Sctp {
         if u.flight_after == 0 {
             self.pba = 0;
         }
-        want
+        want.min(self.max_cwnd.saturating_sub(self.cwnd))
     }
 
     /// Apply a granted growth.
@@ -250,7 +260,9 @@ impl Sctp {
         self.in_fast_recovery = false;
     }
 
-    /// The destination's T3-rtx timer expired (paper rule 5, RFC 4960 §7.2.3).
+    /// The destination's T3-rtx timer expired (paper rule 5, RFC 4960 §7.2.3). In fast recovery the
+    /// window is already halved and §7.2.3 halves it again (ssthresh = max(cwnd/2, 4 MTU) of the
+    /// current cwnd), as the chain's backoff entry 2^floor(log2(w/2)) from (w/2, x) does.
     pub fn on_t3_expiry(&mut self) {
         self.ssthresh = self.halved();
         self.cwnd = self.mtu();
@@ -476,6 +488,36 @@ mod tests {
             s.cc.counters(),
             vec![("fast_retransmits", 1), ("timeouts", 2)]
         );
+    }
+
+    #[test]
+    fn t3_in_fast_recovery_halves_the_already_halved_window_per_rfc4960_7_2_3() {
+        let mut c = sctp(Mode::Model);
+        c.grow(14 * MTU); // 16 packets
+        c.on_fast_retransmit();
+        assert_eq!(c.cwnd_bytes(), 8 * MTU);
+        // §7.2.3: ssthresh = cwnd/2 of the cwnd at expiry (8), not of the window before the loss.
+        c.on_t3_expiry();
+        assert_eq!((c.ssthresh_bytes(), c.cwnd_bytes()), (4 * MTU, MTU));
+        assert!(!c.in_fast_recovery());
+        let mut r = sctp(Mode::Rfc4960);
+        r.grow(32 * MTU - 4380);
+        r.on_fast_retransmit();
+        r.on_t3_expiry();
+        // RFC mode: max(16 MTU / 2, 4 MTU) = 8 MTU.
+        assert_eq!((r.ssthresh_bytes(), r.cwnd_bytes()), (8 * MTU, MTU));
+    }
+
+    #[test]
+    fn growth_stops_at_the_window_cap() {
+        let mut c = sctp(Mode::Model);
+        c.set_max_cwnd(3 * MTU);
+        assert_eq!(c.on_sack(&sack(MTU, 2 * MTU)), MTU);
+        c.grow(MTU);
+        assert_eq!(c.on_sack(&sack(MTU, 3 * MTU)), 0, "at the cap: no growth");
+        let mut d = sctp(Mode::Model);
+        d.set_max_cwnd(1000);
+        assert_eq!(d.cwnd_bytes(), MTU, "never below one MTU");
     }
 
     #[test]

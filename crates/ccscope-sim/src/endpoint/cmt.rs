@@ -20,8 +20,14 @@
 //!   already processed is dropped (RFC 4960 §6.2.1). No block list is built per packet.
 //! - Split fast retransmit (SFR, Iyengar et al. §3.1): a TSN's missing count rises only when a later
 //!   TSN sent to the same destination is newly acknowledged; at the threshold (model 4, RFC 3) the
-//!   TSN is lost and retransmitted to the same destination (A10). A TSN is fast-retransmitted once;
-//!   a lost retransmission waits for the T3 timer (RFC 4960 §7.2.4).
+//!   TSN is lost and retransmitted to the same destination (A10). A TSN is fast-retransmitted once
+//!   (a lost fast retransmission waits for T3); one resent by T3 starts a new missing count and can
+//!   be fast-retransmitted (RFC 4960 §7.2.4 step 5 bars only fast-retransmitted TSNs). Resending a
+//!   destination's lowest outstanding TSN restarts its T3 timer (step 4). Reports reach first
+//!   transmissions through a per-destination strike frontier (the `thr` largest newly acked highs),
+//!   so a SACK's work is proportional to the TSNs it declares lost, not to the window.
+//! - Model mode caps each window at W = floor(RBUF/MTU) packets (paper §3.1, the chain's cap); RFC
+//!   mode lets §7.2.1 grow a full window of W packets once more.
 //! - Cwnd update for CMT (CUC, Iyengar et al. §3.2): a destination's window grows when its
 //!   pseudo-cumulative ack (its lowest unacknowledged TSN) advances, by the bytes newly acknowledged
 //!   on it, cumulatively or by gap blocks; growth is applied before reductions (RFC 4960 §7.2.4 note).
@@ -39,7 +45,8 @@
 //!   previous round is acknowledged (or the T3 timer expires); data packets carry it in
 //!   `Packet::round`, with `Packet::RETX` on retransmissions.
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 use ccscope_cc::common::RttEstimator;
 use ccscope_cc::sctp::{Mode, Params as SctpParams, SackUpdate, Sctp};
@@ -70,6 +77,8 @@ struct Chunk {
     state: State,
     missing: u8,
     retransmitted: bool,
+    /// Fast-retransmitted, so ineligible for another fast retransmit (RFC 4960 §7.2.4 step 5).
+    fast_rtx: bool,
     /// TSN distance to the previous TSN sent to the same destination at the same instant (a packet
     /// pair), 0 if none.
     pair_gap: u32,
@@ -82,8 +91,17 @@ pub struct Dest {
     pub out: u64,
     /// TSNs first sent to it and not known to be acknowledged, lowest first (front pruned lazily).
     pending: VecDeque<u64>,
-    /// TSNs marked for retransmission to it, lowest first.
-    retx: VecDeque<u64>,
+    /// TSNs marked for retransmission to it, lowest on top.
+    retx: BinaryHeap<Reverse<u64>>,
+    /// The newly acknowledged TSN highs of the `thr` SACKs with the largest ones, plus one,
+    /// largest first (0: none). A first transmission t has `thr` missing reports once the smallest
+    /// of them exceeds t + 1, so TSNs below it are lost.
+    top_highs: [u64; 4],
+    /// First transmissions below this TSN have been struck out (the frontier only moves up).
+    strike_frontier: u64,
+    /// Retransmitted TSNs still eligible for fast retransmit (retransmitted by T3), counted
+    /// one by one: their missing counts restart with the retransmission.
+    rtx_watch: VecDeque<u64>,
     pub rtt: RttEstimator,
     backoff: u32,
     t3: Option<Time>,
@@ -105,7 +123,10 @@ pub struct Dest {
     area_since: Time,
     pub sent: u64,
     pub retransmissions: u64,
+    /// Fast retransmit events: SACKs that declared at least one of its TSNs lost.
     pub fast_retransmits: u64,
+    /// TSNs those events declared lost.
+    pub fast_retransmitted_tsns: u64,
     pub timeouts: u64,
 }
 
@@ -115,7 +136,10 @@ impl Dest {
             cc: Sctp::new(p.clone()),
             out: 0,
             pending: VecDeque::with_capacity(64),
-            retx: VecDeque::with_capacity(16),
+            retx: BinaryHeap::with_capacity(16),
+            top_highs: [0; 4],
+            strike_frontier: 0,
+            rtx_watch: VecDeque::with_capacity(16),
             rtt: RttEstimator::default(),
             backoff: 0,
             t3: None,
@@ -132,6 +156,7 @@ impl Dest {
             sent: 0,
             retransmissions: 0,
             fast_retransmits: 0,
+            fast_retransmitted_tsns: 0,
             timeouts: 0,
         }
     }
@@ -186,6 +211,7 @@ impl Managed for Dest {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CmtPathReport {
     pub retransmissions: u64,
+    /// Fast retransmit events (SACKs that declared TSNs lost), not TSNs.
     pub fast_retransmits: u64,
     pub timeouts: u64,
     /// Time-averaged congestion window, bytes.
@@ -246,12 +272,22 @@ pub struct CmtSender {
     pub max_outstanding: u64,
     /// Largest sum of the destinations' windows after any event.
     pub max_cwnd_sum: u64,
+    /// Chunks visited by missing-report processing (the per-SACK work, for its test).
+    strike_steps: u64,
 }
 
 impl CmtSender {
     pub fn new(flow: u32, packet_bytes: u32, n_paths: usize, cfg: CmtConfig) -> CmtSender {
         let n = n_paths.max(1);
         let mut dests: Vec<Dest> = (0..n).map(|_| Dest::new(&cfg.sctp)).collect();
+        if cfg.sctp.mode == Mode::Model {
+            // Paper §3.1 and the chain's cap (§4.3, footnote 8): a window never passes W = floor(r/MTU)
+            // packets. RFC 4960 alone lets it reach that plus one MTU (§7.2.1 growth on a full window).
+            let mtu = cfg.sctp.mtu_bytes as u64;
+            for d in &mut dests {
+                d.cc.set_max_cwnd(cfg.rbuf_bytes / mtu * mtu);
+            }
+        }
         if cfg.window_management.is_on() {
             // Window management keeps sum(CWND) <= RBUF from the start.
             for d in &mut dests {
@@ -289,6 +325,7 @@ impl CmtSender {
             loss_events: 0,
             max_outstanding: 0,
             max_cwnd_sum: 0,
+            strike_steps: 0,
         }
     }
 
@@ -371,21 +408,21 @@ impl CmtSender {
         }
         let cum = self.cum;
         let dest = &mut self.dests[d];
-        while let Some(&t) = dest.retx.front() {
+        while let Some(&Reverse(t)) = dest.retx.peek() {
             if t < cum || self.ring[(t - cum) as usize].state != State::Marked {
-                dest.retx.pop_front();
+                dest.retx.pop();
             } else {
                 break;
             }
         }
         // Paper eq. 1, RFC 4960 §6.1 B: OUT < CWND.
         let cwnd_ok = dest.out < dest.cc.cwnd_bytes();
-        if let Some(&t) = dest.retx.front() {
+        if let Some(&Reverse(t)) = dest.retx.peek() {
             // RFC 4960 §6.1 C: marked chunks go before new data.
             if !(cwnd_ok || dest.fast_rtx_now) {
                 return None;
             }
-            dest.retx.pop_front();
+            dest.retx.pop();
             dest.fast_rtx_now = false;
             return Some(self.transmit(now, d, t, true));
         }
@@ -404,7 +441,19 @@ impl CmtSender {
             c.state = State::Outstanding;
             c.sent = now;
             c.retransmitted = true;
+            // Reports against the earlier transmission do not count for this one.
+            c.missing = 0;
+            let watch = !c.fast_rtx;
             self.retransmitted += 1;
+            self.prune(d);
+            let dest = &mut self.dests[d];
+            if watch {
+                dest.rtx_watch.push_back(tsn);
+            }
+            // RFC 4960 §7.2.4 step 4: retransmitting the first outstanding chunk restarts T3-rtx.
+            if dest.pending.front() == Some(&tsn) {
+                dest.t3 = Some(now + rto);
+            }
         } else {
             let dest = &mut self.dests[d];
             let pair_gap = match dest.last_send {
@@ -425,6 +474,7 @@ impl CmtSender {
                 state: State::Outstanding,
                 missing: 0,
                 retransmitted: false,
+                fast_rtx: false,
                 pair_gap,
             });
             self.next_tsn += 1;
@@ -564,6 +614,11 @@ impl CmtSender {
         }
         for d in 0..self.dests.len() {
             let dest = &mut self.dests[d];
+            if self.lost_now[d] {
+                // One fast retransmit event per SACK and destination (Linux net/sctp/outqueue.c
+                // sctp_mark_missing: one sctp_retransmit(FAST_RTX) per transport per SACK).
+                dest.fast_retransmits += 1;
+            }
             if self.lost_now[d] && dest.recovery_exit.is_none() {
                 // Paper rule 4, one halving per window per destination (RFC 4960 §7.2.3-7.2.4).
                 dest.cc.on_fast_retransmit();
@@ -612,30 +667,84 @@ impl CmtSender {
 
     /// SFR: every outstanding TSN sent to `d` below the highest TSN of `d` this SACK newly
     /// acknowledged gets a missing report; at `thr` reports it is marked for retransmission.
+    /// First transmissions are counted through the strike frontier (work proportional to the TSNs
+    /// it passes); T3-retransmitted ones one by one.
     fn missing_reports(&mut self, d: usize, thr: u8) {
         let Some(h) = self.highest[d] else { return };
-        let pkt = self.packet_bytes as u64;
         let cum = self.cum;
+        let k = thr.clamp(1, 4) as usize;
         let dest = &mut self.dests[d];
-        for &t in dest.pending.iter() {
-            if t >= h {
-                break;
-            }
-            let c = &mut self.ring[(t - cum) as usize];
-            if c.state != State::Outstanding || c.retransmitted {
-                continue;
-            }
-            c.missing = c.missing.saturating_add(1);
-            if c.missing >= thr {
-                c.state = State::Marked;
-                dest.out -= pkt;
-                self.out_total -= pkt;
-                insert_sorted(&mut dest.retx, t);
-                dest.fast_retransmits += 1;
-                self.lost += 1;
-                self.lost_now[d] = true;
+        // Insert h + 1 into the k largest highs (sorted, largest first).
+        let mut v = h + 1;
+        for slot in dest.top_highs[..k].iter_mut() {
+            if v > *slot {
+                std::mem::swap(slot, &mut v);
             }
         }
+        let frontier = dest.top_highs[k - 1].saturating_sub(1);
+        if frontier > dest.strike_frontier {
+            let from = dest.strike_frontier.max(cum);
+            // In order (the usual case) nothing pending lies below `from`: skip the search.
+            let start = match dest.pending.front() {
+                Some(&f) if f < from => dest.pending.partition_point(|&t| t < from),
+                _ => 0,
+            };
+            for i in start..dest.pending.len() {
+                let t = dest.pending[i];
+                if t >= frontier {
+                    break;
+                }
+                self.strike_steps += 1;
+                let c = &mut self.ring[(t - cum) as usize];
+                if c.state == State::Outstanding && !c.retransmitted {
+                    c.missing = thr;
+                    Self::mark_fast(c, t, dest, &mut self.out_total, self.packet_bytes as u64);
+                    self.lost += 1;
+                    self.lost_now[d] = true;
+                }
+            }
+            dest.strike_frontier = frontier;
+        }
+        // RFC 4960 §7.2.4 step 5 bars only fast-retransmitted TSNs: a T3 retransmission can be struck.
+        let mut i = 0;
+        while i < dest.rtx_watch.len() {
+            let t = dest.rtx_watch[i];
+            self.strike_steps += 1;
+            let keep = t >= cum && {
+                let c = &mut self.ring[(t - cum) as usize];
+                if c.state != State::Outstanding || c.fast_rtx {
+                    false
+                } else if t < h {
+                    c.missing = c.missing.saturating_add(1);
+                    if c.missing >= thr {
+                        Self::mark_fast(c, t, dest, &mut self.out_total, self.packet_bytes as u64);
+                        self.lost += 1;
+                        self.lost_now[d] = true;
+                        false
+                    } else {
+                        true
+                    }
+                } else {
+                    true
+                }
+            };
+            if keep {
+                i += 1;
+            } else {
+                dest.rtx_watch.swap_remove_back(i);
+            }
+        }
+    }
+
+    /// Mark chunk `t` (outstanding to `dest`) lost by missing reports: out of OUT, queued for
+    /// retransmission, and ineligible for another fast retransmit (RFC 4960 §7.2.4 steps 1, 5).
+    fn mark_fast(c: &mut Chunk, t: u64, dest: &mut Dest, out_total: &mut u64, pkt: u64) {
+        c.state = State::Marked;
+        c.fast_rtx = true;
+        dest.out -= pkt;
+        *out_total -= pkt;
+        dest.retx.push(Reverse(t));
+        dest.fast_retransmitted_tsns += 1;
     }
 
     /// The transport's timer: every destination whose T3-rtx expired.
@@ -672,7 +781,7 @@ impl CmtSender {
                 c.state = State::Marked;
                 dest.out -= pkt;
                 self.out_total -= pkt;
-                insert_sorted(&mut dest.retx, t);
+                dest.retx.push(Reverse(t));
                 self.lost += 1;
             }
         }
@@ -714,8 +823,10 @@ impl CmtSender {
     /// Association counters for the flow's results.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let fast: u64 = self.dests.iter().map(|d| d.fast_retransmits).sum();
+        let tsns: u64 = self.dests.iter().map(|d| d.fast_retransmitted_tsns).sum();
         vec![
             ("fast_retransmits", fast),
+            ("fast_retransmitted_tsns", tsns),
             ("timeouts", self.rtos),
             ("loss_events", self.loss_events),
             ("max_outstanding_bytes", self.max_outstanding),
@@ -728,13 +839,6 @@ impl CmtSender {
     }
 }
 
-fn insert_sorted(q: &mut VecDeque<u64>, t: u64) {
-    let pos = q.partition_point(|&x| x < t);
-    if q.get(pos) != Some(&t) {
-        q.insert(pos, t);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -742,10 +846,13 @@ mod tests {
 
     const PKT: u32 = 1500;
 
-    /// A model-mode association over `n` destinations and its receiver, RBUF `rbuf` bytes.
-    fn assoc(n: usize, rbuf: u64) -> (CmtSender, Receiver) {
+    /// A `mode` association over `n` destinations and its receiver, RBUF `rbuf` bytes.
+    fn assoc_in(mode: Mode, n: usize, rbuf: u64) -> (CmtSender, Receiver) {
         let cfg = CmtConfig {
-            sctp: SctpParams::default(),
+            sctp: SctpParams {
+                mode,
+                ..SctpParams::default()
+            },
             rbuf_bytes: rbuf,
             window_management: WindowManagement::None,
             rto_max: Dur::from_ms(60_000),
@@ -763,7 +870,11 @@ mod tests {
 
     /// `assoc(n, rbuf)` started at time 0, with what it sent first.
     fn started(n: usize, rbuf: u64) -> (CmtSender, Receiver, Vec<Packet>) {
-        let (mut s, r) = assoc(n, rbuf);
+        started_in(Mode::Model, n, rbuf)
+    }
+
+    fn started_in(mode: Mode, n: usize, rbuf: u64) -> (CmtSender, Receiver, Vec<Packet>) {
+        let (mut s, r) = assoc_in(mode, n, rbuf);
         let mut out = Vec::new();
         s.start(Time::ZERO);
         s.try_send(Time::ZERO, &mut out);
@@ -877,6 +988,156 @@ mod tests {
             assert_eq!(s.dests[0].cc.cwnd_bytes(), PKT as u64);
         }
         assert_eq!(s.rtos, 7);
+    }
+
+    /// One destination grown by in-order delivery until `n` packets are outstanding; returns them.
+    fn grown(n: usize, rbuf: u64) -> (CmtSender, Receiver, Vec<Packet>) {
+        let (mut s, mut r, mut flight) = started(1, rbuf);
+        let mut t = 0;
+        while flight.len() < n {
+            t += 1;
+            let p = flight.remove(0);
+            flight.extend(deliver(&mut s, &mut r, &p, ms(t)));
+        }
+        (s, r, flight)
+    }
+
+    #[test]
+    fn model_mode_window_never_passes_w_whole_packets_of_rbuf() {
+        // RBUF 7,500 B: W = 5. In-order delivery forever: the window stops at 5 packets, not 6.
+        let top = |mode: Mode| {
+            let (mut s, mut r, mut flight) = started_in(mode, 1, 7500);
+            let mut top = 0;
+            for t in 1..200 {
+                let p = flight.remove(0);
+                flight.extend(deliver(&mut s, &mut r, &p, ms(t)));
+                top = top.max(s.dests[0].cc.cwnd_bytes());
+                assert!(s.outstanding_bytes() <= 7500);
+            }
+            top
+        };
+        assert_eq!(top(Mode::Model), 5 * PKT as u64);
+        // RFC 4960 §7.2.1 alone grows a full window once more: past RBUF, below W + 1 MTU.
+        let rfc = top(Mode::Rfc4960);
+        assert!(rfc > 7500 && rfc <= 6 * PKT as u64, "{rfc}");
+    }
+
+    #[test]
+    fn fast_retransmit_of_the_first_outstanding_tsn_restarts_t3() {
+        let (mut s, mut r, flight) = grown(8, 1_000_000);
+        let before = s.timeout_deadline().expect("armed");
+        // The lowest outstanding TSN is lost; four later ones arrive at 1 s.
+        let lost = flight[0].seq;
+        let mut resent = false;
+        for p in &flight[1..5] {
+            resent |= deliver(&mut s, &mut r, p, ms(1000))
+                .iter()
+                .any(|x| x.seq == lost);
+        }
+        assert!(resent && s.dests[0].fast_retransmits == 1);
+        // RFC 4960 §7.2.4 step 4: the timer restarts with the retransmission, at 1 s.
+        let rto = s.dests[0].rto(Mode::Model, Dur::from_ms(60_000));
+        assert_eq!(s.timeout_deadline(), Some(ms(1000) + rto));
+        assert!(s.timeout_deadline() > Some(before));
+    }
+
+    #[test]
+    fn a_tsn_retransmitted_by_t3_can_be_fast_retransmitted() {
+        // Four packets outstanding, all lost: T3 marks them and resends the first.
+        let (mut s, mut r, flight) = grown(4, 1_000_000);
+        let first = flight[0].seq;
+        let t3 = s.timeout_deadline().expect("armed");
+        let mut out = Vec::new();
+        s.on_timeout(t3, &mut out);
+        assert_eq!(tsns(&out), [(first, 0)]);
+        let mut now = t3;
+        let mut next = |s: &mut CmtSender, r: &mut Receiver, p: &Packet| {
+            now += Dur::from_ms(40);
+            deliver(s, r, p, now)
+        };
+        // The first arrives; the second retransmission (TSN first + 1) is lost again.
+        let mut q: Vec<Packet> = next(&mut s, &mut r, &out[0]);
+        let victim = q.remove(0);
+        assert_eq!(victim.seq, first + 1);
+        assert!(victim.round & Packet::RETX != 0);
+        // Later TSNs of the same destination arrive: the fourth report fast-retransmits it.
+        let mut resent = None;
+        for k in 1..=4 {
+            let p = q.remove(0);
+            let reply = next(&mut s, &mut r, &p);
+            if reply.iter().any(|x| x.seq == victim.seq) {
+                resent = Some(k);
+            }
+            q.extend(reply.into_iter().filter(|x| x.seq != victim.seq));
+        }
+        assert_eq!(resent, Some(4));
+        assert_eq!(s.dests[0].fast_retransmits, 1);
+        assert_eq!(s.rtos, 1, "no second timeout was needed");
+    }
+
+    #[test]
+    fn a_fast_retransmitted_tsn_is_not_fast_retransmitted_again() {
+        let (mut s, mut r, flight) = grown(8, 1_000_000);
+        let lost = flight[0].seq;
+        let mut q: Vec<Packet> = Vec::new();
+        let mut rtx = None;
+        for p in &flight[1..] {
+            for x in deliver(&mut s, &mut r, p, ms(1000)) {
+                if x.seq == lost {
+                    rtx = Some(x);
+                } else {
+                    q.push(x);
+                }
+            }
+        }
+        assert!(rtx.is_some(), "fast-retransmitted once");
+        // The retransmission is lost too; however many later TSNs arrive, only T3 resends it.
+        for p in q {
+            let reply = deliver(&mut s, &mut r, &p, ms(1100));
+            assert!(reply.iter().all(|x| x.seq != lost));
+        }
+        assert_eq!(s.dests[0].fast_retransmitted_tsns, 1);
+    }
+
+    #[test]
+    fn fast_retransmits_count_events_not_tsns() {
+        // Three consecutive TSNs lost (a correlated loss event) are declared lost by one SACK.
+        let (mut s, mut r, flight) = grown(8, 1_000_000);
+        for p in &flight[3..] {
+            deliver(&mut s, &mut r, p, ms(1000));
+        }
+        let d = &s.dests[0];
+        assert_eq!((d.fast_retransmits, d.fast_retransmitted_tsns), (1, 3));
+        assert!(s.counters().contains(&("fast_retransmits", 1)));
+        assert!(s.counters().contains(&("fast_retransmitted_tsns", 3)));
+    }
+
+    #[test]
+    fn missing_report_work_per_sack_does_not_grow_with_the_window() {
+        // A hole at the front of a 2,000-packet flight, then every later packet arrives: each
+        // SACK must cost O(1) amortised, not a scan of the TSNs below its highest.
+        let (mut s, mut r, flight) = grown(2000, 10_000_000);
+        let n = flight.len() as u64 - 1;
+        for p in &flight[1..] {
+            deliver(&mut s, &mut r, p, ms(100_000));
+        }
+        assert_eq!(s.dests[0].fast_retransmitted_tsns, 1);
+        assert!(
+            s.strike_steps <= 2 * n,
+            "{} steps for {n} SACKs",
+            s.strike_steps
+        );
+    }
+
+    #[test]
+    fn rto_is_three_srtt_including_the_queueing_delay_of_the_samples() {
+        // Paper eqs. 8 and 10: past the BDP the RTT is CWND/b (queueing included) and RTO = 3 RTT.
+        let (mut s, mut r, out) = started(1, 1_000_000);
+        deliver(&mut s, &mut r, &out[0], ms(100)); // 100 ms sample: 40 ms path + 60 ms queue
+        assert_eq!(
+            s.dests[0].rto(Mode::Model, Dur::from_ms(60_000)),
+            Dur::from_ms(300)
+        );
     }
 
     #[test]
