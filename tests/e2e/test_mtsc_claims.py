@@ -71,3 +71,98 @@ def test_long_range_dependence_lowers_the_entropy_below_the_shuffled_control(run
     for r in repro.by_alpha(runs, LOW):
         e = r["entropy"]
         assert e["entropy"][i] < e["control"][i], (t, r["seed"], e["entropy"][i], e["control"][i])
+
+
+# ---------------------------------------------------------------- SAC (Figs. 9-18): the machinery, exactly
+
+import sac_runs  # noqa: E402  (experiments/mtsc, on sys.path through load_experiment)
+from mtsc_scenarios import background_dict, registered_idle_mean  # noqa: E402
+
+SAC_S = 300.0
+
+
+@pytest.fixture(scope="module")
+def oracle_passes(tmp_path_factory):
+    """Pass 1 (on-line SAC, series kept) and pass 2 (the oracle reading pass 1's levels), twice."""
+    first = sac_runs.Run("online", 1, SAC_S)
+    p1 = sac_runs.execute(first)
+    path = tmp_path_factory.mktemp("oracle") / "levels.toml"
+    path.write_text(p1["oracle_toml"])
+    second = sac_runs.Run("oracle", 1, SAC_S)
+    f, kw = sac_runs._child_input(second, p1, path.parent)
+    return p1, f, [sac_runs.execute(second, f, **kw) for _ in range(2)]
+
+
+def test_the_oracle_file_holds_one_level_per_bin_for_every_whole_t2_window(oracle_passes):
+    p1, f, _ = oracle_passes
+    text = open(f).read()
+    digits = text.split('levels = "', 1)[1].split('"', 1)[0]
+    bins, t2 = int(SAC_S / repro.BIN_S), int(sac_runs.T2_S / repro.BIN_S)
+    assert len(digits) == bins - t2 + 1
+    assert set(digits) <= set("12345678") and len(set(digits)) >= 3
+
+
+def test_two_passes_over_one_seed_are_deterministic_and_the_oracle_drives_every_increase(oracle_passes):
+    p1, _, (a, b) = oracle_passes
+    for k in ("pps", "loss", "background_mbps", "boosted_share", "no_row", "oracle_mismatch"):
+        assert a[k] == b[k], k
+    # a_t = 1/L2 > 0 wherever the series has a level: every increase is boosted but those of the last T2.
+    assert a["boosted_share"] > 0.98
+    assert 0.0 <= a["oracle_mismatch"] <= 1.0
+    # The same background draws under one seed: pass 2 differs from pass 1 only through the SAC flow.
+    assert a["pps"] != p1["pps"]
+
+
+def test_a_sac_run_needs_a_registered_background():
+    with pytest.raises(ValueError, match="no idle mean registered"):
+        registered_idle_mean(1.05, 3.0)
+
+
+# ---------------------------------------------------------------- bad input: one line, exit 2
+
+import inspect  # noqa: E402
+
+from typer.testing import CliRunner  # noqa: E402
+
+from ccscope.cli import app  # noqa: E402
+
+runner = CliRunner(mix_stderr=False) if "mix_stderr" in inspect.signature(CliRunner.__init__).parameters else CliRunner()
+
+
+def _bad_run(tmp_path, edit):
+    import tomli_w
+
+    d = background_dict(1.35, 1.0, idle_mean_s=1.0)
+    edit(d)
+    sc = tmp_path / "bad.toml"
+    sc.write_text(tomli_w.dumps(d))
+    out = tmp_path / "res"
+    res = runner.invoke(app, ["run", str(sc), "-o", str(out)])
+    text = res.stderr if hasattr(res, "stderr") else res.output
+    assert res.exit_code == 2, text
+    assert "Traceback" not in text and not out.exists()
+    return text
+
+
+def test_a_pareto_alpha_of_one_or_less_is_refused_naming_the_field(tmp_path):
+    def edit(d):
+        d["flows"][0]["traffic"]["alpha"] = 1.0
+    text = _bad_run(tmp_path, edit)
+    assert "flows[0].traffic.alpha" in text, text
+    with pytest.raises(ValueError, match="alpha"):
+        background_dict(1.0, 10.0, idle_mean_s=1.0)
+
+
+def test_a_non_positive_file_size_is_refused_naming_the_field(tmp_path):
+    def edit(d):
+        d["flows"][1]["traffic"]["mean_bytes"] = 0
+    assert "flows[1].traffic.mean_bytes" in _bad_run(tmp_path, edit)
+
+
+def test_a_missing_oracle_file_is_refused_naming_the_field(tmp_path):
+    def edit(d):
+        d["flows"].append({"controller": "sac", "transport": "datagram", "table": "oracle",
+                           "oracle_file": "no-such-levels.toml", "route": ["access", "bottleneck", "server0"],
+                           "ack_route": ["server0_back", "bottleneck_back", "access_back"]})
+    text = _bad_run(tmp_path, edit)
+    assert "oracle_file" in text and "no-such-levels.toml" in text, text
