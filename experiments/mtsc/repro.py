@@ -38,7 +38,7 @@ from ccscope import stats  # noqa: E402
 from ccscope.stats import hurst as hurst_mod  # noqa: E402
 from mtsc_scenarios import BIN_S, EXAMPLE_IDLE_MEAN_S, IDLE_MEAN_S, MEAN_BYTES, background, idle_mean_for  # noqa: E402
 from mtsc_scenarios import pareto_k_bytes  # noqa: E402
-from sac_report import ci95  # noqa: E402
+from sac_report import GROUPS, ci95  # noqa: E402
 
 COMMAND = "ccscope repro mtsc"
 
@@ -491,14 +491,20 @@ def run_sac(args, out: FsPath, d: FsPath) -> str:
     seeds = tuple(range(args.first_seed, args.first_seed + args.sac_seeds))
     sc = sac_report.Scale(duration_s=args.sac_duration_s, seeds=seeds, thetas=tuple(args.thetas),
                           shift_thetas=tuple(args.shift_thetas or args.thetas), n_thetas=tuple(args.n_thetas or args.thetas))
-    runs = sac_report.plan(sc)
+    runs = sac_report.plan(sc, args.figs)
     t0 = time.perf_counter()
+    cache = d / "sac_runs.jsonl"
 
     def progress(done: int, total: int, r: dict) -> None:
         print(f"[{done}/{total}] {time.perf_counter() - t0:7.0f} s  {r['run']['variant']} seed {r['run']['seed']} "
               f"({r['wall_s']:.1f} s)", flush=True)
 
-    out_runs = sac_runs.run_all(runs, args.jobs, progress, cache=d / "sac_runs.jsonl", reuse=args.reuse)
+    if args.report_only:
+        out_runs = sac_runs.load_cache(cache)
+        print(f"{len(out_runs)} runs read from {cache}", flush=True)
+    else:
+        print(f"{len(runs)} SAC runs (and their parents) of {sc.duration_s:g} s on {args.jobs} worker(s)", flush=True)
+        out_runs = sac_runs.run_all(runs, args.jobs, progress, cache=cache, reuse=args.reuse)
     res = sac_report.Results(out_runs, sc)
     sac_report.write_csv(res, d / "sac_runs.csv")
     sac_report.plot_all(res, d)
@@ -521,6 +527,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--n-thetas", type=int, nargs="+", default=None, help="Fig. 17's theta grid (default --thetas)")
     ap.add_argument("--reuse", action="store_true",
                     help="SAC part: keep the runs already in mtsc/sac_runs.jsonl (same sizes) and run only the rest")
+    ap.add_argument("--figs", nargs="+", default=list(GROUPS), choices=GROUPS,
+                    help="SAC part: the figure groups to run (default all)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="SAC part: write the report from mtsc/sac_runs.jsonl without running anything")
     args = ap.parse_args(argv)
     if args.seeds < 2 or args.sac_seeds < 2:
         ap.error("--seeds/--sac-seeds: at least 2 (the report shows confidence intervals)")
