@@ -339,7 +339,7 @@ def report(results: Sequence[dict], st: Settings, alphas: Sequence[float], wall_
           f"- Pareto file sizes with the mean held at {MEAN_BYTES / 1000:.0f} kB for every alpha (k = 32 kB (alpha - 1)/alpha: "
           f"{pareto_k_bytes(1.05):.0f} B at alpha 1.05, {pareto_k_bytes(1.95):.0f} B at 1.95), untruncated.",
           ("- Idle mean calibrated per alpha for 5 Mbit/s at the bottleneck (spec §1.2 [D]; experiments/mtsc/calibrate.py: "
-           "development seeds 1-5, 10,000 s pilots, seed mean within ±5%), frozen in experiments/mtsc/mtsc_scenarios.py "
+           "development seeds 1-5, 10,000 s pilots, seed mean within ±5%), frozen in experiments/mtsc/registered.toml "
            "before the report's runs; the value per alpha is in the load table."
            if all(round(a, 2) in IDLE_MEAN_S for a in alphas) else
            f"- Idle mean: **{EXAMPLE_IDLE_MEAN_S} s at every alpha not in the calibration table** (the example's "
@@ -505,6 +505,8 @@ def run_sac(args, out: FsPath, d: FsPath) -> str:
     else:
         print(f"{len(runs)} SAC runs (and their parents) of {sc.duration_s:g} s on {args.jobs} worker(s)", flush=True)
         out_runs = sac_runs.run_all(runs, args.jobs, progress, cache=cache, reuse=args.reuse)
+        if args.reuse:  # the report covers the earlier groups too
+            out_runs = {**sac_runs.load_cache(cache), **out_runs}
     res = sac_report.Results(out_runs, sc)
     sac_report.write_csv(res, d / "sac_runs.csv")
     sac_report.plot_all(res, d)

@@ -81,7 +81,7 @@ def plan(sc: Scale, groups: Sequence[str] = GROUPS) -> list[Run]:
         if "16" in groups:  # Fig. 16
             runs += [R("trained", train_s=t) for t in sc.train_grid()] + [R("foreign"), R("random"), R("online")]
         if "A3" in groups:
-            runs += [R("inverted"), R("generic"), R("online")]
+            runs += [R("inverted"), R("random"), R("generic"), R("online")]
             runs += [R("generic", size="lognormal", alpha=1.5), R("online", size="lognormal", alpha=1.5)]
         if "17" in groups:  # Fig. 17, Tables 2-3, Fig. 18
             for n in N_SAC:
