@@ -182,7 +182,11 @@ class Check:
     figure: str
     criterion: str
     measured: str
-    ok: Optional[bool]  # None: not run at this size
+    ok: Optional[bool]  # None: not run at this size, or reported only
+
+    def __post_init__(self) -> None:
+        if self.ok is not None:
+            self.ok = bool(self.ok)  # numpy booleans are not `False`
 
 
 def _curve(res: Results, var: str, thetas: Sequence[float], f=lambda r: r["total_pps"], **kw) -> list[list[float]]:

@@ -78,7 +78,7 @@ def test_long_range_dependence_lowers_the_entropy_below_the_shuffled_control(run
 import sac_runs  # noqa: E402  (experiments/mtsc, on sys.path through load_experiment)
 from mtsc_scenarios import background_dict, registered_idle_mean  # noqa: E402
 
-SAC_S = 300.0
+SAC_S = 150.0
 
 
 @pytest.fixture(scope="module")
@@ -166,3 +166,29 @@ def test_a_missing_oracle_file_is_refused_naming_the_field(tmp_path):
                            "ack_route": ["server0_back", "bottleneck_back", "access_back"]})
     text = _bad_run(tmp_path, edit)
     assert "oracle_file" in text and "no-such-levels.toml" in text, text
+
+
+def test_an_untrained_frozen_table_gives_exactly_the_generic_control():
+    # Fig. 16's D_train = 0: no row was ever seen, so a_t = 0 at every increase (spec §2.4 [D]) and the
+    # run is generic LIED's, packet for packet, under the same background draws.
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as d:
+        empty = Path(d) / "empty.toml"
+        empty.write_text(sac_runs.EMPTY_TABLE)
+        sac = sac_runs.execute(sac_runs.Run("trained", 2, 120.0), str(empty))
+    generic = sac_runs.execute(sac_runs.Run("generic", 2, 120.0))
+    assert sac["boosted_share"] == 0.0
+    assert (sac["pps"], sac["loss"], sac["link_mbps"]) == (generic["pps"], generic["loss"], generic["link_mbps"])
+
+
+def test_ten_inverse_sac_flows_share_the_bottleneck_fairly():
+    # Fig. 18 (spec §4 [D] thresholds): Jain's index >= 0.95 and max/min <= 1.5 among 10 on-line inverse SAC
+    # flows on the 20 Mbit/s bottleneck, on each seed.
+    for seed in (1, 2):
+        r = sac_runs.execute(sac_runs.Run("online", seed, 100.0, bottleneck_mbps=20.0, n=10))
+        pps = r["pps"]
+        assert len(pps) == 10
+        jain = sum(pps) ** 2 / (len(pps) * sum(x * x for x in pps))
+        assert jain >= 0.95 and max(pps) / min(pps) <= 1.5, (seed, jain, pps)
