@@ -510,7 +510,11 @@ def run_sac(args, out: FsPath, d: FsPath) -> str:
     res = sac_report.Results(out_runs, sc)
     sac_report.write_csv(res, d / "sac_runs.csv")
     sac_report.plot_all(res, d)
-    return sac_report.section(res, out.stem, time.perf_counter() - t0, args.jobs)
+    grids = "".join(f" --{k.replace('_', '-')} " + " ".join(map(str, v)) for k, v in
+                    (("thetas", sc.thetas), ("shift_thetas", sc.shift_thetas), ("n_thetas", sc.n_thetas)))
+    command = (f"ccscope repro mtsc --part sac --sac-seeds {len(seeds)} --first-seed {seeds[0]} "
+               f"--sac-duration-s {sc.duration_s:g}{grids}")
+    return sac_report.section(res, out.stem, time.perf_counter() - t0, args.jobs, command)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
