@@ -1,7 +1,8 @@
-"""Paper 003 reproduction, part 1: the traffic analyses of §2 (Figs. 1-3). Writes docs/reproductions/mtsc.md,
-its figures and the data behind them (mtsc/*.csv), from fresh background-only runs.
+"""Paper 003 reproduction: part 1, the traffic analyses of §2 (Figs. 1-3), from fresh background-only runs; part 2,
+the SAC experiments of §4 (Figs. 9-18, Tables 2-3; experiments/mtsc/sac_runs.py and sac_report.py). Writes
+docs/reproductions/mtsc.md, its figures and the data behind them (mtsc/*.csv).
 
-    python experiments/mtsc/repro.py -o docs/reproductions/mtsc.md        (or: ccscope repro mtsc)
+    python experiments/mtsc/repro.py -o docs/reproductions/mtsc.md [--part traffic|sac]   (or: ccscope repro mtsc)
 
 Fig. 1: four Hurst estimates of the bottleneck's 10 ms throughput series against the Pareto shape alpha,
 next to H = (3 - alpha)/2. Fig. 2 / §2.3: off-line CondProb tables at alpha 1.05 and 1.95 and their Kendall
@@ -37,6 +38,7 @@ from ccscope import stats  # noqa: E402
 from ccscope.stats import hurst as hurst_mod  # noqa: E402
 from mtsc_scenarios import BIN_S, EXAMPLE_IDLE_MEAN_S, IDLE_MEAN_S, MEAN_BYTES, background, idle_mean_for  # noqa: E402
 from mtsc_scenarios import pareto_k_bytes  # noqa: E402
+from sac_report import GROUPS, ci95  # noqa: E402
 
 COMMAND = "ccscope repro mtsc"
 
@@ -149,16 +151,6 @@ def make_jobs(st: Settings, alphas: Sequence[float] = ALPHAS) -> list[Job]:
 
 
 # ---------------------------------------------------------------- statistics
-
-
-def ci95(xs: Sequence[float]) -> tuple[float, float]:
-    """Mean and half-width of the 95% Student-t interval (0 for one value)."""
-    from scipy import stats as sst
-
-    m = statistics.fmean(xs)
-    if len(xs) < 2:
-        return m, 0.0
-    return m, float(sst.t.ppf(0.975, len(xs) - 1) * statistics.stdev(xs) / math.sqrt(len(xs)))
 
 
 def by_alpha(results: Sequence[dict], alpha: float) -> list[dict]:
@@ -347,7 +339,7 @@ def report(results: Sequence[dict], st: Settings, alphas: Sequence[float], wall_
           f"- Pareto file sizes with the mean held at {MEAN_BYTES / 1000:.0f} kB for every alpha (k = 32 kB (alpha - 1)/alpha: "
           f"{pareto_k_bytes(1.05):.0f} B at alpha 1.05, {pareto_k_bytes(1.95):.0f} B at 1.95), untruncated.",
           ("- Idle mean calibrated per alpha for 5 Mbit/s at the bottleneck (spec §1.2 [D]; experiments/mtsc/calibrate.py: "
-           "development seeds 1-5, 10,000 s pilots, seed mean within ±5%), frozen in experiments/mtsc/mtsc_scenarios.py "
+           "development seeds 1-5, 10,000 s pilots, seed mean within ±5%), frozen in experiments/mtsc/registered.toml "
            "before the report's runs; the value per alpha is in the load table."
            if all(round(a, 2) in IDLE_MEAN_S for a in alphas) else
            f"- Idle mean: **{EXAMPLE_IDLE_MEAN_S} s at every alpha not in the calibration table** (the example's "
@@ -452,30 +444,121 @@ def report(results: Sequence[dict], st: Settings, alphas: Sequence[float], wall_
     return "\n".join(L)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--out", type=FsPath, default=FsPath("docs/reproductions/mtsc.md"))
-    ap.add_argument("--seeds", type=int, default=Settings.seeds)
-    ap.add_argument("--first-seed", type=int, default=Settings.first_seed)
-    ap.add_argument("--duration-s", type=float, default=Settings.duration_s)
-    ap.add_argument("--jobs", type=int, default=Settings.jobs)
-    args = ap.parse_args(argv)
-    if args.seeds < 2:
-        ap.error("--seeds: at least 2 (the report shows confidence intervals)")
+# The report holds one section per part, between these markers; a part's run replaces its own section only.
+PARTS = ("traffic", "sac")
+
+
+def _marker(part: str, end: bool = False) -> str:
+    return f"<!-- ccscope repro mtsc: {'end ' if end else ''}{part} -->"
+
+
+def splice(old: str, part: str, text: str) -> str:
+    """`old` (a report this script wrote, or empty) with `part`'s section replaced by `text`, parts in order."""
+    sections = {}
+    for p in PARTS:
+        a, b = old.find(_marker(p)), old.find(_marker(p, True))
+        if a >= 0 and b > a:
+            sections[p] = old[a + len(_marker(p)):b].strip("\n")
+    if not sections and old.strip() and part != "traffic":
+        sections["traffic"] = old.strip("\n")  # a report from before the parts were marked: part 1 only
+    sections[part] = text.strip("\n")
+    return "\n\n".join(f"{_marker(p)}\n{sections[p]}\n{_marker(p, True)}" for p in PARTS if p in sections) + "\n"
+
+
+def write_atomic(path: FsPath, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def run_traffic(args, out: FsPath, d: FsPath) -> str:
     st = Settings(seeds=args.seeds, duration_s=args.duration_s, jobs=args.jobs, first_seed=args.first_seed)
     t0 = time.perf_counter()
     jobs = make_jobs(st)
     print(f"{len(jobs)} runs of {st.duration_s:g} s on {st.jobs} worker(s)", flush=True)
     results = run_all(jobs, st.jobs)
-    out: FsPath = args.out
-    d = out.parent / out.stem
-    d.mkdir(parents=True, exist_ok=True)
     write_csvs(results, d)
     plot_fig1(results, ALPHAS, d / "fig1_hurst.png")
     plot_fig2(results, d / "fig2_condprob.png")
     plot_fig3(results, d / "fig3_entropy.png")
-    text = report(results, st, ALPHAS, time.perf_counter() - t0, d, out.stem)
-    out.write_text(text)
+    return report(results, st, ALPHAS, time.perf_counter() - t0, d, out.stem)
+
+
+def run_sac(args, out: FsPath, d: FsPath) -> str:
+    import sac_report
+    import sac_runs
+
+    seeds = tuple(range(args.first_seed, args.first_seed + args.sac_seeds))
+    sc = sac_report.Scale(duration_s=args.sac_duration_s, seeds=seeds, thetas=tuple(args.thetas),
+                          shift_thetas=tuple(args.shift_thetas or args.thetas), n_thetas=tuple(args.n_thetas or args.thetas))
+    runs = sac_report.plan(sc, args.figs)
+    t0 = time.perf_counter()
+    cache = d / "sac_runs.jsonl"
+
+    def progress(done: int, total: int, r: dict) -> None:
+        print(f"[{done}/{total}] {time.perf_counter() - t0:7.0f} s  {r['run']['variant']} seed {r['run']['seed']} "
+              f"({r['wall_s']:.1f} s)", flush=True)
+
+    if args.report_only:
+        out_runs = sac_runs.load_cache(cache)
+        print(f"{len(out_runs)} runs read from {cache}", flush=True)
+    else:
+        print(f"{len(runs)} SAC runs (and their parents) of {sc.duration_s:g} s on {args.jobs} worker(s)", flush=True)
+        out_runs = sac_runs.run_all(runs, args.jobs, progress, cache=cache, reuse=args.reuse)
+        if args.reuse:  # the report covers the earlier groups too
+            out_runs = {**sac_runs.load_cache(cache), **out_runs}
+    res = sac_report.Results(out_runs, sc)
+    sac_report.write_csv(res, d / "sac_runs.csv")
+    sac_report.plot_all(res, d)
+    grids = "".join(f" --{k.replace('_', '-')} " + " ".join(map(str, v)) for k, v in
+                    (("thetas", sc.thetas), ("shift_thetas", sc.shift_thetas), ("n_thetas", sc.n_thetas)))
+    command = (f"ccscope repro mtsc --part sac --sac-seeds {len(seeds)} --first-seed {seeds[0]} "
+               f"--sac-duration-s {sc.duration_s:g}{grids}")
+    return sac_report.section(res, out.stem, time.perf_counter() - t0, args.jobs, command)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-o", "--out", type=FsPath, default=FsPath("docs/reproductions/mtsc.md"))
+    ap.add_argument("--part", choices=("all", *PARTS), default="all",
+                    help="traffic: Figs. 1-3; sac: Figs. 9-18 and Tables 2-3; the other part's section is kept")
+    ap.add_argument("--seeds", type=int, default=Settings.seeds)
+    ap.add_argument("--first-seed", type=int, default=Settings.first_seed)
+    ap.add_argument("--duration-s", type=float, default=Settings.duration_s)
+    ap.add_argument("--jobs", type=int, default=Settings.jobs)
+    ap.add_argument("--sac-seeds", type=int, default=5, help="report seeds of the SAC part (spec: >= 5)")
+    ap.add_argument("--sac-duration-s", type=float, default=10_000.0, help="length of each SAC run (spec: 10,000 s)")
+    ap.add_argument("--thetas", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6, 7, 8])
+    ap.add_argument("--shift-thetas", type=int, nargs="+", default=None, help="Fig. 11's theta grid (default --thetas)")
+    ap.add_argument("--n-thetas", type=int, nargs="+", default=None, help="Fig. 17's theta grid (default --thetas)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="SAC part: keep the runs already in mtsc/sac_runs.jsonl (same sizes) and run only the rest")
+    ap.add_argument("--figs", nargs="+", default=list(GROUPS), choices=GROUPS,
+                    help="SAC part: the figure groups to run (default all)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="SAC part: write the report from mtsc/sac_runs.jsonl without running anything")
+    args = ap.parse_args(argv)
+    if args.seeds < 2 or args.sac_seeds < 2:
+        ap.error("--seeds/--sac-seeds: at least 2 (the report shows confidence intervals)")
+    if not args.sac_duration_s > 0 or not args.duration_s > 0:
+        ap.error("--duration-s/--sac-duration-s: must be > 0")
+    for name in ("thetas", "shift_thetas", "n_thetas"):
+        v = getattr(args, name) or []
+        if any(not 1 <= t <= 8 for t in v) or sorted(set(v)) != v:
+            ap.error(f"--{name.replace('_', '-')}: increasing thresholds in 1..8")
+    if 8 not in (args.n_thetas or args.thetas) or 1 not in args.thetas:
+        ap.error("--thetas must include 1 and 8, --n-thetas 8 (the checks compare against them)")
+    out: FsPath = args.out
+    d = out.parent / out.stem
+    d.mkdir(parents=True, exist_ok=True)
+    text = out.read_text() if out.exists() else ""
+    if text and not text.startswith(("<!-- ccscope repro mtsc", "# Paper 003 reproduction")):
+        print(f"error: {out}: not a report this script wrote; give another --out", file=sys.stderr)
+        return 2
+    for part, fn in (("traffic", run_traffic), ("sac", run_sac)):
+        if args.part in ("all", part):
+            text = splice(text, part, fn(args, out, d))
+            write_atomic(out, text)
     print(f"wrote {out} and {d}/", flush=True)
     return 0
 

@@ -472,9 +472,10 @@ def repro_cmt(ctx: typer.Context) -> None:
 
 @repro_app.command("mtsc", context_settings=PASS_THROUGH)
 def repro_mtsc(ctx: typer.Context) -> None:
-    """Paper 003, part 1: Hurst against alpha, CondProb tables and entropy against time scale (Figs. 1-3).
+    """Paper 003: Hurst, CondProb and entropy (Figs. 1-3; --part traffic) and SAC (Figs. 9-18; --part sac).
 
-    Runs experiments/mtsc/repro.py of this checkout; its options (-o, --seeds, --duration-s, --jobs) pass through.
+    Runs experiments/mtsc/repro.py of this checkout; its options (-o, --part, --seeds, --duration-s,
+    --sac-seeds, --sac-duration-s, --thetas, --figs, --reuse, --jobs, ...) pass through.
     """
     _run_experiment("mtsc", ctx.args)
 

@@ -130,7 +130,8 @@ def test_repro_datagrump_writes_the_report_and_its_figures(tmp_path):
 
 def test_repro_mtsc_passes_its_options_through_and_writes_the_report(tmp_path):
     md = tmp_path / "mtsc.md"
-    res = runner.invoke(app, ["repro", "mtsc", "-o", str(md), "--seeds", "2", "--duration-s", "300", "--jobs", "2"])
+    res = runner.invoke(app, ["repro", "mtsc", "-o", str(md), "--part", "traffic", "--seeds", "2", "--duration-s", "300",
+                              "--jobs", "2"])
     assert res.exit_code == 0, all_output(res)
     text = md.read_text()
     assert "**Size: 2 seeds (11-12" in text and "x 300 s a run" in text and "**smaller**" in text

@@ -177,3 +177,27 @@ def test_online_expectation_counts_complete_blocks_only():
     assert on.counts[4, 8] == 2 and on.expected_next(5) == 7.0
     on.end_t2(-0.5)
     assert on.expected_next(5) == 5.5
+
+
+def test_oracle_levels_quantise_each_sliding_t2_window_with_the_block_statistics():
+    from ccscope.stats.condprob import oracle_levels, oracle_levels_toml
+
+    # Blocks of 2 bins: sums 2, 4, 2, 4 -> mu 3, sigma 1; sliding sums 2, 3, 4, 3, 2, 3, 4.
+    x = [1, 1, 2, 2, 1, 1, 2, 2]
+    lv, mu, sigma = oracle_levels(x, 0.5, 1.0)
+    assert (mu, sigma) == (3.0, 1.0)
+    # 2 = mu - sigma -> level 4; 3 = mu -> 5; 4 = mu + sigma -> 6 (intervals closed below).
+    assert lv.tolist() == [4, 5, 6, 5, 4, 5, 6]
+    text = oracle_levels_toml(lv, 0.5, t2_s=1.0)
+    assert 'levels = "4565456"' in text and "bin_s = 0.5" in text and "t2_s = 1.0" in text
+
+
+def test_oracle_levels_refuse_a_series_shorter_than_two_blocks_and_bad_levels():
+    from ccscope.stats.condprob import oracle_levels, oracle_levels_toml
+
+    with pytest.raises(stats.StatsError, match="two T2 blocks"):
+        oracle_levels([1.0, 2.0, 3.0], 0.01, 0.02)
+    with pytest.raises(stats.StatsError, match="bin_s"):
+        oracle_levels([1.0] * 10, 0.0, 0.02)
+    with pytest.raises(stats.StatsError, match="1..8"):
+        oracle_levels_toml(np.array([0, 3]), 0.01)

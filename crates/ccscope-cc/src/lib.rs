@@ -37,6 +37,10 @@ pub(crate) mod testing;
 pub use params::{ParamError, ParamSpec};
 pub use registry::{build, describe, CONTROLLERS};
 
+/// Controller parameters naming an input file (a markov `model`, a SAC `table_file` or `oracle_file`):
+/// the loader resolves them next to the scenario and a results folder hashes them.
+pub const INPUT_FILE_KEYS: &[&str] = &["model", "table_file", "oracle_file"];
+
 use ccscope_core::{Bandwidth, Dur, Time};
 
 /// One (delay, window) observation for training a model-driven controller (paper 000 §4.1).

@@ -15,7 +15,10 @@
 //! Table modes (spec §2.4): `online` (A.2, the default); `frozen` (on-line until `train_s` after the
 //! first packet, then the counts and mu, sigma stop); `random` (each row's Pr{L2 | l} drawn from
 //! Dirichlet(1, ..., 1) with `table_seed`; mu, sigma still on-line); `file` (counts and mu, sigma from
-//! `table_file`, frozen). `invert` reads row 9 - l instead of l (the spec's §5 A3 control). The table is
+//! `table_file`, frozen); `oracle` (perfect prediction, §4.3.2: the schedule reads the true level L2 of the
+//! background aggregate over [now, now + T2) from `oracle_file`, written from pass 1 of the same scenario
+//! and seed by `ccscope.stats.condprob.oracle_levels_toml`; spec §2.4 [D], two passes). `invert` reads
+//! row 9 - l (or level 9 - L2 under the oracle) instead of l (the spec's §5 A3 control). The table is
 //! exported through the counters (`sac_table_<l>_<l'>`, column 9 = h_l, and the f64 bits of mu and
 //! sigma in 32-bit halves, `sac_mu1_hi`/`_lo`, ...) so that a run can write a file for another (`ccscope.stats.condprob.sac_table_toml`).
 
@@ -46,6 +49,7 @@ pub enum TableMode {
     Frozen,
     Random,
     File,
+    Oracle,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -75,6 +79,8 @@ pub struct Params {
     pub table_seed: u64,
     /// Read row 9 - l instead of l (spec §5 A3's inverted-table control; default off).
     pub invert: bool,
+    /// Level series (TOML: bin_s, levels) for `oracle` mode: the true L2 starting in each bin.
+    pub oracle_file: String,
 }
 
 impl Default for Params {
@@ -92,6 +98,7 @@ impl Default for Params {
             table_file: String::new(),
             table_seed: 1,
             invert: false,
+            oracle_file: String::new(),
         }
     }
 }
@@ -129,7 +136,7 @@ const OWN_SPEC: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "table",
-        unit: "online|frozen|random|file",
+        unit: "online|frozen|random|file|oracle",
         doc: "source of the expected next level E(L2 given L1) (spec §2.4: online)",
     },
     ParamSpec {
@@ -152,6 +159,11 @@ const OWN_SPEC: &[ParamSpec] = &[
         name: "invert",
         unit: "bool",
         doc: "read row 9 - l, the inverted-table control (spec §5 A3; off)",
+    },
+    ParamSpec {
+        name: "oracle_file",
+        unit: "path",
+        doc: "TOML level series (bin_s, levels) for oracle mode, from pass 1 (spec §2.4 [D])",
     },
 ];
 
@@ -199,6 +211,9 @@ impl crate::params::Params for Params {
         if self.table == TableMode::File {
             load_table(&self.table_file).map_err(|e| invalid("table_file", e))?;
         }
+        if self.table == TableMode::Oracle {
+            Oracle::load(&self.oracle_file).map_err(|e| invalid("oracle_file", e))?;
+        }
         Ok(())
     }
 }
@@ -232,6 +247,73 @@ pub fn load_table(path: &str) -> Result<CondProbOnline, String> {
         row.copy_from_slice(r);
     }
     Ok(CondProbOnline::with_frozen(counts, t.mu, t.sigma))
+}
+
+/// The perfect predictor's series (spec §2.4 [D]): `levels[i]` is the true L2 of the background aggregate
+/// over [i bin_s, i bin_s + T2), quantised by pass 1 with that series' whole-run mu and sigma.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Oracle {
+    bin_ns: u64,
+    levels: Vec<u8>,
+}
+
+/// An oracle file on disk: `bin_s` and `levels`, one digit 1-8 per bin.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OracleFile {
+    bin_s: f64,
+    levels: String,
+    /// What pass 1 records beside the levels (T2, mu, sigma, source); not read.
+    #[serde(default)]
+    #[allow(dead_code)]
+    meta: Option<toml::Table>,
+}
+
+/// Longest oracle series accepted: 10^8 bins (10^6 s at 10 ms), bounded before it is held.
+const MAX_ORACLE_BINS: usize = 100_000_000;
+
+impl Oracle {
+    /// Load a level series written by `ccscope.stats.condprob.oracle_levels_toml`.
+    pub fn load(path: &str) -> Result<Oracle, String> {
+        if path.is_empty() {
+            return Err("oracle mode needs an oracle_file".into());
+        }
+        let meta = std::fs::metadata(path).map_err(|e| format!("{path}: {e}"))?;
+        if meta.len() > 2 * MAX_ORACLE_BINS as u64 {
+            return Err(format!("{path}: larger than {MAX_ORACLE_BINS} levels"));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        let f: OracleFile =
+            toml::from_str(&text).map_err(|e| format!("{path}: {}", e.message()))?;
+        if !(f.bin_s > 0.0 && f.bin_s.is_finite()) {
+            return Err(format!("{path}: bin_s must be > 0 and finite"));
+        }
+        let levels: Vec<u8> = f
+            .levels
+            .bytes()
+            .enumerate()
+            .map(|(i, b)| match b {
+                b'1'..=b'8' => Ok(b - b'0'),
+                _ => Err(format!(
+                    "{path}: levels[{i}] = {:?}: every level is a digit 1-8",
+                    b as char
+                )),
+            })
+            .collect::<Result<_, _>>()?;
+        if levels.is_empty() {
+            return Err(format!("{path}: levels is empty"));
+        }
+        Ok(Oracle {
+            bin_ns: Dur::from_secs_f64(f.bin_s).as_ns().max(1),
+            levels,
+        })
+    }
+
+    /// The true L2 over [now, now + T2), or `None` past the recorded series.
+    pub fn level_at(&self, now: Time) -> Option<usize> {
+        let i = now.as_ns() / self.bin_ns;
+        self.levels.get(i as usize).map(|&l| l as usize)
+    }
 }
 
 /// E(L2 | l) of rows drawn from Dirichlet(1, ..., 1): normalised Exp(1) draws (spec §2.4 [D]).
@@ -349,6 +431,10 @@ pub struct Sac {
     learning: bool,
     /// E(L2 | l) of the random table, replacing the counts' rows.
     random: Option<[f64; M]>,
+    /// The true future level, replacing the prediction (`oracle` mode).
+    oracle: Option<Oracle>,
+    /// Time of the event being handled (the oracle's clock).
+    now: Time,
     windows: WindowIntegral,
     recent: SlidingIntegral,
     /// First packet sent: the training clock of `frozen` mode starts here.
@@ -372,11 +458,20 @@ impl Sac {
             _ => CondProbOnline::default(),
         };
         let random = (p.table == TableMode::Random).then(|| random_expectations(p.table_seed));
+        // validate loaded it already; a file gone since gives no aggressiveness (counted in sac_no_row).
+        let oracle = (p.table == TableMode::Oracle).then(|| {
+            Oracle::load(&p.oracle_file).unwrap_or(Oracle {
+                bin_ns: 1,
+                levels: Vec::new(),
+            })
+        });
         let ns = |s: f64| Dur::from_secs_f64(s).as_ns();
         Sac {
             lied: Lied::new(p.lied.clone()),
             learning: p.table != TableMode::File,
             random,
+            oracle,
+            now: Time::ZERO,
             windows: WindowIntegral::new(ns(p.t1_s), ns(p.t2_s)),
             recent: SlidingIntegral::new(ns(p.t1_s)),
             table,
@@ -398,6 +493,15 @@ impl Sac {
 
     /// a_t (paper 003 §3.2.2 aggressiveness determination), packets per tau.
     pub fn aggressiveness(&mut self) -> f64 {
+        if let Some(o) = &self.oracle {
+            // §4.3.2 perfect prediction: the true next level replaces steps 1-2.
+            let Some(l2) = o.level_at(self.now) else {
+                self.no_row += 1;
+                return 0.0;
+            };
+            let x = if self.p.invert { M + 1 - l2 } else { l2 };
+            return self.eps(x as f64);
+        }
         // Step 1: l = L1(S_t) with the current mu_1, sigma_1; nothing before S_t covers T1.
         let Some(s_t) = self.recent.value() else {
             return 0.0;
@@ -414,6 +518,11 @@ impl Sac {
             return 0.0;
         };
         // Step 3: a_t = eps(x).
+        self.eps(x)
+    }
+
+    /// The schedule eps(x) with the shift (§3.2.2; Fig. 11).
+    fn eps(&self, x: f64) -> f64 {
         match self.p.schedule {
             Schedule::Inverse => 1.0 / x + self.p.shift,
             Schedule::Threshold if x <= self.p.theta => self.p.theta_star + self.p.shift,
@@ -443,6 +552,7 @@ impl Sac {
 
     /// Measure what LIED can measure, adding a_t after each increase it makes (§3.2.2 actuation).
     fn after(&mut self, now: Time) {
+        self.now = now;
         if self.p.table == TableMode::Frozen
             && self.learning
             && self
@@ -777,6 +887,139 @@ mod tests {
             .key(),
             Some("table_file")
         );
+    }
+
+    fn oracle_file(name: &str, text: &str) -> String {
+        let path = temp(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    fn oracle_params(path: String) -> Params {
+        Params {
+            table: TableMode::Oracle,
+            oracle_file: path,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_oracle_reads_the_level_of_the_bin_holding_now() {
+        let path = oracle_file("levels", "bin_s = 0.5\nlevels = \"1284\"\n");
+        let o = Oracle::load(&path).unwrap();
+        let at = |s: f64| o.level_at(Time::from_secs_f64(s));
+        assert_eq!(
+            [at(0.0), at(0.49), at(0.5), at(1.2), at(1.99), at(2.0)],
+            [Some(1), Some(1), Some(2), Some(8), Some(4), None]
+        );
+        std::fs::remove_file(&path).ok();
+    }
+
+    #[test]
+    fn oracle_a_t_is_eps_of_the_true_next_level_whatever_the_table_says() {
+        let path = oracle_file("eps", "bin_s = 1.0\nlevels = \"2514\"\n");
+        let mut s = sac_with(oracle_params(path.clone()), table_predicting(8));
+        let at = |s: &mut Sac, t: f64| {
+            s.now = Time::from_secs_f64(t);
+            s.aggressiveness()
+        };
+        // Inverse schedule: 1/2, 1/5, 1/1, 1/4; past the series nothing, and counted.
+        assert_eq!(
+            [
+                at(&mut s, 0.5),
+                at(&mut s, 1.5),
+                at(&mut s, 2.5),
+                at(&mut s, 3.5)
+            ],
+            [0.5, 0.2, 1.0, 0.25]
+        );
+        assert_eq!((at(&mut s, 4.0), s.no_row), (0.0, 1));
+        // Threshold theta = 3: theta* at levels 2 and 1, nothing at 5 and 4; invert reads 9 - L2.
+        let mut t = sac_with(
+            Params {
+                schedule: Schedule::Threshold,
+                theta: 3.0,
+                theta_star: 2.0,
+                ..oracle_params(path.clone())
+            },
+            table_predicting(8),
+        );
+        assert_eq!(
+            [
+                at(&mut t, 0.0),
+                at(&mut t, 1.0),
+                at(&mut t, 2.0),
+                at(&mut t, 3.0)
+            ],
+            [2.0, 0.0, 2.0, 0.0]
+        );
+        let mut inv = sac_with(
+            Params {
+                invert: true,
+                ..oracle_params(path.clone())
+            },
+            table_predicting(8),
+        );
+        assert_close(at(&mut inv, 1.0), 0.25);
+        std::fs::remove_file(&path).ok();
+    }
+
+    #[test]
+    fn a_bad_or_missing_oracle_file_is_rejected_naming_the_key() {
+        let missing = temp("missing").to_string_lossy().into_owned();
+        let bad = oracle_file("bad", "bin_s = 0.01\nlevels = \"1290\"\n");
+        let empty = oracle_file("empty", "bin_s = 0.01\nlevels = \"\"\n");
+        let zero_bin = oracle_file("zero", "bin_s = 0\nlevels = \"1\"\n");
+        for (path, says) in [
+            (String::new(), "needs an oracle_file"),
+            (missing, "No such file"),
+            (bad.clone(), "levels[2] = '9'"),
+            (empty.clone(), "levels is empty"),
+            (zero_bin.clone(), "bin_s must be > 0"),
+        ] {
+            let e = oracle_params(path).validate().unwrap_err();
+            assert_eq!(e.key(), Some("oracle_file"));
+            assert!(e.to_string().contains(says), "{e}");
+        }
+        for p in [bad, empty, zero_bin] {
+            std::fs::remove_file(p).ok();
+        }
+    }
+
+    #[test]
+    fn an_oracle_run_boosts_by_eps_of_each_recorded_level_and_is_deterministic() {
+        // Level 1 for the first 10 s, level 4 after: a_t is 1 then 1/4 packet per tau.
+        let levels = "1".repeat(1000) + &"4".repeat(2000);
+        let path = oracle_file("run", &format!("bin_s = 0.01\nlevels = \"{levels}\"\n"));
+        let run = |end: f64| {
+            let mut cc = Sac::new(oracle_params(path.clone()));
+            path_run(&mut cc, end);
+            cc.counters()
+        };
+        let early = run(10.0);
+        let boosted = counter(&early, "sac_boosted_increases");
+        assert_eq!(boosted, counter(&early, "sac_increases"));
+        assert_eq!(counter(&early, "sac_a_sum_micro"), boosted * 1_000_000);
+        let whole = run(30.0);
+        let later = counter(&whole, "sac_boosted_increases") - boosted;
+        assert!(later > 0);
+        assert_eq!(
+            counter(&whole, "sac_a_sum_micro"),
+            boosted * 1_000_000 + later * 250_000
+        );
+        assert_eq!(whole, run(30.0), "same inputs, same counters");
+        // Past the series (30 s): no aggressiveness, every increase counted as having no level.
+        let past = run(40.0);
+        assert!(counter(&past, "sac_no_row") > 0);
+        assert_eq!(
+            counter(&past, "sac_a_sum_micro"),
+            counter(&whole, "sac_a_sum_micro")
+        );
+        std::fs::remove_file(&path).ok();
+    }
+
+    fn path_run(cc: &mut Sac, end_s: f64) {
+        path().run(cc, Time::from_secs_f64(end_s));
     }
 
     /// 1000 packets/s behind a 20-packet buffer, 10 ms each way.

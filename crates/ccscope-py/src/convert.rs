@@ -70,7 +70,7 @@ pub fn scenario_info<'py>(py: Python<'py>, sc: &Scenario) -> PyResult<Bound<'py,
 }
 
 /// Every file the scenario reads, as resolved by the loader: link traces and controllers' input
-/// files (a markov `model`, a SAC `table_file`). Sorted and without repeats; a results folder
+/// files (`ccscope_cc::INPUT_FILE_KEYS`). Sorted and without repeats; a results folder
 /// records a content hash of each.
 pub fn input_files(sc: &Scenario) -> Vec<String> {
     let mut files = std::collections::BTreeSet::new();
@@ -80,7 +80,7 @@ pub fn input_files(sc: &Scenario) -> Vec<String> {
         }
     }
     for f in &sc.flows {
-        for key in ["model", "table_file"] {
+        for &key in ccscope_cc::INPUT_FILE_KEYS {
             if let Some(toml::Value::String(m)) = f.params.get(key) {
                 files.insert(m.clone());
             }

@@ -1136,7 +1136,7 @@ fn flow(
     f.params = ff.params.clone();
     // A controller's input file (a markov model, a SAC table) named relative to the scenario is
     // resolved next to it.
-    for key in ["model", "table_file"] {
+    for &key in ccscope_cc::INPUT_FILE_KEYS {
         if let Some(toml::Value::String(m)) = f.params.get(key) {
             let mp = Path::new(m);
             if mp.is_relative() {

@@ -343,3 +343,36 @@ def sac_table_toml(table: CondProbTable) -> str:
     rows = ",\n  ".join("[" + ", ".join(str(int(c)) for c in row) + "]" for row in table.counts)
     return (f"# CondProb table (paper 003 Appendix A.2): column 9 is h_l\ncounts = [\n  {rows},\n]\n"
             f"mu = [{table.mu[0]!r}, {table.mu[1]!r}]\nsigma = [{table.sigma[0]!r}, {table.sigma[1]!r}]\n")
+
+
+def oracle_levels(x, bin_s: float, t2_s: float) -> Tuple[np.ndarray, float, float]:
+    """The perfect predictor's series (paper 003 §4.3.2; specs/003-mtsc.md §2.4 [D]): for every bin i of the
+    aggregate ``x`` (one value per ``bin_s``), the level of the sum over bins [i, i + T2), quantised with the
+    whole run's mu and sigma of V2 over contiguous T2 blocks (Appendix A.1). Windows running past the end are
+    left out, so the series is T2 - 1 bins shorter than ``x``. Returns (levels 1..8, mu, sigma)."""
+    a = check_series(x, "series")
+    if not (bin_s > 0 and math.isfinite(bin_s)):
+        raise StatsError(f"bin_s = {bin_s}: must be > 0 and finite")
+    b = _check_bins("t2_s / bin_s", int(round(t2_s / bin_s)))
+    if len(a) < 2 * b:
+        raise StatsError(f"series of {len(a)} bins: the oracle needs at least two T2 blocks of {b} bins")
+    blocks = a[: len(a) // b * b].reshape(-1, b).sum(axis=1)
+    mu, sigma = float(blocks.mean()), float(blocks.std())
+    c = np.concatenate(([0.0], np.cumsum(a)))
+    sliding = c[b:] - c[:-b]
+    return levels(sliding, sigma_edges(mu, sigma)).astype(np.int8), mu, sigma
+
+
+def oracle_levels_toml(lv: np.ndarray, bin_s: float, **meta) -> str:
+    """Levels from :func:`oracle_levels` as the TOML a ``sac`` flow reads with ``table = "oracle"``
+    (``oracle_file``): ``bin_s``, ``levels`` as one digit per bin, and ``meta`` (what produced them)."""
+    lv = np.asarray(lv)
+    if lv.size == 0 or lv.min() < 1 or lv.max() > M:
+        raise StatsError("oracle levels must be 1..8 and not empty")
+    digits = (lv.astype(np.uint8) + ord("0")).tobytes().decode("ascii")
+    lines = [f"bin_s = {float(bin_s)!r}", f'levels = "{digits}"']
+    if meta:
+        lines.append("[meta]")
+        for k, v in meta.items():
+            lines.append(f"{k} = {v!r}" if not isinstance(v, str) else f'{k} = "{v}"')
+    return "\n".join(lines) + "\n"
