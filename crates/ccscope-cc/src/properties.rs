@@ -38,6 +38,10 @@ enum Op {
     RecoveryExit,
     /// The retransmission timer fired: the whole flight is lost, then `on_rto`.
     Rto,
+    /// The timer fired again with nothing acknowledged since (`on_rto_repeated`).
+    RtoRepeated,
+    /// The transport found the last timeout spurious (F-RTO): `on_undo`.
+    Undo,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -54,6 +58,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => prop_oneof![Just(LossCause::Reordering), Just(LossCause::Timeout)].prop_map(Op::Congestion),
         1 => Just(Op::RecoveryExit),
         1 => Just(Op::Rto),
+        1 => Just(Op::RtoRepeated),
+        1 => Just(Op::Undo),
     ]
 }
 
@@ -166,6 +172,11 @@ fn drive(info: &ControllerInfo, ops: &[Op]) -> Result<(), TestCaseError> {
                 s.rto();
                 model_in_flight = 0;
             }
+            Op::RtoRepeated => {
+                s.rto_repeated();
+                model_in_flight = 0;
+            }
+            Op::Undo => s.cc.on_undo(s.now),
         }
         check(info, &s, model_in_flight, prev_now, i + 1)?;
     }

@@ -184,6 +184,13 @@ impl<C: Controller> Script<C> {
         self.in_recovery = false;
         self.cc.on_rto(self.now);
     }
+
+    /// The timer fired again with nothing acknowledged since: as `rto`, then `on_rto_repeated`.
+    pub fn rto_repeated(&mut self) {
+        while self.lose_oldest(LossCause::Timeout) {}
+        self.in_recovery = false;
+        self.cc.on_rto_repeated(self.now);
+    }
 }
 
 /// Assert two floats agree to 1e-9 (relative for large values): hand-worked numbers are rounded by f64.
