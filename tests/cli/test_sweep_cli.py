@@ -20,7 +20,9 @@ from ccscope.cli import app
 runner = CliRunner()
 CCSCOPE = [sys.executable, "-m", "ccscope.cli"]
 # Long enough per point (constant_rate: 4 AIMD flows at 12 Mbit/s) that a kill lands mid-sweep.
-SLOW = ["examples/constant_rate.toml", "--param", "data_link.rate_mbps=4:11", "--param", "duration_s=60"]
+# Points long enough (~0.5-1 s of simulation each on an idle machine) that a kill after 5 of 8 comes
+# before the last finishes; at 60 s an idle machine finished all 8 within one poll.
+SLOW = ["examples/constant_rate.toml", "--param", "data_link.rate_mbps=4:11", "--param", "duration_s=2000"]
 
 
 def _wait_for(cond, timeout_s: float, what: str) -> None:
