@@ -1060,11 +1060,9 @@ fn flow(
         None => {}
         Some("rfc6298") => d.estimator = crate::endpoint::RtoEstimatorKind::Rfc6298,
         Some("linux") => {
-            d.estimator = crate::endpoint::RtoEstimatorKind::Linux;
-            (d.min, d.max) = (
-                crate::endpoint::RtoParams::linux().min,
-                crate::endpoint::RtoParams::linux().max,
-            );
+            // Linux's estimator with Linux's bounds; F-RTO stays as `stack` (or `frto`) says.
+            let l = crate::endpoint::RtoParams::linux();
+            (d.estimator, d.min, d.max) = (l.estimator, l.min, l.max);
         }
         Some(o) => {
             return Err(ctx.err(

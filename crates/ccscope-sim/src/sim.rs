@@ -900,11 +900,6 @@ impl Simulation {
             s.retransmissions = self.senders[i].retransmissions();
             s.rtos = self.senders[i].rtos();
             s.counters = self.senders[i].counters();
-            if let Sender::Reliable(r) = &self.senders[i] {
-                if r.frto_enabled() {
-                    s.counters.push(("spurious_rtos", r.spurious_rtos));
-                }
-            }
             if self.senders[i].transport() == Transport::Cmt {
                 // Gap blocks the receiver held at most (paper 002: up to ~W/2 with unequal delays).
                 s.counters

@@ -161,11 +161,17 @@ impl Sender {
         v
     }
     /// The controller's counters, those of earlier connections' controllers included (a CMT
-    /// association: its own counters).
+    /// association: its own counters), and the reliable transport's F-RTO undos when F-RTO is on.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let retired = each!(self, s => s.plan.as_ref().map(|p| p.retired_counters.clone()).unwrap_or_default());
         let own = single!(self, s => s.cc.counters(), cmt c => c.counters());
-        crate::traffic::add_counters(retired, &own)
+        let mut all = crate::traffic::add_counters(retired, &own);
+        if let Sender::Reliable(r) = self {
+            if r.frto_enabled() {
+                all.push(("spurious_rtos", r.spurious_rtos));
+            }
+        }
+        all
     }
     pub fn retransmissions(&self) -> u64 {
         match self {
