@@ -11,23 +11,15 @@ pub mod common;
 pub mod params;
 pub mod registry;
 
-pub mod aiad;
-pub mod aimd;
-pub mod bbr;
-pub mod cubic;
-pub mod fixed;
-pub mod ledbat;
-pub mod lied;
-pub mod markov;
-pub mod mimd;
-pub mod newreno;
-pub mod queue_gradient;
-pub mod sac;
-pub mod sctp;
-pub mod sprout;
-pub mod timely;
-pub mod vegas;
-pub mod verus;
+// The schemes, grouped by what drives them; registry.rs is the one list of them.
+/// Windows or rates driven by measured delay: Vegas, LEDBAT, Verus, TIMELY and paper 001's delay rules.
+pub mod delay;
+/// Controllers that act on an explicit model of the path: BBR, Sprout, the Markov walk of paper 000.
+pub mod model;
+/// Rate-based control on a measured throughput signal: paper 003's LIED and SAC.
+pub mod rate;
+/// Windows driven by loss (and, for paper 001's AIMD, a delay trigger): Reno, Cubic, SCTP.
+pub mod window;
 
 #[cfg(test)]
 mod properties;

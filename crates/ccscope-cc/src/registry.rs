@@ -1,11 +1,12 @@
 //! Controllers by stable name, built from typed parameters whose defaults are the papers' values.
 
+use crate::delay::{aiad, ledbat, mimd, queue_gradient, timely, vegas, verus};
+use crate::model::{bbr, markov, sprout};
 use crate::params::defaults_of;
 pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};
-use crate::{
-    aiad, aimd, bbr, cubic, fixed, ledbat, lied, markov, mimd, newreno, queue_gradient, sac, sctp,
-    sprout, timely, vegas, verus, AnyController,
-};
+use crate::rate::{lied, sac};
+use crate::window::{aimd, cubic, fixed, newreno, sctp};
+use crate::AnyController;
 
 /// A registered controller.
 pub struct ControllerInfo {

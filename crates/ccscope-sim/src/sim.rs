@@ -391,9 +391,9 @@ impl Simulation {
                 ),
                 Transport::Cmt => {
                     // One SCTP controller per destination, from the flow's `sctp` parameters.
-                    let sctp = ccscope_cc::registry::parse_params::<ccscope_cc::sctp::Params>(
-                        "sctp", &f.params,
-                    )?;
+                    let sctp = ccscope_cc::registry::parse_params::<
+                        ccscope_cc::window::sctp::Params,
+                    >("sctp", &f.params)?;
                     // The loader requires a finite buffer for CMT; a hand-built spec without one gets 2^30 B.
                     let rbuf_bytes = f.buffers.rbuf_bytes.unwrap_or(1 << 30);
                     let cfg = CmtConfig {

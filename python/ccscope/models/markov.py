@@ -429,7 +429,7 @@ def draw_bias(model: MarkovModel, samples: Any, min_delay_ms: float = 0.0) -> Di
     meta = model.meta
     q, d0, w0 = float(meta["quantize_ms"]), float(meta["d_min_ms"]), int(meta["w_min"])
     src, user, d, w = _in_walk_order(df)
-    d_bin = np.floor((d - d0) / q)  # as the controller quantizes (crates/ccscope-cc/src/markov.rs)
+    d_bin = np.floor((d - d0) / q)  # as the controller quantizes (crates/ccscope-cc/src/model/markov.rs)
     on = (d_bin >= 0) & (d_bin < model.n_d) & (w >= w0) & (w <= int(meta["w_max"]))
     state = np.clip(d_bin, 0, model.n_d - 1).astype(np.int64) * model.n_w + (w - w0)
     chained = (src[1:] == src[:-1]) & (user[1:] == user[:-1]) & (d[1:] >= min_delay_ms)

@@ -3,6 +3,7 @@
 pub mod ccm;
 pub mod condprob;
 pub mod decrease_guard;
+pub mod delay_thresholds;
 pub mod ewma;
 pub mod hystart;
 pub mod minmax;

@@ -1,5 +1,7 @@
 //! Reno building blocks shared by the loss-based window controllers (RFC 5681 §3.1-3.2), in packets.
 
+use crate::params::{invalid, ParamError};
+
 /// ssthresh after a loss, in whole packets: max(FlightSize / 2, 2 SMSS) (RFC 5681 §3.1 eq. 4).
 pub fn halved_ssthresh(flight_size: u32) -> u32 {
     (flight_size / 2).max(2)
@@ -141,4 +143,16 @@ mod tests {
         assert_eq!(c.increase(11, 23), 13);
         assert_eq!(c.acked, 1);
     }
+}
+
+/// Range checks shared by the Reno-family controllers.
+pub fn check_reno_params(initial_window: u32, initial_ssthresh: u32) -> Result<(), ParamError> {
+    if initial_window < 1 {
+        return Err(invalid("initial_window", "must be >= 1"));
+    }
+    // RFC 5681 eq. 4 never sets ssthresh below 2 segments.
+    if initial_ssthresh < 2 {
+        return Err(invalid("initial_ssthresh", "must be >= 2"));
+    }
+    Ok(())
 }

@@ -3,7 +3,7 @@
 //! end-to-end paths"). Path i is destination address i.
 //!
 //! - One TSN space; one packet = one DATA chunk of `packet_bytes` (on-wire bytes, as everywhere in
-//!   ccscope). Per destination: an SCTP controller (`ccscope_cc::sctp`: CWND, SSTHRESH, PBA), OUT,
+//!   ccscope). Per destination: an SCTP controller (`ccscope_cc::window::sctp`: CWND, SSTHRESH, PBA), OUT,
 //!   an RTT estimator (paper eqs. 4-5, alpha 1/8, beta 1/4) and a T3-rtx timer (RFC 4960 §6.3.2 R1-R3).
 //! - Send permission per destination (paper eq. 1, RFC 4960 §6.1 A-B): OUT < CWND, and the peer's
 //!   window RWND = a_rwnd - bytes outstanding to all destinations (RFC 4960 §6.2.1 D) holds the
@@ -49,7 +49,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use ccscope_cc::common::RttEstimator;
-use ccscope_cc::sctp::{Mode, Params as SctpParams, SackUpdate, Sctp};
+use ccscope_cc::window::sctp::{Mode, Params as SctpParams, SackUpdate, Sctp};
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
 

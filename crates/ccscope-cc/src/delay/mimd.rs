@@ -9,7 +9,7 @@
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::aimd::check_window_params;
+use crate::common::decrease_guard::check_window_params;
 use crate::common::{DelayTrigger, Reaction};
 use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent};

@@ -27,8 +27,8 @@ use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::condprob::{CondProbOnline, SlidingIntegral, Window, WindowIntegral, M};
-use crate::lied::{self, Lied, Step};
 use crate::params::{invalid, ParamError, ParamSpec};
+use crate::rate::lied::{self, Lied, Step};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// The aggressiveness schedule eps (paper 003 §3.2.2).

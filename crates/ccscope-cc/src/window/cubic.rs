@@ -22,9 +22,9 @@ use ccscope_core::Time;
 use serde::{Deserialize, Serialize};
 
 use crate::common::hystart::{HyStart, Phase as HyStartPhase};
+use crate::common::reno::check_reno_params;
 use crate::common::reno::{Phase, Undo};
 use crate::common::RttEstimator;
-use crate::newreno::check_reno_params;
 use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller};
 

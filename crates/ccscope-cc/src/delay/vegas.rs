@@ -20,8 +20,8 @@
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::common::reno::check_reno_params;
 use crate::common::reno::{halved_ssthresh, slow_start, AckCounter, Phase, Undo};
-use crate::newreno::check_reno_params;
 use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, SendEvent};
 

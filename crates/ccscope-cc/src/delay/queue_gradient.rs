@@ -15,9 +15,11 @@
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::common::delay_thresholds::{
+    check_algorithm1_params, check_rate_params, threshold_step, window_of, Step,
+};
 use crate::common::Ewma;
 use crate::params::{invalid, ParamError, ParamSpec};
-use crate::timely::{check_algorithm1_params, check_rate_params, threshold_step, window_of, Step};
 use crate::{AckEvent, Controller};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -8,6 +8,7 @@
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::common::decrease_guard::check_window_params;
 use crate::common::{DelayTrigger, Reaction};
 use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent};
@@ -98,28 +99,6 @@ impl crate::params::Params for Params {
         }
         Ok(())
     }
-}
-
-/// Range checks shared by the window-based delay-triggered controllers.
-pub(crate) fn check_window_params(
-    initial: f64,
-    min: f64,
-    timeout_ms: f64,
-    threshold_ms: f64,
-) -> Result<(), ParamError> {
-    if !(initial >= 0.0) {
-        return Err(invalid("initial_window", "must be >= 0"));
-    }
-    if !(min >= 0.0) {
-        return Err(invalid("min_window", "must be >= 0"));
-    }
-    if !(timeout_ms > 0.0) {
-        return Err(invalid("timeout_ms", "must be > 0"));
-    }
-    if !(threshold_ms > 0.0) {
-        return Err(invalid("rtt_threshold_ms", "must be > 0"));
-    }
-    Ok(())
 }
 
 #[derive(Debug)]

@@ -18,7 +18,9 @@
 use ccscope_core::Time;
 use serde::{Deserialize, Serialize};
 
-use crate::common::reno::{halved_ssthresh, slow_start, AckCounter, Phase, Undo};
+use crate::common::reno::{
+    check_reno_params, halved_ssthresh, slow_start, AckCounter, Phase, Undo,
+};
 use crate::params::{invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, SendEvent};
 
@@ -69,21 +71,6 @@ impl crate::params::Params for Params {
         }
         Ok(())
     }
-}
-
-/// Range checks shared by the Reno-family controllers.
-pub(crate) fn check_reno_params(
-    initial_window: u32,
-    initial_ssthresh: u32,
-) -> Result<(), ParamError> {
-    if initial_window < 1 {
-        return Err(invalid("initial_window", "must be >= 1"));
-    }
-    // RFC 5681 eq. 4 never sets ssthresh below 2 segments.
-    if initial_ssthresh < 2 {
-        return Err(invalid("initial_ssthresh", "must be >= 2"));
-    }
-    Ok(())
 }
 
 #[derive(Debug)]

@@ -1,0 +1,5 @@
+//! Model-driven controllers.
+
+pub mod bbr;
+pub mod markov;
+pub mod sprout;

@@ -1,0 +1,4 @@
+//! Rate-based controllers on a measured throughput signal.
+
+pub mod lied;
+pub mod sac;

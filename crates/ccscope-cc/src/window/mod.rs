@@ -1,0 +1,7 @@
+//! Loss-driven window controllers.
+
+pub mod aimd;
+pub mod cubic;
+pub mod fixed;
+pub mod newreno;
+pub mod sctp;
