@@ -256,6 +256,7 @@ def plot(
 def compare(
     results: List[Path] = typer.Argument(..., help="Results folders (ccscope run -o) and sweep folders (ccscope sweep -o)"),
     out: Path = typer.Option(..., "-o", "--out", help="Folder for the figures and compare.json (new, empty, or an earlier compare)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Write into a non-empty folder that is not a ccscope results folder (its files are kept)"),
     label: Optional[str] = typer.Option(
         None, "--label",
         help="Group runs by this scenario key (e.g. flows.0.window) or sweep column; default: the flows' "
@@ -269,7 +270,7 @@ def compare(
     from ccscope.analysis.comparison import compare as run_compare
 
     try:
-        res = run_compare(results, out, label=label, delay=delay, formats=parse_formats(formats.lower()))
+        res = run_compare(results, out, label=label, delay=delay, formats=parse_formats(formats.lower()), overwrite=overwrite)
     except (AnalysisInputError, ValueError) as e:
         raise fail(e)
     t = Table(title=f"{len(res.groups)} schemes, {len(res.runs)} runs (mean \u00b1 s.d. over runs)")
@@ -552,6 +553,8 @@ def markov_collect(
         "epoch", "--record",
         help="epoch: largest delay and packets sent per 5 ms epoch (what the controller steps on); packet: each ACK's delay and its packet's window",
     ),
+    jobs: int = typer.Option(0, "--jobs", min=0, help="Worker processes (0: one per core)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar"),
 ) -> None:
     """Run Verus with N users on each trace (paper 000 §4.1) and write (delay, window) samples."""
     from ccscope import traces as trace_files
@@ -564,7 +567,8 @@ def markov_collect(
             ns = [int(u) for u in users.split(",") if u.strip()]
         except ValueError:
             raise markov.ScenarioError(f"--users {users!r}: expected comma-separated integers") from None
-        df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=None, r=r, ack=ack, record=record)
+        df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=jobs or None, r=r, ack=ack,
+                            record=record, quiet=quiet)
         markov.save_samples(df, out)
     except INPUT_ERRORS as e:
         raise fail(e)
