@@ -391,11 +391,13 @@ def markov_repro(
     summary: Optional[dict] = None,
     split_note: Optional[str] = None,
     quiet: bool = True,
+    records: Optional[list] = None,
 ) -> Path:
     """Run the whole reproduction and write the markdown report and its figures. With `fast_links`, also
     the companion report `<out stem>_fast_links.md` on the recordings as fast as the paper's links
     (FAST_MBPS), split by alternating CHUNK_S stretches, summarised in the main report. `summary`, if
-    given, receives the claims' verdicts."""
+    given, receives the claims' verdicts; `records`, if given, every evaluation run's record (what the
+    claim tests compute their own verdicts from)."""
     if seeds < 1:
         raise ValueError(f"--seeds {seeds}: must be at least 1")
     if not seconds > START_JITTER_S:
@@ -511,6 +513,8 @@ def markov_repro(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
+    if records is not None:
+        records.extend(recs)
     runs = Runs(recs)
     stat, mean = runs.stat, runs.mean
 
