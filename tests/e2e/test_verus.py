@@ -147,6 +147,19 @@ def test_repro_command_writes_report_and_figures(tmp_path):
     assert not list((tmp_path / "repro").glob(".*")), "temporary files left behind"
 
 
+def test_repro_report_and_figures_are_byte_identical_on_one_process_and_on_two(tmp_path):
+    d = _trace_dir()
+    outs = []
+    for jobs in ("1", "2"):
+        md = tmp_path / f"j{jobs}" / "verus.md"
+        r = CliRunner().invoke(app, ["repro", "verus", "-o", str(md), "--traces", str(d), "--seeds", "1",
+                                     "--duration", "5", "--jobs", jobs, "--quiet"])
+        assert r.exit_code == 0, r.output
+        outs.append({p.relative_to(md.parent).as_posix(): p.read_bytes() for p in md.parent.rglob("*") if p.is_file()})
+    assert outs[0].keys() == outs[1].keys() and len(outs[0]) > 10
+    assert [k for k in outs[0] if outs[0][k] != outs[1][k]] == []
+
+
 def test_repro_command_without_traces_exits_2_with_one_line(tmp_path):
     out = CliRunner().invoke(app, ["repro", "verus", "-o", str(tmp_path / "v.md"), "--traces", str(tmp_path)])
     assert out.exit_code == 2
