@@ -14,11 +14,9 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import os
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path as FsPath
 from typing import Callable, Iterable, Optional, Sequence
@@ -31,7 +29,9 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ccscope import api  # noqa: E402
+from ccscope import api, store  # noqa: E402
+from ccscope.experiment import add_runner_options  # noqa: E402
+from ccscope.runner import default_jobs, run_all  # noqa: E402
 from ccscope.models.cmt import Destination, allocate, markov_throughput, renewal_throughput  # noqa: E402
 from ccscope.models.cmt import mathis_throughput  # noqa: E402
 from cmt_scenarios import PACKET_BYTES, Path, association, duration_for  # noqa: E402
@@ -66,10 +66,11 @@ class Settings:
     seeds: int = 5
     loss_events: int = 2000
     cap_s: float = 30_000.0
-    jobs: int = max(1, os.cpu_count() or 1)
+    jobs: int = default_jobs()
     two_path_seeds: int = 5
     two_path_loss_events: int = 2000
     sim_fig13: bool = True
+    quiet: bool = True  # no progress bar
 
 
 # ---------------------------------------------------------------- simulation
@@ -97,11 +98,9 @@ def _simulate(run: Run) -> dict:
     }
 
 
-def simulate_all(runs: Sequence[Run], jobs: int) -> list[dict]:
-    if jobs <= 1 or len(runs) <= 1:
-        return [_simulate(r) for r in runs]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_simulate, runs, chunksize=1))
+def simulate_all(runs: Sequence[Run], st: Settings) -> list[dict]:
+    """Every run on the package's shared runner, in `runs`' order."""
+    return run_all(_simulate, runs, st.jobs, "cmt runs", st.quiet)
 
 
 def ci95(xs: Sequence[float]) -> tuple[float, float]:
@@ -165,7 +164,7 @@ def run_single_path(pts: list[ModelPoint], st: Settings, log: Callable[[str], No
     todo = list(pts)
     while todo:
         runs = [(pt, r) for pt in todo for r in _single_runs(pt, st, scale[id(pt)])]
-        out = simulate_all([r for _, r in runs], st.jobs)
+        out = simulate_all([r for _, r in runs], st)
         for pt in todo:
             pt.sim = []
         for (pt, _), o in zip(runs, out):
@@ -247,7 +246,7 @@ def run_gains(pts: list[GainPoint], st: Settings, log: Callable[[str], None]) ->
         for seed in range(1, st.two_path_seeds + 1):
             runs += [(pt, "static", Run(static, seed)), (pt, "dynamic", Run(dynamic, seed))]
     log(f"two paths: {len(runs)} runs")
-    out = simulate_all([r for *_, r in runs], st.jobs)
+    out = simulate_all([r for *_, r in runs], st)
     for pt in pts:
         pt.static, pt.dynamic = [], []
     for (pt, scheme, _), o in zip(runs, out):
@@ -284,7 +283,7 @@ def run_steps(st: Settings, log: Callable[[str], None]) -> list[StepPoint]:
             text = association(paths, 128_000, secs, loss="bernoulli", management="static", limits=pt.limits)
             runs += [(pt, Run(text, seed)) for seed in range(1, st.two_path_seeds + 1)]
         log(f"Fig. 13: {len(runs)} runs")
-        for (pt, _), o in zip(runs, simulate_all([r for _, r in runs], st.jobs)):
+        for (pt, _), o in zip(runs, simulate_all([r for _, r in runs], st)):
             pt.sim.append(o)
     return pts
 
@@ -310,19 +309,18 @@ def solve_table() -> list[dict]:
 
 
 def _write_csv(path: FsPath, rows: list[dict]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, path)
+    def write(tmp: FsPath) -> None:
+        with tmp.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+
+    store.write_file(path, write)
 
 
 def _savefig(fig, path: FsPath) -> None:
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
+    store.write_file(path, lambda tmp: fig.savefig(tmp, format=path.suffix[1:], dpi=110, bbox_inches="tight"))
     plt.close(fig)
-    os.replace(tmp, path)
 
 
 def _md_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
@@ -558,9 +556,7 @@ def reproduce(out: FsPath, st: Settings, log: Callable[[str], None] = print) -> 
         _write_csv(outdir / "cmt" / f"{name}.csv", rows)
     figs = plot_single(single, outdir) + plot_gains(gains, outdir) + plot_steps(steps, outdir)
     text = report(single, gains, steps, solves, figs, st, time.perf_counter() - t0)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, out)
+    store.write_text(out, text)
     return out
 
 
@@ -572,9 +568,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--two-path-seeds", type=int, default=Settings.two_path_seeds)
     ap.add_argument("--two-path-loss-events", type=int, default=Settings.two_path_loss_events)
     ap.add_argument("--cap-s", type=float, default=Settings.cap_s)
-    ap.add_argument("--jobs", type=int, default=Settings.jobs)
+    add_runner_options(ap, Settings.jobs)
     a = ap.parse_args(argv)
-    st = Settings(seeds=a.seeds, loss_events=a.loss_events, cap_s=a.cap_s, jobs=a.jobs,
+    st = Settings(seeds=a.seeds, loss_events=a.loss_events, cap_s=a.cap_s, jobs=a.jobs, quiet=a.quiet,
                   two_path_seeds=a.two_path_seeds, two_path_loss_events=a.two_path_loss_events)
     print(reproduce(a.out, st))
     return 0

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from ccscope import api
-from ccscope.experiment import run_report
+from ccscope.experiment import add_runner_options, run_report
+from ccscope.runner import run_all
 from ccscope.analysis import figures as F
 from ccscope.analysis.files import write_atomic
 from ccscope.analysis.markdown import table as _table
@@ -106,11 +107,14 @@ class Point:
         )
 
 
-def _run_window(window: int, cache: dict[int, Point]) -> Point:
-    if window not in cache:
-        res = api.run("examples/fixed.toml", overrides={"flows.0.window": window})
-        cache[window] = Point.of(f"fixed {window}", "fixed", res.summary, window)
-    return cache[window]
+def _summary(spec: tuple[str, tuple]) -> dict:
+    """One run's summary: (example name, overrides as (key, value) pairs); a worker of the shared runner."""
+    example, ov = spec
+    return api.run(f"examples/{example}.toml", overrides=dict(ov) if ov else None).summary
+
+
+def _window_spec(window: int) -> tuple[str, tuple]:
+    return ("fixed", (("flows.0.window", window),))
 
 
 def _settings(example: str) -> tuple[int, int, str]:
@@ -120,9 +124,9 @@ def _settings(example: str) -> tuple[int, int, str]:
             flow.get("datagram_mode", DEFAULT_DATAGRAM_MODE))
 
 
-def _stepwise(p: Point) -> list[dict]:
-    """`p`'s run from the simulator's defaults to the example's settings, one setting added per step:
-    defaults; + data size; + ACK size; + datagram mode (= `p` itself)."""
+def _stepwise_specs(p: Point) -> list[tuple[str, tuple]]:
+    """`p`'s runs from the simulator's defaults to the example's settings, one setting added per step:
+    defaults; + data size; + ACK size (+ datagram mode is `p` itself)."""
     pb, ab, mode = _settings(p.example)
     chain = [(DEFAULT_PACKET_BYTES, DEFAULT_ACK_BYTES, DEFAULT_DATAGRAM_MODE),
              (pb, DEFAULT_ACK_BYTES, DEFAULT_DATAGRAM_MODE), (pb, ab, DEFAULT_DATAGRAM_MODE)]
@@ -131,8 +135,8 @@ def _stepwise(p: Point) -> list[dict]:
         ov: dict[str, Any] = {"flows.0.packet_bytes": b, "flows.0.ack_bytes": a, "flows.0.datagram_mode": m}
         if p.window is not None:
             ov["flows.0.window"] = p.window
-        out.append(api.run(f"examples/{p.example}.toml", overrides=ov).summary)
-    return out + [p.summary]
+        out.append((p.example, tuple(ov.items())))
+    return out
 
 
 def _pct(ours: float, paper: float) -> str:
@@ -294,31 +298,35 @@ def _figure(sweep: list[Point], ladder: list[Point], capacity: float, stem: Path
     return F.save_figure(fig, stem, ("png", "svg"))
 
 
-def datagrump(out: Path) -> Path:
+def datagrump(out: Path, jobs: Optional[int] = None, quiet: bool = True) -> Path:
     """Paper 001 (CS244 datagrump contest): the fixed-window sweep, window 12 against the paper, and
     the controller ladder, written as a markdown report with ``datagrump.png``/``.svg`` beside it."""
     import ccscope
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    cache: dict[int, Point] = {}
+    # Every fixed window of (a) and (b) and every rung of (c), on the shared runner.
+    windows = sorted(set(SWEEP_WINDOWS) | set(SEARCH_WINDOWS) | {PAPER_W12_WINDOW})
+    specs = [_window_spec(w) for w in windows] + [(rung.example, ()) for rung in LADDER]
+    summaries = run_all(_summary, specs, jobs, "datagrump runs", quiet)
+    cache = {w: Point.of(f"fixed {w}", "fixed", s, w) for w, s in zip(windows, summaries)}
 
     # (a) Fixed-window sweep, §1.1.
-    sweep = [_run_window(w, cache) for w in SWEEP_WINDOWS]
+    sweep = [cache[w] for w in SWEEP_WINDOWS]
     # §1.2: search 5..20 again, every integer window.
-    search = [_run_window(w, cache) for w in SEARCH_WINDOWS]
+    search = [cache[w] for w in SEARCH_WINDOWS]
     best = _best(sorted(cache.values(), key=lambda p: p.window))
     best_w = best.window
 
-    # (b) Window 12 against the paper, and determinism: the same run twice.
-    w12 = _run_window(PAPER_W12_WINDOW, cache)
-    again = api.run("examples/fixed.toml", overrides={"flows.0.window": PAPER_W12_WINDOW}).summary
+    # (b) Window 12 against the paper, and determinism: the same run again, in this process.
+    w12 = cache[PAPER_W12_WINDOW]
+    again = _summary(_window_spec(PAPER_W12_WINDOW))
     deterministic = again == w12.summary
 
     # (c) Controller ladder.
     ladder = [Point.of(f"best fixed window ({best_w})", "fixed", best.summary, best_w)]
-    for rung in LADDER:
-        ladder.append(Point.of(rung.label, rung.example, api.run(f"examples/{rung.example}.toml").summary))
+    for rung, s in zip(LADDER, summaries[len(windows):]):
+        ladder.append(Point.of(rung.label, rung.example, s))
 
     # (d) Figure.
     capacity = w12.capacity_mbps
@@ -337,8 +345,13 @@ def datagrump(out: Path) -> Path:
 
     # (f) The same runs from the simulator's defaults to the contest settings, one setting at a time.
     changed = (pb, ab, mode) != (DEFAULT_PACKET_BYTES, DEFAULT_ACK_BYTES, DEFAULT_DATAGRAM_MODE)
-    steps = [(p, _stepwise(p)) for p in sorted(cache.values(), key=lambda p: p.window)] + \
-            [(p, _stepwise(p)) for p in ladder[1:]] if changed else []
+    stepped = (sorted(cache.values(), key=lambda p: p.window) + ladder[1:]) if changed else []
+    step_specs = [_stepwise_specs(p) for p in stepped]
+    step_runs = run_all(_summary, [x for xs in step_specs for x in xs], jobs, "datagrump steps", quiet)
+    steps, k = [], 0
+    for p, xs in zip(stepped, step_specs):
+        steps.append((p, step_runs[k:k + len(xs)] + [p.summary]))
+        k += len(xs)
     queue = dl.get("queue", {"kind": "infinite"}).get("kind", "infinite")
     duration_s = w12.summary["sim_end_s"]
     params_ours = [
@@ -539,8 +552,9 @@ def datagrump(out: Path) -> Path:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", type=Path, default=Path("docs/reproductions/datagrump.md"), help="Markdown report to write")
+    add_runner_options(ap)
     args = ap.parse_args(argv)
-    return run_report(lambda: datagrump(args.out))
+    return run_report(lambda: datagrump(args.out, args.jobs, args.quiet))
 
 
 if __name__ == "__main__":

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import shutil
 import statistics
 import tempfile
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
@@ -31,7 +29,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ccscope import api  # noqa: E402
-from ccscope.experiment import run_report  # noqa: E402
+from ccscope.experiment import add_runner_options, run_report  # noqa: E402
+from ccscope.runner import default_jobs, run_all  # noqa: E402
 from ccscope.analysis import figures as F  # noqa: E402
 from ccscope.analysis.files import write_atomic  # noqa: E402
 from ccscope.analysis.markdown import table as _table  # noqa: E402
@@ -142,11 +141,9 @@ def run_job(job: Job) -> dict:
     }
 
 
-def _pool(fn: Callable, work: Sequence, jobs: int) -> list:
-    if jobs <= 1 or len(work) <= 1:
-        return [fn(w) for w in work]
-    with ProcessPoolExecutor(max_workers=jobs) as ex:
-        return list(ex.map(fn, work, chunksize=max(1, len(work) // (8 * jobs))))
+def _pool(fn: Callable, work: Sequence, jobs: int, label: str, quiet: bool) -> list:
+    """Every item of `work` on the package's shared runner, results in `work`'s order."""
+    return run_all(fn, work, jobs, label, quiet)
 
 
 # ------------------------------------------------------------------------------------------ statistics
@@ -393,11 +390,14 @@ def markov_repro(
     fast_links: bool = True,
     summary: Optional[dict] = None,
     split_note: Optional[str] = None,
+    quiet: bool = True,
+    records: Optional[list] = None,
 ) -> Path:
     """Run the whole reproduction and write the markdown report and its figures. With `fast_links`, also
     the companion report `<out stem>_fast_links.md` on the recordings as fast as the paper's links
     (FAST_MBPS), split by alternating CHUNK_S stretches, summarised in the main report. `summary`, if
-    given, receives the claims' verdicts."""
+    given, receives the claims' verdicts; `records`, if given, every evaluation run's record (what the
+    claim tests compute their own verdicts from)."""
     if seeds < 1:
         raise ValueError(f"--seeds {seeds}: must be at least 1")
     if not seconds > START_JITTER_S:
@@ -415,7 +415,7 @@ def markov_repro(
     out.parent.mkdir(parents=True, exist_ok=True)
     fig_dir = out.with_suffix("")
     fig_dir.mkdir(parents=True, exist_ok=True)
-    n_jobs = jobs or os.cpu_count() or 1
+    n_jobs = jobs or default_jobs()
     t_start = time.perf_counter()
 
     # 1. Collection on set 1 (one run per trace and user count, distinct user ids per run).
@@ -424,7 +424,7 @@ def markov_repro(
     # The same collection on set 2, for in-sample models (trained on the traces they are evaluated on).
     work += [(str(trace_dir / t), None, n, float(seconds), COLLECT_SEED, (len(work) + k) * 100, markov.PAPER_R, "epoch")
              for k, (t, n) in enumerate((t, n) for t in evaluate for n in USERS)]
-    frames = _pool(markov._collect_one, work, n_jobs)
+    frames = _pool(markov._collect_one, work, n_jobs, "markov collection runs", quiet)
     everything = pd.concat(frames, ignore_index=True).assign(source=0)
     samples = everything[everything["trace"].isin(list(train))]
     insample = everything[everything["trace"].isin(list(evaluate))]
@@ -504,7 +504,7 @@ def markov_repro(
                 for draw, suf in zip(DRAWS, ("", "_p")):
                     jobs_.append(Job(ctd, "eval_concat.trace", ONOFF_USERS, s_, seconds * ONOFF_FACTOR, "onoff_model" + suf,
                                      models["combined"], True, draw))
-        recs = _pool(run_job, jobs_, n_jobs)
+        recs = _pool(run_job, jobs_, n_jobs, "markov evaluation runs", quiet)
         for r in recs:
             if r["trace"] == "eval_concat.trace":
                 r["trace"] = onoff_name
@@ -513,6 +513,8 @@ def markov_repro(
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
+    if records is not None:
+        records.extend(recs)
     runs = Runs(recs)
     stat, mean = runs.stat, runs.mean
 
@@ -760,7 +762,7 @@ def markov_repro(
     L += _gaps_section(runs, bias, cl, train, evaluate, trace_dir, quantizations, table2, sizes)
     L += ["Nothing was tuned to make a claim pass: the models, links and thresholds are fixed above before any run.", ""]
     if fast_links:
-        L += _fast_links_section(out, trace_dir, seconds, seeds, quantizations, jobs, say)
+        L += _fast_links_section(out, trace_dir, seconds, seeds, quantizations, jobs, say, quiet)
     write_atomic(out, "\n".join(L))
     return out
 
@@ -890,7 +892,7 @@ def _gaps_section(runs: Runs, bias: dict, cl: dict, train: Sequence[str], evalua
 
 
 def _fast_links_section(out: Path, trace_dir: Path, seconds: float, seeds: int, quantizations: Sequence[int],
-                        jobs: Optional[int], say: Callable[[str], None]) -> list[str]:
+                        jobs: Optional[int], say: Callable[[str], None], quiet: bool = True) -> list[str]:
     """The companion run on the recordings at least FAST_MBPS fast, and its summary for the main report."""
     fast = sorted(t.name for t in trace_dir.iterdir() if t.suffix in (".down", ".up") and t.is_file()
                   and trace_mean_mbps(t) >= FAST_MBPS)
@@ -904,7 +906,7 @@ def _fast_links_section(out: Path, trace_dir: Path, seconds: float, seeds: int, 
         verdicts: dict = {}
         say(f"fast links: {', '.join(fast)}")
         markov_repro(sub, traces=tmp, seconds=seconds, seeds=seeds, train=train, evaluate=evaluate,
-                     quantizations=quantizations, jobs=jobs, log=say, fast_links=False, summary=verdicts,
+                     quantizations=quantizations, jobs=jobs, log=say, fast_links=False, summary=verdicts, quiet=quiet,
                      split_note=(f"the recordings averaging at least {FAST_MBPS:.1f} Mbit/s, as fast as paper 000's "
                                  f"links (see the main report, markov.md), each cut into {CHUNK_S} s stretches: set 1 "
                                  "is the even stretches, set 2 the odd ones (\"similar conditions but at different "
@@ -947,6 +949,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="Comma-separated evaluation traces (set 2; default: " + ", ".join(EVAL_TRACES) + ")")
     ap.add_argument("--fast-links", action=argparse.BooleanOptionalAction, default=True,
                     help="Also run the companion split on the recordings as fast as the paper's links (<out stem>_fast_links.md)")
+    add_runner_options(ap)
     args = ap.parse_args(argv)
     kw: dict = {}
     if args.train:
@@ -954,7 +957,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.evaluate:
         kw["evaluate"] = [t.strip() for t in args.evaluate.split(",") if t.strip()]
     return run_report(lambda: markov_repro(args.out, traces=args.traces, seconds=args.seconds, seeds=args.seeds,
-                                           fast_links=args.fast_links, log=lambda m: print(m, file=sys.stderr), **kw))
+                                           fast_links=args.fast_links, jobs=args.jobs, quiet=args.quiet,
+                                           log=lambda m: print(m, file=sys.stderr), **kw))
 
 
 if __name__ == "__main__":

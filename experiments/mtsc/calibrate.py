@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ccscope import api  # noqa: E402
+from ccscope.experiment import add_runner_options  # noqa: E402
+from ccscope.runner import run_all  # noqa: E402
 from ccscope.traffic_calibration import calibrate_idle_mean  # noqa: E402
 from mtsc_scenarios import EXAMPLE_IDLE_MEAN_S, background  # noqa: E402
 
@@ -39,19 +40,18 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--duration-s", type=float, default=10_000.0)
     ap.add_argument("--tol", type=float, default=0.05)
-    ap.add_argument("--jobs", type=int, default=2)
+    add_runner_options(ap, 2)
     a = ap.parse_args(argv)
     alphas = a.alphas if a.size == "pareto" else [1.5]  # the log-normal control has no alpha
     jobs = [(al, a.target_mbps, list(range(1, a.seeds + 1)), a.duration_s, a.tol, a.bottleneck_mbps, a.size)
             for al in alphas]
     print(f"# {a.size}, {a.target_mbps} Mbit/s on {a.bottleneck_mbps} Mbit/s, seeds 1-{a.seeds}, {a.duration_s:g} s",
           flush=True)
-    with ProcessPoolExecutor(max_workers=a.jobs) as pool:
-        for alpha, c in pool.map(one, jobs, chunksize=1):
-            per_seed = ", ".join(f"{v:.2f}" for v in c.realised_mbps)
-            key = f"{alpha:.2f}" if a.size == "pareto" else "0.00"
-            print(f'"{key}" = {c.idle_mean_s:.4f}  # {c.mean_mbps:.3f} Mbit/s ({c.rel_error:+.1%}); seeds {per_seed}; '
-                  f"{c.runs} runs", flush=True)
+    for alpha, c in run_all(one, jobs, a.jobs, "calibration", a.quiet):
+        per_seed = ", ".join(f"{v:.2f}" for v in c.realised_mbps)
+        key = f"{alpha:.2f}" if a.size == "pareto" else "0.00"
+        print(f'"{key}" = {c.idle_mean_s:.4f}  # {c.mean_mbps:.3f} Mbit/s ({c.rel_error:+.1%}); seeds {per_seed}; '
+              f"{c.runs} runs", flush=True)
     return 0
 
 

@@ -15,11 +15,9 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import os
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path as FsPath
 from typing import Optional, Sequence
@@ -33,7 +31,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from ccscope import api  # noqa: E402
+from ccscope import api, runner, store  # noqa: E402
+from ccscope.experiment import add_runner_options  # noqa: E402
+from ccscope.runner import default_jobs  # noqa: E402
 from ccscope import stats  # noqa: E402
 from ccscope.stats import hurst as hurst_mod  # noqa: E402
 from mtsc_scenarios import BIN_S, EXAMPLE_IDLE_MEAN_S, IDLE_MEAN_S, MEAN_BYTES, background, idle_mean_for  # noqa: E402
@@ -85,7 +85,8 @@ def theory_h(alpha: float) -> float:
 class Settings:
     seeds: int = 5
     duration_s: float = 10_000.0
-    jobs: int = max(1, os.cpu_count() or 1)
+    jobs: int = default_jobs()
+    quiet: bool = True  # no progress bar
     first_seed: int = REPORT_FIRST_SEED
 
 
@@ -138,11 +139,9 @@ def analyse(job: Job) -> dict:
     return out
 
 
-def run_all(jobs: Sequence[Job], n_jobs: int) -> list[dict]:
-    if n_jobs <= 1 or len(jobs) <= 1:
-        return [analyse(j) for j in jobs]
-    with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-        return list(pool.map(analyse, jobs, chunksize=1))
+def run_all(jobs: Sequence[Job], n_jobs: int, quiet: bool = True) -> list[dict]:
+    """Every job on the package's shared runner, in `jobs`' order."""
+    return runner.run_all(analyse, jobs, n_jobs, "mtsc runs", quiet)
 
 
 def make_jobs(st: Settings, alphas: Sequence[float] = ALPHAS) -> list[Job]:
@@ -466,17 +465,16 @@ def splice(old: str, part: str, text: str) -> str:
 
 
 def write_atomic(path: FsPath, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    store.write_text(path, text)
 
 
 def run_traffic(args, out: FsPath, d: FsPath) -> str:
-    st = Settings(seeds=args.seeds, duration_s=args.duration_s, jobs=args.jobs, first_seed=args.first_seed)
+    st = Settings(seeds=args.seeds, duration_s=args.duration_s, jobs=args.jobs, first_seed=args.first_seed,
+                  quiet=args.quiet)
     t0 = time.perf_counter()
     jobs = make_jobs(st)
     print(f"{len(jobs)} runs of {st.duration_s:g} s on {st.jobs} worker(s)", flush=True)
-    results = run_all(jobs, st.jobs)
+    results = run_all(jobs, st.jobs, st.quiet)
     write_csvs(results, d)
     plot_fig1(results, ALPHAS, d / "fig1_hurst.png")
     plot_fig2(results, d / "fig2_condprob.png")
@@ -504,7 +502,8 @@ def run_sac(args, out: FsPath, d: FsPath) -> str:
         print(f"{len(out_runs)} runs read from {cache}", flush=True)
     else:
         print(f"{len(runs)} SAC runs (and their parents) of {sc.duration_s:g} s on {args.jobs} worker(s)", flush=True)
-        out_runs = sac_runs.run_all(runs, args.jobs, progress, cache=cache, reuse=args.reuse)
+        out_runs = sac_runs.run_all(runs, args.jobs, None if args.quiet else progress, cache=cache, reuse=args.reuse,
+                                    quiet=args.quiet)
         if args.reuse:  # the report covers the earlier groups too
             out_runs = {**sac_runs.load_cache(cache), **out_runs}
     res = sac_report.Results(out_runs, sc)
@@ -525,7 +524,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seeds", type=int, default=Settings.seeds)
     ap.add_argument("--first-seed", type=int, default=Settings.first_seed)
     ap.add_argument("--duration-s", type=float, default=Settings.duration_s)
-    ap.add_argument("--jobs", type=int, default=Settings.jobs)
+    add_runner_options(ap, Settings.jobs)
     ap.add_argument("--sac-seeds", type=int, default=5, help="report seeds of the SAC part (spec: >= 5)")
     ap.add_argument("--sac-duration-s", type=float, default=10_000.0, help="length of each SAC run (spec: 10,000 s)")
     ap.add_argument("--thetas", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6, 7, 8])

@@ -13,10 +13,8 @@ Most runs are independent. Three kinds read a file another run writes, so they s
 from __future__ import annotations
 
 import math
-import os
 import tempfile
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
@@ -25,6 +23,7 @@ import numpy as np
 import tomli_w
 
 from ccscope import api
+from ccscope.runner import Runner
 from ccscope.stats import condprob as cp
 from mtsc_scenarios import (BASE_RTT_MS, BIN_S, REGISTERED, background_dict, controlled_indices, controller_params,
                             registered_idle_mean, with_controlled)
@@ -211,17 +210,6 @@ def _start(pool, run: Run, folder: Path, parent_out: Optional[dict]):
     return pool.submit(execute, run, f, **kw)
 
 
-class _Inline:
-    """A pool of one that runs each job when submitted (jobs = 1)."""
-
-    def submit(self, fn: Callable, *a, **kw):
-        from concurrent.futures import Future
-
-        fut: Future = Future()
-        fut.set_result(fn(*a, **kw))
-        return fut
-
-
 def load_cache(path: Optional[Path]) -> dict:
     """{Run.key: output} of the runs a previous `run_all` appended to `path` (JSON lines)."""
     import json
@@ -237,7 +225,7 @@ def load_cache(path: Optional[Path]) -> dict:
 
 
 def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, int, dict], None]] = None,
-            cache: Optional[Path] = None, reuse: bool = False) -> dict:
+            cache: Optional[Path] = None, reuse: bool = False, quiet: bool = True) -> dict:
     """Execute `runs` and their parents (each once), children as soon as their parent is done. Each output is
     appended to `cache` (JSON lines) as it arrives; with `reuse`, runs already there are not run again (a parent
     is, when one of its children is missing: its pass-1 file is not kept). Returns {Run.key: output}."""
@@ -266,10 +254,8 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
         for c in children.get(r.key, []):
             reuse_tree(c)
 
-    with tempfile.TemporaryDirectory(prefix="ccscope-mtsc-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ccscope-mtsc-") as tmp, Runner(jobs, "sac runs", quiet) as pool:
         folder = Path(tmp)
-        pool_cm = ProcessPoolExecutor(max_workers=jobs) if jobs > 1 else None
-        pool = pool_cm if pool_cm is not None else _Inline()
         log = open(cache, "a") if cache is not None else None
         try:
             todo = []
@@ -278,15 +264,16 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
                     reuse_tree(r)
                 else:
                     todo.append(r)
+            pool.expect(len(wanted) - len(out))
             # Parents first so that their children can start while the other roots run.
             order = sorted(todo, key=lambda r: (r.key not in children, r.variant == "train"))
             pending = {_start(pool, r, folder, None): r for r in order}
             while pending:
-                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-                for fut in done:
+                for fut in pool.wait_any(pending):
                     r = pending.pop(fut)
                     res = fut.result()
                     out[r.key] = res
+                    pool.done()
                     for c in children.get(r.key, []):
                         pending[_start(pool, c, folder, res)] = c
                     res.pop("oracle_toml", None)  # large, and written for the children already
@@ -298,10 +285,4 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
         finally:
             if log is not None:
                 log.close()
-            if pool_cm is not None:
-                pool_cm.shutdown(cancel_futures=True)
     return out
-
-
-def default_jobs() -> int:
-    return max(1, os.cpu_count() or 1)

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import statistics
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 from ccscope import api
-from ccscope.experiment import run_report
+from ccscope.experiment import add_runner_options, run_report
+from ccscope.runner import Runner, default_jobs
 from ccscope.analysis import figures as F
 from ccscope.analysis.files import write_atomic
 from ccscope.analysis.markdown import table as _table
@@ -222,30 +221,18 @@ def run_matrix(
     queues: Sequence[str] = (PRIMARY_QUEUE,),
     schemes: Sequence[str] = tuple(s.key for s in SCHEMES),
     jobs: Optional[int] = None,
-    progress: Optional[Callable[[int, int], None]] = None,
+    quiet: bool = True,
 ) -> list[dict]:
-    """Every (queue, direction, scheme, seed 1..`seeds`) run, in a process pool; records in that order."""
+    """Every (queue, direction, scheme, seed 1..`seeds`) run on the shared runner of `jobs` processes;
+    records in that order."""
     work = [
         Job(str(trace_dir), d, k, seed, _duration(d, duration_cap_s), q)
         for q in queues for d in dirs for k in schemes for seed in range(1, seeds + 1)
     ]
     # Longest first (long traces, Sprout's per-tick model) so the pool's tail is short.
     order = sorted(range(len(work)), key=lambda i: -work[i].duration_s * (4 if work[i].scheme == "sprout" else 1))
-    out: list[Optional[dict]] = [None] * len(work)
-    n_jobs = jobs or os.cpu_count() or 1
-    if n_jobs <= 1 or len(work) <= 1:
-        for n, i in enumerate(order, 1):
-            out[i] = run_job(work[i])
-            if progress:
-                progress(n, len(work))
-    else:
-        with ProcessPoolExecutor(max_workers=n_jobs) as ex:
-            futs = {i: ex.submit(run_job, work[i]) for i in order}
-            for n, i in enumerate(order, 1):
-                out[i] = futs[i].result()
-                if progress:
-                    progress(n, len(work))
-    return [r for r in out if r is not None]
+    with Runner(jobs if len(work) > 1 else 1, "verus runs", quiet) as r:
+        return r.map(run_job, work, order)
 
 
 def _duration(d: Direction, cap_s: Optional[float]) -> float:
@@ -379,6 +366,7 @@ def verus(
     duration: Optional[float] = None,
     jobs: Optional[int] = None,
     log: Optional[Callable[[str], None]] = None,
+    quiet: bool = True,
 ) -> Path:
     """Paper 004: Verus R = 2, 4, 6 against Cubic, NewReno, Vegas and Sprout on every trace direction,
     written as a markdown report with one figure per direction under ``<out stem>/``."""
@@ -395,17 +383,16 @@ def verus(
     fig_dir = out.with_suffix("")
     fig_dir.mkdir(parents=True, exist_ok=True)
     dirs = directions(trace_dir)
-    n_jobs = jobs or os.cpu_count() or 1
+    n_jobs = jobs or default_jobs()
 
     t0 = time.perf_counter()
-    main = run_matrix(trace_dir, dirs, seeds, duration, (PRIMARY_QUEUE,), jobs=n_jobs)
-    t1 = time.perf_counter()
-    say(f"{len(main)} runs ({QUEUE_NAMES[PRIMARY_QUEUE]}) in {t1 - t0:.1f} s on {n_jobs} processes "
-        f"(slowest run {max(r['wall_s'] for r in main):.2f} s)")
     sens_queues = tuple(q for q in QUEUES if q != PRIMARY_QUEUE)
-    sens = run_matrix(trace_dir, dirs, seeds, duration, sens_queues, jobs=n_jobs)
-    t2 = time.perf_counter()
-    say(f"{len(sens)} sensitivity runs ({', '.join(sens_queues)}) in {t2 - t1:.1f} s")
+    # One pool for the primary and the sensitivity runs, so that neither waits for the other's tail.
+    recs = run_matrix(trace_dir, dirs, seeds, duration, (PRIMARY_QUEUE, *sens_queues), jobs=n_jobs, quiet=quiet)
+    main = [r for r in recs if r["queue"] == PRIMARY_QUEUE]
+    sens = [r for r in recs if r["queue"] != PRIMARY_QUEUE]
+    say(f"{len(main)} runs ({QUEUE_NAMES[PRIMARY_QUEUE]}) and {len(sens)} sensitivity runs ({', '.join(sens_queues)}) "
+        f"in {time.perf_counter() - t0:.1f} s on {n_jobs} processes (slowest run {max(r['wall_s'] for r in recs):.2f} s)")
     # Determinism: the first run once more, in this process.
     first = Job(str(trace_dir), dirs[0], SCHEMES[0].key, 1, _duration(dirs[0], duration), PRIMARY_QUEUE)
     again = run_job(first)
@@ -729,9 +716,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="Mahimahi trace folder (default: $CCSCOPE_TRACE_PATH, then ../shared/traces)")
     ap.add_argument("--seeds", type=int, default=5, help="Start-jitter seeds per scheme and trace: runs seeds 1..N")
     ap.add_argument("--duration", type=float, default=None, help="Cap on each run, seconds (default: one loop of the trace)")
+    add_runner_options(ap)
     args = ap.parse_args(argv)
     return run_report(lambda: verus(args.out, traces=args.traces, seeds=args.seeds, duration=args.duration,
-                                    log=lambda m: print(m, file=sys.stderr)))
+                                    jobs=args.jobs, quiet=args.quiet, log=lambda m: print(m, file=sys.stderr)))
 
 
 if __name__ == "__main__":

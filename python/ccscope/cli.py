@@ -93,7 +93,7 @@ def fmt(v, digits: int = 2) -> str:
 def summary_table(res: api.Result, title: str) -> Table:
     t = Table(title=title)
     for col in ["flow", "controller", "Mbit/s", "util", "p95 qdelay ms", "p95 signal ms", "p95 owd ms", "loss", "score"]:
-        t.add_column(col, justify="right" if col not in ("controller",) else "left")
+        t.add_column(col, justify="right" if col not in ("controller",) else "left", overflow="fold")
     rows = res.flow_records() + [res.summary]
     for r in rows:
         t.add_row(
@@ -113,7 +113,7 @@ def summary_table(res: api.Result, title: str) -> Table:
 def links_table(res: api.Result) -> Table:
     t = Table(title="links")
     for col in ["link", "Mbit/s", "capacity", "util", "arrivals", "dropped", "loss", "p95 qdelay ms"]:
-        t.add_column(col, justify="left" if col == "link" else "right")
+        t.add_column(col, justify="left" if col == "link" else "right", overflow="fold")
     for r in res._records("links"):
         t.add_row(
             str(r["link"]), fmt(r["throughput_mbps"], 3), fmt(r["capacity_mbps"], 3), fmt(r["utilization"], 3),
@@ -256,6 +256,7 @@ def plot(
 def compare(
     results: List[Path] = typer.Argument(..., help="Results folders (ccscope run -o) and sweep folders (ccscope sweep -o)"),
     out: Path = typer.Option(..., "-o", "--out", help="Folder for the figures and compare.json (new, empty, or an earlier compare)"),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Write into a non-empty folder that is not a ccscope results folder (its files are kept)"),
     label: Optional[str] = typer.Option(
         None, "--label",
         help="Group runs by this scenario key (e.g. flows.0.window) or sweep column; default: the flows' "
@@ -269,12 +270,12 @@ def compare(
     from ccscope.analysis.comparison import compare as run_compare
 
     try:
-        res = run_compare(results, out, label=label, delay=delay, formats=parse_formats(formats.lower()))
+        res = run_compare(results, out, label=label, delay=delay, formats=parse_formats(formats.lower()), overwrite=overwrite)
     except (AnalysisInputError, ValueError) as e:
         raise fail(e)
     t = Table(title=f"{len(res.groups)} schemes, {len(res.runs)} runs (mean \u00b1 s.d. over runs)")
     for col in ("scheme", "runs", "Mbit/s", f"p95 {delay.replace('_', '-')} delay ms"):
-        t.add_column(col, justify="left" if col == "scheme" else "right")
+        t.add_column(col, justify="left" if col == "scheme" else "right", overflow="fold")
     for g in res.groups:
         sd_t = "" if g.throughput_sd != g.throughput_sd else f" \u00b1 {g.throughput_sd:.3f}"
         sd_d = "" if g.delay_sd != g.delay_sd else f" \u00b1 {g.delay_sd:.1f}"
@@ -387,7 +388,7 @@ def controllers(
     for c in api.controllers():
         t = Table(title=f"{c['name']}: {c['summary']}", title_justify="left")
         for col in ["parameter", "default", "unit", "meaning"]:
-            t.add_column(col)
+            t.add_column(col, overflow="fold")
         for p in c["params"]:
             t.add_row(*p)
         console.print(t)
@@ -427,7 +428,7 @@ PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True}
 def repro_datagrump(ctx: typer.Context) -> None:
     """Paper 001: the fixed-window sweep and the controller ladder on the contest link.
 
-    Runs experiments/datagrump/repro.py of this checkout; its option -o passes through.
+    Runs experiments/datagrump/repro.py of this checkout; its options (-o, --jobs, --quiet) pass through.
     """
     _run_experiment("datagrump", ctx.args)
 
@@ -436,7 +437,8 @@ def repro_datagrump(ctx: typer.Context) -> None:
 def repro_verus(ctx: typer.Context) -> None:
     """Paper 004: Verus R = 2, 4, 6 against Cubic, NewReno, Vegas and Sprout on every trace.
 
-    Runs experiments/verus/repro.py of this checkout; its options (-o, --traces, --seeds, --duration) pass through.
+    Runs experiments/verus/repro.py of this checkout; its options (-o, --traces, --seeds, --duration,
+    --jobs, --quiet) pass through.
     """
     _run_experiment("verus", ctx.args)
 
@@ -446,7 +448,7 @@ def repro_markov(ctx: typer.Context) -> None:
     """Paper 000: Markov models of Verus trained on trace set 1, evaluated against Verus on set 2.
 
     Runs experiments/markov/repro.py of this checkout; its options (-o, --traces, --seconds, --seeds, --train,
-    --eval, --fast-links/--no-fast-links) pass through.
+    --eval, --fast-links/--no-fast-links, --jobs, --quiet) pass through.
     """
     _run_experiment("markov", ctx.args)
 
@@ -465,7 +467,8 @@ def find_experiment(name: str) -> Path:
 def repro_cmt(ctx: typer.Context) -> None:
     """Paper 002: SCTP-CMT simulation against the Markov and renewal models; static vs dynamic windows.
 
-    Runs experiments/cmt/repro.py of this checkout; its options (-o, --seeds, --loss-events, ...) pass through.
+    Runs experiments/cmt/repro.py of this checkout; its options (-o, --seeds, --loss-events, --jobs,
+    --quiet, ...) pass through.
     """
     _run_experiment("cmt", ctx.args)
 
@@ -475,7 +478,7 @@ def repro_mtsc(ctx: typer.Context) -> None:
     """Paper 003: Hurst, CondProb and entropy (Figs. 1-3; --part traffic) and SAC (Figs. 9-18; --part sac).
 
     Runs experiments/mtsc/repro.py of this checkout; its options (-o, --part, --seeds, --duration-s,
-    --sac-seeds, --sac-duration-s, --thetas, --figs, --reuse, --jobs, ...) pass through.
+    --sac-seeds, --sac-duration-s, --thetas, --figs, --reuse, --jobs, --quiet, ...) pass through.
     """
     _run_experiment("mtsc", ctx.args)
 
@@ -501,8 +504,8 @@ def _run_experiment(name: str, args: List[str]) -> None:
 
 def _markov_table(figures: dict, title: str) -> Table:
     t = Table(title=title)
-    t.add_column("figure")
-    t.add_column("value", justify="right")
+    t.add_column("figure", overflow="fold")
+    t.add_column("value", justify="right", overflow="fold")
     for k, v in figures.items():
         if isinstance(v, tuple):
             v = f"{v[0]} .. {v[1]}"
@@ -552,6 +555,8 @@ def markov_collect(
         "epoch", "--record",
         help="epoch: largest delay and packets sent per 5 ms epoch (what the controller steps on); packet: each ACK's delay and its packet's window",
     ),
+    jobs: int = typer.Option(0, "--jobs", min=0, help="Worker processes (0: one per core)"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar"),
 ) -> None:
     """Run Verus with N users on each trace (paper 000 §4.1) and write (delay, window) samples."""
     from ccscope import traces as trace_files
@@ -564,13 +569,14 @@ def markov_collect(
             ns = [int(u) for u in users.split(",") if u.strip()]
         except ValueError:
             raise markov.ScenarioError(f"--users {users!r}: expected comma-separated integers") from None
-        df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=None, r=r, ack=ack, record=record)
+        df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=jobs or None, r=r, ack=ack,
+                            record=record, quiet=quiet)
         markov.save_samples(df, out)
     except INPUT_ERRORS as e:
         raise fail(e)
     t = Table(title=str(out))
     for c in ("trace", "users", "samples"):
-        t.add_column(c, justify="right" if c != "trace" else "left")
+        t.add_column(c, justify="right" if c != "trace" else "left", overflow="fold")
     for (tr, n), g in df.groupby(["trace", "users"], sort=False):
         t.add_row(str(tr), str(n), str(len(g)))
     console.print(t)
@@ -681,7 +687,7 @@ def cmt_model(
     console.print(_rbuf_line(rbuf, rbuf_bytes, inp["w"], packet_bytes), highlight=False)
     t = Table(title="throughput of one path (paper 002)")
     for col in ("model", "Mbit/s", "diagnostics"):
-        t.add_column(col, justify="right" if col == "Mbit/s" else "left")
+        t.add_column(col, justify="right" if col == "Mbit/s" else "left", overflow="fold")
     mk = rep["markov"]
     if mk is None:
         t.add_row("Markov (§4.3)", "-", rep["markov_error"])
@@ -739,7 +745,7 @@ def cmt_allocate(
     t = Table(title=f"window limits ({model} model, {solver}{f', k = {k}' if solver == 'heuristic' else ''}; "
                     f"W_total = {res.w_total} packets)")
     for col in ("path", "b Mbit/s", "d ms", "p", "a_i", "limit pkts", "limit bytes", "Mbit/s"):
-        t.add_column(col, justify="right")
+        t.add_column(col, justify="right", overflow="fold")
     for i, (dst, c, a, thr) in enumerate(zip(dests, res.limits_packets, res.upper_bounds, res.throughput_mbps)):
         t.add_row(str(i + 1), f"{dst.b_mbps:g}", f"{dst.d_ms:g}", f"{dst.p:g}", str(a), str(c),
                   str(c * packet_bytes), f"{thr:.4f}")
@@ -806,7 +812,7 @@ def stats_hurst(
         return
     t = Table(title=f"{s.source}: {s.column} ({len(s.values)} points)")
     for col in ["method", "H", "95% CI", "fit range", "unit"]:
-        t.add_column(col, justify="left" if col in ("method", "unit") else "right")
+        t.add_column(col, justify="left" if col in ("method", "unit") else "right", overflow="fold")
     for r in res:
         ci = f"{r.ci[0]:.3f} .. {r.ci[1]:.3f}" if r.ci is not None else "-"
         t.add_row(r.method, f"{r.hurst:.3f}", ci, f"{r.fit_range[0]:.4g} .. {r.fit_range[1]:.4g}", r.fit_unit)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 from ccscope import _native
 
@@ -22,3 +23,21 @@ def run_report(write: Callable[[], Path]) -> int:
         return 2
     print(f"wrote {path}")
     return 0
+
+
+def add_runner_options(ap: argparse.ArgumentParser, jobs: Optional[int] = None) -> None:
+    """The options every reproduction shares: ``--jobs`` (processes of the shared runner,
+    :class:`ccscope.runner.Runner`; default `jobs`, else one per core) and ``--quiet`` (no progress bar)."""
+    ap.add_argument("--jobs", type=_positive_int, default=jobs,
+                    help="Worker processes (default: " + (str(jobs) if jobs else "one per core") + ")")
+    ap.add_argument("-q", "--quiet", action="store_true", help="No progress bar")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"need at least 1, got {n}")
+    return n

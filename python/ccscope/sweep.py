@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
 from ccscope import _native, api, provenance, store
+from ccscope.progress import Progress
 from ccscope.grid import MAX_RUNS, parse_grid
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -75,12 +76,7 @@ class Sweep:
     warnings: list = field(default_factory=list)
 
 
-def _write_atomic(path: Path, write: Callable[[Path], None]) -> None:
-    """Write `path` atomically through the package's one file writer (:func:`ccscope.store.write_file`)."""
-    store.write_file(path, write)
-
-
-# The temporary files _write_atomic leaves when killed mid-write: ".<name>.<8 random chars>.tmp".
+# The temporary files an earlier writer of the sweep left when killed mid-write: ".<name>.<8 random chars>.tmp".
 _TEMP = re.compile(r"^\.(sweep\.json|sweep\.parquet|summary\.parquet|tune\.parquet|best\.json|[0-9a-f]{20}\.json)\.[a-z0-9_]{8}\.tmp$")
 
 
@@ -106,7 +102,7 @@ def _save_point(path: Path, run: PointRun, summary: dict) -> None:
     rec = {"overrides": run.overrides, "seed": run.seed, "ccscope": provenance.build_id(), "inputs": run.inputs,
            "summary": summary}
     text = json.dumps(rec, indent=1, default=str) + "\n"
-    _write_atomic(path, lambda p: p.write_text(text))
+    store.write_file(path, lambda p: p.write_text(text))
 
 
 # Worker side: (path, size, mtime) -> sha256, so a worker hashes each input once per edit.
@@ -172,42 +168,6 @@ def plan(base: api.Scenario, points: list[dict], seeds: Iterable[int]) -> list[P
     return runs
 
 
-class _Progress:
-    """A rich progress bar on stderr, or nothing when disabled."""
-
-    def __init__(self, enabled: bool, label: str = "sweep") -> None:
-        self.enabled, self.label = enabled, label
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __enter__(self) -> "_Progress":
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                                console=Console(stderr=True), transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=0)
-        return self
-
-    def grow(self, n: int) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, total=self.bar.tasks[0].total + n)
-
-    def advance(self) -> None:
-        if self.bar is not None:
-            self.bar.advance(self.task)
-
-    def describe(self, text: str) -> None:
-        if self.bar is not None:
-            self.bar.update(self.task, description=text)
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-
 class SweepError(RuntimeError):
     """A point that could not be run for a reason other than its input (its workers died)."""
 
@@ -226,7 +186,7 @@ def absolute(sc: api.Scenario) -> api.Scenario:
 class PointRunner:
     """Runs :class:`PointRun` s on a dask client, loading stored ones, storing each as it finishes."""
 
-    def __init__(self, client: "Client", base: api.Scenario, store: Path, bar: _Progress) -> None:
+    def __init__(self, client: "Client", base: api.Scenario, store: Path, bar: Progress) -> None:
         from distributed import as_completed
 
         self.client, self.base, self.store, self.bar = client, base, store, bar
@@ -284,7 +244,7 @@ class PointRunner:
 def run_points(client: "Client", base: api.Scenario, runs: list[PointRun], store: Path,
                progress: bool = False, label: str = "runs") -> list[dict]:
     """Run (or load) every run and return the summaries in `runs`' order."""
-    with _Progress(progress, label) as bar:
+    with Progress(progress, label) as bar:
         runner = PointRunner(client, base, store, bar)
         runner.submit(runs)
         runner.drain()
@@ -352,7 +312,7 @@ def run_sweep(
             state["random"] = True
             runner.submit(rest)
 
-    with (open_client(scheduler, jobs) if client is None else nullcontext(client)) as c, _Progress(progress) as bar:
+    with (open_client(scheduler, jobs) if client is None else nullcontext(client)) as c, Progress(progress) as bar:
         out.mkdir(parents=True, exist_ok=True)  # once the cluster is up: a bad --scheduler leaves no folder
         clean_temporaries(out)
         runner = PointRunner(c, base, out / "points", bar)
@@ -380,9 +340,9 @@ def run_sweep(
     record = {"scenario_file": base.file, "scenario": base.text, "grid": grid, "seeds": seeds, "seeds_run": used,
               "ccscope": provenance.build_id()}
     record_text = json.dumps(record, indent=1, default=str) + "\n"
-    _write_atomic(out / "sweep.json", lambda p: p.write_text(record_text))
-    _write_atomic(out / "sweep.parquet", lambda p: df.to_parquet(p, index=False))
-    _write_atomic(out / "summary.parquet", lambda p: summary.to_parquet(p, index=False))
+    store.write_file(out / "sweep.json", lambda p: p.write_text(record_text))
+    store.write_file(out / "sweep.parquet", lambda p: df.to_parquet(p, index=False))
+    store.write_file(out / "summary.parquet", lambda p: summary.to_parquet(p, index=False))
     return Sweep(df, summary, grid, used, runner.ran, runner.loaded, warnings)
 
 

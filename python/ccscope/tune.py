@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ccscope import api, provenance
+from ccscope import api, provenance, store
 from ccscope.grid import Choice, Interval
-from ccscope.sweep import SUMMARY_FIELDS, PointRunner, _Progress, _write_atomic, absolute, clean_temporaries, plan
+from ccscope.progress import Progress
+from ccscope.sweep import SUMMARY_FIELDS, PointRunner, absolute, clean_temporaries, plan
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -184,7 +185,7 @@ def tune(
         return [plan(base, [{**ov, **params}], seed_list) for _, ov in sets]
 
     with (open_client(scheduler, jobs) if client is None else nullcontext(client)) as c, \
-            _Progress(progress, "tune") as bar:
+            Progress(progress, "tune") as bar:
         out.mkdir(parents=True, exist_ok=True)  # once the cluster is up: a bad --scheduler leaves no folder
         clean_temporaries(out)
         study = _open_study(out, spec, objective.direction)
@@ -229,11 +230,11 @@ def tune(
             row[m] = (sum(float(v) for v in vals) / len(vals)) if all(v is not None for v in vals) else math.nan
         rows.append(row)
     table = pd.DataFrame(rows, columns=["set", "trace", "params", "objective", *SUMMARY_FIELDS])
-    _write_atomic(out / "tune.parquet", lambda p: table.to_parquet(p, index=False))
+    store.write_file(out / "tune.parquet", lambda p: table.to_parquet(p, index=False))
     best_rec = {"objective": objective.label, "direction": objective.direction, "value": best.value,
                 "trial": best.number, "params": best.params, "trials": _done(study), "ccscope": provenance.build_id()}
     text = json.dumps(best_rec, indent=1, default=str) + "\n"
-    _write_atomic(out / "best.json", lambda p: p.write_text(text))
+    store.write_file(out / "best.json", lambda p: p.write_text(text))
     return Tuning(dict(best.params), float(best.value), best.number, _done(study), table)
 
 

@@ -148,6 +148,45 @@ def test_a_second_compare_replaces_its_own_figures_and_keeps_the_users_files(run
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
 
 
+def test_a_compare_folder_is_a_results_folder_whose_manifest_lists_exactly_its_files(runs, tmp_path, cli_runner):
+    from ccscope import store
+
+    out = tmp_path / "cmp"
+    _ok(cli_runner, ["compare", runs["aimd-6"], "-o", out, "--formats", "svg"])
+    listed = store.read_manifest(out)["files"]
+    on_disk = sorted(p.name for p in out.iterdir() if p.name != store.MANIFEST)
+    assert listed == on_disk and "compare.json" in listed and "window_time.svg" in listed
+
+
+def test_compare_with_overwrite_writes_beside_the_users_files_and_a_rerun_needs_no_overwrite(runs, tmp_path, cli_runner):
+    out = tmp_path / "thesis"
+    out.mkdir()
+    (out / "chapter1.tex").write_text("precious")
+    _ok(cli_runner, ["compare", runs["fixed-6"], "-o", out, "--overwrite"])
+    assert (out / "chapter1.tex").read_text() == "precious" and (out / "compare.json").is_file()
+    _ok(cli_runner, ["compare", runs["aimd-6"], "-o", out])  # now a results folder: its own files are replaced
+    assert (out / "chapter1.tex").read_text() == "precious"
+    assert json.loads((out / "compare.json").read_text())["groups"][0]["label"] == "aimd"
+
+
+def test_compare_with_overwrite_still_refuses_to_replace_a_file_of_the_users(runs, tmp_path, cli_runner):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "compare.json").write_text("my own notes")
+    line = _bad(cli_runner, ["compare", runs["fixed-6"], "-o", out, "--overwrite"])
+    assert "compare.json" in line and str(out) in line
+    assert (out / "compare.json").read_text() == "my own notes" and [p.name for p in out.iterdir()] == ["compare.json"]
+
+
+def test_compare_refuses_to_write_into_a_runs_results_folder(runs, tmp_path, cli_runner):
+    run = tmp_path / "run"
+    shutil.copytree(runs["fixed-9"], run)
+    before = {p.name: p.read_bytes() for p in run.iterdir()}
+    line = _bad(cli_runner, ["compare", runs["fixed-6"], "-o", run])
+    assert str(run) in line and "another kind" in line
+    assert {p.name: p.read_bytes() for p in run.iterdir()} == before
+
+
 # --- compare: bad input ---------------------------------------------------------------------------
 
 

@@ -1,5 +1,11 @@
 """`ccscope repro markov` (paper 000) end to end, on a short run: 120 s, two seeds, one training trace
-(Verizon-LTE-short.up) and one evaluation trace (Verizon-LTE-short.down, the same route's downlink)."""
+(Verizon-LTE-short.up) and one evaluation trace (Verizon-LTE-short.down, the same route's downlink).
+
+The claim tests compute each verdict themselves from the runs' records (throughput, delay, Jain's index
+per run), never from the report's own yes/no; a claim this setup does not reproduce is a strict expected
+failure with the measured numbers as its reason. docs/reproductions/claim-tests.md lists them."""
+
+import statistics
 
 import re
 
@@ -31,12 +37,18 @@ pytestmark = pytest.mark.skipif(TRACES is None, reason="shared traces (../shared
 
 
 @pytest.fixture(scope="module")
-def report_path(tmp_path_factory):
+def run(tmp_path_factory):
+    """(report path, every evaluation run's record) of the short reproduction."""
     out = tmp_path_factory.mktemp("repro") / "markov.md"
-    r = CliRunner().invoke(app, ["repro", "markov", "-o", str(out), "--traces", str(TRACES), "--seconds", "120",
-                                 "--seeds", "2", "--train", TRAIN, "--eval", EVAL, "--no-fast-links"])
-    assert r.exit_code == 0, r.output
-    return out
+    records: list = []
+    rm.markov_repro(out, traces=TRACES, seconds=120, seeds=2, train=[TRAIN], evaluate=[EVAL], fast_links=False,
+                    jobs=2, records=records)
+    return out, records
+
+
+@pytest.fixture(scope="module")
+def report_path(run):
+    return run[0]
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +75,7 @@ def test_the_report_has_every_table_and_figure(report, tmp_path):
     assert "| model | epochs | delay below range | delay above range | dead ends |" in report
     assert "fig5_heatmap_1ms.png" in report and "fig6_heatmap_10ms.png" in report
     onoff = report.split("## ON/OFF traffic")[1].split("## ")[0]
-    assert "**Missing.**" in onoff or ("| files done |" in onoff and "fig12_onoff_per_user.png" in onoff)
+    assert "| files done |" in onoff and "fig12_onoff_per_user.png" in onoff
 
 
 def test_figures_are_written_next_to_the_report(report, report_path):
@@ -74,30 +86,101 @@ def test_figures_are_written_next_to_the_report(report, report_path):
         assert (report_path.parent / n).stat().st_size > 1000, n
 
 
-# Claims under the paper's draw (§3.2) that hold on the short run.
-def test_claim_2a_non_matching_delay_grows_with_users(report):
-    assert claims(report)["2a"]
+# --- paper 000's claims, computed from the records (the paper's closest-probability draw, §3.2) ---------
 
 
-def test_claim_4_jain_at_least_095_for_matching_and_combined(report):
-    assert claims(report)["4"]
+def _runs(run, scheme: str, users: int, trace: str = EVAL) -> list:
+    rs = [r for r in run[1] if r["scheme"] == scheme and r["users"] == users and r["trace"] == trace]
+    assert len(rs) == 2, (scheme, users, trace)
+    return rs
 
 
-# Claims 1, 2b and 3 swing with the walk's draws on a run this short (the full report,
-# docs/reproductions/markov.md, has claim 1 holding and 2b and 3 failing with the paper's draw). Their
-# verdicts must follow from the report's own rows.
-@pytest.mark.parametrize("draw", ["closest", "proportional"])
-def test_claim_1_verdict_is_more_than_half_of_its_rows(report, draw):
-    closest, _, proportional = report.split("## The issue's claims")[1].partition("### With the proportional draw")
-    part = closest if draw == "closest" else proportional
-    table = part.split("**(1)")[1].split("**(2a)")[0]
-    rows = re.findall(r"^\| `[^`]+` \| \d \| ([+-][\d.]+)% \| ([+-][\d.]+)% \| \*\*(yes|no)\*\* \|$", table, re.M)
-    assert len(rows) == 3
-    for dt, dd, ok in rows:
-        t, d = abs(float(dt)), abs(float(dd))
-        if min(abs(t - 15), abs(d - 50)) > 0.05:  # a printed 50.0% may be either side of the bound
-            assert (ok == "yes") == (t <= 15 and d <= 50)
-    assert claims(report, draw)["1"] == (sum(ok == "yes" for *_, ok in rows) > len(rows) / 2)
+def _mean(run, scheme: str, users: int, key: str, trace: str = EVAL) -> float:
+    return statistics.fmean(r[key] for r in _runs(run, scheme, users, trace))
+
+
+def _table(run, schemes, key: str) -> str:
+    return "; ".join(f"{s} " + "/".join(f"{_mean(run, s, n, key):.3g}" for n in rm.USERS) for s in schemes)
+
+
+def test_nonmatching_model_delay_rises_with_every_added_user(run):
+    # §6.3: trained with one user, "an increase in the network delay throughout all three scenarios".
+    d = [_mean(run, "nonmatch", n, "delay") for n in rm.USERS]
+    assert d[0] < d[1] < d[2] < d[3], _table(run, ["verus", "nonmatch"], "delay")
+
+
+@pytest.mark.xfail(strict=True, reason="§6.3: with four users the non-matching model's per-user delay is 'increased "
+                   "by a factor of four' (against Verus); measured 1.4x here (136 against 98 ms)")
+def test_nonmatching_model_delay_with_four_users_is_four_times_verus(run):
+    assert _mean(run, "nonmatch", 4, "delay") >= 4 * _mean(run, "verus", 4, "delay"), _table(run, ["verus", "nonmatch"], "delay")
+
+
+def test_verus_outsends_the_one_user_model_alone(run):
+    # §6.3: "In the scenario with one user ... Verus, however, shows a slightly higher throughput."
+    assert _mean(run, "verus", 1, "tput") > _mean(run, "nonmatch", 1, "tput"), _table(run, ["verus", "nonmatch"], "tput")
+
+
+@pytest.mark.xfail(strict=True, reason="§6.3: with 2-4 users the non-matching model 'achieves slightly higher throughput' "
+                   "than Verus; measured 2-8% lower at every user count (2.25/1.59/1.22 against 2.44/1.67/1.26 Mbit/s)")
+def test_nonmatching_model_outsends_verus_with_two_to_four_users(run):
+    for n in rm.USERS[1:]:
+        assert _mean(run, "nonmatch", n, "tput") > _mean(run, "verus", n, "tput"), _table(run, ["verus", "nonmatch"], "tput")
+
+
+@pytest.mark.parametrize("scheme", ["nonmatch", "match", "combined"])
+def test_every_model_shares_the_link_almost_perfectly_fairly(run, scheme):
+    # §6.3 ("almost perfect fairness among users despite a non-matching user model"), §6.4, §6.5: every run.
+    for n in rm.USERS[1:]:
+        for r in _runs(run, scheme, n):
+            assert r["jain"] >= 0.99, (scheme, n, r["seed"], r["jain"])
+
+
+def test_matching_model_throughput_within_15pct_of_verus(run):
+    # §6.4: "similar performance to Verus ... when the number of users in the training matches" (throughput
+    # "marginally higher", "comparable"); 15% is the issue's bound.
+    for n in rm.USERS[1:]:
+        m, v = _mean(run, "match", n, "tput"), _mean(run, "verus", n, "tput")
+        assert abs(m / v - 1) <= rm.TPUT_TOL, _table(run, ["verus", "match"], "tput")
+
+
+def test_matching_model_delay_within_50pct_of_verus_with_two_users(run):
+    # §6.4, Fig. 8: two users, "5 - 20% higher", "around 50%" on the most fluctuating trace.
+    m, v = _mean(run, "match", 2, "delay"), _mean(run, "verus", 2, "delay")
+    assert m <= (1 + rm.DELAY_TOL) * v, _table(run, ["verus", "match"], "delay")
+
+
+@pytest.mark.xfail(strict=True, reason="§6.4: with three and four users the matching model's delay is 20-40% and 'up to "
+                   "30%' above Verus's (2x on the paper's most fluctuating trace); measured 2.4x (166 against 70 ms) and "
+                   "1.8x (177 against 98 ms)")
+def test_matching_model_delay_within_50pct_of_verus_with_three_and_four_users(run):
+    for n in (3, 4):
+        m, v = _mean(run, "match", n, "delay"), _mean(run, "verus", n, "delay")
+        assert m <= (1 + rm.DELAY_TOL) * v, _table(run, ["verus", "match"], "delay")
+
+
+def test_combined_matching_and_nonmatching_models_send_alike(run):
+    # §6.5, Fig. 10: "the throughput shows very similar results throughout all scenarios" (within 10% here).
+    for n in rm.USERS:
+        t = [_mean(run, s, n, "tput") for s in ("match", "nonmatch", "combined")]
+        assert max(t) <= 1.10 * min(t), _table(run, ["match", "nonmatch", "combined"], "tput")
+
+
+@pytest.mark.xfail(strict=True, reason="§6.5: the combined model's delay is 'significantly' better than the non-matching "
+                   "model's, 'especially' with four users; measured 2.5x worse (342 against 136 ms; combined is the "
+                   "slowest of the three models at 3 and 4 users)")
+def test_combined_model_delay_below_nonmatching_with_four_users(run):
+    assert _mean(run, "combined", 4, "delay") < _mean(run, "nonmatch", 4, "delay"), \
+        _table(run, ["match", "nonmatch", "combined"], "delay")
+
+
+def test_onoff_model_sends_marginally_less_than_verus_with_lower_delay_and_fair_shares(run):
+    # §6.6, Fig. 12: "marginally lower throughput", "network delay ... slightly lower", "almost perfect fairness".
+    tr = "concatenated evaluation traces"
+    m, v = _mean(run, "onoff_model", 4, "tput", tr), _mean(run, "onoff_verus", 4, "tput", tr)
+    assert 0.90 * v <= m < v, (m, v)
+    assert _mean(run, "onoff_model", 4, "delay", tr) < _mean(run, "onoff_verus", 4, "delay", tr)
+    for s in ("onoff_model", "onoff_verus"):
+        assert all(r["jain"] >= 0.95 for r in _runs(run, s, 4, tr)), s
 
 
 def test_the_report_explains_where_the_gaps_come_from(report):
@@ -169,9 +252,7 @@ def test_fast_links_companion_run_is_written_linked_and_summarised(tmp_path):
     main = out.read_text()
     section = main.split("## In the paper's link regime")[1]
     fast = [t.name for t in TRACES.iterdir() if t.suffix in (".down", ".up") and traces.trace_mean_mbps(t) >= rm.FAST_MBPS]
-    if not fast:
-        assert "**Missing.**" in section
-        return
+    assert fast, f"no recording in {TRACES} averages {rm.FAST_MBPS} Mbit/s"
     assert "[markov_fast_links.md](markov_fast_links.md)" in section
     assert "| (2b) non-matching clearly worse at 4 users |" in section
     sub = (tmp_path / "markov_fast_links.md").read_text()

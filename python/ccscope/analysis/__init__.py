@@ -20,12 +20,13 @@ def compare(
     label: Optional[str] = None,
     delay: str = "one_way",
     formats: Sequence[str] = ("svg", "png"),
+    overwrite: bool = False,
 ) -> Any:
     """Pantheon-style comparison of results and sweep folders into `out` (figures and compare.json);
     see :func:`ccscope.analysis.comparison.compare`."""
     from ccscope.analysis.comparison import compare as _compare
 
-    return _compare(inputs, out, label=label, delay=delay, formats=formats)
+    return _compare(inputs, out, label=label, delay=delay, formats=formats, overwrite=overwrite)
 
 
 def report(folder: Union[str, Path], out: Union[str, Path]) -> Path:

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional, Sequence, Union
 
+from ccscope import store
 from ccscope.analysis import figures as F
 from ccscope.analysis import views
-from ccscope.analysis.files import write_atomic
 from ccscope.analysis.inputs import (
     DEFAULT_LABEL,
     DELAY_METRICS,
@@ -28,7 +28,9 @@ from ccscope.analysis.inputs import (
     load_folder,
 )
 
+# The comparison's record (what report and kind_of read); the folder's ownership is the store's manifest.
 MARKER = "compare.json"
+FIGURES = ("throughput_delay", "delay_cdf", "throughput_time", "window_time")
 # Time panels drawn at most (one per scheme); the table lists every scheme.
 MAX_PANELS = 12
 
@@ -145,14 +147,20 @@ def grouped(points: Sequence[RunPoint]) -> dict[str, list[int]]:
 
 
 def check_out(out: Path, inputs: Sequence[Union[str, Path]]) -> None:
-    """The output folder is new, empty, or an earlier compare folder: never someone else's files."""
-    if out.exists() and not out.is_dir():
-        raise AnalysisInputError(f"-o {out}: exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise AnalysisInputError(f"-o {out}: not empty and not a compare folder (no {MARKER}); choose another folder")
+    """The output is not an input, and not a results folder of another kind (a run's or a sweep's):
+    whether a folder may be written at all is the store's decision (:class:`ccscope.store.FolderWriter`)."""
     for raw in inputs:
         if Path(raw).resolve() == out.resolve():
             raise AnalysisInputError(f"-o {out}: is one of the inputs")
+    manifest = store.read_manifest(out) if out.is_dir() else None
+    if manifest is not None and MARKER not in manifest["files"]:
+        raise AnalysisInputError(f"-o {out}: a ccscope results folder of another kind (no {MARKER} in its "
+                                 f"{store.MANIFEST}); give a new folder for the comparison")
+
+
+def output_names(formats: Sequence[str]) -> list[str]:
+    """Every file a compare may write: the figures in each format and the record."""
+    return [f"{name}.{fmt}" for name in FIGURES for fmt in formats] + [MARKER]
 
 
 def compare(
@@ -162,17 +170,29 @@ def compare(
     label: Optional[str] = None,
     delay: str = "one_way",
     formats: Sequence[str] = ("svg", "png"),
+    overwrite: bool = False,
 ) -> CompareResult:
     """Compare runs (results folders) and sweeps (one run per row) as Pantheon does, writing into `out`:
     throughput_delay, delay_cdf, throughput_time and window_time figures (each in `formats`) and
     compare.json (the groups, every run, the inputs' file hashes). `label` groups runs by a scenario key
     (results folders, dotted: `flows.0.window`) or a column (sweeps); by default by controller (runs) and
-    grid point (sweeps). `delay` is one_way, signal or queue."""
+    grid point (sweeps). `delay` is one_way, signal or queue.
+
+    `out` goes through the results store: a new folder, or an earlier compare (its manifest lists
+    compare.json), whose files alone are replaced; a non-empty folder that is not a ccscope results folder
+    is refused unless `overwrite`, which adds the comparison beside the files there."""
     out = Path(out)
     for fmt in formats:
         if fmt not in ("svg", "png", "pdf"):
             raise AnalysisInputError(f"--formats {fmt}: not one of svg, png, pdf")
     check_out(out, inputs)
+    # The destination is checked here, before any input is read; nothing is written until the commit.
+    with store.FolderWriter(out, overwrite=overwrite, names=output_names(formats)) as writer:
+        return _compare(inputs, out, writer.stage, label, delay, formats)
+
+
+def _compare(inputs: Sequence[Union[str, Path]], out: Path, stage: Path, label: Optional[str], delay: str,
+             formats: Sequence[str]) -> CompareResult:
     folders, points, run_of = collect(inputs, label, delay)
     key, delay_label = DELAY_METRICS[delay]
     by_label = grouped(points)
@@ -226,10 +246,9 @@ def compare(
     else:
         notes.append("sweeps keep one summary row per run: no delay CDF or time figures (compare results folders for those)")
 
-    out.mkdir(parents=True, exist_ok=True)
     files: list[Path] = []
     for name, fig in figs.items():
-        files += F.save_figure(fig, out / name, formats)  # type: ignore[arg-type]
+        files += [out / p.name for p in F.save_figure(fig, stage / name, formats)]  # type: ignore[arg-type]
     record = {
         "label": label or DEFAULT_LABEL,
         "delay": delay,
@@ -240,8 +259,7 @@ def compare(
         "figures": {name: [f"{name}.{fmt}" for fmt in formats] for name in figs},
         "notes": notes,
     }
-    _remove_stale(out, {p.name for p in files})
-    write_atomic(out / MARKER, json.dumps(_no_nan(record), indent=1, allow_nan=False) + "\n")
+    (stage / MARKER).write_text(json.dumps(_no_nan(record), indent=1, allow_nan=False) + "\n", encoding="utf-8")
     return CompareResult(out, groups, points, files + [out / MARKER], notes)
 
 
@@ -262,22 +280,6 @@ def _input_record(folder: object) -> dict:
     path: Path = folder.path  # type: ignore[attr-defined]
     return {"path": str(path.resolve()), "kind": kind,
             "files": {n: _sha256(path / n) for n in names if (path / n).is_file()}}
-
-
-def _remove_stale(out: Path, keep: set) -> None:
-    """Figures an earlier compare into `out` wrote and this one did not (their names are in its record)."""
-    marker = out / MARKER
-    if not marker.is_file():
-        return
-    try:
-        old = json.loads(marker.read_text())
-        names = [n for files in old.get("figures", {}).values() for n in files]
-    except (ValueError, AttributeError, TypeError):
-        return
-    for n in names:
-        p = out / Path(n).name
-        if p.name not in keep and p.is_file():
-            p.unlink()
 
 
 def _no_nan(o: object) -> object:

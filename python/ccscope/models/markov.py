@@ -575,6 +575,7 @@ def collect(
     r: float = PAPER_R,
     ack: str = "uncongested",
     record: str = "epoch",
+    quiet: bool = True,
 ) -> pd.DataFrame:
     """Paper 000 §4.1 / Table 1: run Verus (R = `r`, paper 000's 2 by default) with N users (1450 B
     packets, RED 3/9 Mbit 0.1%, 10 ms each way) on every trace for every N in `users`, recording
@@ -601,13 +602,9 @@ def collect(
     acks = {t: (_ack_of(t) if ack == "paired" else None) for t in tr}
     work = [(str(t), None if acks[t] is None else str(acks[t]), u, float(seconds), int(seed), k * 100, float(r), record)
             for k, (t, u) in enumerate((t, u) for t in tr for u in us)]
-    if (jobs or os.cpu_count() or 1) > 1 and len(work) > 1:
-        from concurrent.futures import ProcessPoolExecutor
+    from ccscope.runner import run_all
 
-        with ProcessPoolExecutor(max_workers=jobs or os.cpu_count()) as ex:
-            frames = list(ex.map(_collect_one, work))
-    else:
-        frames = [_collect_one(w) for w in work]
+    frames = run_all(_collect_one, work, jobs, "markov collect runs", quiet)
     out = pd.concat(frames, ignore_index=True)
     out.attrs.update(trace=",".join(t.name for t in tr), users=",".join(str(u) for u in us), seed=int(seed), r=float(r),
                      record=record)

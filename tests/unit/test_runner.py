@@ -1,0 +1,70 @@
+"""The shared runner of the reproductions (ccscope.runner): results in the order of the work whatever the
+pool does, the same on one process as on several, errors raised in the caller, no bar when quiet."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ccscope import api
+from ccscope.runner import Runner, run_all
+
+
+def _square_slow_first(x: int) -> tuple[int, int]:
+    # Early items take longest, so a pool finishes them last.
+    import time
+
+    time.sleep(0.02 * (5 - x) if x < 5 else 0)
+    return x * x, os.getpid()
+
+
+def _summary(window: int) -> dict:
+    return api.run("examples/fixed.toml", overrides={"flows.0.window": window, "duration_s": 5}).summary
+
+
+def _boom(x: int) -> int:
+    if x == 3:
+        raise ValueError("three is bad")
+    return x
+
+
+def test_results_come_back_in_the_works_order_from_a_pool():
+    out = run_all(_square_slow_first, list(range(8)), jobs=2, quiet=True)
+    assert [v for v, _ in out] == [x * x for x in range(8)]
+    assert len({pid for _, pid in out} - {os.getpid()}) >= 1  # ran in worker processes
+
+
+def test_start_order_does_not_change_the_result_order():
+    with Runner(2, quiet=True) as r:
+        out = r.map(_square_slow_first, list(range(6)), order=[5, 4, 3, 2, 1, 0])
+    assert [v for v, _ in out] == [0, 1, 4, 9, 16, 25]
+
+
+def test_one_job_runs_in_this_process():
+    out = run_all(_square_slow_first, [1, 2], jobs=1, quiet=True)
+    assert {pid for _, pid in out} == {os.getpid()}
+
+
+def test_simulations_are_bit_identical_on_one_process_and_on_two():
+    windows = [3, 7, 12, 20]
+    assert run_all(_summary, windows, jobs=1, quiet=True) == run_all(_summary, windows, jobs=2, quiet=True)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_workers_exception_reaches_the_caller(jobs):
+    with pytest.raises(ValueError, match="three is bad"):
+        run_all(_boom, [1, 2, 3, 4], jobs=jobs, quiet=True)
+
+
+def test_a_bad_order_or_job_count_is_refused():
+    with pytest.raises(ValueError, match="permutation"):
+        with Runner(1, quiet=True) as r:
+            r.map(_boom, [1, 2], order=[0, 0])
+    with pytest.raises(ValueError, match="--jobs 0"):
+        Runner(0)
+
+
+def test_quiet_runner_draws_no_bar(capsys):
+    run_all(_boom, [1, 2], jobs=1, quiet=True)
+    assert capsys.readouterr().err == ""
