@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import math
+import statistics
 import sys
 import tempfile
 import time
@@ -50,16 +51,17 @@ START_JITTER_S = 1.0
 PACKET_BYTES = 1500
 GRID_KEY = "flows.0.controller"
 
+CONTEST = "paper 001's contest controllers, tuned for the contest link (`ccscope repro datagrump`)"
 # Registry entries that are not schemes a Pantheon comparison runs, with the reason. Every other
 # registered controller is a scheme: a controller registered tomorrow joins the comparison unasked.
 EXCLUDED: dict[str, str] = {
-    "fixed": "a fixed window (paper 001's contest baseline): its result is its one parameter",
-    "aimd": "paper 001 contest controller, tuned for the contest link (`ccscope repro datagrump`)",
-    "aiad": "paper 001 contest controller, tuned for the contest link (`ccscope repro datagrump`)",
-    "mimd": "paper 001 contest controller, tuned for the contest link (`ccscope repro datagrump`)",
-    "timely": "paper 001 contest controller, tuned for the contest link (`ccscope repro datagrump`)",
-    "queue_gradient": "paper 001 contest controller, tuned for the contest link (`ccscope repro datagrump`)",
-    "sctp": "SCTP-CMT's per-destination control: a multipath transport (`ccscope repro cmt`)",
+    "fixed": "a fixed window, paper 001's contest baseline, whose result is its one parameter",
+    "aimd": CONTEST,
+    "aiad": CONTEST,
+    "mimd": CONTEST,
+    "timely": CONTEST,
+    "queue_gradient": CONTEST,
+    "sctp": "SCTP-CMT's per-destination control, a multipath transport (`ccscope repro cmt`)",
     "markov": "needs a trained Markov model file as input (paper 000; `ccscope repro markov`)",
     "lied": "paper 003's rate controller, whose step and rate ceiling are set for that paper's bottleneck and "
             "self-similar cross traffic (`ccscope repro mtsc`)",
@@ -79,6 +81,14 @@ def registered() -> list[str]:
 def scheme_names(names: Optional[Iterable[str]] = None) -> list[str]:
     """The registered controllers that are schemes: all but :data:`EXCLUDED`."""
     return [n for n in (registered() if names is None else names) if n not in EXCLUDED]
+
+
+def _by_reason() -> dict[str, list[str]]:
+    """EXCLUDED grouped: reason -> names, in registry order of first appearance."""
+    out: dict[str, list[str]] = {}
+    for n, r in EXCLUDED.items():
+        out.setdefault(r, []).append(n)
+    return out
 
 
 def stale_exclusions(names: Optional[Iterable[str]] = None) -> list[str]:
@@ -232,6 +242,8 @@ def run_links(lks: Sequence[Link], schemes: Sequence[str], seeds: int, duration_
 # ---------------------------------------------------------------------------------------------- claims
 
 LOSS_BASED = ("cubic", "newreno")
+# The scheme every other is set against in the overview (Pantheon's figures all carry it).
+REFERENCE = "cubic"
 DELAY_BASED = ("vegas", "ledbat", "bbr")
 
 
@@ -331,11 +343,12 @@ def schemes_report(
         "controller registered later joins this comparison without a change here. Each runs with its "
         "registry defaults (`ccscope controllers`) and its default transport (reliable TCP with SACK for the "
         f"TCPs, BBR and LEDBAT; datagrams for Verus and Sprout), {PACKET_BYTES}-byte packets.",
-        "- Not schemes here: " + "; ".join(f"`{n}`, {r}" for n, r in EXCLUDED.items()) + ".",
+        "- Not schemes here: " + "; ".join(", ".join(f"`{n}`" for n in names) + f": {r}"
+                                          for r, names in _by_reason().items()) + ".",
         f"- Links ({len(lks)}): a constant {CONSTANT_MBPS:g} Mbit/s link each way (Pantheon's default local "
         "link, `12mbps.trace` both ways), and every Mahimahi trace direction of the shared trace folder, its "
         "ACKs over the opposite direction of the same recording when the set has it (the ACK trace loops), "
-        f"else over a constant {UNPAIRED_ACK_MBPS:g} Mbit/s link." + (" " + "; ".join(link_notes) + "." if link_notes else ""),
+        f"else over a constant {UNPAIRED_ACK_MBPS:g} Mbit/s link." + (" " + "; ".join(link_notes).capitalize()[:1] + "; ".join(link_notes)[1:] + "." if link_notes else ""),
         f"- Propagation delay {ONE_WAY_DELAY_MS} ms each way (40 ms base RTT); bottleneck queue drop-tail, "
         f"{QUEUE_PACKETS} packets, on the data direction.",
         f"- Duration {duration:g} s per run" + (" (Pantheon's default `--runtime`)" if duration == DURATION_S else
@@ -377,11 +390,29 @@ def schemes_report(
                                   for lk in lks])
     L += _table(["scheme"] + [lk.label for lk in lks], rows, [False] + [True] * len(lks))
     L += [""]
+    traced = [lk for lk in lks if lk.data is not None]
+    if REFERENCE in schemes and traced:
+        L += [f"Against `{REFERENCE}` on the {len(traced)} trace links: on how many the scheme's mean p95 delay is lower, "
+              "and its throughput as a share of Cubic's (median and range over the links).", ""]
+        rows = []
+        for s in schemes:
+            if s == REFERENCE:
+                continue
+            lower = sum(cells[lk.key][s].p95 < cells[lk.key][REFERENCE].p95 for lk in traced)
+            shares = sorted(cells[lk.key][s].thr / cells[lk.key][REFERENCE].thr for lk in traced
+                            if cells[lk.key][REFERENCE].thr > 0)
+            rows.append((f"`{s}`", f"{lower} of {len(traced)}",
+                         f"{statistics.median(shares):.0%}" if shares else "–",
+                         f"{shares[0]:.0%}-{shares[-1]:.0%}" if shares else "–"))
+        L += _table(["scheme", "p95 below Cubic's", "throughput / Cubic's (median)", "range"], rows,
+                    [False, True, True, True])
+        L += [""]
 
     # ---------------------------------------------------------------------------- per link
     L += ["## Results per link", "",
-          f"Mean ± 95% confidence half-width (Student's t over the {seeds} seeds). Throughput counts every byte "
-          "delivered (retransmissions included), as Pantheon's tunnel logs do; loss rate = dropped / sent.", ""]
+          f"Mean ± 95% confidence half-width (Student's t over the {seeds} seeds). Throughput counts every bit that "
+          "left the bottleneck (retransmissions included), as Pantheon's tunnel logs count departures; loss rate = "
+          "dropped / sent at the bottleneck.", ""]
     for lk in lks:
         dur = duration_of(lk, duration)
         cap = next(iter(cells[lk.key].values())).capacity
