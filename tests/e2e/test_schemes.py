@@ -104,3 +104,21 @@ def test_repro_schemes_refuses_a_name_that_is_not_a_scheme(tmp_path):
     res = CliRunner().invoke(app, ["repro", "schemes", "-o", str(tmp_path / "s.md"), "--schemes", "markov"])
     assert res.exit_code == 2
     assert not (tmp_path / "s.md").exists()
+
+
+@pytest.fixture(scope="module")
+def verizon(tmp_path_factory) -> dict:
+    """link label -> scheme -> Cell on the package's Verizon LTE pair (each direction, ACKs over the other),
+    seeds 1..2, 20 s."""
+    lks, _ = rs.links(PACKAGE_TRACES, constant=False)
+    assert [lk.label for lk in lks] == ["Verizon-LTE-short.down", "Verizon-LTE-short.up"]
+    sweeps = rs.run_links(lks, rs.scheme_names(), 2, 20.0, tmp_path_factory.mktemp("verizon"), jobs=2)
+    return {lk.label: rs.cells_of(sweeps[lk.key]) for lk in lks}
+
+
+@pytest.mark.parametrize("trace", ["Verizon-LTE-short.down", "Verizon-LTE-short.up"])
+@pytest.mark.parametrize("scheme", ["vegas", "bbr", "ledbat", "sprout"])
+def test_delay_aware_schemes_keep_p95_delay_below_cubic_on_the_cellular_traces(verizon, trace, scheme):
+    # Sprout (Winstein et al. 2013 §5) and BBR, Vegas, LEDBAT by design: Cubic fills the 250-packet buffer.
+    cells = verizon[trace]
+    assert cells[scheme].p95 < cells["cubic"].p95, _numbers(cells)
