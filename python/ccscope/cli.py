@@ -483,6 +483,16 @@ def repro_mtsc(ctx: typer.Context) -> None:
     _run_experiment("mtsc", ctx.args)
 
 
+@repro_app.command("schemes", context_settings=PASS_THROUGH)
+def repro_schemes(ctx: typer.Context) -> None:
+    """Pantheon-style: every registered scheme on a constant-rate link and every trace, throughput against p95 delay.
+
+    Runs experiments/schemes/repro.py of this checkout; its options (-o, --traces, --seeds, --duration, --links,
+    --schemes, --work, --jobs) pass through.
+    """
+    _run_experiment("schemes", ctx.args)
+
+
 def _run_experiment(name: str, args: List[str]) -> None:
     """Run experiments/NAME/repro.py of this checkout as a script with `args`; its exit code is ours."""
     import runpy
