@@ -445,3 +445,129 @@ impl Controller for Copa {
         vec![("mode_switches", self.mode_switches)]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Params as _;
+    use crate::testing::{assert_close, Script};
+
+    const RTT: Dur = Dur::from_ms(40);
+
+    fn copa() -> Script<Copa> {
+        Script::new(Copa::new(Params::default()))
+    }
+
+    /// Slow start's first round (10 packets, all ACKed at 40 ms with no queue), then 20 packets of
+    /// which the first two come back with 20 ms of queueing.
+    fn past_slow_start(s: &mut Script<Copa>) {
+        s.send(10);
+        s.ack_all(RTT);
+        s.send(20);
+        s.advance(Dur::from_ms(20));
+        s.ack_oldest(Dur::from_ms(60));
+    }
+
+    #[test]
+    fn slow_start_adds_a_packet_per_ack_until_the_rate_passes_the_target_then_steps_by_v_over_delta_cwnd() {
+        let mut s = copa();
+        assert_eq!(s.cc.cwnd(), 10);
+        // d_q = 0: the target rate is unbounded, each ACK adds a packet (one doubling per RTT).
+        s.send(10);
+        s.ack_all(RTT);
+        assert_eq!(s.cc.cwnd(), 20);
+        assert_eq!(s.cc.state_name(), "slow_start");
+        // RTT 60 ms against RTTmin 40: d_q = 20 ms, target 1/(0.5 x 0.02) = 100 packets/s, current
+        // 20 / 0.06 = 333: slow start ends and cwnd falls by v/(delta cwnd) = 1/(0.5 x 20) (§2.1).
+        s.send(20);
+        s.advance(Dur::from_ms(20));
+        s.ack_oldest(Dur::from_ms(60));
+        assert!(!s.cc.in_slow_start());
+        assert_close(s.cc.cwnd_f64(), 19.9);
+        s.ack_oldest(Dur::from_ms(60));
+        assert_close(s.cc.cwnd_f64(), 19.9 - 1.0 / (0.5 * 19.9));
+        assert_eq!(s.cc.cwnd(), 19);
+        assert_eq!(s.cc.state_name(), "default");
+        // §2.1: pace at 2 cwnd / RTTstanding (60 ms), in 1500-byte packets.
+        let pps = 2.0 * (19.9 - 1.0 / (0.5 * 19.9)) / 0.06;
+        assert_eq!(
+            s.cc.pacing_rate(),
+            Some(Bandwidth::from_bps((pps * 1500.0 * 8.0) as u64))
+        );
+    }
+
+    #[test]
+    fn velocity_doubles_once_the_direction_has_held_for_three_rtts() {
+        let mut s = copa();
+        past_slow_start(&mut s);
+        s.ack_all(Dur::from_ms(60));
+        // Back to an empty queue: every ACK is an increase; direction is judged once per srtt.
+        let mut v = Vec::new();
+        for _ in 0..8 {
+            s.advance(Dur::from_ms(60));
+            s.send_and_ack(RTT);
+            v.push(s.cc.velocity());
+        }
+        // The first judgement sees the window below its value at the first decrease (Down, v = 1);
+        // the next sees it rising (Up, a change: v = 1); three more Up windows, then v doubles each
+        // RTT (mvfst checkAndUpdateDirection) until it exceeds delta x cwnd and is halved (genericCC).
+        assert_eq!(s.cc.direction(), Direction::Up);
+        assert_eq!(v, [1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 8.0, 8.0]);
+        assert!(8.0 <= s.cc.delta() * s.cc.cwnd_f64() * 2.0);
+    }
+
+    #[test]
+    fn a_queue_that_never_drains_for_five_rtts_means_competitive_mode_with_aimd_on_one_over_delta() {
+        let mut s = copa();
+        past_slow_start(&mut s);
+        // ACKs every 20 ms with RTT 60 ms: d_q = 20 ms never falls to 10% of RTTmax - RTTmin (2 ms).
+        // The queue was last empty at 40 ms; at 320 ms that is 280 ms, more than 5 srtt (5 x 55.97 ms).
+        let mut log = Vec::new();
+        while s.now < Time::from_ms(580) {
+            s.advance(Dur::from_ms(20));
+            s.send_and_ack(Dur::from_ms(60));
+            log.push((s.now.as_ns() / 1_000_000, s.cc.mode(), 1.0 / s.cc.delta()));
+        }
+        let first = log.iter().find(|e| e.1 == Mode::Competitive).expect("competitive");
+        assert_eq!(first.0, 320);
+        // §4: 1/delta grows by one per RTT (more than a 60 ms RTT after the last update, which the last
+        // default-mode ACK, at 300 ms, made): 3 at 380 ms, 4 at 460 ms, 5 at 540 ms.
+        let steps: Vec<(u64, f64)> = log
+            .windows(2)
+            .filter(|w| (w[1].2 - w[0].2).abs() > 1e-9)
+            .map(|w| (w[1].0, w[1].2.round()))
+            .collect();
+        assert_eq!(steps, [(380, 3.0), (460, 4.0), (540, 5.0)]);
+        // A loss halves 1/delta (§4 multiplicative decrease; genericCC doubles delta, capped at 0.5).
+        s.send(1);
+        s.lose_oldest(crate::LossCause::Reordering);
+        assert_close(1.0 / s.cc.delta(), 2.5);
+        // The queue drains: default mode again, delta back to 0.5.
+        s.advance(Dur::from_ms(20));
+        s.send_and_ack(RTT);
+        assert_eq!(s.cc.mode(), Mode::Default);
+        assert_close(s.cc.delta(), 0.5);
+        assert_eq!(s.cc.counters()[0], ("mode_switches", 2));
+    }
+
+    #[test]
+    fn an_rto_drops_the_window_to_its_minimum() {
+        let mut s = copa();
+        s.send(10);
+        s.ack_all(RTT);
+        s.send(20);
+        s.rto();
+        assert_eq!(s.cc.cwnd(), 2);
+    }
+
+    #[test]
+    fn bad_params_are_rejected_by_key() {
+        let bad = |p: Params, key: &str| {
+            assert_eq!(p.validate().unwrap_err().key(), Some(key));
+        };
+        bad(Params { delta: 0.0, ..Default::default() }, "delta");
+        bad(Params { empty_queue_fraction: 1.5, ..Default::default() }, "empty_queue_fraction");
+        bad(Params { min_cwnd: 0, ..Default::default() }, "min_cwnd");
+        bad(Params { heavy_loss_factor: f64::NAN, ..Default::default() }, "heavy_loss_factor");
+    }
+}
