@@ -52,6 +52,7 @@ fn the_packet_path_does_not_allocate_per_packet() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for cc in [
         "aimd", "newreno", "cubic", "verus", "sprout", "timely", "bbr", "ledbat",
+        "copa", "vivace",
     ] {
         // Same duration, four times the packets.
         let (a_slow, d_slow) = allocs_per_run(cc, 12);
