@@ -324,3 +324,28 @@ fn vivace_runs_repeat_exactly_and_its_probing_order_follows_the_seed() {
     let c = run_seeded(&bulk("vivace", 2), 15.0, 2);
     assert_ne!(a.cwnd, c.cwnd);
 }
+
+/// Copa's byte share from 20 s on against a Cubic flow that starts with it, with or without §4's modes.
+fn copa_share_against_cubic(mode_switching: bool) -> (f64, u64) {
+    let flows = format!(
+        "[[flows]]\ncontroller = \"copa\"\nmode_switching = {mode_switching}\n\n[[flows]]\ncontroller = \"cubic\"\n"
+    );
+    let r = run(&flows, 60.0);
+    let x = bytes_from(&r, 20);
+    let switches = r.flows[0]
+        .counters
+        .iter()
+        .find(|c| c.0 == "mode_switches")
+        .map_or(0, |c| c.1);
+    (x[0] / (x[0] + x[1]), switches)
+}
+
+#[test]
+fn copa_competitive_mode_takes_a_larger_share_from_cubic_than_default_mode_alone() {
+    let (with_modes, switches) = copa_share_against_cubic(true);
+    let (default_only, none) = copa_share_against_cubic(false);
+    eprintln!("copa vs cubic: share {with_modes} with modes ({switches} switches), {default_only} without");
+    assert_eq!(none, 0);
+    assert!(switches >= 1);
+    assert!(with_modes > 2.0 * default_only, "{with_modes} vs {default_only}");
+}
