@@ -261,7 +261,8 @@ controller = "{controller}"
 const COPA_SHORT_OF_60_PERCENT: &str = "TMobile-LTE-driving.down";
 
 #[test]
-fn copa_keeps_p95_delay_below_cubic_on_every_cellular_trace_at_60_percent_of_its_throughput_but_one() {
+fn copa_keeps_p95_delay_below_cubic_on_every_cellular_trace_at_60_percent_of_its_throughput_but_one(
+) {
     for trace in CELLULAR_TRACES {
         let copa = run_cellular("copa", trace);
         let cubic = run_cellular("cubic", trace);
@@ -276,11 +277,20 @@ fn copa_keeps_p95_delay_below_cubic_on_every_cellular_trace_at_60_percent_of_its
             c.throughput_mbps, k.throughput_mbps
         );
         // The delay claim holds everywhere, by a factor of at least 5.
-        assert!(5.0 * dc < dk, "{trace}: copa p95 {dc} ms vs cubic's {dk} ms");
+        assert!(
+            5.0 * dc < dk,
+            "{trace}: copa p95 {dc} ms vs cubic's {dk} ms"
+        );
         if trace == COPA_SHORT_OF_60_PERCENT {
-            assert!(share < 0.6, "{trace}: copa now gets {share} of cubic's throughput");
+            assert!(
+                share < 0.6,
+                "{trace}: copa now gets {share} of cubic's throughput"
+            );
         } else {
-            assert!(share >= 0.6, "{trace}: copa gets {share} of cubic's throughput");
+            assert!(
+                share >= 0.6,
+                "{trace}: copa gets {share} of cubic's throughput"
+            );
         }
     }
 }
@@ -347,5 +357,8 @@ fn copa_competitive_mode_takes_a_larger_share_from_cubic_than_default_mode_alone
     eprintln!("copa vs cubic: share {with_modes} with modes ({switches} switches), {default_only} without");
     assert_eq!(none, 0);
     assert!(switches >= 1);
-    assert!(with_modes > 2.0 * default_only, "{with_modes} vs {default_only}");
+    assert!(
+        with_modes > 2.0 * default_only,
+        "{with_modes} vs {default_only}"
+    );
 }

@@ -76,19 +76,71 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "delta", unit: "1/packets", doc: "delta in default mode (Copa §2.1, §5: 0.5)" },
-        ParamSpec { name: "mode_switching", unit: "bool", doc: "competitive mode when a buffer-filler is detected (Copa §4; genericCC auto mode)" },
-        ParamSpec { name: "min_rtt_window_s", unit: "s", doc: "RTTmin window (Copa §2.1: 10)" },
-        ParamSpec { name: "standing_rtt_fraction", unit: "srtt", doc: "RTTstanding window (Copa §2.1: srtt/2)" },
-        ParamSpec { name: "velocity_threshold_rtts", unit: "RTTs", doc: "same-direction RTTs before v doubles (Copa §2.1: 3)" },
-        ParamSpec { name: "pacing_gain", unit: "ratio", doc: "pace at this x cwnd/RTTstanding (Copa §2.1: 2)" },
-        ParamSpec { name: "empty_queue_fraction", unit: "ratio", doc: "nearly empty: d_q at most this x (RTTmax - RTTmin) (Copa §4: 0.1)" },
-        ParamSpec { name: "max_rtt_window_rtts", unit: "srtt", doc: "RTTmax window (Copa §4: 4 RTTs)" },
-        ParamSpec { name: "empty_queue_rtts", unit: "srtt", doc: "nearly empty at least once in this many RTTs keeps default mode (Copa §4: 5)" },
-        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (genericCC, mvfst: 10)" },
-        ParamSpec { name: "min_cwnd", unit: "packets", doc: "smallest window (genericCC: 2)" },
-        ParamSpec { name: "heavy_loss_rate", unit: "ratio", doc: "loss rate over two RTTs that cuts cwnd (genericCC ReduceOnLoss: 0.3)" },
-        ParamSpec { name: "heavy_loss_factor", unit: "ratio", doc: "that cut (genericCC: 0.7)" },
+        ParamSpec {
+            name: "delta",
+            unit: "1/packets",
+            doc: "delta in default mode (Copa §2.1, §5: 0.5)",
+        },
+        ParamSpec {
+            name: "mode_switching",
+            unit: "bool",
+            doc: "competitive mode when a buffer-filler is detected (Copa §4; genericCC auto mode)",
+        },
+        ParamSpec {
+            name: "min_rtt_window_s",
+            unit: "s",
+            doc: "RTTmin window (Copa §2.1: 10)",
+        },
+        ParamSpec {
+            name: "standing_rtt_fraction",
+            unit: "srtt",
+            doc: "RTTstanding window (Copa §2.1: srtt/2)",
+        },
+        ParamSpec {
+            name: "velocity_threshold_rtts",
+            unit: "RTTs",
+            doc: "same-direction RTTs before v doubles (Copa §2.1: 3)",
+        },
+        ParamSpec {
+            name: "pacing_gain",
+            unit: "ratio",
+            doc: "pace at this x cwnd/RTTstanding (Copa §2.1: 2)",
+        },
+        ParamSpec {
+            name: "empty_queue_fraction",
+            unit: "ratio",
+            doc: "nearly empty: d_q at most this x (RTTmax - RTTmin) (Copa §4: 0.1)",
+        },
+        ParamSpec {
+            name: "max_rtt_window_rtts",
+            unit: "srtt",
+            doc: "RTTmax window (Copa §4: 4 RTTs)",
+        },
+        ParamSpec {
+            name: "empty_queue_rtts",
+            unit: "srtt",
+            doc: "nearly empty at least once in this many RTTs keeps default mode (Copa §4: 5)",
+        },
+        ParamSpec {
+            name: "initial_window",
+            unit: "packets",
+            doc: "initial window (genericCC, mvfst: 10)",
+        },
+        ParamSpec {
+            name: "min_cwnd",
+            unit: "packets",
+            doc: "smallest window (genericCC: 2)",
+        },
+        ParamSpec {
+            name: "heavy_loss_rate",
+            unit: "ratio",
+            doc: "loss rate over two RTTs that cuts cwnd (genericCC ReduceOnLoss: 0.3)",
+        },
+        ParamSpec {
+            name: "heavy_loss_factor",
+            unit: "ratio",
+            doc: "that cut (genericCC: 0.7)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         check_positive("delta", self.delta)?;
@@ -469,7 +521,8 @@ mod tests {
     }
 
     #[test]
-    fn slow_start_adds_a_packet_per_ack_until_the_rate_passes_the_target_then_steps_by_v_over_delta_cwnd() {
+    fn slow_start_adds_a_packet_per_ack_until_the_rate_passes_the_target_then_steps_by_v_over_delta_cwnd(
+    ) {
         let mut s = copa();
         assert_eq!(s.cc.cwnd(), 10);
         // d_q = 0: the target rate is unbounded, each ACK adds a packet (one doubling per RTT).
@@ -517,7 +570,8 @@ mod tests {
     }
 
     #[test]
-    fn a_queue_that_never_drains_for_five_rtts_means_competitive_mode_with_aimd_on_one_over_delta() {
+    fn a_queue_that_never_drains_for_five_rtts_means_competitive_mode_with_aimd_on_one_over_delta()
+    {
         let mut s = copa();
         past_slow_start(&mut s);
         // ACKs every 20 ms with RTT 60 ms: d_q = 20 ms never falls to 10% of RTTmax - RTTmin (2 ms).
@@ -528,7 +582,10 @@ mod tests {
             s.send_and_ack(Dur::from_ms(60));
             log.push((s.now.as_ns() / 1_000_000, s.cc.mode(), 1.0 / s.cc.delta()));
         }
-        let first = log.iter().find(|e| e.1 == Mode::Competitive).expect("competitive");
+        let first = log
+            .iter()
+            .find(|e| e.1 == Mode::Competitive)
+            .expect("competitive");
         assert_eq!(first.0, 320);
         // §4: 1/delta grows by one per RTT (more than a 60 ms RTT after the last update, which the last
         // default-mode ACK, at 300 ms, made): 3 at 380 ms, 4 at 460 ms, 5 at 540 ms.
@@ -565,9 +622,33 @@ mod tests {
         let bad = |p: Params, key: &str| {
             assert_eq!(p.validate().unwrap_err().key(), Some(key));
         };
-        bad(Params { delta: 0.0, ..Default::default() }, "delta");
-        bad(Params { empty_queue_fraction: 1.5, ..Default::default() }, "empty_queue_fraction");
-        bad(Params { min_cwnd: 0, ..Default::default() }, "min_cwnd");
-        bad(Params { heavy_loss_factor: f64::NAN, ..Default::default() }, "heavy_loss_factor");
+        bad(
+            Params {
+                delta: 0.0,
+                ..Default::default()
+            },
+            "delta",
+        );
+        bad(
+            Params {
+                empty_queue_fraction: 1.5,
+                ..Default::default()
+            },
+            "empty_queue_fraction",
+        );
+        bad(
+            Params {
+                min_cwnd: 0,
+                ..Default::default()
+            },
+            "min_cwnd",
+        );
+        bad(
+            Params {
+                heavy_loss_factor: f64::NAN,
+                ..Default::default()
+            },
+            "heavy_loss_factor",
+        );
     }
 }

@@ -390,7 +390,9 @@ impl Vivace {
             let d_rate = (u[0].rate_bps - u[1].rate_bps).abs();
             let mut d_util = 0.0;
             for i in 0..self.pairs() {
-                if pair_says_increase(&u[2 * i], &u[2 * i + 1]) != (self.direction == Direction::Increase) {
+                if pair_says_increase(&u[2 * i], &u[2 * i + 1])
+                    != (self.direction == Direction::Increase)
+                {
                     continue;
                 }
                 d_util += (u[2 * i].utility - u[2 * i + 1].utility).abs();
@@ -490,7 +492,9 @@ impl Vivace {
         if u.len() < 2 * n {
             return false;
         }
-        let up = (0..n).filter(|&i| pair_says_increase(&u[2 * i], &u[2 * i + 1])).count();
+        let up = (0..n)
+            .filter(|&i| pair_says_increase(&u[2 * i], &u[2 * i + 1]))
+            .count();
         let down = n - up;
         if !(up > n / 2 || down == n) {
             return false;
@@ -501,7 +505,9 @@ impl Vivace {
             Direction::Decrease
         };
         for i in 0..n {
-            if pair_says_increase(&u[2 * i], &u[2 * i + 1]) == (self.direction == Direction::Increase) {
+            if pair_says_increase(&u[2 * i], &u[2 * i + 1])
+                == (self.direction == Direction::Increase)
+            {
                 self.latest = if u[2 * i].utility > u[2 * i + 1].utility {
                     u[2 * i]
                 } else {
@@ -690,7 +696,9 @@ impl Controller for Vivace {
 
     fn pacing_rate(&self) -> Option<Bandwidth> {
         // pcc_sender.cpp PacingRate: the current MI's rate.
-        Some(Bandwidth::from_bps(self.mi_rate_bps().clamp(1.0, 1e15) as u64))
+        Some(Bandwidth::from_bps(
+            self.mi_rate_bps().clamp(1.0, 1e15) as u64
+        ))
     }
 
     fn state_name(&self) -> &'static str {
@@ -702,7 +710,10 @@ impl Controller for Vivace {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("decisions", self.decisions), ("monitor_intervals", self.mis)]
+        vec![
+            ("decisions", self.decisions),
+            ("monitor_intervals", self.mis),
+        ]
     }
 }
 
@@ -749,7 +760,11 @@ mod tests {
             if last_tag != Some(tag) {
                 (k, last_tag) = (0, Some(tag));
             }
-            let rate = s.cc.useful.iter().find(|m| m.id + 1 == tag).map(|m| m.rate_bps);
+            let rate =
+                s.cc.useful
+                    .iter()
+                    .find(|m| m.id + 1 == tag)
+                    .map(|m| m.rate_bps);
             s.ack_oldest(path_rtt(rate, k));
             k += 1;
         }
@@ -855,9 +870,33 @@ mod tests {
         let bad = |p: Params, key: &str| {
             assert_eq!(p.validate().unwrap_err().key(), Some(key));
         };
-        bad(Params { probing_step: 1.0, ..Default::default() }, "probing_step");
-        bad(Params { probing_pairs: 0, ..Default::default() }, "probing_pairs");
-        bad(Params { latency_coefficient: f64::NAN, ..Default::default() }, "latency_coefficient");
-        bad(Params { min_mi_packets: 1, ..Default::default() }, "min_mi_packets");
+        bad(
+            Params {
+                probing_step: 1.0,
+                ..Default::default()
+            },
+            "probing_step",
+        );
+        bad(
+            Params {
+                probing_pairs: 0,
+                ..Default::default()
+            },
+            "probing_pairs",
+        );
+        bad(
+            Params {
+                latency_coefficient: f64::NAN,
+                ..Default::default()
+            },
+            "latency_coefficient",
+        );
+        bad(
+            Params {
+                min_mi_packets: 1,
+                ..Default::default()
+            },
+            "min_mi_packets",
+        );
     }
 }
