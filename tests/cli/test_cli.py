@@ -23,7 +23,8 @@ else:
     runner = CliRunner()
 
 SHORT = ["--set", "duration_s=10"]
-CONTROLLER_NAMES = ["fixed", "aimd", "aiad", "mimd", "timely", "queue_gradient", "newreno", "cubic", "vegas", "verus", "sprout", "markov", "sctp", "lied", "sac", "bbr", "ledbat"]
+CONTROLLER_NAMES = ["fixed", "aimd", "aiad", "mimd", "timely", "queue_gradient", "newreno", "cubic", "vegas", "verus", "sprout", "markov", "sctp", "lied", "sac", "bbr", "ledbat",
+                    "copa", "vivace"]
 
 
 def all_output(res) -> str:

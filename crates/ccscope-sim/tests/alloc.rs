@@ -51,7 +51,7 @@ fn allocs_per_run(controller: &str, mbps: u64) -> (u64, u64) {
 fn the_packet_path_does_not_allocate_per_packet() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for cc in [
-        "aimd", "newreno", "cubic", "verus", "sprout", "timely", "bbr", "ledbat",
+        "aimd", "newreno", "cubic", "verus", "sprout", "timely", "bbr", "ledbat", "copa", "vivace",
     ] {
         // Same duration, four times the packets.
         let (a_slow, d_slow) = allocs_per_run(cc, 12);

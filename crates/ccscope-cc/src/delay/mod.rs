@@ -7,3 +7,5 @@ pub mod queue_gradient;
 pub mod timely;
 pub mod vegas;
 pub mod verus;
+// Copa (issue 13)
+pub mod copa;

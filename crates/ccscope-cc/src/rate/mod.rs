@@ -2,3 +2,5 @@
 
 pub mod lied;
 pub mod sac;
+// PCC Vivace (issue 13)
+pub mod vivace;

@@ -1,0 +1,654 @@
+//! Copa (Arun and Balakrishnan, "Copa: Practical Delay-Based Congestion Control for the Internet",
+//! NSDI 2018; reference implementation venkatarun95/genericCC `markoviancc.cc`, and facebook/mvfst
+//! `quic/congestion_control/Copa.cpp`): the sender steers its rate toward the target 1/(delta d_q),
+//! where d_q = RTTstanding - RTTmin is the measured queueing delay, RTTstanding the least RTT over the
+//! last srtt/2 and RTTmin the least over 10 s. Each ACK moves cwnd by v/(delta cwnd) toward the target;
+//! the velocity v doubles once the direction has held for three RTTs. It paces at 2 cwnd/RTTstanding.
+//!
+//! Competitive mode (§4): when the queue has not been nearly empty (d_q at most 10% of the RTT range
+//! of the last 4 RTTs) at least once in the last 5 RTTs, a buffer-filling flow shares the bottleneck;
+//! 1/delta then grows by one per RTT and halves on a loss (AIMD on 1/delta), never below 1/0.5.
+//!
+//! Choices (docs/deviations.md): slow start adds one packet per packet ACKed while the rate is below
+//! the target (genericCC; mvfst doubles the window once per srtt instead); the windowed minima and
+//! maximum are Kathleen Nichols' filters (`common::Minmax`, as mvfst's `WindowedFilter`); the velocity
+//! is halved while it exceeds delta x cwnd (genericCC); the reference's heavy-loss guard (a loss rate
+//! above 30% over two RTTs cuts cwnd to 0.7x) is kept; an RTO sets cwnd to the minimum (mvfst's
+//! persistent-congestion rule).
+
+use ccscope_core::{Bandwidth, Dur, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::common::{Minmax, RttEstimator};
+use crate::params::{check_positive, invalid, ParamError, ParamSpec};
+use crate::{AckEvent, Controller, LossEvent};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// delta in default mode, the throughput/delay trade-off (§2.1 and §5: 0.5; Pantheon runs `auto:0.5`).
+    pub delta: f64,
+    /// Switch to competitive mode when a buffer-filler is detected (§4; genericCC `auto:` mode).
+    pub mode_switching: bool,
+    /// RTTmin window (§2.1: "smallest RTT observed over a long period of time", 10 s; mvfst kMinRTTWindowLength).
+    pub min_rtt_window_s: f64,
+    /// RTTstanding window as a fraction of srtt (§2.1: tau = srtt/2).
+    pub standing_rtt_fraction: f64,
+    /// RTTs the direction must hold before v doubles (§2.1: "three RTTs"; mvfst threshold 3).
+    pub velocity_threshold_rtts: u32,
+    /// Pacing rate as a multiple of cwnd/RTTstanding (§2.1: 2).
+    pub pacing_gain: f64,
+    /// Nearly-empty queue: d_q at most this fraction of (RTTmax - RTTmin) (§4: 10%; rtt-window.cc is_copa).
+    pub empty_queue_fraction: f64,
+    /// RTTmax is the largest RTT over this many srtts (§4: last 4 RTTs; rtt-window.cc srtt x 4).
+    pub max_rtt_window_rtts: f64,
+    /// The queue must be nearly empty at least once in this many srtts to stay in default mode (§4: 5).
+    pub empty_queue_rtts: f64,
+    /// Initial window in packets (genericCC num_probe_pkts: 10; mvfst initCwndInMss: 10).
+    pub initial_window: u32,
+    /// Smallest window in packets (genericCC markoviancc.cc: max(2, window)).
+    pub min_cwnd: u32,
+    /// Loss rate over two RTTs above which cwnd is cut (genericCC estimators.cc ReduceOnLoss: 0.3).
+    pub heavy_loss_rate: f64,
+    /// The cut applied then (genericCC markoviancc.cc onACK: 0.7).
+    pub heavy_loss_factor: f64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            delta: 0.5,
+            mode_switching: true,
+            min_rtt_window_s: 10.0,
+            standing_rtt_fraction: 0.5,
+            velocity_threshold_rtts: 3,
+            pacing_gain: 2.0,
+            empty_queue_fraction: 0.1,
+            max_rtt_window_rtts: 4.0,
+            empty_queue_rtts: 5.0,
+            initial_window: 10,
+            min_cwnd: 2,
+            heavy_loss_rate: 0.3,
+            heavy_loss_factor: 0.7,
+        }
+    }
+}
+
+impl crate::params::Params for Params {
+    const SPEC: &'static [ParamSpec] = &[
+        ParamSpec {
+            name: "delta",
+            unit: "1/packets",
+            doc: "delta in default mode (Copa §2.1, §5: 0.5)",
+        },
+        ParamSpec {
+            name: "mode_switching",
+            unit: "bool",
+            doc: "competitive mode when a buffer-filler is detected (Copa §4; genericCC auto mode)",
+        },
+        ParamSpec {
+            name: "min_rtt_window_s",
+            unit: "s",
+            doc: "RTTmin window (Copa §2.1: 10)",
+        },
+        ParamSpec {
+            name: "standing_rtt_fraction",
+            unit: "srtt",
+            doc: "RTTstanding window (Copa §2.1: srtt/2)",
+        },
+        ParamSpec {
+            name: "velocity_threshold_rtts",
+            unit: "RTTs",
+            doc: "same-direction RTTs before v doubles (Copa §2.1: 3)",
+        },
+        ParamSpec {
+            name: "pacing_gain",
+            unit: "ratio",
+            doc: "pace at this x cwnd/RTTstanding (Copa §2.1: 2)",
+        },
+        ParamSpec {
+            name: "empty_queue_fraction",
+            unit: "ratio",
+            doc: "nearly empty: d_q at most this x (RTTmax - RTTmin) (Copa §4: 0.1)",
+        },
+        ParamSpec {
+            name: "max_rtt_window_rtts",
+            unit: "srtt",
+            doc: "RTTmax window (Copa §4: 4 RTTs)",
+        },
+        ParamSpec {
+            name: "empty_queue_rtts",
+            unit: "srtt",
+            doc: "nearly empty at least once in this many RTTs keeps default mode (Copa §4: 5)",
+        },
+        ParamSpec {
+            name: "initial_window",
+            unit: "packets",
+            doc: "initial window (genericCC, mvfst: 10)",
+        },
+        ParamSpec {
+            name: "min_cwnd",
+            unit: "packets",
+            doc: "smallest window (genericCC: 2)",
+        },
+        ParamSpec {
+            name: "heavy_loss_rate",
+            unit: "ratio",
+            doc: "loss rate over two RTTs that cuts cwnd (genericCC ReduceOnLoss: 0.3)",
+        },
+        ParamSpec {
+            name: "heavy_loss_factor",
+            unit: "ratio",
+            doc: "that cut (genericCC: 0.7)",
+        },
+    ];
+    fn validate(&self) -> Result<(), ParamError> {
+        check_positive("delta", self.delta)?;
+        check_positive("min_rtt_window_s", self.min_rtt_window_s)?;
+        check_positive("standing_rtt_fraction", self.standing_rtt_fraction)?;
+        check_positive("pacing_gain", self.pacing_gain)?;
+        check_positive("max_rtt_window_rtts", self.max_rtt_window_rtts)?;
+        check_positive("empty_queue_rtts", self.empty_queue_rtts)?;
+        if !(self.empty_queue_fraction >= 0.0 && self.empty_queue_fraction <= 1.0) {
+            return Err(invalid("empty_queue_fraction", "must be in [0, 1]"));
+        }
+        if !(self.heavy_loss_rate > 0.0 && self.heavy_loss_rate <= 1.0) {
+            return Err(invalid("heavy_loss_rate", "must be in (0, 1]"));
+        }
+        if !(self.heavy_loss_factor > 0.0 && self.heavy_loss_factor <= 1.0) {
+            return Err(invalid("heavy_loss_factor", "must be in (0, 1]"));
+        }
+        for (key, v) in [
+            ("velocity_threshold_rtts", self.velocity_threshold_rtts),
+            ("initial_window", self.initial_window),
+            ("min_cwnd", self.min_cwnd),
+        ] {
+            if v < 1 {
+                return Err(invalid(key, "must be >= 1"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Copa's operating mode (§4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// delta fixed at its default.
+    Default,
+    /// A buffer-filler shares the bottleneck: AIMD on 1/delta.
+    Competitive,
+}
+
+/// Which way cwnd moved over the last window (§2.1 velocity).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Up,
+    Down,
+}
+
+/// The velocity state (§2.1; mvfst `VelocityState`).
+#[derive(Clone, Copy, Debug)]
+struct Velocity {
+    v: f64,
+    direction: Direction,
+    same_count: u32,
+    /// (time, cwnd) recorded at the start of the current window.
+    record: Option<(Time, f64)>,
+}
+
+/// A windowed filter over time in ns that starts from its first sample (Minmax starts from zero).
+#[derive(Clone, Copy, Debug, Default)]
+struct Windowed {
+    f: Minmax,
+    seen: bool,
+}
+
+impl Windowed {
+    fn min(&mut self, win: Dur, now: Time, v: f64) -> f64 {
+        if !self.seen {
+            self.seen = true;
+            return self.f.reset(now.as_ns(), v);
+        }
+        self.f.running_min(win.as_ns(), now.as_ns(), v)
+    }
+    fn max(&mut self, win: Dur, now: Time, v: f64) -> f64 {
+        if !self.seen {
+            self.seen = true;
+            return self.f.reset(now.as_ns(), v);
+        }
+        self.f.running_max(win.as_ns(), now.as_ns(), v)
+    }
+}
+
+#[derive(Debug)]
+pub struct Copa {
+    p: Params,
+    /// Window in packets (fractional: each ACK moves it by v/(delta cwnd)).
+    cwnd: f64,
+    delta: f64,
+    mode: Mode,
+    slow_start: bool,
+    velocity: Velocity,
+    rtt: RttEstimator,
+    min_rtt: Windowed,
+    standing_rtt: Windowed,
+    max_rtt: Windowed,
+    /// Last RTTstanding (s), for pacing.
+    rtt_standing_s: f64,
+    /// Last time the queue was nearly empty (§4).
+    last_empty: Option<Time>,
+    /// genericCC `prev_delta_update_time` and `prev_delta_update_time_loss`.
+    delta_update: Option<Time>,
+    delta_loss_update: Option<Time>,
+    /// genericCC ReduceOnLoss: packets and losses in the current two-RTT window and its start.
+    loss_window: (u32, u32, Time),
+    bytes: u32,
+    mode_switches: u64,
+}
+
+impl Copa {
+    pub fn new(p: Params) -> Self {
+        Copa {
+            cwnd: p.initial_window as f64,
+            delta: p.delta,
+            mode: Mode::Default,
+            slow_start: true,
+            velocity: Velocity {
+                v: 1.0,
+                direction: Direction::Up,
+                same_count: 0,
+                record: None,
+            },
+            rtt: RttEstimator::default(),
+            min_rtt: Windowed::default(),
+            standing_rtt: Windowed::default(),
+            max_rtt: Windowed::default(),
+            rtt_standing_s: 0.0,
+            last_empty: None,
+            delta_update: None,
+            delta_loss_update: None,
+            loss_window: (0, 0, Time::ZERO),
+            bytes: 1500,
+            mode_switches: 0,
+            p,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+    pub fn velocity(&self) -> f64 {
+        self.velocity.v
+    }
+    pub fn direction(&self) -> Direction {
+        self.velocity.direction
+    }
+    pub fn in_slow_start(&self) -> bool {
+        self.slow_start
+    }
+    /// The window before rounding down to whole packets.
+    pub fn cwnd_f64(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// mvfst `checkAndUpdateDirection` (§2.1): once per srtt compare cwnd with its value at the
+    /// window's start; the same direction as last time for `velocity_threshold_rtts` windows doubles v.
+    fn check_and_update_direction(&mut self, now: Time, srtt: Dur) {
+        let Some((t0, w0)) = self.velocity.record else {
+            self.velocity.record = Some((now, self.cwnd));
+            return;
+        };
+        if now.since(t0) < srtt {
+            return;
+        }
+        let dir = if self.cwnd > w0 {
+            Direction::Up
+        } else {
+            Direction::Down
+        };
+        if dir != self.velocity.direction {
+            self.velocity.v = 1.0;
+            self.velocity.same_count = 0;
+        } else {
+            self.velocity.same_count += 1;
+            if self.velocity.same_count >= self.p.velocity_threshold_rtts {
+                self.velocity.v *= 2.0;
+            }
+        }
+        self.velocity.direction = dir;
+        self.velocity.record = Some((now, self.cwnd));
+    }
+
+    /// mvfst `changeDirection`: the target now lies the other way while v is large: start over at 1.
+    fn change_direction(&mut self, dir: Direction, now: Time) {
+        if self.velocity.direction == dir || self.velocity.v <= 1.0 {
+            return;
+        }
+        self.velocity = Velocity {
+            v: 1.0,
+            direction: dir,
+            same_count: 0,
+            record: Some((now, self.cwnd)),
+        };
+    }
+
+    /// §4 mode detection (genericCC rtt-window.cc `is_copa`): default mode while the queue was nearly
+    /// empty at least once in the last `empty_queue_rtts` srtts.
+    fn update_mode(&mut self, now: Time, srtt: Dur, rtt_min: f64, rtt_standing: f64, rtt_max: f64) {
+        let dq = rtt_standing - rtt_min;
+        if dq <= self.p.empty_queue_fraction * (rtt_max - rtt_min) {
+            self.last_empty = Some(now);
+        }
+        if !self.p.mode_switching {
+            return;
+        }
+        let horizon = Dur::from_secs_f64(self.p.empty_queue_rtts * srtt.as_secs_f64());
+        let mode = match self.last_empty {
+            Some(t) if now.since(t) <= horizon => Mode::Default,
+            _ => Mode::Competitive,
+        };
+        if mode != self.mode {
+            self.mode = mode;
+            self.mode_switches += 1;
+        }
+    }
+
+    /// genericCC `update_delta` without a loss: default mode holds delta at its default; competitive
+    /// mode adds one to 1/delta once per RTT (§4 additive increase).
+    fn update_delta(&mut self, now: Time, rtt: Dur) {
+        match self.mode {
+            Mode::Default => {
+                self.delta = self.p.delta;
+                self.delta_update = Some(now);
+            }
+            Mode::Competitive => {
+                let due = self.delta_update.is_none_or(|t| t + rtt < now);
+                if due {
+                    self.delta = 1.0 / (1.0 / self.delta + 1.0);
+                    self.delta_update = Some(now);
+                }
+                self.delta = self.delta.min(self.p.delta);
+            }
+        }
+    }
+
+    /// genericCC `ReduceOnLoss::update`: true when the loss rate of a finished two-RTT window of more
+    /// than 20 packets exceeds `heavy_loss_rate`.
+    fn heavy_loss(&mut self, lost: bool, now: Time) -> bool {
+        let (n, l, start) = &mut self.loss_window;
+        *n += 1;
+        if lost {
+            *l += 1;
+        }
+        let rtt = self.rtt.latest().unwrap_or(Dur::ZERO);
+        if now > *start + rtt + rtt && *n > 20 {
+            let rate = *l as f64 / *n as f64;
+            *n = 0;
+            *l = 0;
+            *start = now;
+            return rate > self.p.heavy_loss_rate;
+        }
+        false
+    }
+
+    fn cut_for_heavy_loss(&mut self) {
+        self.cwnd = (self.cwnd * self.p.heavy_loss_factor).max(self.p.min_cwnd as f64);
+    }
+}
+
+impl Controller for Copa {
+    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+        self.bytes = ev.bytes.max(1);
+        let acked = ev.newly_acked.max(1) as f64;
+        self.rtt.on_sample(ev.rtt);
+        let srtt = self.rtt.srtt().unwrap_or(ev.rtt);
+        let sample = ev.rtt.as_secs_f64();
+        // §2.1: RTTmin over 10 s, RTTstanding over srtt/2; §4: RTTmax over 4 srtts.
+        let rtt_min = self
+            .min_rtt
+            .min(Dur::from_secs_f64(self.p.min_rtt_window_s), now, sample);
+        let tau = Dur::from_secs_f64(self.p.standing_rtt_fraction * srtt.as_secs_f64());
+        let rtt_standing = self.standing_rtt.min(tau, now, sample);
+        let win_max = Dur::from_secs_f64(self.p.max_rtt_window_rtts * srtt.as_secs_f64());
+        let rtt_max = self.max_rtt.max(win_max, now, sample);
+        self.rtt_standing_s = rtt_standing;
+        self.update_mode(now, srtt, rtt_min, rtt_standing, rtt_max);
+        self.update_delta(now, ev.rtt);
+        if self.heavy_loss(false, now) {
+            self.cut_for_heavy_loss();
+        }
+        // mvfst onPacketAcked: windowed filters can put RTTstanding under RTTmin; skip such ACKs.
+        if rtt_standing < rtt_min || rtt_standing <= 0.0 {
+            return;
+        }
+        let dq = rtt_standing - rtt_min;
+        // §2.1: increase while the current rate cwnd/RTTstanding is at most the target 1/(delta d_q).
+        let increase = dq <= 0.0 || self.cwnd / rtt_standing <= 1.0 / (self.delta * dq);
+        if !(increase && self.slow_start) {
+            self.check_and_update_direction(now, srtt);
+        }
+        // genericCC update_intersend_time: a velocity above delta x cwnd is halved, and v >= 1.
+        if self.velocity.v > self.cwnd * self.delta {
+            self.velocity.v = (self.velocity.v / 2.0).max(1.0);
+        }
+        if increase {
+            if self.slow_start {
+                // §2.1 slow start: the window doubles per RTT (genericCC: one packet per packet ACKed).
+                self.cwnd += acked;
+            } else {
+                self.change_direction(Direction::Up, now);
+                self.cwnd += acked * self.velocity.v / (self.delta * self.cwnd);
+            }
+        } else {
+            self.change_direction(Direction::Down, now);
+            self.slow_start = false;
+            let step = acked * self.velocity.v / (self.delta * self.cwnd);
+            self.cwnd = (self.cwnd - step).max(self.p.min_cwnd as f64);
+        }
+    }
+
+    fn on_loss(&mut self, now: Time, _ev: &LossEvent) {
+        // genericCC update_delta(pkt_lost): in competitive mode 1/delta halves, at most once per RTT.
+        if self.mode == Mode::Competitive {
+            let rtt = self.rtt.latest().unwrap_or(Dur::ZERO);
+            let due = self.delta_loss_update.is_none_or(|t| t + rtt < now);
+            if due {
+                self.delta = (self.delta * 2.0).min(self.p.delta);
+                self.delta_loss_update = Some(now);
+            }
+        }
+        if self.heavy_loss(true, now) {
+            self.cut_for_heavy_loss();
+        }
+    }
+
+    fn on_rto(&mut self, _now: Time) {
+        // mvfst onPacketLoss with persistent congestion: the window drops to its minimum.
+        self.cwnd = self.p.min_cwnd as f64;
+    }
+
+    fn cwnd(&self) -> u32 {
+        (self.cwnd.floor().min(u32::MAX as f64) as u32).max(self.p.min_cwnd)
+    }
+
+    fn pacing_rate(&self) -> Option<Bandwidth> {
+        if self.rtt_standing_s <= 0.0 {
+            return None;
+        }
+        // §2.1: pace at 2 cwnd / RTTstanding so that ACK bursts do not build a queue.
+        let pps = self.p.pacing_gain * self.cwnd / self.rtt_standing_s;
+        let bps = pps * self.bytes as f64 * 8.0;
+        Some(Bandwidth::from_bps(bps.clamp(1.0, 1e15) as u64))
+    }
+
+    fn state_name(&self) -> &'static str {
+        match (self.slow_start, self.mode) {
+            (true, _) => "slow_start",
+            (false, Mode::Default) => "default",
+            (false, Mode::Competitive) => "competitive",
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![("mode_switches", self.mode_switches)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Params as _;
+    use crate::testing::{assert_close, Script};
+
+    const RTT: Dur = Dur::from_ms(40);
+
+    fn copa() -> Script<Copa> {
+        Script::new(Copa::new(Params::default()))
+    }
+
+    /// Slow start's first round (10 packets, all ACKed at 40 ms with no queue), then 20 packets of
+    /// which the first two come back with 20 ms of queueing.
+    fn past_slow_start(s: &mut Script<Copa>) {
+        s.send(10);
+        s.ack_all(RTT);
+        s.send(20);
+        s.advance(Dur::from_ms(20));
+        s.ack_oldest(Dur::from_ms(60));
+    }
+
+    #[test]
+    fn slow_start_adds_a_packet_per_ack_until_the_rate_passes_the_target_then_steps_by_v_over_delta_cwnd(
+    ) {
+        let mut s = copa();
+        assert_eq!(s.cc.cwnd(), 10);
+        // d_q = 0: the target rate is unbounded, each ACK adds a packet (one doubling per RTT).
+        s.send(10);
+        s.ack_all(RTT);
+        assert_eq!(s.cc.cwnd(), 20);
+        assert_eq!(s.cc.state_name(), "slow_start");
+        // RTT 60 ms against RTTmin 40: d_q = 20 ms, target 1/(0.5 x 0.02) = 100 packets/s, current
+        // 20 / 0.06 = 333: slow start ends and cwnd falls by v/(delta cwnd) = 1/(0.5 x 20) (§2.1).
+        s.send(20);
+        s.advance(Dur::from_ms(20));
+        s.ack_oldest(Dur::from_ms(60));
+        assert!(!s.cc.in_slow_start());
+        assert_close(s.cc.cwnd_f64(), 19.9);
+        s.ack_oldest(Dur::from_ms(60));
+        assert_close(s.cc.cwnd_f64(), 19.9 - 1.0 / (0.5 * 19.9));
+        assert_eq!(s.cc.cwnd(), 19);
+        assert_eq!(s.cc.state_name(), "default");
+        // §2.1: pace at 2 cwnd / RTTstanding (60 ms), in 1500-byte packets.
+        let pps = 2.0 * (19.9 - 1.0 / (0.5 * 19.9)) / 0.06;
+        assert_eq!(
+            s.cc.pacing_rate(),
+            Some(Bandwidth::from_bps((pps * 1500.0 * 8.0) as u64))
+        );
+    }
+
+    #[test]
+    fn velocity_doubles_once_the_direction_has_held_for_three_rtts() {
+        let mut s = copa();
+        past_slow_start(&mut s);
+        s.ack_all(Dur::from_ms(60));
+        // Back to an empty queue: every ACK is an increase; direction is judged once per srtt.
+        let mut v = Vec::new();
+        for _ in 0..8 {
+            s.advance(Dur::from_ms(60));
+            s.send_and_ack(RTT);
+            v.push(s.cc.velocity());
+        }
+        // The first judgement sees the window below its value at the first decrease (Down, v = 1);
+        // the next sees it rising (Up, a change: v = 1); three more Up windows, then v doubles each
+        // RTT (mvfst checkAndUpdateDirection) until it exceeds delta x cwnd and is halved (genericCC).
+        assert_eq!(s.cc.direction(), Direction::Up);
+        assert_eq!(v, [1.0, 1.0, 1.0, 1.0, 2.0, 4.0, 8.0, 8.0]);
+        assert!(8.0 <= s.cc.delta() * s.cc.cwnd_f64() * 2.0);
+    }
+
+    #[test]
+    fn a_queue_that_never_drains_for_five_rtts_means_competitive_mode_with_aimd_on_one_over_delta()
+    {
+        let mut s = copa();
+        past_slow_start(&mut s);
+        // ACKs every 20 ms with RTT 60 ms: d_q = 20 ms never falls to 10% of RTTmax - RTTmin (2 ms).
+        // The queue was last empty at 40 ms; at 320 ms that is 280 ms, more than 5 srtt (5 x 55.97 ms).
+        let mut log = Vec::new();
+        while s.now < Time::from_ms(580) {
+            s.advance(Dur::from_ms(20));
+            s.send_and_ack(Dur::from_ms(60));
+            log.push((s.now.as_ns() / 1_000_000, s.cc.mode(), 1.0 / s.cc.delta()));
+        }
+        let first = log
+            .iter()
+            .find(|e| e.1 == Mode::Competitive)
+            .expect("competitive");
+        assert_eq!(first.0, 320);
+        // §4: 1/delta grows by one per RTT (more than a 60 ms RTT after the last update, which the last
+        // default-mode ACK, at 300 ms, made): 3 at 380 ms, 4 at 460 ms, 5 at 540 ms.
+        let steps: Vec<(u64, f64)> = log
+            .windows(2)
+            .filter(|w| (w[1].2 - w[0].2).abs() > 1e-9)
+            .map(|w| (w[1].0, w[1].2.round()))
+            .collect();
+        assert_eq!(steps, [(380, 3.0), (460, 4.0), (540, 5.0)]);
+        // A loss halves 1/delta (§4 multiplicative decrease; genericCC doubles delta, capped at 0.5).
+        s.send(1);
+        s.lose_oldest(crate::LossCause::Reordering);
+        assert_close(1.0 / s.cc.delta(), 2.5);
+        // The queue drains: default mode again, delta back to 0.5.
+        s.advance(Dur::from_ms(20));
+        s.send_and_ack(RTT);
+        assert_eq!(s.cc.mode(), Mode::Default);
+        assert_close(s.cc.delta(), 0.5);
+        assert_eq!(s.cc.counters()[0], ("mode_switches", 2));
+    }
+
+    #[test]
+    fn an_rto_drops_the_window_to_its_minimum() {
+        let mut s = copa();
+        s.send(10);
+        s.ack_all(RTT);
+        s.send(20);
+        s.rto();
+        assert_eq!(s.cc.cwnd(), 2);
+    }
+
+    #[test]
+    fn bad_params_are_rejected_by_key() {
+        let bad = |p: Params, key: &str| {
+            assert_eq!(p.validate().unwrap_err().key(), Some(key));
+        };
+        bad(
+            Params {
+                delta: 0.0,
+                ..Default::default()
+            },
+            "delta",
+        );
+        bad(
+            Params {
+                empty_queue_fraction: 1.5,
+                ..Default::default()
+            },
+            "empty_queue_fraction",
+        );
+        bad(
+            Params {
+                min_cwnd: 0,
+                ..Default::default()
+            },
+            "min_cwnd",
+        );
+        bad(
+            Params {
+                heavy_loss_factor: f64::NAN,
+                ..Default::default()
+            },
+            "heavy_loss_factor",
+        );
+    }
+}

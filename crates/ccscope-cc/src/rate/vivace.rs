@@ -1,0 +1,902 @@
+//! PCC Vivace (Dong et al., "PCC Vivace: Online-Learning Congestion Control", NSDI 2018; reference
+//! PCCproject/PCC-Uspace `pcc_sender.cpp`, `pcc_vivace_sender.cpp`, `pcc_utility_manager.cpp`): the
+//! sender tries a rate for one monitor interval (MI, about one min RTT), scores it with the latency
+//! utility u = x^0.9 - 900 x max(0, dRTT/dT) - 11.35 x L (x in Mbit/s, L the MI's loss rate), and
+//! moves the rate by online gradient ascent on u.
+//!
+//! Modes: STARTING doubles the rate each MI while the utility grows, then halves it and probes;
+//! PROBING runs pairs of MIs at r(1 + eps) and r(1 - eps) (eps = 0.05, in random order, three pairs)
+//! and decides a direction when the pairs agree; DECISION_MADE moves by theta x gamma (the utility
+//! gradient gamma, the confidence amplifier ((k+1)/2)^1.2 after k same-direction steps, bounded by
+//! the dynamic change boundary omega = 0.05 + 0.05 i of the rate) until the utility stops improving.
+//!
+//! MI accounting: `on_send` tags each packet of a useful MI with the MI's id; its ACK or loss comes
+//! back with the tag, so the MI's sent, acked and lost counts and its RTT regression need no side
+//! table. The delivery-rate sample is not used: Vivace scores the rate it sent at.
+//!
+//! Choices (docs/deviations.md): the reference's trending-gradient and RTT-deviation tolerance and its
+//! early termination of STARTING on RTT inflation are not modelled (only the per-MI regression-error
+//! test that zeroes a noisy gradient); the in-flight cap is 2.5 x rate x min RTT (the reference's
+//! `bytes_in_flight_gain` over `GetCongestionWindow`), a window the transport needs.
+
+use std::collections::VecDeque;
+
+use ccscope_core::rng::{self, RngExt};
+use ccscope_core::{Bandwidth, Dur, Time};
+use serde::{Deserialize, Serialize};
+
+use crate::params::{check_positive, invalid, ParamError, ParamSpec};
+use crate::{AckEvent, Controller, LossEvent, SendEvent};
+
+/// pcc_vivace_sender.cpp `kMegabit`: the reference converts gradients with 2^20 bits.
+const MEGABIT: f64 = 1024.0 * 1024.0;
+/// pcc_utility_manager.cpp `kMaxPacketSize`: the transfer time of one packet pads an MI's duration.
+const MAX_PACKET_BYTES: f64 = 1500.0;
+/// Useful MIs kept at once: 2 x the largest number of probing pairs accepted.
+const MAX_USEFUL: usize = 16;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Params {
+    /// Exponent t of the throughput term (Vivace §3 Eq. 1; pcc_utility_manager.cpp kSendingRateExponent: 0.9).
+    pub utility_exponent: f64,
+    /// Latency coefficient b (Vivace §3; kLatencyCoefficient: 900).
+    pub latency_coefficient: f64,
+    /// Loss coefficient c (Vivace §3; kVivaceLossCoefficient: 11.35).
+    pub loss_coefficient: f64,
+    /// Probing step eps (Vivace §4.1; pcc_vivace_sender.cpp kProbingStepSize: 0.05).
+    pub probing_step: f64,
+    /// Pairs of MIs per probing round (pcc_sender.cpp kNumIntervalGroupsInProbingPrimary: 3).
+    pub probing_pairs: u32,
+    /// theta_0, rate change per unit utility gradient (Vivace §4.2; kUtilityGradientToRateChangeFactor: 1).
+    pub rate_change_factor: f64,
+    /// Exponent of the confidence amplifier (Vivace §4.2; kRateChangeAmplifyExponent: 1.2).
+    pub amplify_exponent: f64,
+    /// omega_0, the initial change boundary as a fraction of the rate (Vivace §4.2; kInitialMaxStepSize: 0.05).
+    pub initial_max_step: f64,
+    /// delta, the boundary's increment per exceeded step (Vivace §4.2; kIncrementalStepSize: 0.05).
+    pub incremental_step: f64,
+    /// Smallest rate change (pcc_vivace_sender.cpp kMinRateChange: 500 kbit/s).
+    pub min_rate_change_kbps: f64,
+    /// Smallest sending rate (pcc_vivace_sender.cpp kMinSendingRate: 500 kbit/s).
+    pub min_rate_kbps: f64,
+    /// Initial rate = this many packets per `initial_rtt_ms` (pcc_sender.cpp: initial cwnd 10).
+    pub initial_window: u32,
+    /// RTT assumed before the first sample (pcc_sender.cpp kInitialRtt: 100 ms).
+    pub initial_rtt_ms: f64,
+    /// MI length in min RTTs (pcc_sender.cpp `monitor_duration_ = min_rtt_ * 1.0`).
+    pub mi_rtts: f64,
+    /// Fewest packets in a useful MI (pcc_sender.cpp kMinPacketPerInterval: 5).
+    pub min_mi_packets: u32,
+    /// In-flight cap as a multiple of rate x min RTT (pcc_sender.cpp FLAGS_bytes_in_flight_gain: 2.5).
+    pub cwnd_gain: f64,
+    /// Seed of the random order within each probing pair (the simulator sets one per flow).
+    pub seed: u64,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            utility_exponent: 0.9,
+            latency_coefficient: 900.0,
+            loss_coefficient: 11.35,
+            probing_step: 0.05,
+            probing_pairs: 3,
+            rate_change_factor: 1.0,
+            amplify_exponent: 1.2,
+            initial_max_step: 0.05,
+            incremental_step: 0.05,
+            min_rate_change_kbps: 500.0,
+            min_rate_kbps: 500.0,
+            initial_window: 10,
+            initial_rtt_ms: 100.0,
+            mi_rtts: 1.0,
+            min_mi_packets: 5,
+            cwnd_gain: 2.5,
+            seed: 0,
+        }
+    }
+}
+
+impl crate::params::Params for Params {
+    const SPEC: &'static [ParamSpec] = &[
+        ParamSpec { name: "utility_exponent", unit: "ratio", doc: "t in x^t (Vivace §3; PCC-Uspace: 0.9)" },
+        ParamSpec { name: "latency_coefficient", unit: "ratio", doc: "b, the RTT-gradient penalty (Vivace §3; PCC-Uspace: 900)" },
+        ParamSpec { name: "loss_coefficient", unit: "ratio", doc: "c, the loss penalty (Vivace §3; PCC-Uspace: 11.35)" },
+        ParamSpec { name: "probing_step", unit: "ratio", doc: "eps, probe at r(1 +- eps) (Vivace §4.1; PCC-Uspace: 0.05)" },
+        ParamSpec { name: "probing_pairs", unit: "pairs", doc: "MI pairs per probing round (PCC-Uspace primary: 3)" },
+        ParamSpec { name: "rate_change_factor", unit: "Mbit/s^2", doc: "theta_0 (Vivace §4.2; PCC-Uspace: 1)" },
+        ParamSpec { name: "amplify_exponent", unit: "ratio", doc: "confidence amplifier exponent (Vivace §4.2; PCC-Uspace: 1.2)" },
+        ParamSpec { name: "initial_max_step", unit: "ratio", doc: "omega_0, initial change boundary (Vivace §4.2; PCC-Uspace: 0.05)" },
+        ParamSpec { name: "incremental_step", unit: "ratio", doc: "delta, boundary increment (Vivace §4.2; PCC-Uspace: 0.05)" },
+        ParamSpec { name: "min_rate_change_kbps", unit: "kbit/s", doc: "smallest rate change (PCC-Uspace: 500)" },
+        ParamSpec { name: "min_rate_kbps", unit: "kbit/s", doc: "smallest rate (PCC-Uspace: 500)" },
+        ParamSpec { name: "initial_window", unit: "packets", doc: "initial rate = this many packets per initial RTT (PCC-Uspace: 10)" },
+        ParamSpec { name: "initial_rtt_ms", unit: "ms", doc: "RTT before the first sample (PCC-Uspace kInitialRtt: 100)" },
+        ParamSpec { name: "mi_rtts", unit: "min RTTs", doc: "monitor interval length (PCC-Uspace: 1 min RTT)" },
+        ParamSpec { name: "min_mi_packets", unit: "packets", doc: "fewest packets in a useful MI (PCC-Uspace: 5)" },
+        ParamSpec { name: "cwnd_gain", unit: "ratio", doc: "in-flight cap as a multiple of rate x min RTT (PCC-Uspace bytes_in_flight_gain: 2.5)" },
+        ParamSpec { name: "seed", unit: "integer", doc: "seed of the probing order (the simulator sets one per flow)" },
+    ];
+    fn validate(&self) -> Result<(), ParamError> {
+        check_positive("utility_exponent", self.utility_exponent)?;
+        check_positive("rate_change_factor", self.rate_change_factor)?;
+        check_positive("initial_max_step", self.initial_max_step)?;
+        check_positive("min_rate_change_kbps", self.min_rate_change_kbps)?;
+        check_positive("min_rate_kbps", self.min_rate_kbps)?;
+        check_positive("initial_rtt_ms", self.initial_rtt_ms)?;
+        check_positive("mi_rtts", self.mi_rtts)?;
+        check_positive("cwnd_gain", self.cwnd_gain)?;
+        for (key, v) in [
+            ("latency_coefficient", self.latency_coefficient),
+            ("loss_coefficient", self.loss_coefficient),
+            ("amplify_exponent", self.amplify_exponent),
+            ("incremental_step", self.incremental_step),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(invalid(key, "must be >= 0 and finite"));
+            }
+        }
+        if !(self.probing_step > 0.0 && self.probing_step < 1.0) {
+            return Err(invalid("probing_step", "must be in (0, 1)"));
+        }
+        if !(1..=(MAX_USEFUL as u32 / 2)).contains(&self.probing_pairs) {
+            return Err(invalid("probing_pairs", "must be in 1..=8"));
+        }
+        for (key, v) in [
+            ("initial_window", self.initial_window),
+            ("min_mi_packets", self.min_mi_packets),
+        ] {
+            if v < 2 {
+                return Err(invalid(key, "must be >= 2"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Vivace's mode (pcc_sender.h `SenderMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Starting,
+    Probing,
+    DecisionMade,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Direction {
+    Increase,
+    Decrease,
+}
+
+/// A useful monitor interval's accounting (pcc_mi.h `MonitorInterval`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Mi {
+    id: u64,
+    /// Target rate in bits/s.
+    rate_bps: f64,
+    first_sent: Time,
+    last_sent: Time,
+    first_seq: u64,
+    sent: u32,
+    bytes_sent: u64,
+    acked: u32,
+    lost: u32,
+    bytes_lost: u64,
+    /// No more packets will join it (a newer MI has started).
+    closed: bool,
+    /// Sums for the least-squares line of RTT (us) over packet number (pcc_utility_manager.cpp
+    /// ComputeRttGradient), x taken from `first_seq`.
+    n: f64,
+    sx: f64,
+    sy: f64,
+    sxx: f64,
+    sxy: f64,
+    syy: f64,
+}
+
+impl Mi {
+    fn done(&self) -> bool {
+        self.closed && self.acked + self.lost >= self.sent
+    }
+}
+
+/// (sending rate in bits/s, utility) of one finished MI (pcc_sender.h `UtilityInfo`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UtilityInfo {
+    pub rate_bps: f64,
+    pub utility: f64,
+}
+
+#[derive(Debug)]
+pub struct Vivace {
+    p: Params,
+    mode: Mode,
+    /// The central sending rate in bits/s (`sending_rate_` with the probing offset taken out).
+    rate_bps: f64,
+    direction: Direction,
+    rounds: u32,
+    latest: UtilityInfo,
+    /// Boundary increments earned (`incremental_rate_change_step_allowance_`).
+    allowance: u32,
+    /// The MI being sent: (id, useful, rate in bits/s, first send, packets sent).
+    current: Option<(u64, bool, f64, Time, u32)>,
+    next_id: u64,
+    useful: VecDeque<Mi>,
+    /// Direction of the current probing pair's first MI.
+    pair_first: Direction,
+    latest_rtt: Option<Dur>,
+    min_rtt: Option<Dur>,
+    bytes: u32,
+    rng: rng::Rng,
+    decisions: u64,
+    mis: u64,
+    utilities: [UtilityInfo; MAX_USEFUL],
+}
+
+impl Vivace {
+    pub fn new(p: Params) -> Self {
+        // pcc_sender.cpp: initial cwnd x MSS over kInitialRtt.
+        let rate_bps = p.initial_window as f64 * MAX_PACKET_BYTES * 8.0 / (p.initial_rtt_ms / 1e3);
+        Vivace {
+            mode: Mode::Starting,
+            rate_bps,
+            direction: Direction::Increase,
+            rounds: 1,
+            latest: UtilityInfo::default(),
+            allowance: 0,
+            current: None,
+            next_id: 0,
+            useful: VecDeque::with_capacity(MAX_USEFUL),
+            pair_first: Direction::Increase,
+            latest_rtt: None,
+            min_rtt: None,
+            bytes: 1500,
+            rng: rng::stream(p.seed, 0),
+            decisions: 0,
+            mis: 0,
+            utilities: [UtilityInfo::default(); MAX_USEFUL],
+            p,
+        }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    /// The central sending rate in bits/s.
+    pub fn rate_bps(&self) -> f64 {
+        self.rate_bps
+    }
+    pub fn direction(&self) -> Direction {
+        self.direction
+    }
+    pub fn rounds(&self) -> u32 {
+        self.rounds
+    }
+    /// The rate of the MI being sent, in bits/s.
+    pub fn mi_rate_bps(&self) -> f64 {
+        self.current.map_or(self.rate_bps, |c| c.2)
+    }
+
+    fn min_rate(&self) -> f64 {
+        self.p.min_rate_kbps * 1e3
+    }
+
+    fn pairs(&self) -> usize {
+        self.p.probing_pairs as usize
+    }
+
+    /// pcc_sender.cpp `CreateNewInterval`.
+    fn create_new_interval(&self, now: Time) -> bool {
+        let Some((_, useful, _, first, sent)) = self.current else {
+            return true;
+        };
+        let Some(min_rtt) = self.min_rtt else {
+            return false;
+        };
+        if self.useful.is_empty() {
+            return true;
+        }
+        if !useful {
+            return false;
+        }
+        let duration = Dur::from_secs_f64(self.p.mi_rtts * min_rtt.as_secs_f64());
+        now.since(first) >= duration && sent >= self.p.min_mi_packets
+    }
+
+    /// pcc_sender.cpp `CreateUsefulInterval`: one useful MI at a time, 2 x pairs while probing.
+    fn create_useful_interval(&self) -> bool {
+        if self.latest_rtt.is_none() {
+            return false;
+        }
+        let max = if self.mode == Mode::Probing {
+            2 * self.pairs()
+        } else {
+            1
+        };
+        self.useful.len() < max
+    }
+
+    /// pcc_sender.cpp `MaybeSetSendingRate`: the rate of the next MI; in PROBING each pair runs at
+    /// r(1 + eps) and r(1 - eps), the first of the pair in random order, then the central rate.
+    fn next_mi_rate(&mut self, useful: bool) -> f64 {
+        if self.mode != Mode::Probing || !useful {
+            return self.rate_bps;
+        }
+        let k = self.useful.len();
+        let dir = if k % 2 == 0 {
+            self.pair_first = if self.rng.gen_range(0..2u32) == 1 {
+                Direction::Increase
+            } else {
+                Direction::Decrease
+            };
+            self.pair_first
+        } else {
+            match self.pair_first {
+                Direction::Increase => Direction::Decrease,
+                Direction::Decrease => Direction::Increase,
+            }
+        };
+        match dir {
+            Direction::Increase => self.rate_bps * (1.0 + self.p.probing_step),
+            Direction::Decrease => self.rate_bps * (1.0 - self.p.probing_step),
+        }
+    }
+
+    /// pcc_utility_manager.cpp `CalculateUtilityProportional` with Vivace's coefficients (Vivace §3).
+    fn utility(&self, mi: &Mi, starting: bool) -> f64 {
+        // ComputeSimpleMetrics: the MI lasts from its first to its last send plus one packet's transfer.
+        let pkt_us = MAX_PACKET_BYTES * 8.0 / mi.rate_bps * 1e6;
+        let duration_us = mi.last_sent.since(mi.first_sent).as_ns() as f64 / 1e3 + pkt_us;
+        let x_mbps = mi.bytes_sent as f64 * 8.0 / duration_us;
+        let loss = if mi.bytes_sent > 0 {
+            mi.bytes_lost as f64 / mi.bytes_sent as f64
+        } else {
+            0.0
+        };
+        let mut gradient = 0.0;
+        if mi.n >= 2.0 {
+            let sxx = mi.sxx - mi.sx * mi.sx / mi.n;
+            if sxx > 0.0 {
+                let sxy = mi.sxy - mi.sx * mi.sy / mi.n;
+                let syy = mi.syy - mi.sy * mi.sy / mi.n;
+                let slope = sxy / sxx;
+                let avg = mi.sy / mi.n;
+                // ComputeRttGradientError: RMS residual of the line relative to the mean RTT.
+                let rss = (syy - slope * sxy).max(0.0);
+                let error = (rss / mi.n).sqrt() / avg.max(1e-9);
+                // us of RTT per packet over us per packet at the MI's rate: dRTT/dT.
+                let g = slope / pkt_us;
+                // DetermineToleranceGeneral: a gradient smaller than its fitting error is noise.
+                if error < g.abs() {
+                    gradient = g;
+                }
+            }
+        }
+        // STARTING tolerates RTT fluctuation (tolerance ratio 100 > 50): gradients under 1000/duration.
+        if starting && gradient.abs() < 1000.0 / duration_us {
+            gradient = 0.0;
+        }
+        gradient = gradient.max(0.0);
+        x_mbps.powf(self.p.utility_exponent)
+            - self.p.latency_coefficient * gradient * x_mbps
+            - self.p.loss_coefficient * loss * x_mbps
+    }
+
+    /// pcc_vivace_sender.cpp `ComputeRateChange` (Vivace §4.2): gradient x theta_0, amplified by
+    /// ((k+1)/2)^1.2 in DECISION_MADE, bounded by omega = omega_0 + i delta of the rate.
+    fn compute_rate_change(&mut self, u: &[UtilityInfo]) -> f64 {
+        let (d_rate, d_util) = if self.mode == Mode::Probing {
+            let d_rate = (u[0].rate_bps - u[1].rate_bps).abs();
+            let mut d_util = 0.0;
+            for i in 0..self.pairs() {
+                if pair_says_increase(&u[2 * i], &u[2 * i + 1])
+                    != (self.direction == Direction::Increase)
+                {
+                    continue;
+                }
+                d_util += (u[2 * i].utility - u[2 * i + 1].utility).abs();
+            }
+            (d_rate, d_util / self.pairs() as f64)
+        } else {
+            (
+                (u[0].rate_bps - self.latest.rate_bps).abs(),
+                (u[0].utility - self.latest.utility).abs(),
+            )
+        };
+        let mut change = if d_rate > 0.0 {
+            let gradient = MEGABIT * d_util / d_rate;
+            gradient * MEGABIT * self.p.rate_change_factor
+        } else {
+            0.0
+        };
+        if self.mode == Mode::DecisionMade {
+            // Integer division as in the reference: the amplifier grows every second round.
+            let k = ((self.rounds + 1) / 2) as f64;
+            change *= k.powf(self.p.amplify_exponent);
+        } else {
+            self.allowance = 0;
+        }
+        let max = self.rate_bps
+            * (self.p.initial_max_step + self.p.incremental_step * self.allowance as f64);
+        if change > max {
+            change = max;
+            self.allowance += 1;
+        } else if self.allowance > 0 {
+            self.allowance -= 1;
+        }
+        change.max(self.p.min_rate_change_kbps * 1e3)
+    }
+
+    /// pcc_sender.cpp `EnterProbing` (from STARTING: half the rate; from PROBING: another round).
+    fn enter_probing(&mut self) {
+        match self.mode {
+            Mode::Starting => self.rate_bps *= 0.5,
+            Mode::Probing => {
+                self.rounds += 1;
+                return;
+            }
+            Mode::DecisionMade => {}
+        }
+        self.mode = Mode::Probing;
+        self.rounds = 1;
+    }
+
+    /// pcc_vivace_sender.cpp `EnterProbing(utility_info)`: leave DECISION_MADE, undoing the last step.
+    fn enter_probing_from_decision(&mut self, u: &[UtilityInfo]) {
+        self.rounds = 1;
+        let change = self.compute_rate_change(u);
+        match self.direction {
+            Direction::Increase => self.rate_bps -= change,
+            Direction::Decrease => self.rate_bps += change,
+        }
+        if self.rate_bps < self.min_rate() {
+            self.rate_bps = self.min_rate();
+            self.allowance = 0;
+        }
+        self.mode = Mode::Probing;
+    }
+
+    /// pcc_vivace_sender.cpp `EnterDecisionMade`.
+    fn enter_decision_made(&mut self, u: &[UtilityInfo]) {
+        if self.mode == Mode::Probing {
+            self.rate_bps *= match self.direction {
+                Direction::Increase => 1.0 + self.p.probing_step,
+                Direction::Decrease => 1.0 - self.p.probing_step,
+            };
+        }
+        self.rounds = if self.mode == Mode::Probing {
+            1
+        } else {
+            self.rounds + 1
+        };
+        let change = self.compute_rate_change(u);
+        match self.direction {
+            Direction::Increase => self.rate_bps += change,
+            Direction::Decrease => self.rate_bps -= change,
+        }
+        if self.rate_bps < self.min_rate() {
+            self.rate_bps = self.min_rate();
+            self.mode = Mode::Probing;
+            self.rounds = 1;
+            self.allowance = 0;
+        } else {
+            self.mode = Mode::DecisionMade;
+        }
+    }
+
+    /// pcc_vivace_sender.cpp `CanMakeDecision` and `SetRateChangeDirection`: a majority of pairs
+    /// favouring the higher rate, or all favouring the lower; the best MI of a winning pair is kept.
+    fn decide(&mut self, u: &[UtilityInfo]) -> bool {
+        let n = self.pairs();
+        if u.len() < 2 * n {
+            return false;
+        }
+        let up = (0..n)
+            .filter(|&i| pair_says_increase(&u[2 * i], &u[2 * i + 1]))
+            .count();
+        let down = n - up;
+        if !(up > n / 2 || down == n) {
+            return false;
+        }
+        self.direction = if up > down {
+            Direction::Increase
+        } else {
+            Direction::Decrease
+        };
+        for i in 0..n {
+            if pair_says_increase(&u[2 * i], &u[2 * i + 1])
+                == (self.direction == Direction::Increase)
+            {
+                self.latest = if u[2 * i].utility > u[2 * i + 1].utility {
+                    u[2 * i]
+                } else {
+                    u[2 * i + 1]
+                };
+            }
+        }
+        true
+    }
+
+    /// pcc_vivace_sender.cpp `OnUtilityAvailable`.
+    fn on_utility_available(&mut self, u: &[UtilityInfo]) {
+        match self.mode {
+            Mode::Starting => {
+                if u[0].utility > self.latest.utility {
+                    // Vivace §4.1 starting phase: double while the utility grows.
+                    self.rate_bps *= 2.0;
+                    self.latest = u[0];
+                    self.rounds += 1;
+                } else {
+                    self.enter_probing();
+                }
+            }
+            Mode::Probing => {
+                if self.decide(u) {
+                    self.decisions += 1;
+                    self.enter_decision_made(u);
+                } else {
+                    self.enter_probing();
+                }
+                if (self.rounds > 1 || self.mode == Mode::DecisionMade)
+                    && self.rate_bps <= self.min_rate()
+                {
+                    self.rate_bps = self.min_rate();
+                    self.allowance = 0;
+                    self.rounds = 1;
+                    self.mode = Mode::Starting;
+                }
+            }
+            Mode::DecisionMade => {
+                let (up, better) = (
+                    u[0].rate_bps > self.latest.rate_bps,
+                    u[0].utility > self.latest.utility,
+                );
+                let down = u[0].rate_bps < self.latest.rate_bps;
+                let worse = u[0].utility < self.latest.utility;
+                let consistent = match self.direction {
+                    Direction::Increase => (better && up) || (worse && down),
+                    Direction::Decrease => (better && down) || (worse && up),
+                };
+                if consistent {
+                    self.enter_decision_made(u);
+                    self.latest = u[0];
+                } else {
+                    self.enter_probing_from_decision(u);
+                }
+            }
+        }
+    }
+
+    /// When every useful MI is accounted for, score them all and act (pcc_mi_queue.cpp).
+    fn maybe_finish(&mut self) {
+        if self.useful.is_empty() || !self.useful.iter().all(Mi::done) {
+            return;
+        }
+        let starting = self.mode == Mode::Starting;
+        let n = self.useful.len();
+        for i in 0..n {
+            let mi = self.useful[i];
+            self.utilities[i] = UtilityInfo {
+                rate_bps: mi.rate_bps,
+                utility: self.utility(&mi, starting),
+            };
+        }
+        self.useful.clear();
+        let u = self.utilities;
+        self.on_utility_available(&u[..n]);
+    }
+
+    fn mi_of(&mut self, tag: u64) -> Option<&mut Mi> {
+        let id = tag.checked_sub(1)?;
+        self.useful.iter_mut().find(|m| m.id == id)
+    }
+}
+
+/// Whether a pair's utilities favour the higher rate (the reference's `increase_i`).
+fn pair_says_increase(a: &UtilityInfo, b: &UtilityInfo) -> bool {
+    if a.utility > b.utility {
+        a.rate_bps > b.rate_bps
+    } else {
+        a.rate_bps < b.rate_bps
+    }
+}
+
+impl Controller for Vivace {
+    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
+        self.bytes = ev.bytes.max(1);
+        if ev.retransmission {
+            return 0;
+        }
+        if self.create_new_interval(now) {
+            if let Some((id, true, ..)) = self.current {
+                if let Some(m) = self.useful.iter_mut().find(|m| m.id == id) {
+                    m.closed = true;
+                }
+                // Its packets may all be accounted for already.
+                self.maybe_finish();
+            }
+            let useful = self.create_useful_interval();
+            let rate = self.next_mi_rate(useful);
+            let id = self.next_id;
+            self.next_id += 1;
+            self.mis += 1;
+            self.current = Some((id, useful, rate, now, 0));
+            if useful {
+                self.useful.push_back(Mi {
+                    id,
+                    rate_bps: rate,
+                    first_sent: now,
+                    first_seq: ev.seq,
+                    ..Default::default()
+                });
+            }
+        }
+        let Some((id, useful, ..)) = self.current.as_mut().map(|c| {
+            c.4 += 1;
+            *c
+        }) else {
+            return 0;
+        };
+        if !useful {
+            return 0;
+        }
+        let bytes = ev.bytes as u64;
+        if let Some(m) = self.useful.back_mut() {
+            m.sent += 1;
+            m.bytes_sent += bytes;
+            m.last_sent = now;
+        }
+        id + 1
+    }
+
+    fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
+        self.bytes = ev.bytes.max(1);
+        if self.latest_rtt.is_none() && ev.rtt > Dur::ZERO {
+            // pcc_sender.cpp OnCongestionEvent: a first RTT under kInitialRtt scales the initial rate up.
+            let initial = Dur::from_ms_f64(self.p.initial_rtt_ms);
+            if ev.rtt < initial {
+                self.rate_bps *= initial.as_secs_f64() / ev.rtt.as_secs_f64();
+            }
+        }
+        self.latest_rtt = Some(ev.rtt);
+        self.min_rtt = Some(self.min_rtt.map_or(ev.rtt, |m| m.min(ev.rtt)));
+        let rtt_us = ev.rtt.as_ns() as f64 / 1e3;
+        let seq = ev.seq;
+        if let Some(m) = self.mi_of(ev.tag) {
+            m.acked += 1;
+            let x = seq.saturating_sub(m.first_seq) as f64;
+            m.n += 1.0;
+            m.sx += x;
+            m.sy += rtt_us;
+            m.sxx += x * x;
+            m.sxy += x * rtt_us;
+            m.syy += rtt_us * rtt_us;
+        }
+        self.maybe_finish();
+    }
+
+    fn on_loss(&mut self, _now: Time, ev: &LossEvent) {
+        let bytes = ev.bytes as u64;
+        if let Some(m) = self.mi_of(ev.tag) {
+            m.lost += 1;
+            m.bytes_lost += bytes;
+        }
+        self.maybe_finish();
+    }
+
+    fn cwnd(&self) -> u32 {
+        // pcc_sender.cpp GetCongestionWindow (rate x min RTT) times bytes_in_flight_gain.
+        let rtt = self
+            .min_rtt
+            .map_or(self.p.initial_rtt_ms / 1e3, |r| r.as_secs_f64());
+        let pkts = self.p.cwnd_gain * self.mi_rate_bps() * rtt / (self.bytes as f64 * 8.0);
+        (pkts.ceil().min(1e7) as u32).max(4)
+    }
+
+    fn pacing_rate(&self) -> Option<Bandwidth> {
+        // pcc_sender.cpp PacingRate: the current MI's rate.
+        Some(Bandwidth::from_bps(
+            self.mi_rate_bps().clamp(1.0, 1e15) as u64
+        ))
+    }
+
+    fn state_name(&self) -> &'static str {
+        match self.mode {
+            Mode::Starting => "starting",
+            Mode::Probing => "probing",
+            Mode::DecisionMade => "decision_made",
+        }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("decisions", self.decisions),
+            ("monitor_intervals", self.mis),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Params as _;
+    use crate::testing::{assert_close, Script};
+
+    const RTT: Dur = Dur::from_ms(40);
+
+    fn vivace() -> Script<Vivace> {
+        Script::new(Vivace::new(Params {
+            seed: 1,
+            ..Default::default()
+        }))
+    }
+
+    /// A 10 Mbit/s bottleneck as an MI sees it: each packet of an MI sent at r > C finds 12000/C -
+    /// 12000/r seconds more queue than the one before (the RTT climbs); at r <= C the queue stays empty.
+    const C_BPS: f64 = 10e6;
+
+    fn path_rtt(rate_bps: Option<f64>, k: usize) -> Dur {
+        let per_packet = rate_bps.map_or(0.0, |r| (12_000.0 / C_BPS - 12_000.0 / r).max(0.0));
+        RTT + Dur::from_secs_f64(k as f64 * per_packet)
+    }
+
+    /// Send one MI's worth at the pacing rate (one min RTT, at least 5 packets) while the ACKs of the
+    /// packets sent before it come back with `path_rtt` (MIs overlap their ACKs as on a real path).
+    fn mi(s: &mut Script<Vivace>) {
+        let prev = s.in_flight.len();
+        let start = s.now;
+        let mut n = 0;
+        while n < 5 || s.now.since(start) < RTT {
+            s.send(1);
+            let gap = s.cc.pacing_rate().expect("paced").tx_time(1500);
+            s.advance(gap);
+            n += 1;
+        }
+        let mut k = 0;
+        let mut last_tag = None;
+        for _ in 0..prev {
+            let (_, _, tag) = *s.in_flight.front().expect("in flight");
+            if last_tag != Some(tag) {
+                (k, last_tag) = (0, Some(tag));
+            }
+            let rate =
+                s.cc.useful
+                    .iter()
+                    .find(|m| m.id + 1 == tag)
+                    .map(|m| m.rate_bps);
+            s.ack_oldest(path_rtt(rate, k));
+            k += 1;
+        }
+    }
+
+    #[test]
+    fn the_latency_utility_is_x_to_the_0_9_less_rtt_gradient_and_loss_penalties() {
+        let v = Vivace::new(Params::default());
+        // 100 packets of 1500 B over 99 ms + one packet's transfer at 12 Mbit/s (1 ms): 12 Mbit/s.
+        let mut m = Mi {
+            rate_bps: 12e6,
+            first_sent: Time::ZERO,
+            last_sent: Time::from_ms(99),
+            sent: 100,
+            bytes_sent: 150_000,
+            closed: true,
+            ..Default::default()
+        };
+        // Vivace §3: no RTT samples and no loss leaves x^0.9.
+        assert_close(v.utility(&m, false), 12f64.powf(0.9));
+        // 5% loss: - 11.35 x 0.05 x 12.
+        m.bytes_lost = 7_500;
+        assert_close(v.utility(&m, false), 12f64.powf(0.9) - 11.35 * 0.05 * 12.0);
+        // RTT rising exactly 0.1 ms per packet (1 ms apart): dRTT/dT = 0.1, fitted with no error.
+        m.bytes_lost = 0;
+        for k in 0..10 {
+            let (x, y) = (k as f64, 40_000.0 + 100.0 * k as f64);
+            m.n += 1.0;
+            m.sx += x;
+            m.sy += y;
+            m.sxx += x * x;
+            m.sxy += x * y;
+            m.syy += y * y;
+        }
+        assert_close(v.utility(&m, false), 12f64.powf(0.9) - 900.0 * 0.1 * 12.0);
+        // A falling RTT earns nothing (pcc_utility_manager.cpp clamps the gradient at 0).
+        m.sxy = m.sx * m.sy / m.n - (m.sxy - m.sx * m.sy / m.n);
+        assert_close(v.utility(&m, false), 12f64.powf(0.9));
+    }
+
+    #[test]
+    fn starting_doubles_per_mi_then_probing_pairs_decide_and_the_step_is_bounded() {
+        let mut s = vivace();
+        // 10 packets per 100 ms = 1.2 Mbit/s until the first RTT, 40 ms, scales it by 100/40.
+        assert_close(s.cc.rate_bps(), 1.2e6);
+        s.send(1);
+        s.ack_oldest(RTT);
+        assert_close(s.cc.rate_bps(), 3e6);
+        // STARTING: one useful MI at a time (then a non-useful one while its ACKs return); each flat-RTT
+        // MI scores higher than the last, so the rate doubles: 3, 6, 12 Mbit/s.
+        let mut rates = Vec::new();
+        for _ in 0..5 {
+            mi(&mut s);
+            assert_eq!(s.cc.mode(), Mode::Starting);
+            rates.push(s.cc.rate_bps() / 1e6);
+        }
+        assert_eq!(rates, [3.0, 6.0, 6.0, 12.0, 12.0]);
+        // The 12 Mbit/s MI overfills the 10 Mbit/s path: its RTT climbs, its utility falls; STARTING
+        // ends at half the rate, 6 Mbit/s, the last rate that scored better.
+        mi(&mut s);
+        assert_eq!(s.cc.mode(), Mode::Probing);
+        assert_close(s.cc.rate_bps(), 6e6);
+        // PROBING: three pairs at 6 x 1.05 and 6 x 0.95 Mbit/s, each pair in a seeded random order.
+        let mut probes = Vec::new();
+        while s.cc.mode() == Mode::Probing {
+            mi(&mut s);
+            probes.push(s.cc.mi_rate_bps());
+            assert!(probes.len() <= 8, "{probes:?}");
+        }
+        for pair in probes[..6].chunks(2) {
+            let (hi, lo) = (pair[0].max(pair[1]), pair[0].min(pair[1]));
+            assert_close(hi, 6.3e6);
+            assert_close(lo, 5.7e6);
+        }
+        // Under the capacity x^0.9 rewards the higher rate in every pair: DECISION_MADE upwards from
+        // 6.3; the gradient's step, over the 5% boundary, is clamped to it (allowance 1), then raised to
+        // the 500 kbit/s floor.
+        assert_eq!(s.cc.mode(), Mode::DecisionMade);
+        assert_eq!(s.cc.direction(), Direction::Increase);
+        assert_close(s.cc.rate_bps(), 6.8e6);
+        assert_eq!(s.cc.allowance, 1);
+        // Each better MI moves on, the boundary growing by 5% per clamped step: x1.10, x1.15, x1.20.
+        let mut expect = 6.8e6;
+        for step in [1.10, 1.15, 1.20] {
+            mi(&mut s);
+            mi(&mut s);
+            expect *= step;
+            assert_eq!(s.cc.mode(), Mode::DecisionMade);
+            assert_close(s.cc.rate_bps(), expect);
+        }
+        assert_eq!((s.cc.allowance, s.cc.rounds), (4, 4));
+        // 10.32 Mbit/s overfills the path: the utility falls with the rate up, so the step is undone
+        // with the boundary now 5% + 4 x 5% = 25%, and PROBING starts again around 7.74 Mbit/s.
+        mi(&mut s);
+        mi(&mut s);
+        assert_eq!(s.cc.mode(), Mode::Probing);
+        assert_close(s.cc.rate_bps(), expect * 0.75);
+        assert_eq!(s.cc.counters()[0], ("decisions", 1));
+    }
+
+    #[test]
+    fn bad_params_are_rejected_by_key() {
+        let bad = |p: Params, key: &str| {
+            assert_eq!(p.validate().unwrap_err().key(), Some(key));
+        };
+        bad(
+            Params {
+                probing_step: 1.0,
+                ..Default::default()
+            },
+            "probing_step",
+        );
+        bad(
+            Params {
+                probing_pairs: 0,
+                ..Default::default()
+            },
+            "probing_pairs",
+        );
+        bad(
+            Params {
+                latency_coefficient: f64::NAN,
+                ..Default::default()
+            },
+            "latency_coefficient",
+        );
+        bad(
+            Params {
+                min_mi_packets: 1,
+                ..Default::default()
+            },
+            "min_mi_packets",
+        );
+    }
+}
