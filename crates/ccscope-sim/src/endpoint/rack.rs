@@ -159,7 +159,11 @@ pub fn probe_timeout(
 ) -> Dur {
     let pto = match srtt {
         Some(s) => {
-            let extra = if packets_out == 1 { rto_min } else { TIMEOUT_MIN };
+            let extra = if packets_out == 1 {
+                rto_min
+            } else {
+                TIMEOUT_MIN
+            };
             Dur(2 * s.as_ns()) + extra
         }
         None => initial,
@@ -214,7 +218,11 @@ mod tests {
         assert_eq!(r.reo_wnd(false, 0, srtt), Dur::from_ms(20));
         r.on_dsack();
         r.update_reo_wnd(15, 25);
-        assert_eq!(r.reo_wnd_steps(), 2, "a round has not passed since delivered 20");
+        assert_eq!(
+            r.reo_wnd_steps(),
+            2,
+            "a round has not passed since delivered 20"
+        );
         for _ in 0..16 {
             r.on_recovery_exit();
         }

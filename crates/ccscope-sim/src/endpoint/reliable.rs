@@ -444,8 +444,7 @@ impl ReliableSender {
         let nxt_before = self.snd_nxt;
         while self.active {
             let window = self.send_window();
-            let open =
-                self.in_flight < window || (self.fast_retransmit && self.lost_waiting > 0);
+            let open = self.in_flight < window || (self.fast_retransmit && self.lost_waiting > 0);
             // RFC 3042 §2: on an early duplicate ACK one new packet, while FlightSize <= cwnd + 2.
             let limited = !open
                 && self.lt_credit
@@ -644,7 +643,8 @@ impl ReliableSender {
                 if s.state != State::Sacked {
                     self.rate.on_delivered(now, &s.rate, s.sent, self.snd_una);
                     if self.rack_enabled {
-                        self.rack.advance(now, self.snd_una, s.sent, s.retransmitted);
+                        self.rack
+                            .advance(now, self.snd_una, s.sent, s.retransmitted);
                         reordered |= !s.retransmitted
                             && prior_highest_sacked.is_some_and(|h| self.snd_una < h);
                     }
@@ -700,9 +700,10 @@ impl ReliableSender {
                     self.sacked_out += 1;
                     self.rate.on_delivered(now, &before.rate, before.sent, seq);
                     if self.rack_enabled {
-                        self.rack.advance(now, seq, before.sent, before.retransmitted);
-                        reordered |= !before.retransmitted
-                            && self.highest_sacked.is_some_and(|h| seq < h);
+                        self.rack
+                            .advance(now, seq, before.sent, before.retransmitted);
+                        reordered |=
+                            !before.retransmitted && self.highest_sacked.is_some_and(|h| seq < h);
                     }
                 }
             }
@@ -750,7 +751,8 @@ impl ReliableSender {
         let rate = self.rate.generate(now, rtt);
         if self.rack_enabled {
             if let Some(r) = &rate {
-                self.rack.update_reo_wnd(r.prior_delivered, r.delivered_total);
+                self.rack
+                    .update_reo_wnd(r.prior_delivered, r.delivered_total);
             }
         }
         let ev = AckEvent {
@@ -849,7 +851,9 @@ impl ReliableSender {
     /// Linux `tcp_process_tlp_ack` (RFC 8985 §7.4): an ACK past the probe shows whether it repaired
     /// a loss; if it did, the window is reduced once (the CWR state: at once, no recovery episode).
     fn process_tlp_ack(&mut self, now: Time, ack: &Ack, advanced: bool, sacked: bool, dsack: bool) {
-        let Some(high) = self.tlp_high_seq else { return };
+        let Some(high) = self.tlp_high_seq else {
+            return;
+        };
         let cum = ack.ack_cum;
         if cum < high {
             return;
@@ -991,7 +995,8 @@ impl ReliableSender {
             }
             seq += 1;
         }
-        self.reo_deadline = (wait > 0).then(|| now + (Dur(wait as u64) + TIMEOUT_MIN).min(self.rto()));
+        self.reo_deadline =
+            (wait > 0).then(|| now + (Dur(wait as u64) + TIMEOUT_MIN).min(self.rto()));
     }
 
     /// Linux `tcp_rack_reo_timeout`: the reordering window has passed; mark what is due and resend.
@@ -1035,8 +1040,7 @@ impl ReliableSender {
             self.on_reo_timeout(now);
             return self.try_send(now, out);
         }
-        if self.tlp_deadline.is_some_and(|t| t <= now)
-            && self.rto_deadline.is_none_or(|t| t > now)
+        if self.tlp_deadline.is_some_and(|t| t <= now) && self.rto_deadline.is_none_or(|t| t > now)
         {
             self.send_loss_probe(now, out);
             return self.try_send(now, out);
@@ -1099,9 +1103,12 @@ impl ReliableSender {
             (Some(x), Some(y)) => Some(x.min(y)),
             (x, y) => x.or(y),
         };
-        earliest(earliest(self.rto_deadline, self.reo_deadline), self.tlp_deadline)
-            .or(self.persist_deadline)
-            .or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
+        earliest(
+            earliest(self.rto_deadline, self.reo_deadline),
+            self.tlp_deadline,
+        )
+        .or(self.persist_deadline)
+        .or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
     }
 
     pub fn goodput_packets(&self) -> u64 {
@@ -1419,6 +1426,253 @@ mod tests {
         s.on_ack(ms(81), &unlimited(ack(2, 0, &[(3, 6)])), &mut out);
         assert_eq!(rounds(&out), [(2, 3 | Packet::RETX), (8, 3)]);
         assert_eq!(s.round(), 3);
+    }
+
+    /// A sender of controller `cc` (fixed: window `w`) with the loss-recovery switches `opts` sets.
+    fn switched(cc: &str, w: i64, opts: impl FnOnce(&mut RtoParams)) -> ReliableSender {
+        let mut params = toml::Table::new();
+        params.insert(
+            if cc == "fixed" {
+                "window"
+            } else {
+                "initial_window"
+            }
+            .into(),
+            toml::Value::Integer(w),
+        );
+        let mut rto = RtoParams::default();
+        opts(&mut rto);
+        let mut s =
+            ReliableSender::new(0, ccscope_cc::build(cc, &params).expect(cc), PKT, None, rto);
+        s.start(Time::ZERO);
+        s
+    }
+
+    #[test]
+    fn limited_transmit_sends_one_new_packet_on_each_of_the_first_two_duplicate_acks() {
+        // Duplicate ACKs without SACK information leave the pipe full: only RFC 3042 lets data out.
+        for (lt, expect) in [
+            (false, vec![vec![], vec![], vec![0]]),
+            (true, vec![vec![4], vec![5], vec![0]]),
+        ] {
+            let mut s = switched("fixed", 4, |r| r.limited_transmit = lt);
+            let mut out = Vec::new();
+            s.try_send(Time::ZERO, &mut out);
+            assert_eq!(seqs(&out), [0, 1, 2, 3]);
+            let mut got = Vec::new();
+            for i in 0..3 {
+                out.clear();
+                s.on_ack(ms(40 + i), &unlimited(ack(0, 0, &[])), &mut out);
+                got.push(seqs(&out));
+            }
+            // The third duplicate ACK is fast retransmit's (RFC 5681 §3.2), not limited transmit's.
+            assert_eq!(got, expect, "limited transmit {lt}");
+        }
+    }
+
+    #[test]
+    fn limited_transmit_keeps_flight_within_cwnd_plus_two_when_sacks_already_free_the_pipe() {
+        let mut s = switched("fixed", 4, |r| r.limited_transmit = true);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        // SACK of 1 frees a slot (4 goes, as without RFC 3042), and limited transmit adds 5: 6 = 4 + 2.
+        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(1, 2)])), &mut out);
+        assert_eq!(seqs(&out), [4, 5]);
+        out.clear();
+        // SND.NXT - SND.UNA is 6 = cwnd + 2 already: nothing more on the second duplicate ACK.
+        s.on_ack(ms(41), &unlimited(ack(0, 0, &[(1, 3)])), &mut out);
+        assert_eq!(seqs(&out), Vec::<u64>::new());
+    }
+
+    /// NewReno in congestion avoidance with a 20-packet window loses packet 0 of 0..=19; ACKs SACK
+    /// 1, 2, ... one at a time. Returns the packets sent on each ACK from the third duplicate ACK on.
+    fn recovery_sends(prr: bool) -> (ReliableSender, Vec<Vec<u64>>) {
+        let mut params = toml::Table::new();
+        params.insert("initial_window".into(), toml::Value::Integer(20));
+        params.insert("initial_ssthresh".into(), toml::Value::Integer(20));
+        let rto = RtoParams {
+            prr,
+            ..RtoParams::default()
+        };
+        let cc = ccscope_cc::build("newreno", &params).expect("newreno");
+        let mut s = ReliableSender::new(0, cc, PKT, None, rto);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 20);
+        let mut per_ack = Vec::new();
+        for hi in 2..=20u64 {
+            out.clear();
+            s.on_ack(ms(38 + hi), &unlimited(ack(0, 0, &[(1, hi)])), &mut out);
+            if hi >= 4 {
+                per_ack.push(seqs(&out));
+            }
+        }
+        (s, per_ack)
+    }
+
+    #[test]
+    fn prr_spreads_the_reduction_over_the_round_where_rfc6675_pipe_waits_then_bursts() {
+        // The first two duplicate ACKs each release one new packet (20, 21: the pipe fell by one).
+        // The third marks 0 lost with 19 in flight: NewReno's ssthresh is 19 / 2 = 9 and RecoverFS
+        // (Linux prior_cwnd) 20, so after d deliveries PRR has sent CEIL(9 d / 20) in all.
+        let (s, prr) = recovery_sends(true);
+        assert_eq!(s.cc.cwnd(), 9);
+        assert_eq!(prr[0], [0], "the fast retransmit first");
+        let mut total = 0u64;
+        for (i, sent) in prr.iter().enumerate() {
+            total += sent.len() as u64;
+            let d = i as u64 + 1;
+            assert_eq!(total, (9 * d).div_ceil(20), "after {d} deliveries: {prr:?}");
+        }
+        assert_eq!(prr[2], [22]);
+        // RFC 6675's pipe alone: the retransmission, then silence until the pipe falls below
+        // ssthresh (19 - 11 = 8), then one packet per ACK.
+        let (_, plain) = recovery_sends(false);
+        let counts: Vec<usize> = plain.iter().map(Vec::len).collect();
+        assert_eq!(counts, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn prr_brings_the_pipe_down_to_ssthresh_and_then_sends_what_is_delivered() {
+        let (mut s, _) = recovery_sends(true);
+        // In flight: the retransmission of 0, 20 and 21, and PRR's 7 new packets (22..=28).
+        assert_eq!(s.in_flight(), 10);
+        let mut out = Vec::new();
+        // 20 and 21 are SACKed: the pipe (8) is below ssthresh (9), so the slow-start bound allows
+        // MAX(prr_delivered - prr_out, 2) = 11 but at most ssthresh - pipe = 1.
+        s.on_ack(
+            ms(60),
+            &unlimited(ack(0, 0, &[(20, 22), (1, 20)])),
+            &mut out,
+        );
+        assert_eq!(seqs(&out), [29]);
+        assert_eq!((s.in_flight(), s.cc.cwnd()), (9, 9));
+        out.clear();
+        // The retransmission is ACKed, passing the recovery point (21): NewReno's window rules again.
+        s.on_ack(ms(80), &unlimited(ack(22, 0, &[])), &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(seqs(&out), [30]);
+        assert_eq!(s.in_flight(), 9);
+    }
+
+    /// A fixed window of 10 with RACK (and TLP) on or off: packets 0..=9 leave at 0; at 40 ms 1..=9
+    /// are SACKed (0 was lost).
+    fn rack_lost_head(rack: bool) -> (ReliableSender, Vec<Packet>) {
+        let mut s = switched("fixed", 10, |r| r.rack = rack);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(1, 10)])), &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn rack_resends_a_lost_retransmission_when_a_later_packet_is_delivered_instead_of_waiting_for_the_rto(
+    ) {
+        let (mut s, mut out) = rack_lost_head(true);
+        // Nine SACKed (>= DupThresh): reo_wnd = 0, and 0 has waited RACK.rtt (40 ms): lost.
+        assert_eq!(seqs(&out), [0, 10, 11, 12, 13, 14, 15, 16, 17, 18]);
+        out.clear();
+        // The retransmission of 0 is lost too; 10, sent with it at 40 ms, is SACKed at 80 ms.
+        s.on_ack(
+            ms(80),
+            &unlimited(ack(0, 0, &[(10, 11), (1, 10)])),
+            &mut out,
+        );
+        assert_eq!(seqs(&out)[0], 0, "resent again at once: {:?}", seqs(&out));
+        assert_eq!((s.retransmitted, s.rtos), (2, 0));
+        // Without RACK the SACK rules never mark a retransmission lost: 0 waits for the RTO.
+        let (mut s, mut out) = rack_lost_head(false);
+        assert_eq!(seqs(&out)[0], 0);
+        out.clear();
+        s.on_ack(
+            ms(80),
+            &unlimited(ack(0, 0, &[(10, 11), (1, 10)])),
+            &mut out,
+        );
+        assert!(!seqs(&out).contains(&0));
+        assert_eq!(s.retransmitted, 1);
+    }
+
+    #[test]
+    fn rack_waits_a_quarter_min_rtt_for_reordering_before_one_sack_declares_a_loss() {
+        let mut s = switched("fixed", 10, |r| r.rack = true);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        // One SACK (below DupThresh): reo_wnd = min_RTT / 4 = 10 ms, so 0 is due at 50 ms; the timer
+        // adds Linux's TCP_TIMEOUT_MIN (2 ms).
+        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(1, 2)])), &mut out);
+        assert_eq!(
+            seqs(&out),
+            [10],
+            "the SACKed packet left the pipe, nothing declared lost"
+        );
+        assert_eq!(s.timeout_deadline(), Some(ms(52)));
+        out.clear();
+        s.on_timeout(ms(52), &mut out);
+        assert_eq!(seqs(&out), [0]);
+        assert_eq!((s.rack_reo_timeouts, s.lost, s.rtos), (1, 1, 0));
+        assert!(s.in_recovery());
+    }
+
+    #[test]
+    fn a_tail_loss_probe_resends_the_last_packet_two_srtt_after_the_last_ack_and_rack_repairs_the_tail(
+    ) {
+        let plan = crate::traffic::TransferPlan::fixed(vec![10], Dur::ZERO);
+        let cc = {
+            let mut p = toml::Table::new();
+            p.insert("window".into(), toml::Value::Integer(10));
+            ccscope_cc::build("fixed", &p).expect("fixed")
+        };
+        let rto = RtoParams {
+            rack: true,
+            tlp: true,
+            ..RtoParams::default()
+        };
+        let mut s = ReliableSender::new(0, cc, PKT, Some(plan), rto);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        // 0..=7 arrive; 8 and 9 (the tail) are lost. SRTT 40 ms: PTO = 2 SRTT + 2 ms after the ACK.
+        for cum in 1..=8 {
+            s.on_ack(ms(40), &unlimited(ack(cum, 0, &[])), &mut out);
+        }
+        assert!(out.is_empty());
+        assert_eq!(s.timeout_deadline(), Some(ms(122)));
+        s.on_timeout(ms(122), &mut out);
+        assert_eq!(seqs(&out), [9], "no new data: the highest packet again");
+        assert_eq!((s.tlp_probes, s.rtos), (1, 0));
+        out.clear();
+        // The probe's SACK makes RACK declare 8 lost (sent before 9's probe, RACK.rtt long passed).
+        s.on_ack(ms(162), &unlimited(ack(8, 0, &[(9, 10)])), &mut out);
+        assert_eq!(seqs(&out), [8]);
+        assert_eq!(s.rtos, 0);
+        // Without TLP the tail waits for the RTO (1 s after the last ACK).
+        let plan = crate::traffic::TransferPlan::fixed(vec![10], Dur::ZERO);
+        let mut p = toml::Table::new();
+        p.insert("window".into(), toml::Value::Integer(10));
+        let rto = RtoParams {
+            rack: true,
+            ..RtoParams::default()
+        };
+        let mut s = ReliableSender::new(
+            0,
+            ccscope_cc::build("fixed", &p).expect("fixed"),
+            PKT,
+            Some(plan),
+            rto,
+        );
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        for cum in 1..=8 {
+            s.on_ack(ms(40), &unlimited(ack(cum, 0, &[])), &mut out);
+        }
+        assert_eq!(s.timeout_deadline(), Some(ms(1040)));
     }
 
     /// A fixed window of 4 that keeps every ACK's rate sample, and paces at `rate` if given.
