@@ -335,3 +335,66 @@ fn frto_undoes_the_timeout_an_outage_causes_and_spares_the_go_back_n() {
         b.goodput_mbps
     );
 }
+
+#[test]
+fn every_loss_recovery_switch_delivers_a_lossy_transfer_completely_and_conserves_packets() {
+    // 1334 packets through 5% random loss and a 50-packet droptail queue, NewReno and Cubic.
+    for cc in ["newreno", "cubic"] {
+        for switches in [
+            "stack = \"linux\"",
+            "stack = \"ns3\"",
+            "limited_transmit = true",
+            "prr = true",
+            "rack = true",
+            "tlp = true",
+            "rack = true\ntlp = true\ndsack = true",
+        ] {
+            let r = run(&scenario(
+                "{ kind = \"bernoulli\", p = 0.05 }",
+                &format!("controller = \"{cc}\"\ntransfers_bytes = [2000000]\n{switches}"),
+            ));
+            conserved(&r);
+            let f = &r.flows[0];
+            assert!(f.retransmissions >= f.dropped, "{cc} {switches}");
+            assert_eq!(f.goodput_bytes, 1334 * 1500, "{cc} {switches}");
+            assert_eq!((f.in_flight, f.transfers_done), (0, 1), "{cc} {switches}");
+        }
+    }
+}
+
+/// Short transfers (20 packets, 0.2 s apart) through 2% random loss: most losses are tail losses
+/// that no later packet reveals (RFC 8985 §1).
+fn short_transfers(switches: &str) -> RunResult {
+    run(&format!(
+        "duration_s = 120\nseed = 3\n[data_link]\nrate_mbps = 10\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 100 }}\n\
+         loss = {{ kind = \"bernoulli\", p = 0.02 }}\n[ack_link]\nrate_mbps = 10\ndelay_ms = 20\n\
+         [[flows]]\ncontroller = \"newreno\"\ntransfers_bytes = [{}]\nthink_s = 0.2\n{switches}\n",
+        vec!["30000"; 400].join(", ")
+    ))
+}
+
+#[test]
+fn rack_tlp_repairs_the_tail_losses_of_short_transfers_without_waiting_for_timeouts() {
+    let plain = short_transfers("");
+    let racktlp = short_transfers("rack = true\ntlp = true");
+    conserved(&plain);
+    conserved(&racktlp);
+    let (a, b) = (&plain.flows[0], &racktlp.flows[0]);
+    let counter =
+        |f: &ccscope_sim::FlowSummary, n: &str| f.counters.iter().find(|c| c.0 == n).map(|c| c.1);
+    // RFC 8985 §7: the probe turns most timeouts into fast recoveries.
+    assert!(
+        b.rtos * 2 < a.rtos,
+        "RTOs {} with RACK-TLP vs {}",
+        b.rtos,
+        a.rtos
+    );
+    assert!(counter(b, "tlp_probes").is_some_and(|p| p > 0));
+    assert!(
+        b.fct_mean_s < a.fct_mean_s,
+        "{:?} vs {:?}",
+        b.fct_mean_s,
+        a.fct_mean_s
+    );
+    assert!(b.transfers_done >= a.transfers_done);
+}

@@ -147,20 +147,17 @@ impl Rack {
     }
 }
 
-/// RFC 8985 §7.2, Linux `tcp_schedule_loss_probe`: PTO = 2 SRTT, plus `rto_min` (the worst-case
-/// delayed ACK) with one packet outstanding or `TCP_TIMEOUT_MIN` otherwise; the initial RTO without
-/// an RTT sample; never later than the RTO would fire (`rto_left`).
-pub fn probe_timeout(
-    srtt: Option<Dur>,
-    packets_out: u64,
-    rto_min: Dur,
-    initial: Dur,
-    rto_left: Dur,
-) -> Dur {
+/// RFC 8985 §7.2 WCDelAckT, the worst-case delayed ACK (Linux adds `tcp_rto_min`, 200 ms by default).
+pub const WC_DEL_ACK: Dur = Dur::from_ms(200);
+
+/// RFC 8985 §7.2, Linux `tcp_schedule_loss_probe`: PTO = 2 SRTT, plus WCDelAckT with one packet
+/// outstanding or `TCP_TIMEOUT_MIN` otherwise; the initial RTO without an RTT sample; never later
+/// than the RTO would fire (`rto_left`).
+pub fn probe_timeout(srtt: Option<Dur>, packets_out: u64, initial: Dur, rto_left: Dur) -> Dur {
     let pto = match srtt {
         Some(s) => {
             let extra = if packets_out == 1 {
-                rto_min
+                WC_DEL_ACK
             } else {
                 TIMEOUT_MIN
             };
@@ -233,19 +230,13 @@ mod tests {
 
     #[test]
     fn the_probe_timeout_is_two_srtt_plus_a_margin_and_never_after_the_rto() {
-        let (min, init) = (Dur::from_ms(200), Dur::from_ms(1000));
-        let far = Dur::from_ms(5000);
+        let (init, far) = (Dur::from_ms(1000), Dur::from_ms(5000));
+        let srtt = Some(Dur::from_ms(40));
+        assert_eq!(probe_timeout(srtt, 10, init, far), Dur::from_ms(82));
+        assert_eq!(probe_timeout(srtt, 1, init, far), Dur::from_ms(280));
+        assert_eq!(probe_timeout(None, 10, init, far), init);
         assert_eq!(
-            probe_timeout(Some(Dur::from_ms(40)), 10, min, init, far),
-            Dur::from_ms(82)
-        );
-        assert_eq!(
-            probe_timeout(Some(Dur::from_ms(40)), 1, min, init, far),
-            Dur::from_ms(280)
-        );
-        assert_eq!(probe_timeout(None, 10, min, init, far), init);
-        assert_eq!(
-            probe_timeout(Some(Dur::from_ms(40)), 10, min, init, Dur::from_ms(50)),
+            probe_timeout(srtt, 10, init, Dur::from_ms(50)),
             Dur::from_ms(50)
         );
     }

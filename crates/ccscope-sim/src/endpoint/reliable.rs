@@ -809,12 +809,10 @@ impl ReliableSender {
         } else {
             self.rto_deadline.map_or(Dur::ZERO, |d| d - now.min(d))
         };
-        let p = self.rtt.params();
         let pto = probe_timeout(
             self.rtt.srtt(),
             self.snd_nxt - self.snd_una,
-            p.min,
-            p.initial,
+            self.rtt.params().initial,
             rto_left,
         );
         self.tlp_deadline = Some(now + pto);
@@ -1040,7 +1038,10 @@ impl ReliableSender {
             self.on_reo_timeout(now);
             return self.try_send(now, out);
         }
-        if self.tlp_deadline.is_some_and(|t| t <= now) && self.rto_deadline.is_none_or(|t| t > now)
+        // Linux arms the probe instead of the RTO (one timer), so a probe due with the RTO goes first.
+        if self
+            .tlp_deadline
+            .is_some_and(|t| t <= now && self.rto_deadline.is_none_or(|r| t <= r))
         {
             self.send_loss_probe(now, out);
             return self.try_send(now, out);
@@ -1555,6 +1556,43 @@ mod tests {
         assert!(!s.in_recovery());
         assert_eq!(seqs(&out), [30]);
         assert_eq!(s.in_flight(), 9);
+    }
+
+    /// NewReno in congestion avoidance with a 20-packet window loses 0..=14 of 0..=19; 15..=19 are
+    /// SACKed one ACK at a time. Returns the packets sent on each of those ACKs.
+    fn burst_recovery(prr: bool) -> Vec<Vec<u64>> {
+        let mut params = toml::Table::new();
+        params.insert("initial_window".into(), toml::Value::Integer(20));
+        params.insert("initial_ssthresh".into(), toml::Value::Integer(20));
+        let rto = RtoParams {
+            prr,
+            ..RtoParams::default()
+        };
+        let cc = ccscope_cc::build("newreno", &params).expect("newreno");
+        let mut s = ReliableSender::new(0, cc, PKT, None, rto);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        let mut per_ack = Vec::new();
+        for hi in 16..=20u64 {
+            out.clear();
+            s.on_ack(ms(24 + hi), &unlimited(ack(0, 0, &[(15, hi)])), &mut out);
+            per_ack.push(seqs(&out));
+        }
+        per_ack
+    }
+
+    #[test]
+    fn prr_avoids_the_burst_rfc6675_sends_when_a_loss_burst_empties_the_pipe() {
+        // The first SACK (15) marks 0..=12 lost (IsLost counts sequence space: 15 is three above
+        // 12), each later one a packet more. ssthresh = 19 / 2 = 9 with 6 in flight: RFC 6675's
+        // pipe fills the gap at once, then refills what each SACK and new loss frees.
+        let plain = burst_recovery(false);
+        assert_eq!(plain, [vec![0, 1, 2], vec![3, 4], vec![5, 6], vec![7], vec![8]]);
+        // PRR's slow-start bound below ssthresh: MAX(prr_delivered - prr_out, DeliveredData), plus
+        // one only on an ACK that advances SND.UNA: one retransmission per packet delivered.
+        let prr = burst_recovery(true);
+        assert_eq!(prr, [vec![0], vec![1], vec![2], vec![3], vec![4]]);
     }
 
     /// A fixed window of 10 with RACK (and TLP) on or off: packets 0..=9 leave at 0; at 40 ms 1..=9
