@@ -718,8 +718,11 @@ impl ReliableSender {
             self.rack.on_dsack();
         }
         self.acked += newly as u64;
-        // RFC 3042: the first and second duplicate ACKs outside recovery may each release a packet.
+        // RFC 3042: the first and second duplicate ACKs outside recovery may each release a packet;
+        // with SACK a duplicate ACK is one that SACKs new data (RFC 6675 §2, §5), not the ACK of a
+        // duplicate segment (those would feed false fast retransmits after a go-back-N).
         self.lt_credit = self.lt_enabled
+            && sacked
             && self.dupacks > dupacks_before
             && self.dupacks <= 2
             && self.recovery_point.is_none()
@@ -1450,12 +1453,10 @@ mod tests {
     }
 
     #[test]
-    fn limited_transmit_sends_one_new_packet_on_each_of_the_first_two_duplicate_acks() {
-        // Duplicate ACKs without SACK information leave the pipe full: only RFC 3042 lets data out.
-        for (lt, expect) in [
-            (false, vec![vec![], vec![], vec![0]]),
-            (true, vec![vec![4], vec![5], vec![0]]),
-        ] {
+    fn limited_transmit_counts_only_duplicate_acks_that_sack_new_data() {
+        // Duplicate ACKs without new SACK information (a duplicate segment's, RFC 6675 §2): nothing
+        // goes with or without RFC 3042, and the third is still fast retransmit's (RFC 5681 §3.2).
+        for lt in [false, true] {
             let mut s = switched("fixed", 4, |r| r.limited_transmit = lt);
             let mut out = Vec::new();
             s.try_send(Time::ZERO, &mut out);
@@ -1466,13 +1467,20 @@ mod tests {
                 s.on_ack(ms(40 + i), &unlimited(ack(0, 0, &[])), &mut out);
                 got.push(seqs(&out));
             }
-            // The third duplicate ACK is fast retransmit's (RFC 5681 §3.2), not limited transmit's.
-            assert_eq!(got, expect, "limited transmit {lt}");
+            assert_eq!(got, [vec![], vec![], vec![0]], "limited transmit {lt}");
         }
     }
 
     #[test]
-    fn limited_transmit_keeps_flight_within_cwnd_plus_two_when_sacks_already_free_the_pipe() {
+    fn limited_transmit_sends_one_packet_past_the_pipe_while_flight_stays_within_cwnd_plus_two() {
+        // Without RFC 3042 each SACKed duplicate ACK frees one slot of the pipe: 4, then 5.
+        let mut s = switched("fixed", 4, |_| ());
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(1, 2)])), &mut out);
+        s.on_ack(ms(41), &unlimited(ack(0, 0, &[(1, 3)])), &mut out);
+        assert_eq!(seqs(&out), [4, 5]);
         let mut s = switched("fixed", 4, |r| r.limited_transmit = true);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -1588,7 +1596,10 @@ mod tests {
         // 12), each later one a packet more. ssthresh = 19 / 2 = 9 with 6 in flight: RFC 6675's
         // pipe fills the gap at once, then refills what each SACK and new loss frees.
         let plain = burst_recovery(false);
-        assert_eq!(plain, [vec![0, 1, 2], vec![3, 4], vec![5, 6], vec![7], vec![8]]);
+        assert_eq!(
+            plain,
+            [vec![0, 1, 2], vec![3, 4], vec![5, 6], vec![7], vec![8]]
+        );
         // PRR's slow-start bound below ssthresh: MAX(prr_delivered - prr_out, DeliveredData), plus
         // one only on an ACK that advances SND.UNA: one retransmission per packet delivered.
         let prr = burst_recovery(true);
