@@ -1339,6 +1339,55 @@ mod tests {
     const OK: &str = "duration_s = 10\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"aimd\"\nadditive_increase = 1\ncount = 2\n";
 
     #[test]
+    fn the_stack_presets_set_the_loss_recovery_switches_and_explicit_keys_override_them() {
+        use crate::endpoint::{RtoEstimatorKind, RtoParams};
+        let flow = |keys: &str| -> RtoParams {
+            let text = format!("duration_s = 1\n[data_link]\nrate_mbps = 12\n[[flows]]\ncontroller = \"cubic\"\n{keys}\n");
+            load(&text).expect("loads").flows[0].rto
+        };
+        let rfc = flow("");
+        assert_eq!(rfc, RtoParams::default());
+        assert!(!(rfc.frto || rfc.limited_transmit || rfc.prr || rfc.rack || rfc.tlp || rfc.dsack));
+        let linux = flow("stack = \"linux\"");
+        assert_eq!(
+            (linux.estimator, linux.min, linux.max),
+            (
+                RtoEstimatorKind::Linux,
+                Dur::from_ms(200),
+                Dur::from_ms(120_000)
+            )
+        );
+        assert_eq!(
+            (
+                linux.frto,
+                linux.prr,
+                linux.rack,
+                linux.tlp,
+                linux.dsack,
+                linux.limited_transmit
+            ),
+            (true, true, true, true, true, false)
+        );
+        let ns3 = flow("stack = \"ns3\"");
+        assert_eq!(
+            ns3,
+            RtoParams {
+                prr: true,
+                ..RtoParams::default()
+            }
+        );
+        let mixed = flow("stack = \"linux\"\nrack = false\nlimited_transmit = true");
+        assert_eq!(
+            (mixed.rack, mixed.tlp, mixed.limited_transmit),
+            (false, true, true)
+        );
+        let e = load(&OK.replace("count = 2", "count = 2\nstack = \"bsd\""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("stack") && e.contains("ns3"), "{e}");
+    }
+
+    #[test]
     fn serde_errors_name_the_field_path_and_its_line() {
         let e = load(&OK.replace("delay_ms = 20", "delay_ms = \"x\""))
             .unwrap_err()
