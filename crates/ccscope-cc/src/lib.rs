@@ -149,6 +149,11 @@ pub trait Controller: Send {
     /// The transport found its last timeout spurious (F-RTO, RFC 5682; Linux `tcp_undo_cwnd_reduction`):
     /// restore the window and ssthresh from before `on_rto`.
     fn on_undo(&mut self, _now: Time) {}
+    /// The controller sets its window during loss recovery itself (Linux `ca_ops->cong_control`, as
+    /// BBR does), so the transport's proportional rate reduction (RFC 6937) leaves it alone.
+    fn sets_window_in_recovery(&self) -> bool {
+        false
+    }
     /// No ACK arrived for `timeout()`; the sender will send one packet regardless of the window.
     fn on_timeout(&mut self, _now: Time) {}
     /// The time asked for by `next_timer` has come.
@@ -215,6 +220,9 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
     }
     fn on_timer(&mut self, now: Time) {
         (**self).on_timer(now)
+    }
+    fn sets_window_in_recovery(&self) -> bool {
+        (**self).sets_window_in_recovery()
     }
     fn next_timer(&self) -> Option<Time> {
         (**self).next_timer()

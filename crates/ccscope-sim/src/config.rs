@@ -1040,21 +1040,18 @@ fn flow(
         }
         f.app = traffic(ctx, &at("traffic"), t)?;
     }
-    // `stack` picks the defaults (RFCs as ns-3, or Linux's); `rto_estimator` and `frto` override them.
-    let linux = match ff.stack.as_deref() {
-        None | Some("rfc") => false,
-        Some("linux") => true,
+    // `stack` picks the defaults (the RFCs' baseline, Linux's, or ns-3.37's); `rto_estimator`,
+    // `frto`, `limited_transmit`, `prr`, `rack`, `tlp` and `dsack` override them.
+    let mut d = match ff.stack.as_deref() {
+        None | Some("rfc") => crate::endpoint::RtoParams::default(),
+        Some("linux") => crate::endpoint::RtoParams::linux(),
+        Some("ns3") => crate::endpoint::RtoParams::ns3(),
         Some(o) => {
             return Err(ctx.err(
                 &at("stack"),
-                format!("expected \"rfc\" or \"linux\", got \"{o}\""),
+                format!("expected \"rfc\", \"linux\" or \"ns3\", got \"{o}\""),
             ))
         }
-    };
-    let mut d = if linux {
-        crate::endpoint::RtoParams::linux()
-    } else {
-        crate::endpoint::RtoParams::default()
     };
     match ff.rto_estimator.as_deref() {
         None => {}
@@ -1072,8 +1069,18 @@ fn flow(
         }
     }
     d.frto = ff.frto.unwrap_or(d.frto);
+    d.limited_transmit = ff.limited_transmit.unwrap_or(d.limited_transmit);
+    d.prr = ff.prr.unwrap_or(d.prr);
+    d.rack = ff.rack.unwrap_or(d.rack);
+    d.tlp = ff.tlp.unwrap_or(d.tlp);
+    d.dsack = ff.dsack.unwrap_or(d.dsack);
     f.rto.estimator = d.estimator;
     f.rto.frto = d.frto;
+    f.rto.limited_transmit = d.limited_transmit;
+    f.rto.prr = d.prr;
+    f.rto.rack = d.rack;
+    f.rto.tlp = d.tlp;
+    f.rto.dsack = d.dsack;
     f.rto.min = positive(ctx, &at("min_rto_ms"), ff.min_rto_ms)?
         .map(Dur::from_ms_f64)
         .unwrap_or(d.min);
@@ -1209,6 +1216,11 @@ fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {
         ("initial_rto_ms", ff.initial_rto_ms.is_some()),
         ("rto_estimator", ff.rto_estimator.is_some()),
         ("frto", ff.frto.is_some()),
+        ("limited_transmit", ff.limited_transmit.is_some()),
+        ("prr", ff.prr.is_some()),
+        ("rack", ff.rack.is_some()),
+        ("tlp", ff.tlp.is_some()),
+        ("dsack", ff.dsack.is_some()),
         ("stack", ff.stack.is_some()),
     ] {
         if given {
@@ -1325,6 +1337,55 @@ mod tests {
     }
 
     const OK: &str = "duration_s = 10\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"aimd\"\nadditive_increase = 1\ncount = 2\n";
+
+    #[test]
+    fn the_stack_presets_set_the_loss_recovery_switches_and_explicit_keys_override_them() {
+        use crate::endpoint::{RtoEstimatorKind, RtoParams};
+        let flow = |keys: &str| -> RtoParams {
+            let text = format!("duration_s = 1\n[data_link]\nrate_mbps = 12\n[[flows]]\ncontroller = \"cubic\"\n{keys}\n");
+            load(&text).expect("loads").flows[0].rto
+        };
+        let rfc = flow("");
+        assert_eq!(rfc, RtoParams::default());
+        assert!(!(rfc.frto || rfc.limited_transmit || rfc.prr || rfc.rack || rfc.tlp || rfc.dsack));
+        let linux = flow("stack = \"linux\"");
+        assert_eq!(
+            (linux.estimator, linux.min, linux.max),
+            (
+                RtoEstimatorKind::Linux,
+                Dur::from_ms(200),
+                Dur::from_ms(120_000)
+            )
+        );
+        assert_eq!(
+            (
+                linux.frto,
+                linux.prr,
+                linux.rack,
+                linux.tlp,
+                linux.dsack,
+                linux.limited_transmit
+            ),
+            (true, true, true, true, true, false)
+        );
+        let ns3 = flow("stack = \"ns3\"");
+        assert_eq!(
+            ns3,
+            RtoParams {
+                prr: true,
+                ..RtoParams::default()
+            }
+        );
+        let mixed = flow("stack = \"linux\"\nrack = false\nlimited_transmit = true");
+        assert_eq!(
+            (mixed.rack, mixed.tlp, mixed.limited_transmit),
+            (false, true, true)
+        );
+        let e = load(&OK.replace("count = 2", "count = 2\nstack = \"bsd\""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("stack") && e.contains("ns3"), "{e}");
+    }
 
     #[test]
     fn serde_errors_name_the_field_path_and_its_line() {

@@ -205,7 +205,18 @@ pub struct FlowFile {
     /// "rfc6298" (default) or "linux".
     pub rto_estimator: Option<String>,
     pub frto: Option<bool>,
-    /// "rfc" (default) or "linux": the reliable transport's defaults as RFCs or as Linux sets them.
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: Option<bool>,
+    /// RFC 6937 proportional rate reduction in fast recovery.
+    pub prr: Option<bool>,
+    /// RFC 8985 RACK loss detection.
+    pub rack: Option<bool>,
+    /// RFC 8985 tail loss probe.
+    pub tlp: Option<bool>,
+    /// RFC 2883 DSACK from the receiver.
+    pub dsack: Option<bool>,
+    /// "rfc" (default), "linux" or "ns3": the reliable transport's defaults as the RFCs' baseline, as
+    /// Linux 6.x or as ns-3.37 sets them.
     pub stack: Option<String>,
     pub route: Option<Vec<String>>,
     pub ack_route: Option<Vec<String>>,

@@ -410,7 +410,7 @@ impl Simulation {
             receivers.push(if transport == Transport::Cmt {
                 receiver.with_arrival_log()
             } else {
-                receiver
+                receiver.with_dsack(transport == Transport::Reliable && f.rto.dsack)
             });
             let jitter = if f.start_jitter > Dur::ZERO {
                 use ccscope_core::rng::RngExt;

@@ -40,11 +40,34 @@ fn allocs_of(text: &str) -> (u64, u64) {
 
 /// (allocations during `run`, packets delivered) for a 40 s dumbbell at `mbps`.
 fn allocs_per_run(controller: &str, mbps: u64) -> (u64, u64) {
+    allocs_per_run_with(controller, mbps, "")
+}
+
+/// The same with extra flow keys (`extra`, newline-terminated lines).
+fn allocs_per_run_with(controller: &str, mbps: u64, extra: &str) -> (u64, u64) {
     allocs_of(&format!(
         "duration_s = 40\nbin_ms = 1000\n[data_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n\
          queue = {{ kind = \"droptail\", packets = 100 }}\nloss = {{ kind = \"bernoulli\", p = 0.001 }}\n\
-         [ack_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n[[flows]]\ncontroller = \"{controller}\"\ncount = 4\n"
+         [ack_link]\nrate_mbps = {mbps}\ndelay_ms = 20\n[[flows]]\ncontroller = \"{controller}\"\ncount = 4\n{extra}"
     ))
+}
+
+#[test]
+fn the_linux_loss_recovery_does_not_allocate_per_packet() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // RACK, TLP, PRR, F-RTO and DSACK, plus limited transmit: RACK walks the per-packet records.
+    let extra = "stack = \"linux\"\nlimited_transmit = true\n";
+    for cc in ["newreno", "cubic"] {
+        let (a_slow, d_slow) = allocs_per_run_with(cc, 12, extra);
+        let (a_fast, d_fast) = allocs_per_run_with(cc, 48, extra);
+        let extra_packets = d_fast.saturating_sub(d_slow);
+        let extra_allocs = a_fast.saturating_sub(a_slow);
+        assert!(extra_packets > 50_000, "{cc}: {extra_packets}");
+        assert!(
+            extra_allocs < 200,
+            "{cc}: {extra_allocs} more allocations for {extra_packets} more packets"
+        );
+    }
 }
 
 #[test]

@@ -570,6 +570,11 @@ impl Controller for Bbr {
         self.cwnd = 1;
     }
 
+    fn sets_window_in_recovery(&self) -> bool {
+        // tcp_bbr.c registers cong_control: bbr_set_cwnd runs recovery, not tcp_cwnd_reduction.
+        true
+    }
+
     fn cwnd(&self) -> u32 {
         self.cwnd
     }

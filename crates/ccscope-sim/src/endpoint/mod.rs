@@ -3,6 +3,8 @@
 
 pub mod cmt;
 pub mod datagram;
+pub mod prr;
+pub mod rack;
 pub mod receiver;
 pub mod reliable;
 pub mod rto;
@@ -161,7 +163,8 @@ impl Sender {
         v
     }
     /// The controller's counters, those of earlier connections' controllers included (a CMT
-    /// association: its own counters), and the reliable transport's F-RTO undos when F-RTO is on.
+    /// association: its own counters), and the reliable transport's F-RTO undos, loss probes and
+    /// RACK timer expiries when those are on.
     pub fn counters(&self) -> Vec<(&'static str, u64)> {
         let retired = each!(self, s => s.plan.as_ref().map(|p| p.retired_counters.clone()).unwrap_or_default());
         let own = single!(self, s => s.cc.counters(), cmt c => c.counters());
@@ -169,6 +172,13 @@ impl Sender {
         if let Sender::Reliable(r) = self {
             if r.frto_enabled() {
                 all.push(("spurious_rtos", r.spurious_rtos));
+            }
+            if r.tlp_enabled() {
+                all.push(("tlp_probes", r.tlp_probes));
+                all.push(("tlp_recoveries", r.tlp_recoveries));
+            }
+            if r.rack_enabled() {
+                all.push(("rack_reo_timeouts", r.rack_reo_timeouts));
             }
         }
         all

@@ -2,6 +2,8 @@
 //! For the reliable transport the ACK also carries the cumulative ACK, up to three SACK blocks, the
 //! block holding the packet just received first (RFC 2018 §4), and the receive window (RFC 9293
 //! §3.8.6): the buffer minus what it holds out of order and what the application has not read.
+//! With DSACK on (RFC 2883), a duplicate packet is reported in the first block, ahead of the two
+//! most recent SACK blocks.
 
 use std::collections::VecDeque;
 
@@ -169,6 +171,8 @@ impl ArrivalLog {
 
 pub struct Receiver {
     reliable: bool,
+    /// Report duplicates with DSACK (RFC 2883; Linux `tcp_dsack`).
+    dsack: bool,
     /// SCTP-CMT: the arrival log SACKs refer to (`None` for the other transports).
     log: Option<ArrivalLog>,
     /// SCTP-CMT: gap blocks the receiver holds now, and the most it held (paper 002: up to ~W/2).
@@ -205,6 +209,7 @@ impl Receiver {
     pub fn new(reliable: bool, ack_bytes: u32) -> Receiver {
         Receiver {
             reliable,
+            dsack: false,
             log: None,
             gap_blocks: 0,
             max_gap_blocks: 0,
@@ -228,6 +233,12 @@ impl Receiver {
     /// A receive buffer (reliable transport); the default is unlimited.
     pub fn with_buffer(mut self, buf: RecvBuffer) -> Receiver {
         self.buf = buf;
+        self
+    }
+
+    /// Report duplicate packets with DSACK blocks (RFC 2883) or not (the default).
+    pub fn with_dsack(mut self, on: bool) -> Receiver {
+        self.dsack = on;
         self
     }
 
@@ -256,8 +267,10 @@ impl Receiver {
         let before = self.delivered_in_order;
         self.buf.advance(now);
         self.packet_bytes = p.bytes as u64;
+        let mut duplicate = false;
         if p.seq < self.rcv_nxt {
             self.duplicates += 1;
+            duplicate = true;
         } else {
             let i = (p.seq - self.rcv_nxt) as usize;
             let dup = self.got.get(i) == Some(&true);
@@ -283,6 +296,7 @@ impl Receiver {
                 }
                 if dup {
                     self.duplicates += 1;
+                    duplicate = true;
                 } else {
                     self.buf.insert(p.bytes as u64);
                 }
@@ -308,6 +322,10 @@ impl Receiver {
         }
         ack.ack_cum = self.rcv_nxt;
         ack.sack = self.recent;
+        if duplicate && self.dsack {
+            // RFC 2883 §4: the duplicate first, then the most recent blocks that still fit.
+            ack.sack = [(p.seq, p.seq + 1), self.recent[0], self.recent[1]];
+        }
         if let Some(log) = &self.log {
             ack.arrivals = log.total();
         }
@@ -435,6 +453,26 @@ mod tests {
     /// 12 Mbit/s: the application reads one 1500-byte packet per millisecond.
     fn reader(packets: u64) -> RecvBuffer {
         RecvBuffer::new(Some(packets * 1500), Some(Bandwidth::from_mbps(12.0)))
+    }
+
+    #[test]
+    fn with_dsack_a_duplicate_is_reported_first_below_or_above_the_cumulative_ack() {
+        let mut r = Receiver::new(true, 40).with_dsack(true);
+        r.on_data(&data(0), Time::ZERO);
+        r.on_data(&data(2), Time::ZERO);
+        // 0 again, below the cumulative ACK 1: [0, 1) first, then the SACK block of 2.
+        let (a, _) = r.on_data(&data(0), Time::ZERO);
+        assert_eq!((a.ack_cum, a.sack), (1, [(0, 1), (2, 3), (0, 0)]));
+        // 2 again, inside its own SACK block.
+        let (a, _) = r.on_data(&data(2), Time::ZERO);
+        assert_eq!(a.sack, [(2, 3), (2, 3), (0, 0)]);
+        // A new packet: plain SACK again.
+        let (a, _) = r.on_data(&data(4), Time::ZERO);
+        assert_eq!(a.sack, [(4, 5), (2, 3), (0, 0)]);
+        // Without DSACK a duplicate changes nothing.
+        let mut r = Receiver::new(true, 40);
+        r.on_data(&data(0), Time::ZERO);
+        assert_eq!(r.on_data(&data(0), Time::ZERO).0.sack, [(0, 0); 3]);
     }
 
     #[test]

@@ -26,6 +26,19 @@
 //!   window is open and no loss waits for retransmission (Linux `tcp_rate_check_app_limited`).
 //! - Pacing: when the controller gives a `pacing_rate`, each transmission (new or resent) waits until
 //!   the previous one's serialization time at that rate has passed (Linux `tcp_wstamp_ns`).
+//! - Limited transmit (RFC 3042), when `limited_transmit` is on: on the first two duplicate ACKs
+//!   one new packet may go beyond the window while SND.NXT - SND.UNA stays within cwnd + 2.
+//! - Proportional rate reduction (RFC 6937 as Linux's `tcp_cwnd_reduction`, `prr.rs`), when `prr`
+//!   is on: during fast recovery the send limit is pipe + sndcnt, computed on every ACK from the
+//!   packets delivered and sent since recovery began, with the controller's window as ssthresh.
+//! - RACK-TLP (RFC 8985 as Linux's tcp_recovery.c, `rack.rs`), when `rack` / `tlp` are on: a packet
+//!   is lost when one sent after it was delivered and RACK.rtt + reo_wnd has passed since it was
+//!   sent (retransmissions included, so a lost retransmission is resent without a timeout), with a
+//!   reordering timer for the ones not yet due; this replaces the duplicate-ACK, IsLost and
+//!   partial-ACK rules. The tail loss probe sends new data (or resends the last packet) 2 SRTT after
+//!   the last transmission when nothing else would clock out a tail loss. RACK walks the per-packet
+//!   records in sequence order (their send times are the rate sampler's); originals are in send
+//!   order, so the walk stops at the first original sent after RACK.xmit_ts.
 //! - Rounds (specs/002-cmt.md A12, for paper 002's round-correlated loss): a round starts with the
 //!   first packet sent after the previous round's first packet is acknowledged (cumulatively or
 //!   SACKed); every data packet carries its round, with `Packet::RETX` on retransmissions. Only the
@@ -38,6 +51,8 @@ use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent,
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
 
+use super::prr::Prr;
+use super::rack::{probe_timeout, Rack, TIMEOUT_MIN};
 use super::rto::{RtoEstimator, RtoParams};
 use crate::traffic::{OnOffParams, Poll, TransferPlan};
 
@@ -131,6 +146,33 @@ pub struct ReliableSender {
     pub rtos: u64,
     /// Timeouts F-RTO found spurious and undid.
     pub spurious_rtos: u64,
+    /// RFC 3042 switched on; a duplicate ACK lets one packet beyond the window go (this ACK only).
+    lt_enabled: bool,
+    lt_credit: bool,
+    prr_enabled: bool,
+    /// The current recovery episode's PRR state (with `prr` on and the controller not setting its
+    /// own window in recovery).
+    prr: Option<Prr>,
+    /// Packets SACKed above SND.UNA (Linux `sacked_out`).
+    sacked_out: u32,
+    rack_enabled: bool,
+    rack: Rack,
+    /// Sequences below this are SACKed or waiting for retransmission: RACK's walk starts here.
+    rack_lo: u64,
+    /// RFC 8985 §6.2 step 5: the reordering timer (Linux ICSK_TIME_REO_TIMEOUT).
+    reo_deadline: Option<Time>,
+    tlp_enabled: bool,
+    /// RFC 8985 §7.2: the probe timer (Linux ICSK_TIME_LOSS_PROBE).
+    tlp_deadline: Option<Time>,
+    /// SND.NXT when the outstanding probe was sent (Linux `tlp_high_seq`); one probe at a time.
+    tlp_high_seq: Option<u64>,
+    /// The outstanding probe resent a packet rather than sending new data (Linux `tlp_retrans`).
+    tlp_retrans: bool,
+    /// Loss probes sent (Linux TCPLossProbes) and tail losses they repaired (TCPLossProbeRecovery).
+    pub tlp_probes: u64,
+    pub tlp_recoveries: u64,
+    /// RACK reordering-timer expiries that found losses.
+    pub rack_reo_timeouts: u64,
     pub acked: u64,
     /// Zero-window probes sent.
     pub probes: u64,
@@ -184,6 +226,22 @@ impl ReliableSender {
             lost: 0,
             rtos: 0,
             spurious_rtos: 0,
+            lt_enabled: rto.limited_transmit,
+            lt_credit: false,
+            prr_enabled: rto.prr,
+            prr: None,
+            sacked_out: 0,
+            rack_enabled: rto.rack,
+            rack: Rack::new(),
+            rack_lo: 0,
+            reo_deadline: None,
+            tlp_enabled: rto.tlp,
+            tlp_deadline: None,
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            tlp_probes: 0,
+            tlp_recoveries: 0,
+            rack_reo_timeouts: 0,
             acked: 0,
         }
     }
@@ -229,6 +287,15 @@ impl ReliableSender {
         self.highest_sacked = None;
         self.lost_scan = self.snd_una;
         self.sack_scan = self.snd_una;
+        self.lt_credit = false;
+        self.prr = None;
+        self.sacked_out = 0;
+        self.rack = Rack::new();
+        self.rack_lo = self.snd_una;
+        self.reo_deadline = None;
+        self.tlp_deadline = None;
+        self.tlp_high_seq = None;
+        self.tlp_retrans = false;
     }
 
     pub fn in_flight(&self) -> u32 {
@@ -237,6 +304,27 @@ impl ReliableSender {
 
     pub fn frto_enabled(&self) -> bool {
         self.frto_enabled
+    }
+
+    pub fn tlp_enabled(&self) -> bool {
+        self.tlp_enabled
+    }
+
+    pub fn rack_enabled(&self) -> bool {
+        self.rack_enabled
+    }
+
+    /// What may be in flight now: PRR's limit during its recovery episode, else the controller's window.
+    fn send_window(&self) -> u32 {
+        match (&self.prr, self.recovery_point) {
+            (Some(p), Some(_)) => p.window(),
+            _ => self.cc.cwnd(),
+        }
+    }
+
+    /// Whether a new packet may go now, as far as the application and both buffers are concerned.
+    fn new_data_allowed(&self) -> bool {
+        self.has_new_data() && self.window_open() && self.sndbuf_open()
     }
 
     pub fn in_recovery(&self) -> bool {
@@ -270,6 +358,15 @@ impl ReliableSender {
     fn transmit(&mut self, now: Time, seq: u64, retransmission: bool, out: &mut Vec<Packet>) {
         self.in_flight += 1;
         self.sent += 1;
+        if self.recovery_point.is_some() {
+            if let Some(p) = &mut self.prr {
+                p.on_sent();
+            }
+        }
+        if retransmission {
+            // Resent with a new send time: RACK must look at it again.
+            self.rack_lo = self.rack_lo.min(seq);
+        }
         let ev = SendEvent {
             seq,
             bytes: self.packet_bytes,
@@ -344,14 +441,27 @@ impl ReliableSender {
             self.new_connection();
         }
         let mut paced = None;
-        while self.active
-            && (self.in_flight < self.cc.cwnd() || (self.fast_retransmit && self.lost_waiting > 0))
-        {
+        let nxt_before = self.snd_nxt;
+        while self.active {
+            let window = self.send_window();
+            let open = self.in_flight < window || (self.fast_retransmit && self.lost_waiting > 0);
+            // RFC 3042 §2: on an early duplicate ACK one new packet, while FlightSize <= cwnd + 2.
+            let limited = !open
+                && self.lt_credit
+                && self.lost_waiting == 0
+                && self.new_data_allowed()
+                && self.snd_nxt - self.snd_una < window as u64 + 2;
+            if !open && !limited {
+                break;
+            }
             if self.cc.pacing_rate().is_some() && now < self.next_send_at {
                 paced = Some(self.next_send_at);
                 break;
             }
             self.fast_retransmit = false;
+            if limited {
+                self.lt_credit = false;
+            }
             let new_first = self.frto_new_data
                 && self.has_new_data()
                 && self.window_open()
@@ -379,7 +489,7 @@ impl ReliableSender {
                 self.snd_nxt += 1;
                 self.transmit(now, seq, false, out);
             } else {
-                if !self.has_new_data() && self.in_flight < self.cc.cwnd() {
+                if !self.has_new_data() && self.in_flight < window {
                     // Nothing to send with the window open and no loss waiting: app-limited.
                     self.rate.on_app_limited(self.in_flight);
                 }
@@ -387,6 +497,11 @@ impl ReliableSender {
             }
         }
         self.frto_new_data = false;
+        self.lt_credit = false;
+        if self.snd_nxt > nxt_before {
+            // Linux tcp_write_xmit: new data went out, so a tail loss probe is (re)scheduled.
+            self.schedule_tlp(now, false);
+        }
         self.arm_persist(now);
         // A transfer waiting for its think (OFF) time wants a wake-up.
         let think = self
@@ -441,8 +556,17 @@ impl ReliableSender {
                 send_time: s.sent,
                 cause,
             };
+            let prior_cwnd = self.cc.cwnd();
             self.cc.on_congestion_event(now, &ev);
             self.fast_retransmit = true;
+            // Linux tcp_init_cwnd_reduction, unless the controller runs its own window (cong_control).
+            if self.prr_enabled && !self.cc.sets_window_in_recovery() {
+                self.prr = Some(Prr::new(prior_cwnd));
+            }
+            // Linux tcp_schedule_loss_probe: probes only in the Open and CWR states;
+            // tcp_init_cwnd_reduction ends the probe episode.
+            self.tlp_deadline = None;
+            self.tlp_high_seq = None;
         }
         self.seg(seq).state = State::Lost;
         self.in_flight -= 1;
@@ -476,11 +600,16 @@ impl ReliableSender {
         // Linux ends its RTTVAR round on the SND.UNA this ACK leaves.
         let una_after = ack.ack_cum.min(self.snd_nxt).max(self.snd_una);
         self.rtt.on_sample(rtt, una_after, self.snd_nxt);
+        if self.rack_enabled {
+            self.rack.on_rtt_sample(now, rtt);
+        }
         let echoed_tag = if ack.seq >= self.snd_una && ack.seq < self.snd_nxt {
             self.seg(ack.seq).tag
         } else {
             0
         };
+        let lost_before = self.lost;
+        let prior_highest_sacked = self.highest_sacked;
         let mut newly = 0u32;
         let cum = ack.ack_cum.min(self.snd_nxt);
         let advanced = cum > self.snd_una;
@@ -488,7 +617,11 @@ impl ReliableSender {
         // F-RTO's evidence (Linux FLAG_ORIG_SACK_ACKED, FLAG_DATA_SACKED, a duplicate ACK).
         let mut orig_acked = false;
         let mut sacked = false;
+        // Linux tcp_check_sack_reordering: a never-resent packet delivered below the highest SACKed.
+        let mut reordered = false;
         let dup = !advanced && self.snd_una < self.snd_nxt;
+        let dupacks_before = self.dupacks;
+        let dsack = self.dsack_block(ack);
         if advanced {
             while self.snd_una < cum {
                 let s = self.ring.pop_front().expect("outstanding");
@@ -505,10 +638,16 @@ impl ReliableSender {
                         self.lost_waiting -= 1;
                         newly += 1;
                     }
-                    State::Sacked => {}
+                    State::Sacked => self.sacked_out -= 1,
                 }
                 if s.state != State::Sacked {
                     self.rate.on_delivered(now, &s.rate, s.sent, self.snd_una);
+                    if self.rack_enabled {
+                        self.rack
+                            .advance(now, self.snd_una, s.sent, s.retransmitted);
+                        reordered |= !s.retransmitted
+                            && prior_highest_sacked.is_some_and(|h| self.snd_una < h);
+                    }
                 }
                 self.snd_una += 1;
             }
@@ -531,7 +670,11 @@ impl ReliableSender {
             // A duplicate ACK carrying SACK information (RFC 6675 §2: counts as a dupack).
             self.dupacks += 1;
         }
-        for &(lo, hi) in &ack.sack {
+        for (i, &(lo, hi)) in ack.sack.iter().enumerate() {
+            if i == 0 && dsack {
+                // RFC 2883: the first block reports a duplicate, not new data.
+                continue;
+            }
             let (lo, hi) = (lo.max(self.snd_una), hi.min(self.snd_nxt));
             for seq in lo..hi {
                 let s = self.seg(seq);
@@ -553,15 +696,37 @@ impl ReliableSender {
                     }
                     State::Sacked => {}
                 }
-                if before.state != State::Sacked {
+                if fresh {
+                    self.sacked_out += 1;
                     self.rate.on_delivered(now, &before.rate, before.sent, seq);
+                    if self.rack_enabled {
+                        self.rack
+                            .advance(now, seq, before.sent, before.retransmitted);
+                        reordered |=
+                            !before.retransmitted && self.highest_sacked.is_some_and(|h| seq < h);
+                    }
                 }
             }
             if hi > lo {
                 self.highest_sacked = Some(self.highest_sacked.map_or(hi - 1, |h| h.max(hi - 1)));
             }
         }
+        if reordered {
+            self.rack.reord_seen += 1;
+        }
+        if dsack && self.rack_enabled {
+            self.rack.on_dsack();
+        }
         self.acked += newly as u64;
+        // RFC 3042: the first and second duplicate ACKs outside recovery may each release a packet;
+        // with SACK a duplicate ACK is one that SACKs new data (RFC 6675 §2, §5), not the ACK of a
+        // duplicate segment (those would feed false fast retransmits after a go-back-N).
+        self.lt_credit = self.lt_enabled
+            && sacked
+            && self.dupacks > dupacks_before
+            && self.dupacks <= 2
+            && self.recovery_point.is_none()
+            && self.rto_point.is_none();
         // A12: the round's first packet is acknowledged, so the next packet sent starts a round.
         if self
             .round_first
@@ -572,14 +737,27 @@ impl ReliableSender {
         if in_loss && self.frto {
             self.frto_step(now, advanced, orig_acked, sacked || dup);
         }
+        if self.tlp_high_seq.is_some() {
+            self.process_tlp_ack(now, ack, advanced, sacked, dsack);
+        }
         self.detect_losses(now, advanced);
         // RFC 6582 §3.2 step 6: a full ACK ends recovery.
         if self.recovery_point.is_some_and(|rp| self.snd_una > rp) {
             self.recovery_point = None;
+            self.prr = None;
+            if self.rack_enabled {
+                self.rack.on_recovery_exit();
+            }
             self.cc.on_recovery_exit(now);
         }
         self.finish_transfer(now);
         let rate = self.rate.generate(now, rtt);
+        if self.rack_enabled {
+            if let Some(r) = &rate {
+                self.rack
+                    .update_reo_wnd(r.prior_delivered, r.delivered_total);
+            }
+        }
         let ev = AckEvent {
             seq: ack.seq,
             bytes: self.packet_bytes,
@@ -594,7 +772,113 @@ impl ReliableSender {
             rate,
         };
         self.cc.on_ack(now, &ev);
+        if self.recovery_point.is_some() {
+            let (ssthresh, pipe, lost) = (self.cc.cwnd(), self.in_flight, self.lost - lost_before);
+            if let Some(p) = &mut self.prr {
+                // Linux tcp_cong_control -> tcp_cwnd_reduction, after the controller's ACK handler.
+                p.on_ack(ssthresh, pipe, newly, advanced, lost as u32);
+            }
+        }
+        // Linux tcp_set_xmit_timer on an ACK of new data: the probe timer unless RACK armed its own.
+        if advanced && self.reo_deadline.is_none() {
+            self.schedule_tlp(now, true);
+        }
         self.try_send(now, out)
+    }
+
+    /// RFC 2883 §4: the first SACK block reports a duplicate when it lies below the cumulative ACK or
+    /// inside the second block.
+    fn dsack_block(&self, ack: &Ack) -> bool {
+        let (lo, hi) = ack.sack[0];
+        if lo >= hi {
+            return false;
+        }
+        let (lo2, hi2) = ack.sack[1];
+        hi <= ack.ack_cum || (lo2 < hi2 && lo >= lo2 && hi <= hi2)
+    }
+
+    /// Linux `tcp_schedule_loss_probe` (RFC 8985 §7.2): arm the probe timer in the Open state with
+    /// packets outstanding; `advancing`: called on an ACK of new data (the RTO restarts from now).
+    fn schedule_tlp(&mut self, now: Time, advancing: bool) {
+        if !self.tlp_enabled
+            || self.snd_una >= self.snd_nxt
+            || self.recovery_point.is_some()
+            || self.rto_point.is_some()
+        {
+            return;
+        }
+        let rto_left = if advancing {
+            self.rto()
+        } else {
+            self.rto_deadline.map_or(Dur::ZERO, |d| d - now.min(d))
+        };
+        let pto = probe_timeout(
+            self.rtt.srtt(),
+            self.snd_nxt - self.snd_una,
+            self.rtt.params().initial,
+            rto_left,
+        );
+        self.tlp_deadline = Some(now + pto);
+    }
+
+    /// Linux `tcp_send_loss_probe` (RFC 8985 §7.3): new data if the peer's window allows it
+    /// (whatever cwnd says), else the highest packet sent again; then the RTO restarts from now.
+    fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.tlp_deadline = None;
+        // At most one probe outstanding.
+        if self.tlp_high_seq.is_some() || self.snd_una >= self.snd_nxt {
+            return;
+        }
+        if self.has_new_data() && self.window_open() && self.sndbuf_open() {
+            let seq = self.snd_nxt;
+            self.snd_nxt += 1;
+            self.transmit(now, seq, false, out);
+            self.tlp_retrans = false;
+        } else {
+            let seq = self.snd_nxt - 1;
+            if self.seg(seq).state != State::Outstanding {
+                return;
+            }
+            // The packet stays counted once in the pipe; it is resent with a new send time.
+            self.transmit(now, seq, true, out);
+            self.in_flight -= 1;
+            self.tlp_retrans = true;
+        }
+        self.tlp_high_seq = Some(self.snd_nxt);
+        self.tlp_probes += 1;
+        self.rto_deadline = Some(now + self.rto());
+    }
+
+    /// Linux `tcp_process_tlp_ack` (RFC 8985 §7.4): an ACK past the probe shows whether it repaired
+    /// a loss; if it did, the window is reduced once (the CWR state: at once, no recovery episode).
+    fn process_tlp_ack(&mut self, now: Time, ack: &Ack, advanced: bool, sacked: bool, dsack: bool) {
+        let Some(high) = self.tlp_high_seq else {
+            return;
+        };
+        let cum = ack.ack_cum;
+        if cum < high {
+            return;
+        }
+        let probe_dsacked = dsack && ack.sack[0].0 < high && ack.sack[0].1 >= high;
+        if !self.tlp_retrans || probe_dsacked {
+            // New data was the probe, or the DSACK shows both original and probe arrived.
+            self.tlp_high_seq = None;
+        } else if cum > high {
+            self.tlp_high_seq = None;
+            self.tlp_recoveries += 1;
+            if self.recovery_point.is_none() {
+                let ev = CongestionEvent {
+                    in_flight: self.in_flight,
+                    send_time: ack.sent,
+                    cause: LossCause::Reordering,
+                };
+                self.cc.on_congestion_event(now, &ev);
+                self.cc.on_recovery_exit(now);
+            }
+        } else if !advanced && !sacked {
+            // A pure duplicate ACK: the original and the probe both arrived.
+            self.tlp_high_seq = None;
+        }
     }
 
     /// RFC 5682 §3.1 (SACK-enhanced F-RTO) on an ACK after a timeout, as Linux's `tcp_process_loss`.
@@ -630,6 +914,7 @@ impl ReliableSender {
         // Packets really lost before the timeout are found again by the SACK rule (RFC 6675 IsLost),
         // as Linux re-marks them from its scoreboard after the undo.
         self.sack_scan = self.snd_una;
+        self.rack_lo = self.snd_una;
         self.rto_point = None;
         self.frto = false;
         self.frto_new_data = false;
@@ -640,6 +925,14 @@ impl ReliableSender {
 
     fn detect_losses(&mut self, now: Time, advanced: bool) {
         if self.snd_una >= self.snd_nxt {
+            self.reo_deadline = None;
+            return;
+        }
+        if self.rack_enabled {
+            // Linux tcp_identify_packet_loss with RACK: only RACK marks packets lost on an ACK.
+            if self.rack.take_advanced() {
+                self.rack_detect_loss(now);
+            }
             return;
         }
         // RFC 5681 §3.2: the third duplicate ACK; RFC 6582 §3.2 step 5: a partial ACK in recovery.
@@ -666,6 +959,68 @@ impl ReliableSender {
         }
     }
 
+    /// RFC 8985 §6.2 step 5, Linux `tcp_rack_detect_loss`: every packet sent before RACK.xmit_ts and
+    /// not delivered within RACK.rtt + reo_wnd of its sending is lost; the reordering timer is armed
+    /// for the latest of the rest (Linux `tcp_rack_mark_lost`: + TCP_TIMEOUT_MIN, at most one RTO).
+    fn rack_detect_loss(&mut self, now: Time) {
+        let srtt = self.rtt.srtt().unwrap_or(Dur::ZERO);
+        let in_recovery = self.recovery_point.is_some() || self.rto_point.is_some();
+        let reo_wnd = self.rack.reo_wnd(in_recovery, self.sacked_out, srtt);
+        let mut wait: i64 = 0;
+        let mut seq = self.rack_lo.max(self.snd_una);
+        let mut settled = true;
+        while seq < self.snd_nxt {
+            let s = *self.seg(seq);
+            if s.state != State::Outstanding {
+                // SACKed, or lost and not yet resent (Linux skips those): nothing to decide.
+                if settled {
+                    self.rack_lo = seq + 1;
+                }
+                seq += 1;
+                continue;
+            }
+            settled = false;
+            if !self.rack.is_before_newest(s.sent, seq) {
+                if !s.retransmitted {
+                    // Originals go in sequence order, so every later packet was sent later too.
+                    break;
+                }
+                seq += 1;
+                continue;
+            }
+            let remaining = self.rack.remaining(now, s.sent, reo_wnd);
+            if remaining <= 0 {
+                self.mark_lost(now, seq, LossCause::Reordering);
+            } else {
+                wait = wait.max(remaining);
+            }
+            seq += 1;
+        }
+        self.reo_deadline =
+            (wait > 0).then(|| now + (Dur(wait as u64) + TIMEOUT_MIN).min(self.rto()));
+    }
+
+    /// Linux `tcp_rack_reo_timeout`: the reordering window has passed; mark what is due and resend.
+    fn on_reo_timeout(&mut self, now: Time) {
+        self.reo_deadline = None;
+        if self.snd_una >= self.snd_nxt {
+            return;
+        }
+        let (lost_before, was_recovering) = (self.lost, self.recovery_point.is_some());
+        self.rack_detect_loss(now);
+        let lost = self.lost - lost_before;
+        if lost > 0 {
+            self.rack_reo_timeouts += 1;
+            if !was_recovering && self.recovery_point.is_some() {
+                // tcp_rack_reo_timeout: entering recovery runs tcp_cwnd_reduction(sk, 1, lost, 0).
+                let (ssthresh, pipe) = (self.cc.cwnd(), self.in_flight);
+                if let Some(p) = &mut self.prr {
+                    p.on_ack(ssthresh, pipe, 1, false, lost as u32);
+                }
+            }
+        }
+    }
+
     fn finish_transfer(&mut self, now: Time) {
         if let Some(p) = &mut self.plan {
             p.on_resolved(now, self.snd_una);
@@ -682,15 +1037,37 @@ impl ReliableSender {
             }
             return self.try_send(now, out);
         }
+        if self.reo_deadline.is_some_and(|t| t <= now) {
+            self.on_reo_timeout(now);
+            return self.try_send(now, out);
+        }
+        // Linux arms the probe instead of the RTO (one timer), so a probe due with the RTO goes first.
+        if self
+            .tlp_deadline
+            .is_some_and(|t| t <= now && self.rto_deadline.is_none_or(|r| t <= r))
+        {
+            self.send_loss_probe(now, out);
+            return self.try_send(now, out);
+        }
         if self.rto_deadline.is_none_or(|t| t > now) {
             return self.try_send(now, out);
         }
         self.rtos += 1;
+        self.tlp_deadline = None;
+        self.tlp_high_seq = None;
+        self.reo_deadline = None;
+        self.prr = None;
+        let reo_zero = Dur::ZERO;
         // Every outstanding packet is presumed lost (RFC 6675 §5.1); they leave the pipe.
         for i in 0..self.ring.len() {
             if self.ring[i].state == State::Outstanding {
                 let seq = self.snd_una + i as u64;
                 let s = self.ring[i];
+                // Linux tcp_timeout_mark_lost with RACK: after the head, recently sent packets
+                // (RACK timeout not yet passed) are not marked lost yet.
+                if self.rack_enabled && i > 0 && self.rack.remaining(now, s.sent, reo_zero) > 0 {
+                    continue;
+                }
                 self.ring[i].state = State::Lost;
                 self.in_flight -= 1;
                 self.lost += 1;
@@ -707,6 +1084,7 @@ impl ReliableSender {
             }
         }
         self.lost_scan = self.snd_una;
+        self.rack_lo = self.snd_una;
         // Linux tcp_enter_loss: F-RTO unless this first timeout came during fast recovery.
         self.frto = self.frto_enabled && (self.recovery_point.is_none() || self.backoff > 0);
         self.frto_new_data = false;
@@ -725,9 +1103,16 @@ impl ReliableSender {
     }
 
     pub fn timeout_deadline(&self) -> Option<Time> {
-        self.rto_deadline
-            .or(self.persist_deadline)
-            .or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        earliest(
+            earliest(self.rto_deadline, self.reo_deadline),
+            self.tlp_deadline,
+        )
+        .or(self.persist_deadline)
+        .or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
     }
 
     pub fn goodput_packets(&self) -> u64 {
@@ -1045,6 +1430,298 @@ mod tests {
         s.on_ack(ms(81), &unlimited(ack(2, 0, &[(3, 6)])), &mut out);
         assert_eq!(rounds(&out), [(2, 3 | Packet::RETX), (8, 3)]);
         assert_eq!(s.round(), 3);
+    }
+
+    /// A sender of controller `cc` (fixed: window `w`) with the loss-recovery switches `opts` sets.
+    fn switched(cc: &str, w: i64, opts: impl FnOnce(&mut RtoParams)) -> ReliableSender {
+        let mut params = toml::Table::new();
+        params.insert(
+            if cc == "fixed" {
+                "window"
+            } else {
+                "initial_window"
+            }
+            .into(),
+            toml::Value::Integer(w),
+        );
+        let mut rto = RtoParams::default();
+        opts(&mut rto);
+        let mut s =
+            ReliableSender::new(0, ccscope_cc::build(cc, &params).expect(cc), PKT, None, rto);
+        s.start(Time::ZERO);
+        s
+    }
+
+    #[test]
+    fn limited_transmit_counts_only_duplicate_acks_that_sack_new_data() {
+        // Duplicate ACKs without new SACK information (a duplicate segment's, RFC 6675 §2): nothing
+        // goes with or without RFC 3042, and the third is still fast retransmit's (RFC 5681 §3.2).
+        for lt in [false, true] {
+            let mut s = switched("fixed", 4, |r| r.limited_transmit = lt);
+            let mut out = Vec::new();
+            s.try_send(Time::ZERO, &mut out);
+            assert_eq!(seqs(&out), [0, 1, 2, 3]);
+            let mut got = Vec::new();
+            for i in 0..3 {
+                out.clear();
+                s.on_ack(ms(40 + i), &unlimited(ack(0, 0, &[])), &mut out);
+                got.push(seqs(&out));
+            }
+            assert_eq!(got, [vec![], vec![], vec![0]], "limited transmit {lt}");
+        }
+    }
+
+    #[test]
+    fn limited_transmit_sends_one_packet_past_the_pipe_while_flight_stays_within_cwnd_plus_two() {
+        // Without RFC 3042 each SACKed duplicate ACK frees one slot of the pipe: 4, then 5.
+        let mut s = switched("fixed", 4, |_| ());
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(1, 2)])), &mut out);
+        s.on_ack(ms(41), &unlimited(ack(0, 0, &[(1, 3)])), &mut out);
+        assert_eq!(seqs(&out), [4, 5]);
+        let mut s = switched("fixed", 4, |r| r.limited_transmit = true);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        // SACK of 1 frees a slot (4 goes, as without RFC 3042), and limited transmit adds 5: 6 = 4 + 2.
+        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(1, 2)])), &mut out);
+        assert_eq!(seqs(&out), [4, 5]);
+        out.clear();
+        // SND.NXT - SND.UNA is 6 = cwnd + 2 already: nothing more on the second duplicate ACK.
+        s.on_ack(ms(41), &unlimited(ack(0, 0, &[(1, 3)])), &mut out);
+        assert_eq!(seqs(&out), Vec::<u64>::new());
+    }
+
+    /// NewReno in congestion avoidance with a 20-packet window loses packet 0 of 0..=19; ACKs SACK
+    /// 1, 2, ... one at a time. Returns the packets sent on each ACK from the third duplicate ACK on.
+    fn recovery_sends(prr: bool) -> (ReliableSender, Vec<Vec<u64>>) {
+        let mut params = toml::Table::new();
+        params.insert("initial_window".into(), toml::Value::Integer(20));
+        params.insert("initial_ssthresh".into(), toml::Value::Integer(20));
+        let rto = RtoParams {
+            prr,
+            ..RtoParams::default()
+        };
+        let cc = ccscope_cc::build("newreno", &params).expect("newreno");
+        let mut s = ReliableSender::new(0, cc, PKT, None, rto);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 20);
+        let mut per_ack = Vec::new();
+        for hi in 2..=20u64 {
+            out.clear();
+            s.on_ack(ms(38 + hi), &unlimited(ack(0, 0, &[(1, hi)])), &mut out);
+            if hi >= 4 {
+                per_ack.push(seqs(&out));
+            }
+        }
+        (s, per_ack)
+    }
+
+    #[test]
+    fn prr_spreads_the_reduction_over_the_round_where_rfc6675_pipe_waits_then_bursts() {
+        // The first two duplicate ACKs each release one new packet (20, 21: the pipe fell by one).
+        // The third marks 0 lost with 19 in flight: NewReno's ssthresh is 19 / 2 = 9 and RecoverFS
+        // (Linux prior_cwnd) 20, so after d deliveries PRR has sent CEIL(9 d / 20) in all.
+        let (s, prr) = recovery_sends(true);
+        assert_eq!(s.cc.cwnd(), 9);
+        assert_eq!(prr[0], [0], "the fast retransmit first");
+        let mut total = 0u64;
+        for (i, sent) in prr.iter().enumerate() {
+            total += sent.len() as u64;
+            let d = i as u64 + 1;
+            assert_eq!(total, (9 * d).div_ceil(20), "after {d} deliveries: {prr:?}");
+        }
+        assert_eq!(prr[2], [22]);
+        // RFC 6675's pipe alone: the retransmission, then silence until the pipe falls below
+        // ssthresh (19 - 11 = 8), then one packet per ACK.
+        let (_, plain) = recovery_sends(false);
+        let counts: Vec<usize> = plain.iter().map(Vec::len).collect();
+        assert_eq!(counts, [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1]);
+    }
+
+    #[test]
+    fn prr_brings_the_pipe_down_to_ssthresh_and_then_sends_what_is_delivered() {
+        let (mut s, _) = recovery_sends(true);
+        // In flight: the retransmission of 0, 20 and 21, and PRR's 7 new packets (22..=28).
+        assert_eq!(s.in_flight(), 10);
+        let mut out = Vec::new();
+        // 20 and 21 are SACKed: the pipe (8) is below ssthresh (9), so the slow-start bound allows
+        // MAX(prr_delivered - prr_out, 2) = 11 but at most ssthresh - pipe = 1.
+        s.on_ack(
+            ms(60),
+            &unlimited(ack(0, 0, &[(20, 22), (1, 20)])),
+            &mut out,
+        );
+        assert_eq!(seqs(&out), [29]);
+        assert_eq!((s.in_flight(), s.cc.cwnd()), (9, 9));
+        out.clear();
+        // The retransmission is ACKed, passing the recovery point (21): NewReno's window rules again.
+        s.on_ack(ms(80), &unlimited(ack(22, 0, &[])), &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(seqs(&out), [30]);
+        assert_eq!(s.in_flight(), 9);
+    }
+
+    /// NewReno in congestion avoidance with a 20-packet window loses 0..=14 of 0..=19; 15..=19 are
+    /// SACKed one ACK at a time. Returns the packets sent on each of those ACKs.
+    fn burst_recovery(prr: bool) -> Vec<Vec<u64>> {
+        let mut params = toml::Table::new();
+        params.insert("initial_window".into(), toml::Value::Integer(20));
+        params.insert("initial_ssthresh".into(), toml::Value::Integer(20));
+        let rto = RtoParams {
+            prr,
+            ..RtoParams::default()
+        };
+        let cc = ccscope_cc::build("newreno", &params).expect("newreno");
+        let mut s = ReliableSender::new(0, cc, PKT, None, rto);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        let mut per_ack = Vec::new();
+        for hi in 16..=20u64 {
+            out.clear();
+            s.on_ack(ms(24 + hi), &unlimited(ack(0, 0, &[(15, hi)])), &mut out);
+            per_ack.push(seqs(&out));
+        }
+        per_ack
+    }
+
+    #[test]
+    fn prr_avoids_the_burst_rfc6675_sends_when_a_loss_burst_empties_the_pipe() {
+        // The first SACK (15) marks 0..=12 lost (IsLost counts sequence space: 15 is three above
+        // 12), each later one a packet more. ssthresh = 19 / 2 = 9 with 6 in flight: RFC 6675's
+        // pipe fills the gap at once, then refills what each SACK and new loss frees.
+        let plain = burst_recovery(false);
+        assert_eq!(
+            plain,
+            [vec![0, 1, 2], vec![3, 4], vec![5, 6], vec![7], vec![8]]
+        );
+        // PRR's slow-start bound below ssthresh: MAX(prr_delivered - prr_out, DeliveredData), plus
+        // one only on an ACK that advances SND.UNA: one retransmission per packet delivered.
+        let prr = burst_recovery(true);
+        assert_eq!(prr, [vec![0], vec![1], vec![2], vec![3], vec![4]]);
+    }
+
+    /// A fixed window of 10 with RACK (and TLP) on or off: packets 0..=9 leave at 0; at 40 ms 1..=9
+    /// are SACKed (0 was lost).
+    fn rack_lost_head(rack: bool) -> (ReliableSender, Vec<Packet>) {
+        let mut s = switched("fixed", 10, |r| r.rack = rack);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(1, 10)])), &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn rack_resends_a_lost_retransmission_when_a_later_packet_is_delivered_instead_of_waiting_for_the_rto(
+    ) {
+        let (mut s, mut out) = rack_lost_head(true);
+        // Nine SACKed (>= DupThresh): reo_wnd = 0, and 0 has waited RACK.rtt (40 ms): lost.
+        assert_eq!(seqs(&out), [0, 10, 11, 12, 13, 14, 15, 16, 17, 18]);
+        out.clear();
+        // The retransmission of 0 is lost too; 10, sent with it at 40 ms, is SACKed at 80 ms.
+        s.on_ack(
+            ms(80),
+            &unlimited(ack(0, 0, &[(10, 11), (1, 10)])),
+            &mut out,
+        );
+        assert_eq!(seqs(&out)[0], 0, "resent again at once: {:?}", seqs(&out));
+        assert_eq!((s.retransmitted, s.rtos), (2, 0));
+        // Without RACK the SACK rules never mark a retransmission lost: 0 waits for the RTO.
+        let (mut s, mut out) = rack_lost_head(false);
+        assert_eq!(seqs(&out)[0], 0);
+        out.clear();
+        s.on_ack(
+            ms(80),
+            &unlimited(ack(0, 0, &[(10, 11), (1, 10)])),
+            &mut out,
+        );
+        assert!(!seqs(&out).contains(&0));
+        assert_eq!(s.retransmitted, 1);
+    }
+
+    #[test]
+    fn rack_waits_a_quarter_min_rtt_for_reordering_before_one_sack_declares_a_loss() {
+        let mut s = switched("fixed", 10, |r| r.rack = true);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        // One SACK (below DupThresh): reo_wnd = min_RTT / 4 = 10 ms, so 0 is due at 50 ms; the timer
+        // adds Linux's TCP_TIMEOUT_MIN (2 ms).
+        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(1, 2)])), &mut out);
+        assert_eq!(
+            seqs(&out),
+            [10],
+            "the SACKed packet left the pipe, nothing declared lost"
+        );
+        assert_eq!(s.timeout_deadline(), Some(ms(52)));
+        out.clear();
+        s.on_timeout(ms(52), &mut out);
+        assert_eq!(seqs(&out), [0]);
+        assert_eq!((s.rack_reo_timeouts, s.lost, s.rtos), (1, 1, 0));
+        assert!(s.in_recovery());
+    }
+
+    #[test]
+    fn a_tail_loss_probe_resends_the_last_packet_two_srtt_after_the_last_ack_and_rack_repairs_the_tail(
+    ) {
+        let plan = crate::traffic::TransferPlan::fixed(vec![10], Dur::ZERO);
+        let cc = {
+            let mut p = toml::Table::new();
+            p.insert("window".into(), toml::Value::Integer(10));
+            ccscope_cc::build("fixed", &p).expect("fixed")
+        };
+        let rto = RtoParams {
+            rack: true,
+            tlp: true,
+            ..RtoParams::default()
+        };
+        let mut s = ReliableSender::new(0, cc, PKT, Some(plan), rto);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        // 0..=7 arrive; 8 and 9 (the tail) are lost. SRTT 40 ms: PTO = 2 SRTT + 2 ms after the ACK.
+        for cum in 1..=8 {
+            s.on_ack(ms(40), &unlimited(ack(cum, 0, &[])), &mut out);
+        }
+        assert!(out.is_empty());
+        assert_eq!(s.timeout_deadline(), Some(ms(122)));
+        s.on_timeout(ms(122), &mut out);
+        assert_eq!(seqs(&out), [9], "no new data: the highest packet again");
+        assert_eq!((s.tlp_probes, s.rtos), (1, 0));
+        out.clear();
+        // The probe's SACK makes RACK declare 8 lost (sent before 9's probe, RACK.rtt long passed).
+        s.on_ack(ms(162), &unlimited(ack(8, 0, &[(9, 10)])), &mut out);
+        assert_eq!(seqs(&out), [8]);
+        assert_eq!(s.rtos, 0);
+        // Without TLP the tail waits for the RTO (1 s after the last ACK).
+        let plan = crate::traffic::TransferPlan::fixed(vec![10], Dur::ZERO);
+        let mut p = toml::Table::new();
+        p.insert("window".into(), toml::Value::Integer(10));
+        let rto = RtoParams {
+            rack: true,
+            ..RtoParams::default()
+        };
+        let mut s = ReliableSender::new(
+            0,
+            ccscope_cc::build("fixed", &p).expect("fixed"),
+            PKT,
+            Some(plan),
+            rto,
+        );
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        for cum in 1..=8 {
+            s.on_ack(ms(40), &unlimited(ack(cum, 0, &[])), &mut out);
+        }
+        assert_eq!(s.timeout_deadline(), Some(ms(1040)));
     }
 
     /// A fixed window of 4 that keeps every ACK's rate sample, and paces at `rate` if given.

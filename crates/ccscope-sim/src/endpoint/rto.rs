@@ -22,7 +22,8 @@ pub enum RtoEstimatorKind {
     Linux,
 }
 
-/// Retransmission timeouts: the timer's settings, and whether F-RTO checks each timeout.
+/// Retransmission timeouts and loss recovery: the timer's settings and the switches of the reliable
+/// transport's optional mechanisms (all off by default, as the RFCs' baseline; see `linux()`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RtoParams {
     pub initial: Dur,
@@ -32,6 +33,18 @@ pub struct RtoParams {
     pub estimator: RtoEstimatorKind,
     /// F-RTO spurious-timeout detection and undo (RFC 5682; Linux `tcp_frto`, on by default there).
     pub frto: bool,
+    /// Limited transmit (RFC 3042): a new packet on each of the first two duplicate ACKs while
+    /// SND.NXT - SND.UNA stays within cwnd + 2.
+    pub limited_transmit: bool,
+    /// Proportional rate reduction during fast recovery (RFC 6937, Linux `tcp_cwnd_reduction`).
+    pub prr: bool,
+    /// RACK time-based loss detection (RFC 8985 §6, Linux `tcp_recovery` = 1), replacing the
+    /// duplicate-ACK and SACK-count rules.
+    pub rack: bool,
+    /// Tail loss probe (RFC 8985 §7, Linux `tcp_early_retrans` = 3).
+    pub tlp: bool,
+    /// The receiver reports duplicate packets with DSACK (RFC 2883, Linux `tcp_dsack` = 1).
+    pub dsack: bool,
 }
 
 impl Default for RtoParams {
@@ -43,12 +56,20 @@ impl Default for RtoParams {
             max: Dur::from_ms(60_000),
             estimator: RtoEstimatorKind::Rfc6298,
             frto: false,
+            limited_transmit: false,
+            prr: false,
+            rack: false,
+            tlp: false,
+            dsack: false,
         }
     }
 }
 
 impl RtoParams {
-    /// Linux's defaults: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s, tcp_frto = 2.
+    /// Linux 6.x defaults: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s, tcp_frto = 2,
+    /// tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP), PRR (always on in Linux), tcp_dsack = 1.
+    /// Limited transmit stays off: Linux has no separate mechanism, its pipe (`tcp_packets_in_flight`,
+    /// SACKed packets out) already lets one new packet out per duplicate ACK, as this transport's does.
     pub fn linux() -> RtoParams {
         RtoParams {
             initial: Dur::from_ms(1000),
@@ -56,6 +77,21 @@ impl RtoParams {
             max: Dur::from_ms(120_000),
             estimator: RtoEstimatorKind::Linux,
             frto: true,
+            limited_transmit: false,
+            prr: true,
+            rack: true,
+            tlp: true,
+            dsack: true,
+        }
+    }
+
+    /// ns-3.37's TcpSocketBase defaults that this transport models: RFC 6298 timer with a 1 s minimum,
+    /// PRR recovery (`TcpL4Protocol::RecoveryType` = TcpPrrRecovery), no F-RTO, RACK or TLP. ns-3's
+    /// `LimitedTransmit` (true) acts only without SACK; with SACK its pipe does the same as ours.
+    pub fn ns3() -> RtoParams {
+        RtoParams {
+            prr: true,
+            ..RtoParams::default()
         }
     }
 }

@@ -1,0 +1,61 @@
+//! The ns-3 dumbbell of ../shared/bench/ns3 (12 or 100 Mbit/s, 20 ms, 1000-packet droptail, 1 or 16
+//! bulk flows starting in [0, 1) s, seed 1) with each reliable-transport preset, for the goodput table
+//! of docs/performance.md: `cargo run --release -p ccscope-sim --example ns3_dumbbell [-- STACK...]`
+//! (default: rfc ns3 linux). Goodput is payload (x 1448/1500), as ns-3 counts it.
+
+use ccscope_sim::{load_scenario, Simulation};
+
+const CASES: [(u32, &str, u32, u32); 8] = [
+    (1, "cubic", 12, 300),
+    (1, "newreno", 12, 300),
+    (16, "cubic", 12, 300),
+    (16, "newreno", 12, 300),
+    (1, "cubic", 100, 60),
+    (1, "newreno", 100, 60),
+    (16, "cubic", 100, 60),
+    (16, "newreno", 100, 60),
+];
+
+fn main() {
+    let mut stacks: Vec<String> = std::env::args().skip(1).collect();
+    if stacks.is_empty() {
+        stacks = vec!["rfc".into(), "ns3".into(), "linux".into()];
+    }
+    for (n, cc, rate, dur) in CASES {
+        for stack in &stacks {
+            let text = format!(
+                "seed = 1\nduration_s = {dur}\nbin_ms = 500\n\
+                 [data_link]\nrate_mbps = {rate}\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 1000 }}\n\
+                 [ack_link]\nrate_mbps = {rate}\ndelay_ms = 20\n\
+                 [[flows]]\ncontroller = \"{cc}\"\ncount = {n}\nstart_jitter_s = 1\npacket_bytes = 1500\n\
+                 ack_bytes = 52\nstack = \"{stack}\"\n"
+            );
+            let sc = load_scenario(&text, None, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let (r, _) = Simulation::new(&sc).expect("builds").run();
+            let flows: Vec<_> = r.flows.iter().filter(|f| f.flow.is_some()).collect();
+            let sum = |g: &dyn Fn(&ccscope_sim::FlowSummary) -> u64| {
+                flows.iter().map(|f| g(f)).sum::<u64>()
+            };
+            let goodput: f64 = flows.iter().map(|f| f.goodput_mbps).sum::<f64>() * 1448.0 / 1500.0;
+            let counter = |name: &str| -> u64 {
+                flows
+                    .iter()
+                    .flat_map(|f| f.counters.iter())
+                    .filter(|c| c.0 == name)
+                    .map(|c| c.1)
+                    .sum()
+            };
+            println!(
+                "{n:2} {cc:8} {rate:3}M {dur:3}s stack={stack:5} goodput={goodput:.3} rtos={} retx={} drops={} lost={} spurious_rtos={} tlp_probes={} tlp_recoveries={} reo_timeouts={}",
+                sum(&|f| f.rtos),
+                sum(&|f| f.retransmissions),
+                sum(&|f| f.dropped),
+                sum(&|f| f.declared_lost),
+                counter("spurious_rtos"),
+                counter("tlp_probes"),
+                counter("tlp_recoveries"),
+                counter("rack_reo_timeouts"),
+            );
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! Proportional rate reduction (RFC 6937) as Linux's `tcp_cwnd_reduction` runs it (net/ipv4/
+//! tcp_input.c, 6.x): during fast recovery the packets sent follow the packets delivered, scaled by
+//! ssthresh / RecoverFS while the pipe is above ssthresh (the proportional part), and at most the
+//! packets delivered plus one (slow-start reduction bound, SSRB) once it is below.
+//!
+//! The controller stays sans-IO and owns ssthresh and cwnd: it sets its window once at the congestion
+//! event (Reno-family controllers to ssthresh, held until recovery ends), and the transport reads that
+//! window as ssthresh on every ACK. PRR only bounds what the transport sends in the meantime; at the end
+//! of recovery the controller's window is in force again (Linux `tcp_end_cwnd_reduction`: cwnd =
+//! ssthresh).
+
+/// One recovery episode's PRR state, in packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prr {
+    /// Linux `prior_cwnd`: the controller's window when recovery began (RFC 6937's RecoverFS).
+    prior_cwnd: u32,
+    /// RFC 6937 `prr_delivered`: packets delivered (ACKed or SACKed) since recovery began.
+    delivered: u64,
+    /// RFC 6937 `prr_out`: packets sent since recovery began.
+    out: u64,
+    /// The send limit the last ACK set (Linux `snd_cwnd` = pipe + sndcnt).
+    window: u32,
+}
+
+impl Prr {
+    /// Recovery begins (Linux `tcp_init_cwnd_reduction`) with the controller's window before its cut.
+    pub fn new(prior_cwnd: u32) -> Prr {
+        Prr {
+            prior_cwnd: prior_cwnd.max(1),
+            delivered: 0,
+            out: 0,
+            window: prior_cwnd.max(1),
+        }
+    }
+
+    /// A packet (new or resent) left during recovery (Linux `prr_out += pcount`).
+    pub fn on_sent(&mut self) {
+        self.out += 1;
+    }
+
+    /// The send limit in packets: at most this many in flight until the next ACK.
+    pub fn window(&self) -> u32 {
+        self.window
+    }
+
+    pub fn out(&self) -> u64 {
+        self.out
+    }
+
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// An ACK delivered `newly` packets (`una_advanced`: SND.UNA moved; `newly_lost`: packets it
+    /// showed lost); `ssthresh` is the controller's window, `pipe` the packets in flight now.
+    pub fn on_ack(
+        &mut self,
+        ssthresh: u32,
+        pipe: u32,
+        newly: u32,
+        una_advanced: bool,
+        newly_lost: u32,
+    ) -> u32 {
+        // tcp_cwnd_reduction: an ACK that delivered nothing leaves the window as it was.
+        if newly == 0 {
+            return self.window;
+        }
+        self.delivered += newly as u64;
+        let delta = ssthresh as i64 - pipe as i64;
+        let mut sndcnt = if delta < 0 {
+            // RFC 6937 §3.1: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out.
+            let target = (ssthresh as u64 * self.delivered).div_ceil(self.prior_cwnd as u64);
+            target as i64 - self.out as i64
+        } else {
+            // RFC 6937 §3.1 SSRB: MAX(prr_delivered - prr_out, DeliveredData) + 1 MSS (Linux adds
+            // the MSS only on an ACK that advances SND.UNA and reveals no new loss).
+            let mut s = (self.delivered as i64 - self.out as i64).max(newly as i64);
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        // Linux: "Force a fast retransmit upon entering fast recovery".
+        sndcnt = sndcnt.max(if self.out > 0 { 0 } else { 1 });
+        self.window = (pipe as i64 + sndcnt).clamp(0, u32::MAX as i64) as u32;
+        self.window
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn above_ssthresh_prr_sends_ssthresh_over_recoverfs_of_what_is_delivered() {
+        // RFC 6937 Appendix A's example in packets: RecoverFS 20, ssthresh 10, one packet per ACK.
+        let mut p = Prr::new(20);
+        // First ACK: 1 delivered -> CEIL(1 * 10 / 20) - 0 = 1 (and the forced fast retransmit).
+        assert_eq!(p.on_ack(10, 18, 1, false, 1), 19);
+        p.on_sent();
+        // Second: CEIL(2 * 10 / 20) - 1 = 0: nothing new.
+        assert_eq!(p.on_ack(10, 17, 1, false, 0), 17);
+        // Third: CEIL(30 / 20) - 1 = 1.
+        assert_eq!(p.on_ack(10, 16, 1, false, 0), 17);
+        p.on_sent();
+        // While the pipe stays above ssthresh one packet goes per two delivered.
+        for pipe in (11..16).rev() {
+            let w = p.on_ack(10, pipe, 1, false, 0);
+            if w > pipe {
+                p.on_sent();
+            }
+        }
+        assert_eq!((p.delivered(), p.out()), (8, 4));
+    }
+
+    #[test]
+    fn below_ssthresh_the_slow_start_bound_sends_one_more_than_delivered_on_a_cumulative_ack() {
+        let mut p = Prr::new(20);
+        p.on_sent();
+        // Pipe 4 is 6 below ssthresh 10: a cumulative ACK of 2 allows MAX(2 - 1, 2) + 1 = 3.
+        assert_eq!(p.on_ack(10, 4, 2, true, 0), 7);
+        // A SACK that also reveals a loss: MAX(4 - 1, 2) = 3, no extra packet.
+        assert_eq!(p.on_ack(10, 4, 2, false, 1), 7);
+        // Never past ssthresh: pipe 9 leaves room for one.
+        assert_eq!(p.on_ack(10, 9, 5, true, 0), 10);
+    }
+
+    #[test]
+    fn an_ack_that_delivers_nothing_keeps_the_last_limit() {
+        let mut p = Prr::new(10);
+        assert_eq!(p.on_ack(5, 8, 1, false, 1), 9);
+        assert_eq!(p.on_ack(5, 3, 0, false, 0), 9);
+    }
+}
