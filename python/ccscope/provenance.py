@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -19,6 +20,8 @@ from typing import Any, Mapping, Optional
 from ccscope import __version__, _native
 
 _CHUNK = 1 << 20
+#: A file whose change time is less than this old is hashed but not remembered (see cached_file_sha256).
+_SETTLED_NS = 2_000_000_000
 
 
 def file_sha256(path: Path) -> str:
@@ -54,6 +57,10 @@ def cached_file_sha256(path: Path) -> str:
     except (OSError, ValueError, AttributeError):
         pass
     digest = file_sha256(path)
+    # A file changed within the file system's timestamp granularity of this moment could change again
+    # with the same stamp (git's "racy" entries): only a file whose change time is settled is remembered.
+    if time.time_ns() - st.st_ctime_ns < _SETTLED_NS:
+        return digest
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         tmp = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
