@@ -466,16 +466,33 @@ class Result:
         return self.flows.to_dict(orient="records")
 
     def _write_tables(self, tmp: Path) -> None:
-        """The parquet files straight from the native columns, through pyarrow alone."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
+        """The parquet files straight from the native columns: small tables through ccscope's own
+        writer (no pyarrow or numpy to import), large ones through pyarrow (compressed)."""
         d = self._native
         assert d is not None
         records = flow_records(d["flows"])
         keys = list(records[0]) if records else []
-        pq.write_table(_arrow_table({k: [r[k] for r in records] for k in keys}), tmp / "flows.parquet")
-        pq.write_table(_arrow_table(_timeseries_columns(d)), tmp / "timeseries.parquet")
+        flows = {k: [r[k] for r in records] for k in keys}
+        series = d["timeseries"]
+        rows = len(series["flow"]) // 8 if "flow" in series else 0
+        if rows * max(len(series), 1) + len(records) * len(keys) <= SMALL_TABLE_VALUES:
+            from ccscope import parquet
+
+            parquet.write(tmp / "flows.parquet", {k: parquet.column_of(v) for k, v in flows.items()})
+            cols = {k: parquet.doubles(v) for k, v in series.items()}
+            if "flow" in cols:
+                cols["flow"] = parquet.int32s([int(x) for x in memoryview(series["flow"]).cast("d")])
+            parquet.write(tmp / "timeseries.parquet", cols)
+        else:
+            import pyarrow.parquet as pq
+
+            pq.write_table(_arrow_table(flows), tmp / "flows.parquet")
+            pq.write_table(_arrow_table(_timeseries_columns(d)), tmp / "timeseries.parquet")
+        if d["packets"] is None and not len(d["cwnd"]["time_ns"]) and not len(d["samples"]["t_ns"]):
+            return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         pk = _packets_columns(d)
         if pk is not None:
             names = _arrow_column(PACKET_EVENTS)
@@ -532,6 +549,10 @@ class Result:
 
 
 #: Every file a results folder may hold besides its manifest (figures are added by ``ccscope plot``).
+#: Up to this many values (rows x columns, flows and time series together) a run's tables are written by
+#: :mod:`ccscope.parquet` (uncompressed, no imports); above, by pyarrow with its compression.
+SMALL_TABLE_VALUES = 1 << 18
+
 RESULT_FILES = ("summary.json", "provenance.json", "scenario.toml", "flows.parquet", "timeseries.parquet",
                 "packets.parquet", "cwnd.parquet", "samples.parquet", "link.log")
 

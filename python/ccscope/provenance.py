@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Optional
@@ -18,6 +20,8 @@ from typing import Any, Mapping, Optional
 from ccscope import __version__, _native
 
 _CHUNK = 1 << 20
+#: A file whose change time is less than this old is hashed but not remembered (see cached_file_sha256).
+_SETTLED_NS = 2_000_000_000
 
 
 def file_sha256(path: Path) -> str:
@@ -29,10 +33,50 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def _cache_dir() -> Path:
+    """Where ccscope keeps what it can recompute: ``$CCSCOPE_CACHE_DIR``, else ``$XDG_CACHE_HOME/ccscope``,
+    else ``~/.cache/ccscope``."""
+    if os.environ.get("CCSCOPE_CACHE_DIR"):
+        return Path(os.environ["CCSCOPE_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ccscope"
+
+
+def cached_file_sha256(path: Path) -> str:
+    """:func:`file_sha256` of a large file that rarely changes, remembered in the cache folder under its
+    path, size, inode, modification and change times: a file rebuilt or replaced in any way (the change
+    time cannot be set back) is hashed again. Without a writable cache folder it is hashed every time."""
+    path = Path(path).resolve()
+    st = path.stat()
+    stamp = [str(path), st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns]
+    entry = _cache_dir() / f"sha256-{hashlib.sha256(str(path).encode()).hexdigest()[:16]}.json"
+    try:
+        known = json.loads(entry.read_text(encoding="utf-8"))
+        if known.get("stamp") == stamp and len(known.get("sha256", "")) == 64:
+            return known["sha256"]
+    except (OSError, ValueError, AttributeError):
+        pass
+    digest = file_sha256(path)
+    # A file changed within the file system's timestamp granularity of this moment could change again
+    # with the same stamp (git's "racy" entries): only a file whose change time is settled is remembered.
+    if time.time_ns() - st.st_ctime_ns < _SETTLED_NS:
+        return digest
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        tmp = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"stamp": stamp, "sha256": digest}), encoding="utf-8")
+        os.replace(tmp, entry)
+    except OSError:
+        pass
+    return digest
+
+
 @lru_cache(maxsize=1)
 def build_id() -> str:
-    """ccscope's version plus a hash of the native module, so an edited and rebuilt core counts as new."""
-    return f"{__version__}+{file_sha256(Path(_native.__file__))[:16]}"
+    """ccscope's version plus a hash of the native module, so an edited and rebuilt core counts as new.
+
+    The module's hash (~14 MB of it) is remembered across processes by :func:`cached_file_sha256`."""
+    return f"{__version__}+{cached_file_sha256(Path(_native.__file__))[:16]}"
 
 
 def controller_source(spec: str, scenario_file: Optional[str]) -> Optional[Path]:

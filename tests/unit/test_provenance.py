@@ -58,3 +58,69 @@ def test_record_names_build_seed_overrides_and_hashes(tmp_path):
     assert rec["ccscope"].startswith(ccscope.__version__ + "+")
     assert sorted(Path(p).name for p in rec["inputs"]) == ["ctl.py", "link.trace"]
     assert all(len(h) == 64 for h in rec["inputs"].values())
+
+
+def test_the_cached_hash_of_a_file_is_its_sha256_and_follows_every_rewrite(tmp_path, monkeypatch):
+    import os
+    import time
+
+    monkeypatch.setenv("CCSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(provenance, "_SETTLED_NS", 0)
+    f = tmp_path / "module.so"
+    f.write_bytes(b"a" * 1000)
+    (tmp_path / "x").write_bytes(b"a" * 1000)
+    assert provenance.cached_file_sha256(f) == provenance.file_sha256(f)
+    assert len(list((tmp_path / "cache").iterdir())) == 1
+    # Same size, modification time set back: the change time still moves, so it is hashed again (the
+    # pause takes the clock past the file system's timestamp granularity, as a real rebuild would be).
+    st = f.stat()
+    time.sleep(0.05)
+    f.write_bytes(b"b" * 1000)
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert provenance.cached_file_sha256(f) == provenance.file_sha256(f) != provenance.file_sha256(tmp_path / "x")
+
+
+def test_the_cache_entry_is_what_a_second_call_returns(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setenv("CCSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(provenance, "_SETTLED_NS", 0)
+    f = tmp_path / "module.so"
+    f.write_bytes(b"z" * 10)
+    provenance.cached_file_sha256(f)
+    (entry,) = (tmp_path / "cache").iterdir()
+    entry.write_text(json.dumps({**json.loads(entry.read_text()), "sha256": "1" * 64}))
+    assert provenance.cached_file_sha256(f) == "1" * 64
+
+
+def test_a_stale_or_broken_cache_entry_is_never_believed(tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setenv("CCSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(provenance, "_SETTLED_NS", 0)
+    f = tmp_path / "module.so"
+    f.write_bytes(b"x" * 10)
+    provenance.cached_file_sha256(f)
+    (entry,) = (tmp_path / "cache").iterdir()
+    known = json.loads(entry.read_text())
+    entry.write_text(json.dumps({**known, "sha256": "0" * 64, "stamp": known["stamp"][:-1] + [0]}))
+    assert provenance.cached_file_sha256(f) == provenance.file_sha256(f)
+    entry.write_text("not json")
+    assert provenance.cached_file_sha256(f) == provenance.file_sha256(f)
+
+
+def test_without_a_writable_cache_folder_the_hash_is_still_exact(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("CCSCOPE_CACHE_DIR", str(blocker / "sub"))
+    f = tmp_path / "module.so"
+    f.write_bytes(b"y" * 10)
+    assert provenance.cached_file_sha256(f) == provenance.file_sha256(f)
+
+
+def test_a_file_changed_just_now_is_hashed_but_not_remembered(tmp_path, monkeypatch):
+    monkeypatch.setenv("CCSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    f = tmp_path / "module.so"
+    f.write_bytes(b"w" * 10)
+    assert provenance.cached_file_sha256(f) == provenance.file_sha256(f)
+    assert not (tmp_path / "cache").exists()

@@ -17,8 +17,9 @@ struct Pages {
     /// Per directory, per page: the page's position in `arena` + 1 (0: never written).
     dirs: Vec<Option<Box<[u32; DIR]>>>,
     arena: Vec<Page>,
-    /// The page last written and its position: consecutive delays mostly fall in one page.
-    last: (usize, usize),
+    /// The two pages last written and their positions, most recent first: consecutive delays mostly
+    /// fall in one page, and a range's two ends (a difference array's +1 and -1) in two.
+    last: [(usize, usize); 2],
 }
 
 impl Default for Pages {
@@ -26,7 +27,7 @@ impl Default for Pages {
         Pages {
             dirs: Vec::new(),
             arena: Vec::new(),
-            last: (usize::MAX, 0),
+            last: [(usize::MAX, 0); 2],
         }
     }
 }
@@ -36,10 +37,16 @@ impl Pages {
     #[inline]
     fn add(&mut self, i: usize, x: u64) {
         let p = i >> PAGE_BITS;
-        if p != self.last.0 {
-            self.last = (p, self.find_or_insert(p));
+        if p != self.last[0].0 {
+            let at = if p == self.last[1].0 {
+                self.last[1].1
+            } else {
+                self.find_or_insert(p)
+            };
+            self.last[1] = self.last[0];
+            self.last[0] = (p, at);
         }
-        let s = &mut self.arena[self.last.1][i & (PAGE - 1)];
+        let s = &mut self.arena[self.last[0].1][i & (PAGE - 1)];
         *s = s.wrapping_add(x);
     }
 

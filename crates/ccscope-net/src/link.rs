@@ -202,6 +202,22 @@ impl Link {
                 return None;
             }
         }
+        let mut pkt = pkt;
+        if let Serializer::Constant(rate) = &self.ser {
+            if !self.busy && self.queue.is_empty() {
+                // An idle link with an empty FIFO puts the packet on the wire with no stop in the queue.
+                match self.queue.through_empty(pkt, now, drops) {
+                    Ok(Some(p)) => {
+                        let done = now + rate.tx_time(p.bytes as u64);
+                        self.in_transit = Some((p, 0));
+                        self.busy = true;
+                        return Some(done);
+                    }
+                    Ok(None) => return None,
+                    Err(p) => pkt = p,
+                }
+            }
+        }
         self.queue.enqueue(pkt, now, drops);
         if self.busy || self.queue.is_empty() {
             return None;

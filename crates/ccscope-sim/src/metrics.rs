@@ -24,6 +24,7 @@ pub struct SignalDelay {
 }
 
 impl SignalDelay {
+    #[inline]
     pub fn on_departure(&mut self, arrival_ms: u64, delay_ms: u64) {
         match self.cur {
             None => self.cur = Some((arrival_ms, delay_ms)),
@@ -39,10 +40,13 @@ impl SignalDelay {
     }
 
     // mm-throughput-graph backfills an empty millisecond t as (value at t+1) + 1: the j-th below d is d+j.
+    #[inline]
     fn finalize(hist: &mut IntHistogram, cur: Option<(u64, u64)>, gap: u64) {
         if let Some((_, d)) = cur {
             hist.record(d);
-            hist.record_range(d + 1, d + gap);
+            if gap > 0 {
+                hist.record_range(d + 1, d + gap);
+            }
         }
     }
 
@@ -170,6 +174,9 @@ pub struct FlowStats {
     pub one_way: LogHistogram,
     /// Time series, kept only when asked for (they grow with the run).
     pub bins: Option<Bins>,
+    /// Only the bins are kept here: the histograms are another `FlowStats`'s, taken by [`FlowStats::adopt`]
+    /// at the end (the link total of a run with one flow measured where the run measures).
+    pub bins_only: bool,
 }
 
 impl FlowStats {
@@ -179,6 +186,15 @@ impl FlowStats {
             bins: bin.map(Bins::new),
             ..Default::default()
         }
+    }
+
+    /// Take every statistic but the bins from `other` (see `bins_only`).
+    pub fn adopt(&mut self, other: &mut FlowStats) {
+        let theirs = other.bins.take();
+        let mine = self.bins.take();
+        *self = other.clone();
+        other.bins = theirs;
+        self.bins = mine;
     }
 
     #[inline]
@@ -227,8 +243,10 @@ impl FlowStats {
         self.departed += 1;
         self.departed_bytes += bytes as u64;
         self.touch(dep_ms);
-        self.queue_delay.record(delay);
-        self.signal.on_departure(arr_ms, delay);
+        if !self.bins_only {
+            self.queue_delay.record(delay);
+            self.signal.on_departure(arr_ms, delay);
+        }
         if let Some(b) = &mut self.bins {
             let b = b.at(now);
             b.departed_bytes += bytes as u64;
@@ -243,7 +261,9 @@ impl FlowStats {
         let owd = now.since(sent).as_ns();
         self.delivered += 1;
         self.delivered_bytes += bytes as u64;
-        self.one_way.record(owd);
+        if !self.bins_only {
+            self.one_way.record(owd);
+        }
         if let Some(b) = &mut self.bins {
             let b = b.at(now);
             b.delivered_bytes += bytes as u64;

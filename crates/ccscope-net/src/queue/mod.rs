@@ -148,6 +148,33 @@ impl AnyQueue {
     }
 
     /// Take the next packet to transmit at `now`; AQMs that drop at dequeue push onto `drops`.
+    /// A packet reaching this queue while it is empty and its link idle: what `enqueue` then `dequeue`
+    /// would give, without storing it (`Ok(None)`: dropped). `Err` gives the packet back for an AQM,
+    /// which must see both calls.
+    #[inline]
+    pub fn through_empty(
+        &mut self,
+        mut pkt: Packet,
+        now: Time,
+        drops: &mut Vec<Packet>,
+    ) -> Result<Option<Packet>, Packet> {
+        debug_assert!(self.is_empty());
+        match self {
+            AnyQueue::Infinite(_) => {}
+            // Alone in the queue, it is dropped (tail or head) exactly when it alone exceeds a limit.
+            AnyQueue::DropTail(_, l) | AnyQueue::DropHead(_, l) => {
+                if !l.fits(1, pkt.bytes as u64) {
+                    pkt.enqueued = now;
+                    drops.push(pkt);
+                    return Ok(None);
+                }
+            }
+            AnyQueue::Red(_) | AnyQueue::Codel(_) => return Err(pkt),
+        }
+        pkt.enqueued = now;
+        Ok(Some(pkt))
+    }
+
     #[inline]
     pub fn dequeue(&mut self, now: Time, drops: &mut Vec<Packet>) -> Option<Packet> {
         let p = match self {
@@ -179,6 +206,34 @@ mod tests {
             ccscope_core::rng::stream(1, 1),
             Bandwidth::from_mbps(10.0),
         )
+    }
+
+    #[test]
+    fn through_empty_gives_what_enqueue_then_dequeue_give_and_leaves_aqms_alone() {
+        let lim = Limits {
+            packets: Some(1),
+            bytes: Some(1500),
+        };
+        let fifos = [
+            QueueConfig::Infinite,
+            QueueConfig::DropTail(lim),
+            QueueConfig::DropHead(lim),
+        ];
+        for cfg in fifos {
+            for bytes in [40, 1500, 1501] {
+                let (mut d1, mut d2) = (Vec::new(), Vec::new());
+                let mut a = q(cfg.clone());
+                a.enqueue(pkt(7, bytes), Time(5), &mut d1);
+                let want = a.dequeue(Time(5), &mut d1);
+                let got = q(cfg.clone()).through_empty(pkt(7, bytes), Time(5), &mut d2);
+                assert_eq!((got, d2), (Ok(want), d1), "{cfg:?} {bytes}");
+            }
+        }
+        let mut red = q(QueueConfig::Red(RedParams::default()));
+        assert_eq!(
+            red.through_empty(pkt(1, 100), Time(0), &mut Vec::new()),
+            Err(pkt(1, 100))
+        );
     }
 
     #[test]
