@@ -2,6 +2,8 @@
 
 use crate::delay::{aiad, ledbat, mimd, queue_gradient, timely, vegas, verus};
 use crate::model::{bbr, markov, sprout};
+// BBRv3 and the LEDBAT++ option (issue 13 item 2).
+use crate::model::bbr3;
 use crate::params::defaults_of;
 pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};
 use crate::rate::{lied, sac};
@@ -64,6 +66,8 @@ pub const CONTROLLERS: &[ControllerInfo] = &[
     entry!(markov, Markov, "guided random walk in a trained (delay, window) Markov chain (paper 000 §3.2, §5.1)"),
     entry!(lied, Lied, "generic rate-based linear increase/exponential decrease on gamma_k (paper 003 §3.1, eqs. 3-4)"),
     entry!(sac, Sac, "selective aggressiveness control over LIED with an on-line CondProb table (paper 003 §3.2, App. A.2)"),
+    // BBRv3 (issue 13 item 2).
+    entry!(bbr3, Bbr3, "BBRv3 (draft-ietf-ccwg-bbr, google/bbr v3 tcp_bbr.c)", Reliable),
 ];
 
 /// Build the controller `name` with parameter overrides `params`.
