@@ -56,7 +56,7 @@ mod tests {
         let mut s = AppLimitedSpan::default();
         assert!(!s.covers(0));
         s.extend(100, 20);
-        s.extend(110, 4);
+        s.extend(110, 10);
         assert!(s.covers(100) && s.covers(120) && !s.covers(99) && !s.covers(121));
         s.clear();
         assert!(!s.covers(100));

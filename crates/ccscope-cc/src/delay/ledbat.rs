@@ -551,6 +551,124 @@ mod tests {
         assert_eq!(s.cc.cwnd(), 1);
     }
 
+    fn pp(initial_window: u32) -> Script<Ledbat> {
+        let mut s = Script::new(Ledbat::new(Params {
+            plus_plus: true,
+            initial_window,
+            ..Default::default()
+        }));
+        // A deep flight, so the flight + ALLOWED_INCREASE cap stays out of the way.
+        s.send(200);
+        s
+    }
+
+    /// ACK with a round-trip delay of `rtt_ms` (LEDBAT++ measures round trips).
+    fn ack_rtt(s: &mut Script<Ledbat>, rtt_ms: u64) {
+        if s.in_flight.len() < 100 {
+            s.send(100);
+        }
+        ack(s, rtt_ms / 2);
+    }
+
+    #[test]
+    fn ledbat_pp_slow_starts_at_its_gain_and_stops_at_three_quarters_of_the_60_ms_target() {
+        let mut s = pp(20);
+        // Base RTT 40 ms: GAIN = 1 / min(16, ceil(2 x 60 / 40)) = 1/3, added per ACK in slow start.
+        ack_rtt(&mut s, 40);
+        assert_close(s.cc.cwnd_f64(), 20.0 + 1.0 / 3.0);
+        assert_eq!(s.cc.pp_phase(), PpPhase::SlowStart);
+        ack_rtt(&mut s, 40);
+        // Four 90 ms samples fill the current filter: a 50 ms queue > 45 ms ends slow start.
+        for i in 0..4 {
+            ack_rtt(&mut s, 90);
+            let phase = if i < 3 { PpPhase::SlowStart } else { PpPhase::Avoidance };
+            assert_eq!(s.cc.pp_phase(), phase);
+        }
+        assert_close(s.cc.cwnd_f64(), 22.0);
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(50)));
+        // The initial slowdown is due 2 smoothed RTTs later: srtt 40, 40, then 1/8 steps toward 90 ms
+        // give 60.690919 ms; the ACK was at 90 ms.
+        assert_eq!(s.cc.next_slowdown(), Some(Time(90_000_000 + 2 * 60_690_919)));
+        // Below target (a 40 ms sample makes the filter's minimum 40 ms again: no queue): GAIN packets
+        // per round trip, GAIN/W per ACK, a third of Reno's increase.
+        let mut w = s.cc.cwnd_f64();
+        for _ in 0..7 {
+            ack_rtt(&mut s, 40);
+            w += (1.0 / 3.0) / w;
+            assert_close(s.cc.cwnd_f64(), w);
+        }
+    }
+
+    #[test]
+    fn ledbat_pp_decreases_multiplicatively_above_target_at_most_half_a_window_per_rtt() {
+        let mut s = pp(30);
+        ack_rtt(&mut s, 40);
+        // A 150 ms RTT (110 ms queue) for four ACKs: slow start ends (82.5 > 45) on the fourth.
+        for _ in 0..4 {
+            ack_rtt(&mut s, 150);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        // 110/60 - 1 = 5/6: GAIN - 1 x W x 5/6 < -W/2, so the cap holds: -W/2 per RTT, -1/2 per ACK.
+        let w = s.cc.cwnd_f64();
+        ack_rtt(&mut s, 150);
+        assert_close(s.cc.cwnd_f64(), w - 0.5);
+        // A 70 ms queue (110 ms RTT): 70/60 - 1 = 1/6: W += (1/3 - W/6) / W per ACK.
+        for _ in 0..3 {
+            ack_rtt(&mut s, 110);
+        }
+        let w = s.cc.cwnd_f64();
+        ack_rtt(&mut s, 110);
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(70)));
+        assert_close(s.cc.cwnd_f64(), w + (1.0 / 3.0 - w / 6.0) / w);
+    }
+
+    #[test]
+    fn ledbat_pp_slows_down_to_2_packets_for_2_rtts_then_waits_9_slowdown_durations() {
+        let mut s = pp(20);
+        ack_rtt(&mut s, 40);
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+        }
+        let due = s.cc.next_slowdown().expect("scheduled after slow start");
+        while s.cc.pp_phase() != PpPhase::Slowdown {
+            s.now = s.now + Dur::from_ms(5);
+            ack_rtt(&mut s, 40);
+        }
+        let start = s.now;
+        assert!(start >= due && start < due + Dur::from_ms(45));
+        assert_eq!(s.cc.cwnd(), 2);
+        assert_eq!(s.cc.state_name(), "slowdown");
+        let ssthresh = s.cc.pp.ssthresh;
+        let until = s.cc.pp.until;
+        // 2 smoothed RTTs at 2 packets, whatever the ACKs say.
+        while s.now + Dur::from_ms(5) < until {
+            s.now = s.now + Dur::from_ms(5);
+            ack_rtt(&mut s, 40);
+            assert_eq!(s.cc.cwnd_f64(), 2.0);
+        }
+        // Then slow start back to the window held before; the next slowdown is 9 durations later.
+        while s.cc.pp_phase() != PpPhase::Avoidance {
+            s.now = s.now + Dur::from_ms(5);
+            ack_rtt(&mut s, 40);
+        }
+        assert_close(s.cc.cwnd_f64(), ssthresh);
+        let end = s.now;
+        assert_eq!(
+            s.cc.next_slowdown(),
+            Some(end + Dur::from_secs_f64(end.since(start).as_secs_f64() * 9.0))
+        );
+        assert_eq!(s.cc.counters(), [("slowdowns", 1), ("base_delay_us", 40_000)]);
+    }
+
+    #[test]
+    fn ledbat_defaults_are_rfc_6817_and_report_no_counters() {
+        let p = Params::default();
+        assert!(!p.plus_plus);
+        assert_eq!(p.target_ms, 100.0);
+        let s = Script::new(Ledbat::new(p));
+        assert!(s.cc.counters().is_empty());
+    }
+
     #[test]
     fn bad_params_are_rejected_by_key() {
         let bad = |p: Params, key: &str| assert_eq!(p.validate().unwrap_err().key(), Some(key));

@@ -1146,3 +1146,256 @@ impl Controller for Bbr3 {
         ]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::Params as _;
+    use crate::testing::{assert_close, Script};
+    use crate::LossCause;
+
+    const RTT: Dur = Dur::from_ms(40);
+
+    fn bbr3(seed: u64) -> Script<Bbr3> {
+        Script::new(Bbr3::new(Params {
+            seed,
+            ..Default::default()
+        }))
+    }
+
+    /// One round over a 500 packets/s path with a 40 ms RTT: send up to 20 packets (window
+    /// permitting) at once, ACK each 40 ms later. A full round delivers 20 packets in 40 ms.
+    fn round(s: &mut Script<Bbr3>) {
+        let room = (s.cc.cwnd() as usize).saturating_sub(s.in_flight.len());
+        s.send(20.min(room));
+        s.ack_all(RTT);
+    }
+
+    fn pps(s: &Script<Bbr3>) -> f64 {
+        s.cc.pacing_rate().expect("paced").bps() as f64 / (1500.0 * 8.0)
+    }
+
+    #[test]
+    fn startup_ends_after_three_rounds_without_25_percent_growth_and_cruises_at_one_bdp() {
+        let mut s = bbr3(1);
+        // Each round's samples ramp from 25 to 500 packets/s (all sent at once, ACKed 40 ms later).
+        // full_bw ends round 2 at 475 (the last sample 25% above the one before); rounds 3, 4, 5 start
+        // without a sample 25% above it: the pipe is full at the first ACK of round 5.
+        for _ in 0..4 {
+            round(&mut s);
+            assert_eq!(s.cc.state_name(), "startup");
+        }
+        round(&mut s);
+        assert!(s.cc.full_bw_reached());
+        assert_close(s.cc.max_bw(), 500.0);
+        assert_eq!(s.cc.min_rtt(), Some(RTT));
+        // DRAIN, ProbeBW_DOWN and CRUISE on that ACK: the flight (19 + the 1 ACKed) is one BDP (20).
+        assert_eq!(s.cc.state_name(), "probe_bw_cruise");
+        // cwnd = 2 BDP (3 send quanta of 2 packets do not raise it); pacing at 1.0 x bw less 1%.
+        assert_eq!(s.cc.cwnd(), 40);
+        assert!((pps(&s) - 495.0).abs() < 1e-3, "{}", pps(&s));
+        assert_eq!(s.cc.inflight_hi(), None);
+        assert_eq!(s.cc.bw_lo(), None);
+    }
+
+    #[test]
+    fn the_first_probe_comes_after_min_63_bdp_rounds_less_the_random_head_start() {
+        for seed in [1, 2, 3, 4] {
+            let mut s = bbr3(seed);
+            for _ in 0..5 {
+                round(&mut s);
+            }
+            let head = s.cc.rounds_since_probe;
+            assert!(head < 2, "{head}");
+            // The Reno-coexistence bound min(63, target inflight 20) comes before the 2-3 s clock.
+            let mut n = 5;
+            while s.cc.state_name() != "probe_bw_refill" {
+                assert_ne!(s.cc.state_name(), "probe_bw_up");
+                round(&mut s);
+                n += 1;
+            }
+            assert_eq!(n, 5 + 20 - head, "seed {seed}");
+            // One round of REFILL at gain 1, then UP at 1.25 with cwnd gain 2.25 (+2 packets).
+            round(&mut s);
+            assert_eq!(s.cc.state_name(), "probe_bw_up");
+            assert!((pps(&s) - 1.25 * 495.0).abs() < 1e-3, "{}", pps(&s));
+            assert_eq!(s.cc.counters()[1], ("bw_probes", 1));
+        }
+    }
+
+    #[test]
+    fn the_probe_wait_is_2_to_3_s_and_0_or_1_rounds_from_the_seed() {
+        let draws = |seed: u64| -> Vec<(Dur, u32)> {
+            let mut b = Bbr3::new(Params {
+                seed,
+                ..Default::default()
+            });
+            (0..50)
+                .map(|_| {
+                    b.start_probe_down(Time::ZERO);
+                    (b.probe_wait(), b.rounds_since_probe)
+                })
+                .collect()
+        };
+        assert_eq!(draws(7), draws(7));
+        assert_ne!(draws(7), draws(8));
+        let d = draws(7);
+        assert!(d
+            .iter()
+            .all(|&(w, _)| w >= Dur::from_ms(2000) && w < Dur::from_ms(3000)));
+        let rounds: std::collections::BTreeSet<u32> = d.iter().map(|&(_, r)| r).collect();
+        assert_eq!(rounds.into_iter().collect::<Vec<_>>(), [0, 1]);
+    }
+
+    #[test]
+    fn probe_rtt_comes_5_s_after_the_last_minimum_at_half_a_bdp_for_200_ms_and_a_round() {
+        let mut s = bbr3(1);
+        let mut entries = Vec::new();
+        let mut exits = Vec::new();
+        let mut was = false;
+        while entries.len() < 2 {
+            round(&mut s);
+            let now = s.cc.mode() == Mode::ProbeRtt;
+            if now && !was {
+                entries.push(s.now);
+                // cwnd = max(4, 0.5 x BDP of 20).
+                assert_eq!(s.cc.cwnd(), 10);
+            }
+            if !now && was {
+                exits.push(s.now);
+                assert_eq!(s.cc.state_name(), "probe_bw_cruise");
+            }
+            was = now;
+        }
+        // The first ACK (40 ms) sets the minimum; every later RTT equals it, so it expires after
+        // 5.04 s: the first ACK after that is at 5.08 s. The flight is down to 10 in that round (done at
+        // 5.28 s); the next round completes the required round trip; the first ACK after 5.28 s is at
+        // 5.32 s, which also restarts the 5 s clock: the next visit is at the first ACK after 10.32 s.
+        assert_eq!(entries, [Time::from_ms(5_080), Time::from_ms(10_360)]);
+        assert_eq!(exits, [Time::from_ms(5_320)]);
+        assert_eq!(s.cc.counters()[0], ("probe_rtt_entries", 2));
+    }
+
+    #[test]
+    fn a_loss_round_while_cruising_cuts_inflight_lo_by_beta_but_not_below_the_latest_round() {
+        let mut s = bbr3(1);
+        for _ in 0..5 {
+            round(&mut s);
+        }
+        assert_eq!(s.cc.state_name(), "probe_bw_cruise");
+        s.send(20);
+        s.congestion(LossCause::Reordering);
+        // The next ACK starts a loss round: bw_lo = max(latest round's 500, 0.7 x 500) = 500 and
+        // inflight_lo = max(latest round's 20 delivered, floor(0.7 x cwnd 40) = 28) = 28.
+        s.ack_oldest(RTT);
+        assert_eq!(s.cc.inflight_lo(), Some(28));
+        assert_close(s.cc.bw_lo().expect("set"), 500.0);
+        assert_eq!(s.cc.cwnd(), 28);
+        // Another loss-free round does not restore it; the next REFILL does (bbr_reset_lower_bounds).
+        s.ack_all(RTT);
+        s.recovery_exit();
+        round(&mut s);
+        assert_eq!(s.cc.cwnd(), 28);
+        while s.cc.state_name() != "probe_bw_refill" {
+            round(&mut s);
+        }
+        assert_eq!(s.cc.inflight_lo(), None);
+        assert_eq!(s.cc.bw_lo(), None);
+    }
+
+    #[test]
+    fn too_much_loss_while_probing_sets_inflight_hi_where_the_loss_rate_crossed_2_percent() {
+        let mut b = Bbr3::new(Params::default());
+        // A packet sent with 100 in flight and 0 lost before it; 3 losses since, this one the third:
+        // 3 > floor(2% of 100) is too high; the 2 earlier losses already met ceil(2% of 99) = 2, so
+        // inflight_hi = 99 (tcp_bbr.c bbr_inflight_hi_from_lost_skb).
+        let rs = Sample {
+            tx_in_flight: 100,
+            lost: 3,
+            ..Default::default()
+        };
+        assert!(b.is_inflight_too_high(&rs));
+        assert_eq!(b.inflight_hi_from_lost(&rs), 99);
+        let ok = Sample {
+            tx_in_flight: 100,
+            lost: 2,
+            ..Default::default()
+        };
+        assert!(!b.is_inflight_too_high(&ok));
+        // Through on_loss while probing: the tag carries (in flight, lost count) at send.
+        b.bw_probe_samples = true;
+        b.mode = Mode::ProbeBw;
+        b.phase = Phase::Up;
+        b.lost_total = 2;
+        let ev = LossEvent {
+            seq: 0,
+            bytes: 1500,
+            send_time: Time::ZERO,
+            in_flight: 0,
+            cause: LossCause::Reordering,
+            tag: tag_of(100, 0),
+        };
+        b.on_loss(Time::from_ms(100), &ev);
+        // inflight_hi = max(99, floor(0.7 x target inflight)); the probe stops: DOWN.
+        assert_eq!(b.inflight_hi(), Some(99));
+        assert_eq!(b.phase(), Phase::Down);
+        assert!(!b.bw_probe_samples);
+    }
+
+    #[test]
+    fn an_rto_drops_the_window_to_one_packet_and_an_undo_restores_it() {
+        let mut s = bbr3(1);
+        for _ in 0..5 {
+            round(&mut s);
+        }
+        s.send(20);
+        s.rto();
+        assert_eq!(s.cc.cwnd(), 1);
+        // Cruising, with no inflight_lo yet: it is set from the cwnd before the RTO.
+        assert_eq!(s.cc.inflight_lo(), Some(40));
+        s.cc.on_undo(s.now);
+        assert_eq!(s.cc.cwnd(), 40);
+    }
+
+    #[test]
+    fn bad_params_are_rejected_by_key() {
+        let bad = |p: Params, key: &str| {
+            assert_eq!(p.validate().unwrap_err().key(), Some(key));
+        };
+        bad(
+            Params {
+                beta: 1.0,
+                ..Default::default()
+            },
+            "beta",
+        );
+        bad(
+            Params {
+                loss_thresh: 0.0,
+                ..Default::default()
+            },
+            "loss_thresh",
+        );
+        bad(
+            Params {
+                probe_rtt_interval_s: 20.0,
+                ..Default::default()
+            },
+            "probe_rtt_interval_s",
+        );
+        bad(
+            Params {
+                startup_pacing_gain: f64::NAN,
+                ..Default::default()
+            },
+            "startup_pacing_gain",
+        );
+        bad(
+            Params {
+                probe_rand_rounds: 0,
+                ..Default::default()
+            },
+            "probe_rand_rounds",
+        );
+    }
+}
