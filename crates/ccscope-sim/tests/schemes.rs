@@ -215,7 +215,7 @@ fn ledbat_yields_to_cubic() {
 // - the slowdowns (§4.5) drain the queue, so a flow that starts later measures the true base delay and
 //   the two share the link, where RFC 6817's latecomer takes it (the "latecomer advantage" §1 names).
 
-/// LEDBAT++'s TARGET queueing delay (draft-irtf-iccrg-ledbat-plus-plus §4.1).
+/// LEDBAT++'s TARGET queueing delay (draft-irtf-iccrg-ledbat-plus-plus "target delay").
 const PP_TARGET_MS: f64 = 60.0;
 
 /// The constant-rate link of `run_seeded` with a droptail buffer of `packets`.

@@ -49,15 +49,15 @@ pub struct Params {
     pub min_cwnd: u32,
     /// LEDBAT++ instead of RFC 6817 LEDBAT (draft-irtf-iccrg-ledbat-plus-plus); off by default.
     pub plus_plus: bool,
-    /// LEDBAT++ TARGET (draft-irtf-iccrg-ledbat-plus-plus §4.1: 60 ms); `target_ms` is RFC 6817's.
+    /// LEDBAT++ TARGET (draft-irtf-iccrg-ledbat-plus-plus "target delay": 60 ms); `target_ms` is RFC 6817's.
     pub pp_target_ms: f64,
-    /// LEDBAT++ gain cap: GAIN = 1 / min(this, ceil(2 TARGET / base)) (draft §4.2: 16).
+    /// LEDBAT++ gain cap: GAIN = 1 / min(this, ceil(2 TARGET / base)) (draft "dynamic GAIN": 16).
     pub pp_gain_divisor_max: f64,
-    /// LEDBAT++ multiplicative-decrease constant (draft §4.4: 1).
+    /// LEDBAT++ multiplicative-decrease constant (draft "multiplicative decrease": 1).
     pub pp_decrease_constant: f64,
-    /// Round trips the window stays at 2 packets in a slowdown (draft §4.5: 2).
+    /// Round trips the window stays at 2 packets in a slowdown (draft "slowdowns": 2).
     pub pp_slowdown_rtts: f64,
-    /// Slowdown durations between the end of one slowdown and the next (draft §4.5: 9, a 10% duty cycle).
+    /// Slowdown durations between the end of one slowdown and the next (draft "slowdowns": 9, a 10% duty cycle).
     pub pp_slowdown_interval: f64,
 }
 
@@ -93,11 +93,11 @@ impl crate::params::Params for Params {
         ParamSpec { name: "initial_window", unit: "packets", doc: "INIT_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "min_cwnd", unit: "packets", doc: "MIN_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "plus_plus", unit: "bool", doc: "LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus) instead of RFC 6817" },
-        ParamSpec { name: "pp_target_ms", unit: "ms", doc: "LEDBAT++ TARGET (draft §4.1: 60)" },
-        ParamSpec { name: "pp_gain_divisor_max", unit: "ratio", doc: "LEDBAT++ GAIN = 1/min(this, ceil(2 TARGET/base)) (draft §4.2: 16)" },
-        ParamSpec { name: "pp_decrease_constant", unit: "ratio", doc: "LEDBAT++ multiplicative-decrease constant (draft §4.4: 1)" },
-        ParamSpec { name: "pp_slowdown_rtts", unit: "RTTs", doc: "LEDBAT++ slowdown length at 2 packets (draft §4.5: 2)" },
-        ParamSpec { name: "pp_slowdown_interval", unit: "slowdowns", doc: "LEDBAT++ wait between slowdowns in slowdown durations (draft §4.5: 9)" },
+        ParamSpec { name: "pp_target_ms", unit: "ms", doc: "LEDBAT++ TARGET (draft, target delay: 60)" },
+        ParamSpec { name: "pp_gain_divisor_max", unit: "ratio", doc: "LEDBAT++ GAIN = 1/min(this, ceil(2 TARGET/base)) (draft, dynamic GAIN: 16)" },
+        ParamSpec { name: "pp_decrease_constant", unit: "ratio", doc: "LEDBAT++ multiplicative-decrease constant (draft, multiplicative decrease: 1)" },
+        ParamSpec { name: "pp_slowdown_rtts", unit: "RTTs", doc: "LEDBAT++ slowdown length at 2 packets (draft, slowdowns: 2)" },
+        ParamSpec { name: "pp_slowdown_interval", unit: "slowdowns", doc: "LEDBAT++ wait between slowdowns in slowdown durations (draft, slowdowns: 9)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         check_positive("target_ms", self.target_ms)?;
@@ -175,7 +175,7 @@ impl DelayRing {
     }
 }
 
-/// LEDBAT++'s phase (draft-irtf-iccrg-ledbat-plus-plus §4.3, §4.5).
+/// LEDBAT++'s phase (draft-irtf-iccrg-ledbat-plus-plus modified slow start, slowdowns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PpPhase {
     /// Slow start at GAIN per ACK until the queue reaches 3/4 of TARGET or the window `ssthresh`.
@@ -289,7 +289,7 @@ impl Ledbat {
         self.p.min_cwnd as f64
     }
 
-    /// draft-irtf-iccrg-ledbat-plus-plus §4.2: GAIN = 1 / min(16, ceil(2 TARGET / base delay)).
+    /// draft-irtf-iccrg-ledbat-plus-plus "dynamic GAIN": GAIN = 1 / min(16, ceil(2 TARGET / base delay)).
     fn pp_gain(&self, base: Dur) -> f64 {
         let ratio = (2.0 * self.target_s() / base.as_secs_f64().max(1e-9)).ceil();
         1.0 / ratio.clamp(1.0, self.p.pp_gain_divisor_max)
@@ -299,7 +299,7 @@ impl Ledbat {
         self.pp.srtt.unwrap_or(Dur::ZERO)
     }
 
-    /// Slow start is over: schedule the slowdown that follows it (draft §4.5).
+    /// Slow start is over: schedule the slowdown that follows it (draft "slowdowns").
     fn pp_end_slow_start(&mut self, now: Time) {
         self.pp.phase = PpPhase::Avoidance;
         self.pp.next_slowdown = Some(match self.pp.slowdown_start.take() {
@@ -311,7 +311,7 @@ impl Ledbat {
         });
     }
 
-    /// draft-irtf-iccrg-ledbat-plus-plus §4.3-4.5, on one ACK with queueing delay `queuing` over `base`.
+    /// draft-irtf-iccrg-ledbat-plus-plus modified slow start, multiplicative decrease, slowdowns, on one ACK with queueing delay `queuing` over `base`.
     fn pp_on_ack(&mut self, now: Time, ev: &AckEvent, queuing: Dur, base: Dur) {
         let target = self.target_s();
         let q = queuing.as_secs_f64();
@@ -319,7 +319,7 @@ impl Ledbat {
         let acked = ev.newly_acked as f64;
         if self.pp.phase == PpPhase::Slowdown {
             if now < self.pp.until {
-                // §4.5: the window stays at 2 packets for the slowdown's round trips.
+                // "slowdowns": the window stays at 2 packets for the slowdown's round trips.
                 self.cwnd = self.min_cwnd();
                 return;
             }
@@ -327,7 +327,7 @@ impl Ledbat {
         }
         match self.pp.phase {
             PpPhase::SlowStart => {
-                // §4.3: slow start grows by GAIN per ACK, and ends at 3/4 of TARGET or at ssthresh.
+                // "modified slow start": slow start grows by GAIN per ACK, and ends at 3/4 of TARGET or at ssthresh.
                 self.cwnd += gain * acked;
                 if self.cwnd >= self.pp.ssthresh {
                     self.cwnd = self.pp.ssthresh;
@@ -338,10 +338,10 @@ impl Ledbat {
             }
             PpPhase::Avoidance | PpPhase::Slowdown => {
                 let per_rtt = if q <= target {
-                    // §4.2: GAIN packets per round trip below target (slower than Reno's 1).
+                    // "dynamic GAIN": GAIN packets per round trip below target (slower than Reno's 1).
                     gain
                 } else {
-                    // §4.4: W += max(GAIN - C W (delay/TARGET - 1), -W/2) per round trip.
+                    // "multiplicative decrease": W += max(GAIN - C W (delay/TARGET - 1), -W/2) per round trip.
                     let c = self.p.pp_decrease_constant;
                     (gain - c * self.cwnd * (q / target - 1.0)).max(-self.cwnd / 2.0)
                 };
@@ -353,7 +353,7 @@ impl Ledbat {
         self.cwnd = self.cwnd.min(flight + self.p.allowed_increase);
         self.cwnd = self.cwnd.max(self.min_cwnd());
         if self.pp.phase == PpPhase::Avoidance && self.pp.next_slowdown.is_some_and(|t| now >= t) {
-            // §4.5: remember the window, drop to 2 packets for 2 round trips.
+            // "slowdowns": remember the window, drop to 2 packets for 2 round trips.
             self.pp.ssthresh = self.cwnd;
             self.pp.phase = PpPhase::Slowdown;
             self.pp.slowdown_start = Some(now);
@@ -368,7 +368,7 @@ impl Ledbat {
 impl Controller for Ledbat {
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         let delay = if self.p.plus_plus {
-            // draft-irtf-iccrg-ledbat-plus-plus §3: round-trip delay, no receiver timestamps needed.
+            // draft-irtf-iccrg-ledbat-plus-plus measures round-trip delay: no receiver timestamps needed.
             let s = self.pp.srtt.map_or(ev.rtt, |s| Dur(s.as_ns() - s.as_ns() / 8 + ev.rtt.as_ns() / 8));
             self.pp.srtt = Some(s);
             ev.rtt
@@ -404,7 +404,7 @@ impl Controller for Ledbat {
         // §2.4.2 on loss: cwnd = min(cwnd, max(cwnd / 2, MIN_CWND)), once per round trip.
         self.cwnd = self.cwnd.min((self.cwnd / 2.0).max(self.min_cwnd()));
         if self.p.plus_plus && self.pp.phase == PpPhase::SlowStart {
-            // A loss ends slow start as it ends Reno's (draft §4.3 keeps RFC 6817's loss response).
+            // A loss ends slow start as it ends Reno's (draft "modified slow start" keeps RFC 6817's loss response).
             self.pp_end_slow_start(now);
         }
     }
