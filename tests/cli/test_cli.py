@@ -24,6 +24,8 @@ else:
 
 SHORT = ["--set", "duration_s=10"]
 CONTROLLER_NAMES = ["fixed", "aimd", "aiad", "mimd", "timely", "queue_gradient", "newreno", "cubic", "vegas", "verus", "sprout", "markov", "sctp", "lied", "sac", "bbr", "ledbat"]
+# BBRv3 (issue 13 item 2).
+CONTROLLER_NAMES += ["bbr3"]
 
 
 def all_output(res) -> str:
