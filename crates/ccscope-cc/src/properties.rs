@@ -117,9 +117,13 @@ fn drive(info: &ControllerInfo, ops: &[Op]) -> Result<(), TestCaseError> {
     drive_with(info, &toml::Table::new(), ops)
 }
 
-fn drive_with(info: &ControllerInfo, params: &toml::Table, ops: &[Op]) -> Result<(), TestCaseError> {
-    let cc = (info.build)(params)
-        .map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
+fn drive_with(
+    info: &ControllerInfo,
+    params: &toml::Table,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
+    let cc =
+        (info.build)(params).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
     let mut s = Script::new(cc);
     let mut model_in_flight = 0usize;
     check(info, &s, 0, Time::ZERO, 0)?;

@@ -2,7 +2,7 @@
 
 use crate::delay::{aiad, ledbat, mimd, queue_gradient, timely, vegas, verus};
 use crate::model::{bbr, markov, sprout};
-// BBRv3 and the LEDBAT++ option (issue 13 item 2).
+// BBRv3 (issue 13 item 2).
 use crate::model::bbr3;
 use crate::params::defaults_of;
 pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};

@@ -255,7 +255,10 @@ fn counter(r: &RunResult, flow: usize, name: &str) -> Option<u64> {
 fn bbr3_fills_a_constant_rate_link_with_a_standing_queue_of_at_most_one_bdp() {
     let r = run(&bulk("bbr3", 1), 30.0);
     let link = &r.links[0];
-    eprintln!("bbr3 util {} p95 {:?} dropped {}", link.utilization, link.queue_delay_p95_ms, link.dropped);
+    eprintln!(
+        "bbr3 util {} p95 {:?} dropped {}",
+        link.utilization, link.queue_delay_p95_ms, link.dropped
+    );
     assert!(link.utilization >= 0.95, "utilisation {}", link.utilization);
     let p95 = link.queue_delay_p95_ms.expect("packets were queued");
     assert!(p95 <= RTT_MS, "p95 queueing delay {p95} ms > one RTT");
@@ -266,16 +269,26 @@ fn bbr3_loses_fewer_packets_than_bbr_v1_on_a_shallow_buffer() {
     let v3 = run_buffer(&bulk("bbr3", 1), 30.0, 10);
     let v1 = run_buffer(&bulk("bbr", 1), 30.0, 10);
     let (d3, d1) = (v3.links[0].dropped, v1.links[0].dropped);
-    eprintln!("shallow: v3 dropped {d3} util {} ; v1 dropped {d1} util {}", v3.links[0].utilization, v1.links[0].utilization);
+    eprintln!(
+        "shallow: v3 dropped {d3} util {} ; v1 dropped {d1} util {}",
+        v3.links[0].utilization, v1.links[0].utilization
+    );
     assert!(d3 < d1, "BBRv3 dropped {d3}, BBR v1 {d1}");
-    assert!(v3.links[0].utilization >= 0.9, "utilisation {}", v3.links[0].utilization);
+    assert!(
+        v3.links[0].utilization >= 0.9,
+        "utilisation {}",
+        v3.links[0].utilization
+    );
 }
 
 #[test]
 fn bbr3_visits_probe_rtt_every_5_s() {
     let r = run(&bulk("bbr3", 1), 45.0);
     let n = counter(&r, 0, "probe_rtt_entries").expect("bbr3 counts PROBE_RTT entries");
-    eprintln!("bbr3 probe_rtt entries {n} probes {:?}", counter(&r, 0, "bw_probes"));
+    eprintln!(
+        "bbr3 probe_rtt entries {n} probes {:?}",
+        counter(&r, 0, "bw_probes")
+    );
     // The first comes 5 s after the min RTT is first set; each later one 5 s after the last exit
     // (200 ms and a round): 45 s hold 8.
     assert_eq!(n, 8);
@@ -286,9 +299,16 @@ fn two_bbr3_flows_share_the_link_fairly() {
     let r = run(&bulk("bbr3", 2), 60.0);
     let x = bytes_from(&r, 30);
     let jain = x.iter().sum::<f64>().powi(2) / (2.0 * x.iter().map(|v| v * v).sum::<f64>());
-    eprintln!("bbr3 two flows jain {jain} {x:?} util {}", r.links[0].utilization);
+    eprintln!(
+        "bbr3 two flows jain {jain} {x:?} util {}",
+        r.links[0].utilization
+    );
     assert!(jain >= 0.9, "Jain {jain} over {x:?}");
-    assert!(r.links[0].utilization >= 0.95, "utilisation {}", r.links[0].utilization);
+    assert!(
+        r.links[0].utilization >= 0.95,
+        "utilisation {}",
+        r.links[0].utilization
+    );
 }
 
 #[test]
@@ -309,23 +329,36 @@ fn ledbat_pp(start_s: f64) -> String {
 fn ledbat_pp_alone_keeps_the_queueing_delay_near_its_60_ms_target() {
     let r = run(&ledbat_pp(0.0), 60.0);
     let (util, mean, max) = link_from(&r, 20);
-    eprintln!("ledbat++ util {util} mean {mean} max {max} slowdowns {:?} base {:?}", counter(&r, 0, "slowdowns"), counter(&r, 0, "base_delay_us"));
+    eprintln!(
+        "ledbat++ util {util} mean {mean} max {max} slowdowns {:?} base {:?}",
+        counter(&r, 0, "slowdowns"),
+        counter(&r, 0, "base_delay_us")
+    );
     assert!(util >= 0.8, "utilisation {util}");
     assert!(
         (0.6 * PP_TARGET_MS..=1.1 * PP_TARGET_MS).contains(&mean),
         "mean queueing delay {mean} ms"
     );
-    assert!((max as f64) <= 1.3 * PP_TARGET_MS, "largest queueing delay {max} ms");
+    assert!(
+        (max as f64) <= 1.3 * PP_TARGET_MS,
+        "largest queueing delay {max} ms"
+    );
 }
 
 #[test]
 fn ledbat_pp_yields_to_cubic() {
-    let flows = format!("{}\n[[flows]]\ncontroller = \"cubic\"\nstart_s = 10\n", ledbat_pp(0.0));
+    let flows = format!(
+        "{}\n[[flows]]\ncontroller = \"cubic\"\nstart_s = 10\n",
+        ledbat_pp(0.0)
+    );
     let r = run(&flows, 60.0);
     let after = bytes_from(&r, 20);
     let share = after[0] / (after[0] + after[1]);
     eprintln!("ledbat++ share with cubic {share}");
-    assert!(share <= 0.1, "LEDBAT++'s share with cubic: {share} ({after:?})");
+    assert!(
+        share <= 0.1,
+        "LEDBAT++'s share with cubic: {share} ({after:?})"
+    );
     let (util, _, _) = link_from(&r, 20);
     assert!(util >= 0.95, "utilisation {util}");
 }
@@ -342,9 +375,15 @@ fn ledbat_pp_slowdowns_let_a_latecomer_measure_the_true_base_delay() {
     let y = bytes_from(&rfc, 50);
     let share_rfc = y[0] / (y[0] + y[1]);
     let base1 = counter(&pp, 1, "base_delay_us");
-    eprintln!("latecomer: pp share0 {share_pp} base0 {:?} base1 {base1:?}; rfc share0 {share_rfc}", counter(&pp, 0, "base_delay_us"));
+    eprintln!(
+        "latecomer: pp share0 {share_pp} base0 {:?} base1 {base1:?}; rfc share0 {share_rfc}",
+        counter(&pp, 0, "base_delay_us")
+    );
     // The latecomer's base delay is the one the first flow measured on the empty path.
     assert_eq!(base1, counter(&pp, 0, "base_delay_us"));
     assert!(share_pp >= 0.3, "first LEDBAT++ flow's share {share_pp}");
-    assert!(share_rfc < share_pp, "RFC 6817 first flow's share {share_rfc}");
+    assert!(
+        share_rfc < share_pp,
+        "RFC 6817 first flow's share {share_rfc}"
+    );
 }

@@ -10,7 +10,9 @@ pub fn bdp(bw_pps: f64, min_rtt: Option<Dur>, gain: f64, initial_window: u32) ->
     let Some(rtt) = min_rtt else {
         return initial_window;
     };
-    (bw_pps * rtt.as_secs_f64() * gain).ceil().min(u32::MAX as f64) as u32
+    (bw_pps * rtt.as_secs_f64() * gain)
+        .ceil()
+        .min(u32::MAX as f64) as u32
 }
 
 /// The delivered-count span [C.delivered at the first mark, C.delivered + flight at the last] whose

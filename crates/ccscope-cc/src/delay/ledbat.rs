@@ -306,7 +306,11 @@ impl Ledbat {
             // The initial slowdown: 2 round trips after the initial slow start.
             None if self.pp.slowdowns == 0 => now + Dur(self.pp_rtt().as_ns() * 2),
             // Periodic: 9 times the last slowdown's duration (its 2-packet part and the slow start back).
-            Some(start) => now + Dur::from_secs_f64(now.since(start).as_secs_f64() * self.p.pp_slowdown_interval),
+            Some(start) => {
+                now + Dur::from_secs_f64(
+                    now.since(start).as_secs_f64() * self.p.pp_slowdown_interval,
+                )
+            }
             None => now,
         });
     }
@@ -357,7 +361,8 @@ impl Ledbat {
             self.pp.ssthresh = self.cwnd;
             self.pp.phase = PpPhase::Slowdown;
             self.pp.slowdown_start = Some(now);
-            self.pp.until = now + Dur::from_secs_f64(self.pp_rtt().as_secs_f64() * self.p.pp_slowdown_rtts);
+            self.pp.until =
+                now + Dur::from_secs_f64(self.pp_rtt().as_secs_f64() * self.p.pp_slowdown_rtts);
             self.pp.next_slowdown = None;
             self.pp.slowdowns += 1;
             self.cwnd = self.min_cwnd();
@@ -369,7 +374,9 @@ impl Controller for Ledbat {
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         let delay = if self.p.plus_plus {
             // draft-irtf-iccrg-ledbat-plus-plus measures round-trip delay: no receiver timestamps needed.
-            let s = self.pp.srtt.map_or(ev.rtt, |s| Dur(s.as_ns() - s.as_ns() / 8 + ev.rtt.as_ns() / 8));
+            let s = self.pp.srtt.map_or(ev.rtt, |s| {
+                Dur(s.as_ns() - s.as_ns() / 8 + ev.rtt.as_ns() / 8)
+            });
             self.pp.srtt = Some(s);
             ev.rtt
         } else {
@@ -581,14 +588,21 @@ mod tests {
         // Four 90 ms samples fill the current filter: a 50 ms queue > 45 ms ends slow start.
         for i in 0..4 {
             ack_rtt(&mut s, 90);
-            let phase = if i < 3 { PpPhase::SlowStart } else { PpPhase::Avoidance };
+            let phase = if i < 3 {
+                PpPhase::SlowStart
+            } else {
+                PpPhase::Avoidance
+            };
             assert_eq!(s.cc.pp_phase(), phase);
         }
         assert_close(s.cc.cwnd_f64(), 22.0);
         assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(50)));
         // The initial slowdown is due 2 smoothed RTTs later: srtt 40, 40, then 1/8 steps toward 90 ms
         // give 60.690919 ms; the ACK was at 90 ms.
-        assert_eq!(s.cc.next_slowdown(), Some(Time(90_000_000 + 2 * 60_690_919)));
+        assert_eq!(
+            s.cc.next_slowdown(),
+            Some(Time(90_000_000 + 2 * 60_690_919))
+        );
         // Below target (a 40 ms sample makes the filter's minimum 40 ms again: no queue): GAIN packets
         // per round trip, GAIN/W per ACK, a third of Reno's increase.
         let mut w = s.cc.cwnd_f64();
@@ -657,7 +671,10 @@ mod tests {
             s.cc.next_slowdown(),
             Some(end + Dur::from_secs_f64(end.since(start).as_secs_f64() * 9.0))
         );
-        assert_eq!(s.cc.counters(), [("slowdowns", 1), ("base_delay_us", 40_000)]);
+        assert_eq!(
+            s.cc.counters(),
+            [("slowdowns", 1), ("base_delay_us", 40_000)]
+        );
     }
 
     #[test]

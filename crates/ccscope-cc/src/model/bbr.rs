@@ -325,8 +325,7 @@ impl Bbr {
     }
 
     fn app_limited(&self, rs: &RateSample) -> bool {
-        rs.is_app_limited
-            || self.probe_rtt_app_limited.covers(rs.prior_delivered)
+        rs.is_app_limited || self.probe_rtt_app_limited.covers(rs.prior_delivered)
     }
 
     /// tcp_bbr.c `bbr_is_next_cycle_phase` (draft §4.3.4 BBRIsNextCyclePhase).

@@ -123,31 +123,133 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec { name: "startup_pacing_gain", unit: "ratio", doc: "STARTUP pacing gain (draft-ietf-ccwg-bbr BBRStartupPacingGain: 2.77)" },
-        ParamSpec { name: "startup_cwnd_gain", unit: "ratio", doc: "STARTUP and DRAIN cwnd gain (draft BBRStartupCwndGain: 2)" },
-        ParamSpec { name: "drain_pacing_gain", unit: "ratio", doc: "DRAIN pacing gain (draft BBRDrainPacingGain: 0.35)" },
-        ParamSpec { name: "cwnd_gain", unit: "ratio", doc: "PROBE_BW cwnd gain (draft BBRDefaultCwndGain: 2)" },
-        ParamSpec { name: "probe_up_pacing_gain", unit: "ratio", doc: "ProbeBW_UP pacing gain (draft: 1.25)" },
-        ParamSpec { name: "probe_down_pacing_gain", unit: "ratio", doc: "ProbeBW_DOWN pacing gain (draft: 0.90; tcp_bbr.c v3: 0.91)" },
-        ParamSpec { name: "probe_up_cwnd_gain_add", unit: "ratio", doc: "cwnd gain added in ProbeBW_UP (draft 2.25 - 2; tcp_bbr.c: 1/4)" },
-        ParamSpec { name: "beta", unit: "ratio", doc: "fraction of bw_lo/inflight_lo kept per loss round (draft BBRBeta: 0.7)" },
-        ParamSpec { name: "loss_thresh", unit: "ratio", doc: "loss rate that marks the flight too high (draft BBRLossThresh: 0.02)" },
-        ParamSpec { name: "headroom", unit: "ratio", doc: "headroom under inflight_hi while cruising (draft BBRHeadroom: 0.15)" },
-        ParamSpec { name: "full_bw_thresh", unit: "ratio", doc: "growth that keeps STARTUP or ProbeBW_UP going (draft: 1.25)" },
-        ParamSpec { name: "full_bw_rounds", unit: "rounds", doc: "rounds without that growth before the pipe is full (draft: 3)" },
-        ParamSpec { name: "full_loss_cnt", unit: "events", doc: "loss events in a recovery round that end STARTUP (draft BBRStartupFullLossCnt: 6)" },
-        ParamSpec { name: "min_rtt_window_s", unit: "s", doc: "min-RTT filter window (draft MinRTTFilterLen: 10)" },
-        ParamSpec { name: "probe_rtt_interval_s", unit: "s", doc: "time without a new probe-RTT minimum before PROBE_RTT (draft ProbeRTTInterval: 5)" },
-        ParamSpec { name: "probe_rtt_ms", unit: "ms", doc: "least time in PROBE_RTT (draft ProbeRTTDuration: 200)" },
-        ParamSpec { name: "probe_rtt_cwnd_gain", unit: "ratio", doc: "PROBE_RTT cwnd as a fraction of the BDP (draft BBRProbeRTTCwndGain: 0.5)" },
-        ParamSpec { name: "min_cwnd", unit: "packets", doc: "minimum cwnd (draft BBRMinPipeCwnd: 4)" },
-        ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (RFC 6928: 10)" },
-        ParamSpec { name: "pacing_margin_percent", unit: "%", doc: "pace this far below the model's rate (draft BBRPacingMarginPercent: 1)" },
-        ParamSpec { name: "probe_wait_base_s", unit: "s", doc: "least wall-clock wait before the next bandwidth probe (tcp_bbr.c: 2)" },
-        ParamSpec { name: "probe_wait_rand_s", unit: "s", doc: "uniform random extra wait before the next probe (tcp_bbr.c: 1)" },
-        ParamSpec { name: "probe_rand_rounds", unit: "rounds", doc: "uniform random head start of the probe round count (tcp_bbr.c: 2)" },
-        ParamSpec { name: "probe_max_rounds", unit: "rounds", doc: "most packet-timed rounds between probes (tcp_bbr.c bbr_bw_probe_max_rounds: 63)" },
-        ParamSpec { name: "seed", unit: "integer", doc: "seed of the random probe timing (the simulator sets one per flow)" },
+        ParamSpec {
+            name: "startup_pacing_gain",
+            unit: "ratio",
+            doc: "STARTUP pacing gain (draft-ietf-ccwg-bbr BBRStartupPacingGain: 2.77)",
+        },
+        ParamSpec {
+            name: "startup_cwnd_gain",
+            unit: "ratio",
+            doc: "STARTUP and DRAIN cwnd gain (draft BBRStartupCwndGain: 2)",
+        },
+        ParamSpec {
+            name: "drain_pacing_gain",
+            unit: "ratio",
+            doc: "DRAIN pacing gain (draft BBRDrainPacingGain: 0.35)",
+        },
+        ParamSpec {
+            name: "cwnd_gain",
+            unit: "ratio",
+            doc: "PROBE_BW cwnd gain (draft BBRDefaultCwndGain: 2)",
+        },
+        ParamSpec {
+            name: "probe_up_pacing_gain",
+            unit: "ratio",
+            doc: "ProbeBW_UP pacing gain (draft: 1.25)",
+        },
+        ParamSpec {
+            name: "probe_down_pacing_gain",
+            unit: "ratio",
+            doc: "ProbeBW_DOWN pacing gain (draft: 0.90; tcp_bbr.c v3: 0.91)",
+        },
+        ParamSpec {
+            name: "probe_up_cwnd_gain_add",
+            unit: "ratio",
+            doc: "cwnd gain added in ProbeBW_UP (draft 2.25 - 2; tcp_bbr.c: 1/4)",
+        },
+        ParamSpec {
+            name: "beta",
+            unit: "ratio",
+            doc: "fraction of bw_lo/inflight_lo kept per loss round (draft BBRBeta: 0.7)",
+        },
+        ParamSpec {
+            name: "loss_thresh",
+            unit: "ratio",
+            doc: "loss rate that marks the flight too high (draft BBRLossThresh: 0.02)",
+        },
+        ParamSpec {
+            name: "headroom",
+            unit: "ratio",
+            doc: "headroom under inflight_hi while cruising (draft BBRHeadroom: 0.15)",
+        },
+        ParamSpec {
+            name: "full_bw_thresh",
+            unit: "ratio",
+            doc: "growth that keeps STARTUP or ProbeBW_UP going (draft: 1.25)",
+        },
+        ParamSpec {
+            name: "full_bw_rounds",
+            unit: "rounds",
+            doc: "rounds without that growth before the pipe is full (draft: 3)",
+        },
+        ParamSpec {
+            name: "full_loss_cnt",
+            unit: "events",
+            doc:
+                "loss events in a recovery round that end STARTUP (draft BBRStartupFullLossCnt: 6)",
+        },
+        ParamSpec {
+            name: "min_rtt_window_s",
+            unit: "s",
+            doc: "min-RTT filter window (draft MinRTTFilterLen: 10)",
+        },
+        ParamSpec {
+            name: "probe_rtt_interval_s",
+            unit: "s",
+            doc:
+                "time without a new probe-RTT minimum before PROBE_RTT (draft ProbeRTTInterval: 5)",
+        },
+        ParamSpec {
+            name: "probe_rtt_ms",
+            unit: "ms",
+            doc: "least time in PROBE_RTT (draft ProbeRTTDuration: 200)",
+        },
+        ParamSpec {
+            name: "probe_rtt_cwnd_gain",
+            unit: "ratio",
+            doc: "PROBE_RTT cwnd as a fraction of the BDP (draft BBRProbeRTTCwndGain: 0.5)",
+        },
+        ParamSpec {
+            name: "min_cwnd",
+            unit: "packets",
+            doc: "minimum cwnd (draft BBRMinPipeCwnd: 4)",
+        },
+        ParamSpec {
+            name: "initial_window",
+            unit: "packets",
+            doc: "initial window (RFC 6928: 10)",
+        },
+        ParamSpec {
+            name: "pacing_margin_percent",
+            unit: "%",
+            doc: "pace this far below the model's rate (draft BBRPacingMarginPercent: 1)",
+        },
+        ParamSpec {
+            name: "probe_wait_base_s",
+            unit: "s",
+            doc: "least wall-clock wait before the next bandwidth probe (tcp_bbr.c: 2)",
+        },
+        ParamSpec {
+            name: "probe_wait_rand_s",
+            unit: "s",
+            doc: "uniform random extra wait before the next probe (tcp_bbr.c: 1)",
+        },
+        ParamSpec {
+            name: "probe_rand_rounds",
+            unit: "rounds",
+            doc: "uniform random head start of the probe round count (tcp_bbr.c: 2)",
+        },
+        ParamSpec {
+            name: "probe_max_rounds",
+            unit: "rounds",
+            doc: "most packet-timed rounds between probes (tcp_bbr.c bbr_bw_probe_max_rounds: 63)",
+        },
+        ParamSpec {
+            name: "seed",
+            unit: "integer",
+            doc: "seed of the random probe timing (the simulator sets one per flow)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         for (key, v) in [
@@ -188,7 +290,10 @@ impl crate::params::Params for Params {
         }
         if self.probe_rtt_interval_s > self.min_rtt_window_s {
             // tcp_bbr.c: "bbr_probe_rtt_win_ms must be <= bbr_min_rtt_win_sec * MSEC_PER_SEC".
-            return Err(invalid("probe_rtt_interval_s", "must be <= min_rtt_window_s"));
+            return Err(invalid(
+                "probe_rtt_interval_s",
+                "must be <= min_rtt_window_s",
+            ));
         }
         for (key, v) in [
             ("full_bw_rounds", self.full_bw_rounds),
@@ -722,7 +827,9 @@ impl Bbr3 {
                 if self.prev_probe_too_high && self.inflight_hi.is_some_and(|hi| inflight >= hi) {
                     self.stopped_risky_probe = true;
                     done = true;
-                } else if self.is_cwnd_limited() && self.inflight_hi.is_some_and(|hi| self.cwnd >= hi) {
+                } else if self.is_cwnd_limited()
+                    && self.inflight_hi.is_some_and(|hi| self.cwnd >= hi)
+                {
                     // inflight_hi limits the growth: the plateau test starts over.
                     self.reset_full_bw();
                     self.full_bw = rs.bw;
