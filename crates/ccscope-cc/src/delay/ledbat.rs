@@ -645,7 +645,7 @@ mod tests {
         }
         let due = s.cc.next_slowdown().expect("scheduled after slow start");
         while s.cc.pp_phase() != PpPhase::Slowdown {
-            s.now = s.now + Dur::from_ms(5);
+            s.now += Dur::from_ms(5);
             ack_rtt(&mut s, 40);
         }
         let start = s.now;
@@ -656,13 +656,13 @@ mod tests {
         let until = s.cc.pp.until;
         // 2 smoothed RTTs at 2 packets, whatever the ACKs say.
         while s.now + Dur::from_ms(5) < until {
-            s.now = s.now + Dur::from_ms(5);
+            s.now += Dur::from_ms(5);
             ack_rtt(&mut s, 40);
             assert_eq!(s.cc.cwnd_f64(), 2.0);
         }
         // Then slow start back to the window held before; the next slowdown is 9 durations later.
         while s.cc.pp_phase() != PpPhase::Avoidance {
-            s.now = s.now + Dur::from_ms(5);
+            s.now += Dur::from_ms(5);
             ack_rtt(&mut s, 40);
         }
         assert_close(s.cc.cwnd_f64(), ssthresh);
