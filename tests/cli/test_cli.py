@@ -24,7 +24,7 @@ else:
 
 SHORT = ["--set", "duration_s=10"]
 CONTROLLER_NAMES = ["fixed", "aimd", "aiad", "mimd", "timely", "queue_gradient", "newreno", "cubic", "vegas", "verus", "sprout", "markov", "sctp", "lied", "sac", "bbr", "ledbat",
-                    "copa", "vivace"]
+                    "copa", "vivace", "bbr3"]
 
 
 def all_output(res) -> str:

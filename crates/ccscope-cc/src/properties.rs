@@ -110,9 +110,20 @@ fn check(
     Ok(())
 }
 
+/// Options that switch a registered controller to another algorithm, driven as well (name, overrides).
+const VARIANTS: &[(&str, &str)] = &[("ledbat", "plus_plus = true")];
+
 fn drive(info: &ControllerInfo, ops: &[Op]) -> Result<(), TestCaseError> {
-    let cc = (info.build)(&toml::Table::new())
-        .map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
+    drive_with(info, &toml::Table::new(), ops)
+}
+
+fn drive_with(
+    info: &ControllerInfo,
+    params: &toml::Table,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
+    let cc =
+        (info.build)(params).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
     let mut s = Script::new(cc);
     let mut model_in_flight = 0usize;
     check(info, &s, 0, Time::ZERO, 0)?;
@@ -190,6 +201,14 @@ proptest! {
             match catch_unwind(AssertUnwindSafe(|| drive(info, &ops))) {
                 Ok(result) => result?,
                 Err(_) => return Err(TestCaseError::fail(format!("{} panicked", info.name))),
+            }
+        }
+        for (name, overrides) in VARIANTS {
+            let info = CONTROLLERS.iter().find(|c| c.name == *name).expect("variant of a registered controller");
+            let params: toml::Table = overrides.parse().expect("variant TOML parses");
+            match catch_unwind(AssertUnwindSafe(|| drive_with(info, &params, &ops))) {
+                Ok(result) => result?,
+                Err(_) => return Err(TestCaseError::fail(format!("{name} ({overrides}) panicked"))),
             }
         }
     }

@@ -1,15 +1,12 @@
 //! Controllers by stable name, built from typed parameters whose defaults are the papers' values.
 
-use crate::delay::{aiad, ledbat, mimd, queue_gradient, timely, vegas, verus};
-use crate::model::{bbr, markov, sprout};
+use crate::delay::{aiad, copa, ledbat, mimd, queue_gradient, timely, vegas, verus};
+use crate::model::{bbr, bbr3, markov, sprout};
 use crate::params::defaults_of;
 pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};
-use crate::rate::{lied, sac};
+use crate::rate::{lied, sac, vivace};
 use crate::window::{aimd, cubic, fixed, newreno, sctp};
 use crate::AnyController;
-// Copa and PCC Vivace (issue 13).
-use crate::delay::copa;
-use crate::rate::vivace;
 
 /// A registered controller.
 pub struct ControllerInfo {
@@ -67,9 +64,9 @@ pub const CONTROLLERS: &[ControllerInfo] = &[
     entry!(markov, Markov, "guided random walk in a trained (delay, window) Markov chain (paper 000 §3.2, §5.1)"),
     entry!(lied, Lied, "generic rate-based linear increase/exponential decrease on gamma_k (paper 003 §3.1, eqs. 3-4)"),
     entry!(sac, Sac, "selective aggressiveness control over LIED with an on-line CondProb table (paper 003 §3.2, App. A.2)"),
-    // Copa and PCC Vivace (issue 13).
     entry!(copa, Copa, "Copa delay-based control with default and competitive modes (Arun and Balakrishnan, NSDI 2018)", Reliable),
     entry!(vivace, Vivace, "PCC Vivace online-learning rate control with the latency utility (Dong et al., NSDI 2018)", Reliable),
+    entry!(bbr3, Bbr3, "BBRv3 (draft-ietf-ccwg-bbr, google/bbr v3 tcp_bbr.c)", Reliable),
 ];
 
 /// Build the controller `name` with parameter overrides `params`.

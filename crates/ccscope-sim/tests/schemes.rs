@@ -362,3 +362,191 @@ fn copa_competitive_mode_takes_a_larger_share_from_cubic_than_default_mode_alone
         "{with_modes} vs {default_only}"
     );
 }
+
+// ---- BBRv3 and LEDBAT++ (issue 13 item 2) ----
+//
+// BBRv3 (draft-ietf-ccwg-bbr; google/bbr v3 tcp_bbr.c):
+// - one flow keeps the link at least 95% busy with a standing queue of at most one BDP;
+// - on a shallow buffer (a quarter BDP) it loses fewer packets than BBR v1: its loss response
+//   (inflight_hi where the loss rate passed 2%, bw_lo/inflight_lo cut by beta) replaces v1's blind
+//   1.25x probe every eight rounds;
+// - PROBE_RTT comes every ~5 s (ProbeRTTInterval); two flows share the link with Jain >= 0.9.
+//
+// LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus; `ledbat` with `plus_plus = true`):
+// - alone, it keeps the queueing delay near its 60 ms TARGET (§4.1) between its slowdowns;
+// - it yields to a Cubic flow as LEDBAT does;
+// - the slowdowns (§4.5) drain the queue, so a flow that starts later measures the true base delay and
+//   the two share the link, where RFC 6817's latecomer takes it (the "latecomer advantage" §1 names).
+
+/// LEDBAT++'s TARGET queueing delay (draft-irtf-iccrg-ledbat-plus-plus "target delay").
+const PP_TARGET_MS: f64 = 60.0;
+
+/// The constant-rate link of `run_seeded` with a droptail buffer of `packets`.
+fn run_buffer(flows: &str, duration_s: f64, packets: u32) -> RunResult {
+    let text = format!(
+        r#"
+seed = 1
+duration_s = {duration_s}
+bin_ms = 1000
+cwnd_log = true
+
+[data_link]
+rate_mbps = 12
+delay_ms = 20
+queue = {{ kind = "droptail", packets = {packets} }}
+
+[ack_link]
+rate_mbps = 12
+delay_ms = 20
+
+{flows}
+"#
+    );
+    let sc = load_scenario(&text, None, &[]).unwrap();
+    Simulation::new(&sc).unwrap().run().0
+}
+
+fn counter(r: &RunResult, flow: usize, name: &str) -> Option<u64> {
+    r.flows[flow]
+        .counters
+        .iter()
+        .find(|c| c.0 == name)
+        .map(|c| c.1)
+}
+
+#[test]
+fn bbr3_fills_a_constant_rate_link_with_a_standing_queue_of_at_most_one_bdp() {
+    let r = run(&bulk("bbr3", 1), 30.0);
+    let link = &r.links[0];
+    eprintln!(
+        "bbr3 util {} p95 {:?} dropped {}",
+        link.utilization, link.queue_delay_p95_ms, link.dropped
+    );
+    assert!(link.utilization >= 0.95, "utilisation {}", link.utilization);
+    let p95 = link.queue_delay_p95_ms.expect("packets were queued");
+    assert!(p95 <= RTT_MS, "p95 queueing delay {p95} ms > one RTT");
+}
+
+#[test]
+fn bbr3_loses_fewer_packets_than_bbr_v1_on_a_shallow_buffer() {
+    let v3 = run_buffer(&bulk("bbr3", 1), 30.0, 10);
+    let v1 = run_buffer(&bulk("bbr", 1), 30.0, 10);
+    let (d3, d1) = (v3.links[0].dropped, v1.links[0].dropped);
+    eprintln!(
+        "shallow: v3 dropped {d3} util {} ; v1 dropped {d1} util {}",
+        v3.links[0].utilization, v1.links[0].utilization
+    );
+    assert!(d3 < d1, "BBRv3 dropped {d3}, BBR v1 {d1}");
+    assert!(
+        v3.links[0].utilization >= 0.9,
+        "utilisation {}",
+        v3.links[0].utilization
+    );
+}
+
+#[test]
+fn bbr3_visits_probe_rtt_every_5_s() {
+    let r = run(&bulk("bbr3", 1), 45.0);
+    let n = counter(&r, 0, "probe_rtt_entries").expect("bbr3 counts PROBE_RTT entries");
+    eprintln!(
+        "bbr3 probe_rtt entries {n} probes {:?}",
+        counter(&r, 0, "bw_probes")
+    );
+    // The first comes 5 s after the min RTT is first set; each later one 5 s after the last exit
+    // (200 ms and a round): 45 s hold 8.
+    assert_eq!(n, 8);
+}
+
+#[test]
+fn two_bbr3_flows_share_the_link_fairly() {
+    let r = run(&bulk("bbr3", 2), 60.0);
+    let x = bytes_from(&r, 30);
+    let jain = x.iter().sum::<f64>().powi(2) / (2.0 * x.iter().map(|v| v * v).sum::<f64>());
+    eprintln!(
+        "bbr3 two flows jain {jain} {x:?} util {}",
+        r.links[0].utilization
+    );
+    assert!(jain >= 0.9, "Jain {jain} over {x:?}");
+    assert!(
+        r.links[0].utilization >= 0.95,
+        "utilisation {}",
+        r.links[0].utilization
+    );
+}
+
+#[test]
+fn bbr3_runs_repeat_exactly_and_its_probe_timing_follows_the_seed() {
+    let a = run_seeded(&bulk("bbr3", 2), 15.0, 1);
+    let b = run_seeded(&bulk("bbr3", 2), 15.0, 1);
+    assert_eq!(a.cwnd, b.cwnd);
+    assert_eq!(a.total.delivered, b.total.delivered);
+    let c = run_seeded(&bulk("bbr3", 2), 15.0, 2);
+    assert_ne!(a.cwnd, c.cwnd);
+}
+
+fn ledbat_pp(start_s: f64) -> String {
+    format!("[[flows]]\ncontroller = \"ledbat\"\nplus_plus = true\nstart_s = {start_s}\n")
+}
+
+#[test]
+fn ledbat_pp_alone_keeps_the_queueing_delay_near_its_60_ms_target() {
+    let r = run(&ledbat_pp(0.0), 60.0);
+    let (util, mean, max) = link_from(&r, 20);
+    eprintln!(
+        "ledbat++ util {util} mean {mean} max {max} slowdowns {:?} base {:?}",
+        counter(&r, 0, "slowdowns"),
+        counter(&r, 0, "base_delay_us")
+    );
+    assert!(util >= 0.8, "utilisation {util}");
+    assert!(
+        (0.6 * PP_TARGET_MS..=1.1 * PP_TARGET_MS).contains(&mean),
+        "mean queueing delay {mean} ms"
+    );
+    assert!(
+        (max as f64) <= 1.3 * PP_TARGET_MS,
+        "largest queueing delay {max} ms"
+    );
+}
+
+#[test]
+fn ledbat_pp_yields_to_cubic() {
+    let flows = format!(
+        "{}\n[[flows]]\ncontroller = \"cubic\"\nstart_s = 10\n",
+        ledbat_pp(0.0)
+    );
+    let r = run(&flows, 60.0);
+    let after = bytes_from(&r, 20);
+    let share = after[0] / (after[0] + after[1]);
+    eprintln!("ledbat++ share with cubic {share}");
+    assert!(
+        share <= 0.1,
+        "LEDBAT++'s share with cubic: {share} ({after:?})"
+    );
+    let (util, _, _) = link_from(&r, 20);
+    assert!(util >= 0.95, "utilisation {util}");
+}
+
+#[test]
+fn ledbat_pp_slowdowns_let_a_latecomer_measure_the_true_base_delay() {
+    let pp = run(&format!("{}\n{}", ledbat_pp(0.0), ledbat_pp(20.0)), 90.0);
+    let x = bytes_from(&pp, 50);
+    let share_pp = x[0] / (x[0] + x[1]);
+    let rfc = run(
+        "[[flows]]\ncontroller = \"ledbat\"\n\n[[flows]]\ncontroller = \"ledbat\"\nstart_s = 20\n",
+        90.0,
+    );
+    let y = bytes_from(&rfc, 50);
+    let share_rfc = y[0] / (y[0] + y[1]);
+    let base1 = counter(&pp, 1, "base_delay_us");
+    eprintln!(
+        "latecomer: pp share0 {share_pp} base0 {:?} base1 {base1:?}; rfc share0 {share_rfc}",
+        counter(&pp, 0, "base_delay_us")
+    );
+    // The latecomer's base delay is the one the first flow measured on the empty path.
+    assert_eq!(base1, counter(&pp, 0, "base_delay_us"));
+    assert!(share_pp >= 0.3, "first LEDBAT++ flow's share {share_pp}");
+    assert!(
+        share_rfc < share_pp,
+        "RFC 6817 first flow's share {share_rfc}"
+    );
+}

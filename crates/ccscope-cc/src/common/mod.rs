@@ -1,5 +1,6 @@
 //! Machinery shared by several controllers; each piece lives here once.
 
+pub mod bbr;
 pub mod ccm;
 pub mod condprob;
 pub mod decrease_guard;

@@ -8,8 +8,15 @@
 //! simulator shares one clock; RFC 6817 §2.3 needs only differences, so a clock offset would cancel).
 //! Choices (docs/deviations.md): no slow start (the RFC's pseudo-code has none); a congestion
 //! episode, as the reliable transport signals it once per round trip, halves the window (§2.4.2
-//! "at most once per RTT"); an RTO drops it to one packet (§2.4.2 "on timeout"). LEDBAT++ is not
-//! implemented.
+//! "at most once per RTT"); an RTO drops it to one packet (§2.4.2 "on timeout").
+//!
+//! `plus_plus = true` turns on LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus): round-trip delay samples
+//! instead of one-way ones, a 60 ms target, a gain of 1/min(16, ceil(2 TARGET / base)), a
+//! multiplicative decrease above target (constant 1, at most half the window per round trip), a slow
+//! start at that gain that ends at 3/4 of the target, and slowdowns: 2 round trips after the initial
+//! slow start, then each time 9 slowdown durations after the last, the window drops to 2 packets for
+//! 2 round trips and slow-starts back to where it was, so that the queue drains and every LEDBAT++
+//! flow on the path sees the true base delay. Defaults (`plus_plus = false`) are RFC 6817 unchanged.
 
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -40,6 +47,18 @@ pub struct Params {
     pub initial_window: u32,
     /// MIN_CWND in packets (RFC 6817 §2.5: 2).
     pub min_cwnd: u32,
+    /// LEDBAT++ instead of RFC 6817 LEDBAT (draft-irtf-iccrg-ledbat-plus-plus); off by default.
+    pub plus_plus: bool,
+    /// LEDBAT++ TARGET (draft-irtf-iccrg-ledbat-plus-plus "target delay": 60 ms); `target_ms` is RFC 6817's.
+    pub pp_target_ms: f64,
+    /// LEDBAT++ gain cap: GAIN = 1 / min(this, ceil(2 TARGET / base)) (draft "dynamic GAIN": 16).
+    pub pp_gain_divisor_max: f64,
+    /// LEDBAT++ multiplicative-decrease constant (draft "multiplicative decrease": 1).
+    pub pp_decrease_constant: f64,
+    /// Round trips the window stays at 2 packets in a slowdown (draft "slowdowns": 2).
+    pub pp_slowdown_rtts: f64,
+    /// Slowdown durations between the end of one slowdown and the next (draft "slowdowns": 9, a 10% duty cycle).
+    pub pp_slowdown_interval: f64,
 }
 
 impl Default for Params {
@@ -53,6 +72,12 @@ impl Default for Params {
             allowed_increase: 1.0,
             initial_window: 2,
             min_cwnd: 2,
+            plus_plus: false,
+            pp_target_ms: 60.0,
+            pp_gain_divisor_max: 16.0,
+            pp_decrease_constant: 1.0,
+            pp_slowdown_rtts: 2.0,
+            pp_slowdown_interval: 9.0,
         }
     }
 }
@@ -67,11 +92,26 @@ impl crate::params::Params for Params {
         ParamSpec { name: "allowed_increase", unit: "packets", doc: "ALLOWED_INCREASE above the flight (RFC 6817 §2.5: 1)" },
         ParamSpec { name: "initial_window", unit: "packets", doc: "INIT_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "min_cwnd", unit: "packets", doc: "MIN_CWND (RFC 6817 §2.5: 2)" },
+        ParamSpec { name: "plus_plus", unit: "bool", doc: "LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus) instead of RFC 6817" },
+        ParamSpec { name: "pp_target_ms", unit: "ms", doc: "LEDBAT++ TARGET (draft, target delay: 60)" },
+        ParamSpec { name: "pp_gain_divisor_max", unit: "ratio", doc: "LEDBAT++ GAIN = 1/min(this, ceil(2 TARGET/base)) (draft, dynamic GAIN: 16)" },
+        ParamSpec { name: "pp_decrease_constant", unit: "ratio", doc: "LEDBAT++ multiplicative-decrease constant (draft, multiplicative decrease: 1)" },
+        ParamSpec { name: "pp_slowdown_rtts", unit: "RTTs", doc: "LEDBAT++ slowdown length at 2 packets (draft, slowdowns: 2)" },
+        ParamSpec { name: "pp_slowdown_interval", unit: "slowdowns", doc: "LEDBAT++ wait between slowdowns in slowdown durations (draft, slowdowns: 9)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         check_positive("target_ms", self.target_ms)?;
         check_positive("gain", self.gain)?;
         check_positive("bucket_s", self.bucket_s)?;
+        check_positive("pp_target_ms", self.pp_target_ms)?;
+        check_positive("pp_slowdown_rtts", self.pp_slowdown_rtts)?;
+        check_positive("pp_slowdown_interval", self.pp_slowdown_interval)?;
+        if !(self.pp_gain_divisor_max >= 1.0 && self.pp_gain_divisor_max.is_finite()) {
+            return Err(invalid("pp_gain_divisor_max", "must be >= 1 and finite"));
+        }
+        if !(self.pp_decrease_constant >= 0.0 && self.pp_decrease_constant.is_finite()) {
+            return Err(invalid("pp_decrease_constant", "must be >= 0 and finite"));
+        }
         if !(self.allowed_increase >= 0.0 && self.allowed_increase.is_finite()) {
             return Err(invalid("allowed_increase", "must be >= 0 and finite"));
         }
@@ -135,6 +175,33 @@ impl DelayRing {
     }
 }
 
+/// LEDBAT++'s phase (draft-irtf-iccrg-ledbat-plus-plus modified slow start, slowdowns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PpPhase {
+    /// Slow start at GAIN per ACK until the queue reaches 3/4 of TARGET or the window `ssthresh`.
+    SlowStart,
+    /// Delay-driven congestion avoidance.
+    Avoidance,
+    /// The window is held at 2 packets until `until`; then slow start back to `ssthresh`.
+    Slowdown,
+}
+
+/// LEDBAT++ state beside RFC 6817's.
+#[derive(Clone, Copy, Debug)]
+struct PlusPlus {
+    phase: PpPhase,
+    /// The window slow start returns to (the window when the slowdown began); infinite at first.
+    ssthresh: f64,
+    /// End of the 2-packet part of the current slowdown.
+    until: Time,
+    /// Start of the current slowdown (its duration runs to the end of the slow start after it).
+    slowdown_start: Option<Time>,
+    next_slowdown: Option<Time>,
+    /// RFC 6298 smoothed RTT, the draft's round-trip unit for slowdown timing.
+    srtt: Option<Dur>,
+    slowdowns: u64,
+}
+
 #[derive(Debug)]
 pub struct Ledbat {
     p: Params,
@@ -146,6 +213,7 @@ pub struct Ledbat {
     last_rollover: Option<u64>,
     /// Queueing delay at the last ACK.
     queuing_delay: Option<Dur>,
+    pp: PlusPlus,
 }
 
 impl Ledbat {
@@ -156,6 +224,15 @@ impl Ledbat {
             base: DelayRing::new(p.base_history as usize),
             last_rollover: None,
             queuing_delay: None,
+            pp: PlusPlus {
+                phase: PpPhase::SlowStart,
+                ssthresh: f64::INFINITY,
+                until: Time::ZERO,
+                slowdown_start: None,
+                next_slowdown: None,
+                srtt: None,
+                slowdowns: 0,
+            },
             p,
         }
     }
@@ -167,6 +244,34 @@ impl Ledbat {
 
     pub fn cwnd_f64(&self) -> f64 {
         self.cwnd
+    }
+
+    /// The base delay (minimum over the kept buckets).
+    pub fn base_delay(&self) -> Option<Dur> {
+        self.base.min()
+    }
+
+    /// LEDBAT++'s phase (meaningful with `plus_plus`).
+    pub fn pp_phase(&self) -> PpPhase {
+        self.pp.phase
+    }
+
+    /// When the next LEDBAT++ slowdown is due, once scheduled.
+    pub fn next_slowdown(&self) -> Option<Time> {
+        self.pp.next_slowdown
+    }
+
+    /// The TARGET in force in ms: RFC 6817's or LEDBAT++'s.
+    fn target_ms(&self) -> f64 {
+        if self.p.plus_plus {
+            self.p.pp_target_ms
+        } else {
+            self.p.target_ms
+        }
+    }
+
+    fn target_s(&self) -> f64 {
+        self.target_ms() * 1e-3
     }
 
     /// RFC 6817 §2.4.2 `update_base_delay`: a new bucket each minute, else the newest bucket's minimum.
@@ -183,12 +288,101 @@ impl Ledbat {
     fn min_cwnd(&self) -> f64 {
         self.p.min_cwnd as f64
     }
+
+    /// draft-irtf-iccrg-ledbat-plus-plus "dynamic GAIN": GAIN = 1 / min(16, ceil(2 TARGET / base delay)).
+    fn pp_gain(&self, base: Dur) -> f64 {
+        let ratio = (2.0 * self.target_s() / base.as_secs_f64().max(1e-9)).ceil();
+        1.0 / ratio.clamp(1.0, self.p.pp_gain_divisor_max)
+    }
+
+    fn pp_rtt(&self) -> Dur {
+        self.pp.srtt.unwrap_or(Dur::ZERO)
+    }
+
+    /// Slow start is over: schedule the slowdown that follows it (draft "slowdowns").
+    fn pp_end_slow_start(&mut self, now: Time) {
+        self.pp.phase = PpPhase::Avoidance;
+        self.pp.next_slowdown = Some(match self.pp.slowdown_start.take() {
+            // The initial slowdown: 2 round trips after the initial slow start.
+            None if self.pp.slowdowns == 0 => now + Dur(self.pp_rtt().as_ns() * 2),
+            // Periodic: 9 times the last slowdown's duration (its 2-packet part and the slow start back).
+            Some(start) => {
+                now + Dur::from_secs_f64(
+                    now.since(start).as_secs_f64() * self.p.pp_slowdown_interval,
+                )
+            }
+            None => now,
+        });
+    }
+
+    /// draft-irtf-iccrg-ledbat-plus-plus modified slow start, multiplicative decrease, slowdowns, on one ACK with queueing delay `queuing` over `base`.
+    fn pp_on_ack(&mut self, now: Time, ev: &AckEvent, queuing: Dur, base: Dur) {
+        let target = self.target_s();
+        let q = queuing.as_secs_f64();
+        let gain = self.pp_gain(base);
+        let acked = ev.newly_acked as f64;
+        if self.pp.phase == PpPhase::Slowdown {
+            if now < self.pp.until {
+                // "slowdowns": the window stays at 2 packets for the slowdown's round trips.
+                self.cwnd = self.min_cwnd();
+                return;
+            }
+            self.pp.phase = PpPhase::SlowStart;
+        }
+        match self.pp.phase {
+            PpPhase::SlowStart => {
+                // "modified slow start": slow start grows by GAIN per ACK, and ends at 3/4 of TARGET or at ssthresh.
+                self.cwnd += gain * acked;
+                if self.cwnd >= self.pp.ssthresh {
+                    self.cwnd = self.pp.ssthresh;
+                    self.pp_end_slow_start(now);
+                } else if q > 0.75 * target {
+                    self.pp_end_slow_start(now);
+                }
+            }
+            PpPhase::Avoidance | PpPhase::Slowdown => {
+                let per_rtt = if q <= target {
+                    // "dynamic GAIN": GAIN packets per round trip below target (slower than Reno's 1).
+                    gain
+                } else {
+                    // "multiplicative decrease": W += max(GAIN - C W (delay/TARGET - 1), -W/2) per round trip.
+                    let c = self.p.pp_decrease_constant;
+                    (gain - c * self.cwnd * (q / target - 1.0)).max(-self.cwnd / 2.0)
+                };
+                self.cwnd += per_rtt * acked / self.cwnd;
+            }
+        }
+        // RFC 6817 §2.4.2: never more than ALLOWED_INCREASE above the flight before this ACK.
+        let flight = ev.in_flight as f64 + acked;
+        self.cwnd = self.cwnd.min(flight + self.p.allowed_increase);
+        self.cwnd = self.cwnd.max(self.min_cwnd());
+        if self.pp.phase == PpPhase::Avoidance && self.pp.next_slowdown.is_some_and(|t| now >= t) {
+            // "slowdowns": remember the window, drop to 2 packets for 2 round trips.
+            self.pp.ssthresh = self.cwnd;
+            self.pp.phase = PpPhase::Slowdown;
+            self.pp.slowdown_start = Some(now);
+            self.pp.until =
+                now + Dur::from_secs_f64(self.pp_rtt().as_secs_f64() * self.p.pp_slowdown_rtts);
+            self.pp.next_slowdown = None;
+            self.pp.slowdowns += 1;
+            self.cwnd = self.min_cwnd();
+        }
+    }
 }
 
 impl Controller for Ledbat {
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        // RFC 6817 §2.3: the one-way delay the receiver measured for the packet this ACK is for.
-        let delay = ev.recv_time.since(ev.send_time);
+        let delay = if self.p.plus_plus {
+            // draft-irtf-iccrg-ledbat-plus-plus measures round-trip delay: no receiver timestamps needed.
+            let s = self.pp.srtt.map_or(ev.rtt, |s| {
+                Dur(s.as_ns() - s.as_ns() / 8 + ev.rtt.as_ns() / 8)
+            });
+            self.pp.srtt = Some(s);
+            ev.rtt
+        } else {
+            // RFC 6817 §2.3: the one-way delay the receiver measured for the packet this ACK is for.
+            ev.recv_time.since(ev.send_time)
+        };
         self.update_base_delay(now, delay);
         self.current.push(delay);
         let (Some(current), Some(base)) = (self.current.min(), self.base.min()) else {
@@ -197,7 +391,11 @@ impl Controller for Ledbat {
         // §2.4.2: queuing_delay = FILTER(current_delays) - MIN(base_delays).
         let queuing = current - base;
         self.queuing_delay = Some(queuing);
-        let target = self.p.target_ms * 1e-3;
+        if self.p.plus_plus {
+            self.pp_on_ack(now, ev, queuing, base);
+            return;
+        }
+        let target = self.target_s();
         // §2.4.2: off_target = (TARGET - queuing_delay) / TARGET.
         let off_target = (target - queuing.as_secs_f64()) / target;
         let acked = ev.newly_acked as f64;
@@ -209,9 +407,13 @@ impl Controller for Ledbat {
         self.cwnd = self.cwnd.max(self.min_cwnd());
     }
 
-    fn on_congestion_event(&mut self, _now: Time, _ev: &CongestionEvent) {
+    fn on_congestion_event(&mut self, now: Time, _ev: &CongestionEvent) {
         // §2.4.2 on loss: cwnd = min(cwnd, max(cwnd / 2, MIN_CWND)), once per round trip.
         self.cwnd = self.cwnd.min((self.cwnd / 2.0).max(self.min_cwnd()));
+        if self.p.plus_plus && self.pp.phase == PpPhase::SlowStart {
+            // A loss ends slow start as it ends Reno's (draft "modified slow start" keeps RFC 6817's loss response).
+            self.pp_end_slow_start(now);
+        }
     }
 
     fn on_rto(&mut self, _now: Time) {
@@ -224,11 +426,25 @@ impl Controller for Ledbat {
     }
 
     fn state_name(&self) -> &'static str {
+        if self.p.plus_plus && self.pp.phase != PpPhase::Avoidance {
+            return match self.pp.phase {
+                PpPhase::SlowStart => "slow_start",
+                _ => "slowdown",
+            };
+        }
         match self.queuing_delay {
-            Some(q) if q.as_secs_f64() * 1e3 >= self.p.target_ms => "above_target",
+            Some(q) if q.as_secs_f64() * 1e3 >= self.target_ms() => "above_target",
             Some(_) => "below_target",
             None => "no_sample",
         }
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        if !self.p.plus_plus {
+            return Vec::new();
+        }
+        let base_us = self.base.min().map_or(0, |b| b.as_ns() / 1000);
+        vec![("slowdowns", self.pp.slowdowns), ("base_delay_us", base_us)]
     }
 }
 
@@ -340,6 +556,134 @@ mod tests {
         assert_close(s.cc.cwnd_f64(), 2.0);
         s.rto();
         assert_eq!(s.cc.cwnd(), 1);
+    }
+
+    fn pp(initial_window: u32) -> Script<Ledbat> {
+        let mut s = Script::new(Ledbat::new(Params {
+            plus_plus: true,
+            initial_window,
+            ..Default::default()
+        }));
+        // A deep flight, so the flight + ALLOWED_INCREASE cap stays out of the way.
+        s.send(200);
+        s
+    }
+
+    /// ACK with a round-trip delay of `rtt_ms` (LEDBAT++ measures round trips).
+    fn ack_rtt(s: &mut Script<Ledbat>, rtt_ms: u64) {
+        if s.in_flight.len() < 100 {
+            s.send(100);
+        }
+        ack(s, rtt_ms / 2);
+    }
+
+    #[test]
+    fn ledbat_pp_slow_starts_at_its_gain_and_stops_at_three_quarters_of_the_60_ms_target() {
+        let mut s = pp(20);
+        // Base RTT 40 ms: GAIN = 1 / min(16, ceil(2 x 60 / 40)) = 1/3, added per ACK in slow start.
+        ack_rtt(&mut s, 40);
+        assert_close(s.cc.cwnd_f64(), 20.0 + 1.0 / 3.0);
+        assert_eq!(s.cc.pp_phase(), PpPhase::SlowStart);
+        ack_rtt(&mut s, 40);
+        // Four 90 ms samples fill the current filter: a 50 ms queue > 45 ms ends slow start.
+        for i in 0..4 {
+            ack_rtt(&mut s, 90);
+            let phase = if i < 3 {
+                PpPhase::SlowStart
+            } else {
+                PpPhase::Avoidance
+            };
+            assert_eq!(s.cc.pp_phase(), phase);
+        }
+        assert_close(s.cc.cwnd_f64(), 22.0);
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(50)));
+        // The initial slowdown is due 2 smoothed RTTs later: srtt 40, 40, then 1/8 steps toward 90 ms
+        // give 60.690919 ms; the ACK was at 90 ms.
+        assert_eq!(
+            s.cc.next_slowdown(),
+            Some(Time(90_000_000 + 2 * 60_690_919))
+        );
+        // Below target (a 40 ms sample makes the filter's minimum 40 ms again: no queue): GAIN packets
+        // per round trip, GAIN/W per ACK, a third of Reno's increase.
+        let mut w = s.cc.cwnd_f64();
+        for _ in 0..7 {
+            ack_rtt(&mut s, 40);
+            w += (1.0 / 3.0) / w;
+            assert_close(s.cc.cwnd_f64(), w);
+        }
+    }
+
+    #[test]
+    fn ledbat_pp_decreases_multiplicatively_above_target_at_most_half_a_window_per_rtt() {
+        let mut s = pp(30);
+        ack_rtt(&mut s, 40);
+        // A 150 ms RTT (110 ms queue) for four ACKs: slow start ends (82.5 > 45) on the fourth.
+        for _ in 0..4 {
+            ack_rtt(&mut s, 150);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        // 110/60 - 1 = 5/6: GAIN - 1 x W x 5/6 < -W/2, so the cap holds: -W/2 per RTT, -1/2 per ACK.
+        let w = s.cc.cwnd_f64();
+        ack_rtt(&mut s, 150);
+        assert_close(s.cc.cwnd_f64(), w - 0.5);
+        // A 70 ms queue (110 ms RTT): 70/60 - 1 = 1/6: W += (1/3 - W/6) / W per ACK.
+        for _ in 0..3 {
+            ack_rtt(&mut s, 110);
+        }
+        let w = s.cc.cwnd_f64();
+        ack_rtt(&mut s, 110);
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(70)));
+        assert_close(s.cc.cwnd_f64(), w + (1.0 / 3.0 - w / 6.0) / w);
+    }
+
+    #[test]
+    fn ledbat_pp_slows_down_to_2_packets_for_2_rtts_then_waits_9_slowdown_durations() {
+        let mut s = pp(20);
+        ack_rtt(&mut s, 40);
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+        }
+        let due = s.cc.next_slowdown().expect("scheduled after slow start");
+        while s.cc.pp_phase() != PpPhase::Slowdown {
+            s.now += Dur::from_ms(5);
+            ack_rtt(&mut s, 40);
+        }
+        let start = s.now;
+        assert!(start >= due && start < due + Dur::from_ms(45));
+        assert_eq!(s.cc.cwnd(), 2);
+        assert_eq!(s.cc.state_name(), "slowdown");
+        let ssthresh = s.cc.pp.ssthresh;
+        let until = s.cc.pp.until;
+        // 2 smoothed RTTs at 2 packets, whatever the ACKs say.
+        while s.now + Dur::from_ms(5) < until {
+            s.now += Dur::from_ms(5);
+            ack_rtt(&mut s, 40);
+            assert_eq!(s.cc.cwnd_f64(), 2.0);
+        }
+        // Then slow start back to the window held before; the next slowdown is 9 durations later.
+        while s.cc.pp_phase() != PpPhase::Avoidance {
+            s.now += Dur::from_ms(5);
+            ack_rtt(&mut s, 40);
+        }
+        assert_close(s.cc.cwnd_f64(), ssthresh);
+        let end = s.now;
+        assert_eq!(
+            s.cc.next_slowdown(),
+            Some(end + Dur::from_secs_f64(end.since(start).as_secs_f64() * 9.0))
+        );
+        assert_eq!(
+            s.cc.counters(),
+            [("slowdowns", 1), ("base_delay_us", 40_000)]
+        );
+    }
+
+    #[test]
+    fn ledbat_defaults_are_rfc_6817_and_report_no_counters() {
+        let p = Params::default();
+        assert!(!p.plus_plus);
+        assert_eq!(p.target_ms, 100.0);
+        let s = Script::new(Ledbat::new(p));
+        assert!(s.cc.counters().is_empty());
     }
 
     #[test]

@@ -18,6 +18,7 @@ use ccscope_core::rng::{self, RngExt};
 use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
+use crate::common::bbr::{bdp, AppLimitedSpan};
 use crate::common::{Minmax, RateSample};
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
@@ -162,9 +163,8 @@ pub struct Bbr {
     min_rtt_stamp: Time,
     probe_rtt_done_stamp: Option<Time>,
     probe_rtt_round_done: bool,
-    /// [first C.delivered, last C.delivered + in flight] while in PROBE_RTT: packets sent in it are
-    /// app-limited (tcp_bbr.c sets `tp->app_limited` there).
-    probe_rtt_app_limited: Option<(u64, u64)>,
+    /// Packets sent in PROBE_RTT are app-limited (tcp_bbr.c sets `tp->app_limited` there).
+    probe_rtt_app_limited: AppLimitedSpan,
     /// cwnd before recovery or PROBE_RTT, restored after (draft §4.2.3.4 BBRSaveCwnd).
     prior_cwnd: u32,
     packet_conservation: bool,
@@ -204,7 +204,7 @@ impl Bbr {
             min_rtt_stamp: Time::ZERO,
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
-            probe_rtt_app_limited: None,
+            probe_rtt_app_limited: AppLimitedSpan::default(),
             prior_cwnd: 0,
             packet_conservation: false,
             prev_ca_state: CaState::Open,
@@ -257,10 +257,7 @@ impl Bbr {
 
     /// tcp_bbr.c `bbr_bdp`: ceil(bw x min_rtt x gain), or the initial window before any RTT.
     fn bdp(&self, bw: f64, gain: f64) -> u32 {
-        let Some(rtt) = self.min_rtt else {
-            return self.p.initial_window;
-        };
-        (bw * rtt.as_secs_f64() * gain).ceil().min(u32::MAX as f64) as u32
+        bdp(bw, self.min_rtt, gain, self.p.initial_window)
     }
 
     /// tcp_bbr.c `bbr_quantization_budget`: 3 send quanta, rounded up to even, +2 in phase 0.
@@ -328,10 +325,7 @@ impl Bbr {
     }
 
     fn app_limited(&self, rs: &RateSample) -> bool {
-        rs.is_app_limited
-            || self
-                .probe_rtt_app_limited
-                .is_some_and(|(lo, hi)| rs.prior_delivered >= lo && rs.prior_delivered <= hi)
+        rs.is_app_limited || self.probe_rtt_app_limited.covers(rs.prior_delivered)
     }
 
     /// tcp_bbr.c `bbr_is_next_cycle_phase` (draft §4.3.4 BBRIsNextCyclePhase).
@@ -391,17 +385,13 @@ impl Bbr {
             self.mode = Mode::ProbeRtt;
             self.probe_rtt_done_stamp = None;
             self.probe_rtt_entries += 1;
-            self.probe_rtt_app_limited = None;
+            self.probe_rtt_app_limited.clear();
         }
         if self.mode != Mode::ProbeRtt {
             return;
         }
         // tcp_bbr.c: "Ignore low rate samples during this mode": the flight is app-limited.
-        let mark = (self.delivered + in_flight as u64).max(1);
-        let lo = self
-            .probe_rtt_app_limited
-            .map_or(self.delivered, |(lo, _)| lo);
-        self.probe_rtt_app_limited = Some((lo, mark));
+        self.probe_rtt_app_limited.extend(self.delivered, in_flight);
         match self.probe_rtt_done_stamp {
             None if in_flight <= self.p.min_cwnd => {
                 // The flight is down: stay max(probe_rtt_ms, one round).
