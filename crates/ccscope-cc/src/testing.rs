@@ -126,6 +126,14 @@ impl<C: Controller> Script<C> {
         }
     }
 
+    /// One round over a path that delivers at most `cap` packets per `rtt`: send what the window
+    /// allows, up to `cap`, at once, and ACK each `rtt` after it was sent.
+    pub fn round(&mut self, cap: usize, rtt: Dur) {
+        let room = (self.cc.cwnd() as usize).saturating_sub(self.in_flight.len());
+        self.send(cap.min(room));
+        self.ack_all(rtt);
+    }
+
     /// The flow's timeout fired: tell the controller, then send one packet regardless of the window.
     pub fn timeout(&mut self) {
         self.cc.on_timeout(self.now);

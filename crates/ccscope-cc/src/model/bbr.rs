@@ -607,12 +607,9 @@ mod tests {
         }))
     }
 
-    /// One round over a 500 packets/s path with a 40 ms RTT: send up to 20 packets (window
-    /// permitting) at once, ACK each 40 ms later. Every round then delivers 20 packets in 40 ms.
+    /// One round over a 500 packets/s path with a 40 ms RTT: every full round delivers 20 packets.
     fn round(s: &mut Script<Bbr>) {
-        let room = (s.cc.cwnd() as usize).saturating_sub(s.in_flight.len());
-        s.send(20.min(room));
-        s.ack_all(RTT);
+        s.round(20, RTT);
     }
 
     /// Rounds until BBR leaves STARTUP; returns how many.
