@@ -319,8 +319,9 @@ def _write_csv(path: FsPath, rows: list[dict]) -> None:
 
 
 def _savefig(fig, path: FsPath) -> None:
-    store.write_file(path, lambda tmp: fig.savefig(tmp, format=path.suffix[1:], dpi=110, bbox_inches="tight"))
-    plt.close(fig)
+    from ccscope.analysis.figures import save_figure
+
+    save_figure(fig, path.with_suffix(""), (path.suffix[1:],), dpi=110)
 
 
 def _md_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:

@@ -221,9 +221,10 @@ def fig3_checks(results: Sequence[dict], alpha: float) -> dict:
 
 
 def _savefig(fig, path: FsPath) -> None:
+    from ccscope.analysis.figures import save_figure
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save_figure(fig, path.with_suffix(""), (path.suffix[1:],), dpi=110)
 
 
 def plot_fig1(results: Sequence[dict], alphas: Sequence[float], path: FsPath) -> None:

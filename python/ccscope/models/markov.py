@@ -508,10 +508,10 @@ def heatmap(
         ax.set_ylabel("present state S_kl")
         fig.colorbar(im, ax=ax, label="transition probability")
     fig.tight_layout()
+    from ccscope.analysis.figures import save_figure
+
     out = Path(out_png)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out.with_suffix(""), (out.suffix[1:] or "png",), dpi=120)[0]
 
 
 # --------------------------------------------------------------------------- collection
