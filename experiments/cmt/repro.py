@@ -30,7 +30,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ccscope import api, store  # noqa: E402
-from ccscope.experiment import add_runner_options  # noqa: E402
+from ccscope.experiment import add_runner_options, run_report  # noqa: E402
 from ccscope.runner import default_jobs, run_all  # noqa: E402
 from ccscope.models.cmt import Destination, allocate, markov_throughput, renewal_throughput  # noqa: E402
 from ccscope.models.cmt import mathis_throughput  # noqa: E402
@@ -573,8 +573,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     a = ap.parse_args(argv)
     st = Settings(seeds=a.seeds, loss_events=a.loss_events, cap_s=a.cap_s, jobs=a.jobs, quiet=a.quiet,
                   two_path_seeds=a.two_path_seeds, two_path_loss_events=a.two_path_loss_events)
-    print(reproduce(a.out, st))
-    return 0
+    return run_report(lambda: reproduce(a.out, st), a.out, "cmt")
 
 
 if __name__ == "__main__":

@@ -554,7 +554,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("-o", "--out", type=Path, default=Path("docs/reproductions/datagrump.md"), help="Markdown report to write")
     add_runner_options(ap)
     args = ap.parse_args(argv)
-    return run_report(lambda: datagrump(args.out, args.jobs, args.quiet))
+    return run_report(lambda: datagrump(args.out, args.jobs, args.quiet), args.out, "datagrump")
 
 
 if __name__ == "__main__":

@@ -958,7 +958,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         kw["evaluate"] = [t.strip() for t in args.evaluate.split(",") if t.strip()]
     return run_report(lambda: markov_repro(args.out, traces=args.traces, seconds=args.seconds, seeds=args.seeds,
                                            fast_links=args.fast_links, jobs=args.jobs, quiet=args.quiet,
-                                           log=lambda m: print(m, file=sys.stderr), **kw))
+                                           log=lambda m: print(m, file=sys.stderr), **kw),
+                      args.out, "markov")
 
 
 if __name__ == "__main__":

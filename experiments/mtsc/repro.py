@@ -32,7 +32,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ccscope import api, runner, store  # noqa: E402
-from ccscope.experiment import add_runner_options  # noqa: E402
+from ccscope.experiment import add_runner_options, check_report_destination  # noqa: E402
 from ccscope.runner import default_jobs  # noqa: E402
 from ccscope import stats  # noqa: E402
 from ccscope.stats import hurst as hurst_mod  # noqa: E402
@@ -549,6 +549,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if 8 not in (args.n_thetas or args.thetas) or 1 not in args.thetas:
         ap.error("--thetas must include 1 and 8, --n-thetas 8 (the checks compare against them)")
     out: FsPath = args.out
+    try:
+        check_report_destination(out, "mtsc")
+    except store.OutputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     d = out.parent / out.stem
     d.mkdir(parents=True, exist_ok=True)
     text = out.read_text() if out.exists() else ""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ccscope import api
+from ccscope import api, store
 from ccscope.analysis import figures as F
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,13 +62,13 @@ def build_tracer(peer: Path, out: Path) -> Path:
     """Compile dumbbell.cc plus the cwnd hook into `out`; one clear error if an anchor moved."""
     src = peer.read_text()
     if START_ANCHOR not in src or "int\nmain(" not in src and "int main(" not in src:
-        raise SystemExit(f"error: {peer}: the start line this script hooks into is not there any more")
+        raise ValueError(f"{peer}: the start line this script hooks into is not there any more")
     main_at = src.find("int\nmain(") if "int\nmain(" in src else src.find("int main(")
     patched = src[:main_at] + TRACE_FN + "\n" + src[main_at:].replace(START_ANCHOR, START_NEW, 1)
     cc = out.with_suffix(".cc")
     cc.write_text(patched)
     if shutil.which("g++") is None:
-        raise SystemExit("error: g++ not found (apt-get install g++ libns3-dev)")
+        raise ValueError("g++ not found (apt-get install g++ libns3-dev)")
     subprocess.run(["g++", "-std=c++17", "-O2", "-o", str(out), str(cc), *NS3_LIBS], check=True)
     return out
 
@@ -78,7 +79,7 @@ def ns3_trace(binary: Path, tcp: str, sim_s: float) -> np.ndarray:
                          check=True, capture_output=True, text=True)
     rows = [(float(a), int(b) / MSS) for _, a, b in (ln.split() for ln in res.stdout.splitlines() if ln.startswith("cwnd "))]
     if not rows:
-        raise SystemExit(f"error: {binary} --tcp={tcp}: printed no `cwnd` lines")
+        raise ValueError(f"{binary} --tcp={tcp}: printed no `cwnd` lines")
     return np.array(rows)
 
 
@@ -98,10 +99,11 @@ def ccscope_trace(controller: str, sim_s: float, stack: str = "rfc") -> np.ndarr
 
 
 def _write_csv(path: Path, a: np.ndarray) -> None:
-    with path.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["time_s", "cwnd_packets"])
-        w.writerows((f"{t:.6f}", f"{c:.3f}") for t, c in a)
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf)
+    w.writerow(["time_s", "cwnd_packets"])
+    w.writerows((f"{t:.6f}", f"{c:.3f}") for t, c in a)
+    store.write_text(path, buf.getvalue())
 
 
 def _read_csv(path: Path) -> np.ndarray:
@@ -116,6 +118,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--ns3-source", type=Path, default=PEER, help="The peer's dumbbell.cc")
     ap.add_argument("--ns3-csv-dir", type=Path, default=None, help="Use ns-3 traces recorded earlier (ns3_<tcp>.csv)")
     args = ap.parse_args(argv)
+    try:
+        return _draw(args)
+    except (ValueError, OSError, subprocess.CalledProcessError) as e:
+        print(f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
+        return 2
+
+
+def _draw(args: argparse.Namespace) -> int:
+    """Record (or read) the traces and draw the figure; bad input raises ValueError/OSError."""
+    store.check_file_destination(args.out)
     out_dir = args.out.parent
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ccscope-ns3-") as tmp:

@@ -468,7 +468,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return run_report(lambda: schemes_report(args.out, traces=args.traces, seeds=args.seeds, duration=args.duration,
                                              only_links=split(args.links), only_schemes=split(args.schemes),
                                              work=args.work, jobs=args.jobs, progress=not args.quiet,
-                                             log=lambda m: print(m, file=sys.stderr)))
+                                             log=lambda m: print(m, file=sys.stderr)),
+                      args.out, "schemes")
 
 
 if __name__ == "__main__":

@@ -719,7 +719,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     add_runner_options(ap)
     args = ap.parse_args(argv)
     return run_report(lambda: verus(args.out, traces=args.traces, seeds=args.seeds, duration=args.duration,
-                                    jobs=args.jobs, quiet=args.quiet, log=lambda m: print(m, file=sys.stderr)))
+                                    jobs=args.jobs, quiet=args.quiet, log=lambda m: print(m, file=sys.stderr)),
+                      args.out, "verus")
 
 
 if __name__ == "__main__":

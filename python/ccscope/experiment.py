@@ -13,10 +13,32 @@ from ccscope import _native
 INPUT_ERRORS = (_native.ScenarioError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError, ValueError)
 
 
-def run_report(write: Callable[[], Path]) -> int:
+def check_report_destination(out: Path, command: str) -> Path:
+    """Refuse, before any run, a report destination ccscope may not write: a folder, a name without a
+    suffix (its figures go in the folder of the same stem), an unwritable place, or an existing file that
+    is not a report `ccscope repro COMMAND` wrote (its first lines name the command)."""
+    from ccscope import store
+
+    out = store.check_file_destination(out)
+    if not out.suffix:
+        raise store.OutputError(f"-o {out}: give the report a file name with a suffix (report.md); "
+                                f"its figures go in the folder {out.name}/ beside it")
+    if out.exists():
+        with open(out, "rb") as f:
+            head = f.read(2048).decode("utf-8", "replace")
+        if f"ccscope repro {command}" not in head:
+            raise store.OutputError(f"-o {out}: the file is there and is not a report `ccscope repro {command}` "
+                                    "wrote; give another file name")
+    return out
+
+
+def run_report(write: Callable[[], Path], out: Optional[Path] = None, command: str = "") -> int:
     """Call `write` (which writes the report and returns its path): print `wrote PATH` and return 0, or
-    print one `error:` line on stderr and return 2 for bad input (a missing trace folder, a bad option)."""
+    print one `error:` line on stderr and return 2 for bad input (a missing trace folder, a bad option,
+    a report destination `check_report_destination` refuses: checked first when `out` is given)."""
     try:
+        if out is not None:
+            check_report_destination(Path(out), command)
         path = write()
     except INPUT_ERRORS as e:
         print(f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)

@@ -17,7 +17,10 @@ class Progress:
         self.task: Any = None
 
     def __enter__(self) -> "Progress":
-        if self.enabled:
+        import sys
+
+        # rich draws a transient bar only on a terminal; elsewhere it would still leave a newline.
+        if self.enabled and sys.stderr.isatty():
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
 

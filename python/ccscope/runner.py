@@ -65,7 +65,7 @@ class Runner:
         fut: "Future[R]" = Future()
         try:
             fut.set_result(fn(*args, **kwargs))
-        except BaseException as e:  # re-raised by .result(), as a pool would
+        except Exception as e:  # re-raised by .result(), as a pool would; Ctrl-C stops the run at once
             fut.set_exception(e)
         return fut
 

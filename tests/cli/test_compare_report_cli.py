@@ -237,6 +237,18 @@ def test_compare_refuses_an_output_folder_that_holds_someone_elses_files(runs, t
     assert [p.name for p in out.iterdir()] == ["chapter1.tex"] and (out / "chapter1.tex").read_text() == "precious"
 
 
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+def test_compare_names_a_folder_an_earlier_compare_wrote_without_a_manifest(runs, tmp_path, cli_runner, overwrite):
+    out = tmp_path / "old-compare"
+    out.mkdir()
+    (out / "compare.json").write_text("{}")
+    (out / "throughput_delay.png").write_bytes(b"old figure")
+    line = _bad(cli_runner, ["compare", runs["fixed-6"], "-o", out, *overwrite])
+    assert "earlier ccscope" in line and "--overwrite" not in line
+    assert sorted(p.name for p in out.iterdir()) == ["compare.json", "throughput_delay.png"]
+    assert (out / "throughput_delay.png").read_bytes() == b"old figure"
+
+
 @pytest.mark.parametrize("args, names", [
     (["--label", "flows.0.no_such_key"], "--label flows.0.no_such_key"),
     (["--delay", "median"], "--delay median"),

@@ -100,10 +100,25 @@ def test_repro_schemes_writes_the_report_table_and_one_compare_figure_per_link(t
         assert f"](schemes/{key}/throughput_delay.png)" in text
 
 
+def _one_error_line(res) -> str:
+    assert res.exit_code == 2, res.stdout + res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in res.stdout + res.stderr
+    return lines[0]
+
+
 def test_repro_schemes_refuses_a_name_that_is_not_a_scheme(tmp_path):
     res = CliRunner().invoke(app, ["repro", "schemes", "-o", str(tmp_path / "s.md"), "--schemes", "markov"])
-    assert res.exit_code == 2
-    assert not (tmp_path / "s.md").exists()
+    assert "--schemes markov" in _one_error_line(res)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_repro_schemes_will_not_replace_a_file_it_did_not_write(tmp_path):
+    notes = tmp_path / "notes.md"
+    notes.write_text("mine")
+    res = CliRunner().invoke(app, ["repro", "schemes", "-o", str(notes), "--links", "constant-12mbps"])
+    assert str(notes) in _one_error_line(res)
+    assert notes.read_text() == "mine" and [p.name for p in tmp_path.iterdir()] == ["notes.md"]
 
 
 @pytest.fixture(scope="module")

@@ -68,3 +68,23 @@ def test_a_bad_order_or_job_count_is_refused():
 def test_quiet_runner_draws_no_bar(capsys):
     run_all(_boom, [1, 2], jobs=1, quiet=True)
     assert capsys.readouterr().err == ""
+
+
+def test_runner_draws_nothing_when_stderr_is_not_a_terminal(capsys):
+    run_all(_square_slow_first, [1, 2], jobs=1, quiet=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_ctrl_c_in_the_caller_stops_a_one_process_run_at_once():
+    ran = []
+
+    def job(i):
+        ran.append(i)
+        if i == 0:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        with Runner(1, quiet=True) as r:
+            for i in range(3):
+                r.submit(job, i)
+    assert ran == [0]

@@ -153,6 +153,11 @@ def check_out(out: Path, inputs: Sequence[Union[str, Path]]) -> None:
         if Path(raw).resolve() == out.resolve():
             raise AnalysisInputError(f"-o {out}: is one of the inputs")
     manifest = store.read_manifest(out) if out.is_dir() else None
+    if manifest is None and (out / MARKER).is_file():
+        # Before the results store, compare marked its folder with compare.json alone: which of the files
+        # there it wrote is not recorded, so nothing may be replaced (and --overwrite would refuse them too).
+        raise AnalysisInputError(f"-o {out}: a comparison written by an earlier ccscope ({MARKER} without "
+                                 f"{store.MANIFEST}); give a new folder, or remove that one yourself")
     if manifest is not None and MARKER not in manifest["files"]:
         raise AnalysisInputError(f"-o {out}: a ccscope results folder of another kind (no {MARKER} in its "
                                  f"{store.MANIFEST}); give a new folder for the comparison")
