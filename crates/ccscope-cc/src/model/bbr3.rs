@@ -47,7 +47,7 @@ pub struct Params {
     pub cwnd_gain: f64,
     /// ProbeBW_UP pacing gain (draft: 1.25).
     pub probe_up_pacing_gain: f64,
-    /// ProbeBW_DOWN pacing gain (draft: 0.90; tcp_bbr.c 91/100).
+    /// ProbeBW_DOWN pacing gain (draft: 0.90; google/bbr v3 tcp_bbr.c uses 91/100, docs/deviations.md).
     pub probe_down_pacing_gain: f64,
     /// ProbeBW_UP cwnd gain added to `cwnd_gain` (draft 2.25 - 2; tcp_bbr.c `bbr_bw_probe_cwnd_gain` 1/4).
     pub probe_up_cwnd_gain_add: f64,

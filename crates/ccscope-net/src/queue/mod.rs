@@ -147,7 +147,6 @@ impl AnyQueue {
         self.fifo().check();
     }
 
-    /// Take the next packet to transmit at `now`; AQMs that drop at dequeue push onto `drops`.
     /// A packet reaching this queue while it is empty and its link idle: what `enqueue` then `dequeue`
     /// would give, without storing it (`Ok(None)`: dropped). `Err` gives the packet back for an AQM,
     /// which must see both calls.
@@ -175,6 +174,7 @@ impl AnyQueue {
         Ok(Some(pkt))
     }
 
+    /// Take the next packet to transmit at `now`; AQMs that drop at dequeue push onto `drops`.
     #[inline]
     pub fn dequeue(&mut self, now: Time, drops: &mut Vec<Packet>) -> Option<Packet> {
         let p = match self {

@@ -714,7 +714,12 @@ impl ReliableSender {
         if reordered {
             self.rack.reord_seen += 1;
         }
-        if dsack && self.rack_enabled {
+        // Linux tcp_dsack_seen: a DSACK widens the reordering window only once reordering was seen,
+        // and not when it reports the tail loss probe's own duplicate (FLAG_DSACK_TLP).
+        let tlp_dsack = self
+            .tlp_high_seq
+            .is_some_and(|h| ack.sack[0].0 < h && ack.sack[0].1 >= h);
+        if dsack && self.rack_enabled && self.rack.reord_seen > 0 && !tlp_dsack {
             self.rack.on_dsack();
         }
         self.acked += newly as u64;
@@ -779,6 +784,10 @@ impl ReliableSender {
                 p.on_ack(ssthresh, pipe, newly, advanced, lost as u32);
             }
         }
+        // Linux has one timer: RACK's reordering timer, or leaving the Open state, replaces the probe.
+        if self.reo_deadline.is_some() || self.sacked_out > 0 || self.lost_waiting > 0 {
+            self.tlp_deadline = None;
+        }
         // Linux tcp_set_xmit_timer on an ACK of new data: the probe timer unless RACK armed its own.
         if advanced && self.reo_deadline.is_none() {
             self.schedule_tlp(now, true);
@@ -800,10 +809,14 @@ impl ReliableSender {
     /// Linux `tcp_schedule_loss_probe` (RFC 8985 §7.2): arm the probe timer in the Open state with
     /// packets outstanding; `advancing`: called on an ACK of new data (the RTO restarts from now).
     fn schedule_tlp(&mut self, now: Time, advancing: bool) {
+        self.tlp_deadline = None;
+        // Only in the Open state: nothing SACKed or waiting to be resent (Linux TCP_CA_Open/CWR).
         if !self.tlp_enabled
             || self.snd_una >= self.snd_nxt
             || self.recovery_point.is_some()
             || self.rto_point.is_some()
+            || self.sacked_out > 0
+            || self.lost_waiting > 0
         {
             return;
         }
@@ -1098,6 +1111,9 @@ impl ReliableSender {
             self.cc.on_rto(now);
         }
         self.backoff += 1;
+        // Linux tcp_enter_loss sets cwnd = in flight + 1: with RACK's recent packets left in flight,
+        // the first lost packet still goes out at once.
+        self.fast_retransmit = self.lost_waiting > 0 && self.in_flight > 0;
         self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
         self.try_send(now, out)
     }
@@ -1844,5 +1860,107 @@ mod tests {
             .collect();
         // Packets 0 and 1 left before the application ran dry; 2 and 3 after it had.
         assert_eq!(got, [false, false, true, true]);
+    }
+
+    #[test]
+    fn no_tail_loss_probe_while_a_sacked_hole_waits_for_racks_reordering_timer() {
+        let plan = crate::traffic::TransferPlan::fixed(vec![20], Dur::ZERO);
+        let mut p = toml::Table::new();
+        p.insert("window".into(), toml::Value::Integer(10));
+        let rto = RtoParams {
+            rack: true,
+            tlp: true,
+            ..RtoParams::default()
+        };
+        let mut s = ReliableSender::new(
+            0,
+            ccscope_cc::build("fixed", &p).expect("fixed"),
+            PKT,
+            Some(plan),
+            rto,
+        );
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        for cum in 1..=10 {
+            s.on_ack(ms(40), &unlimited(ack(cum, 0, &[])), &mut out);
+        }
+        assert_eq!(seqs(&out), (10..20).collect::<Vec<_>>());
+        out.clear();
+        // 10 lost; 11 SACKed at 115 ms: RACK arms its reordering timer, which replaces the probe.
+        s.on_ack(ms(115), &unlimited(ack(10, 0, &[(11, 12)])), &mut out);
+        assert_eq!(s.tlp_deadline, None);
+        let d = s.timeout_deadline().expect("the reordering timer");
+        assert_eq!(Some(d), s.reo_deadline);
+        s.on_timeout(d, &mut out);
+        assert_eq!(s.tlp_probes, 0);
+        assert_eq!(seqs(&out), [10], "RACK resends the hole, not the tail");
+    }
+
+    #[test]
+    fn the_probe_timer_is_disarmed_once_everything_is_acknowledged() {
+        let plan = crate::traffic::TransferPlan::fixed(vec![10], Dur::ZERO);
+        let mut p = toml::Table::new();
+        p.insert("window".into(), toml::Value::Integer(10));
+        let rto = RtoParams {
+            rack: true,
+            tlp: true,
+            ..RtoParams::default()
+        };
+        let mut s = ReliableSender::new(
+            0,
+            ccscope_cc::build("fixed", &p).expect("fixed"),
+            PKT,
+            Some(plan),
+            rto,
+        );
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert!(s.tlp_deadline.is_some());
+        for cum in 1..=10 {
+            s.on_ack(ms(40), &unlimited(ack(cum, 0, &[])), &mut out);
+        }
+        assert_eq!(s.tlp_deadline, None);
+    }
+
+    #[test]
+    fn a_timeout_with_rack_resends_the_head_although_recent_packets_stay_in_flight() {
+        let mut params = toml::Table::new();
+        params.insert("initial_window".into(), toml::Value::Integer(10));
+        let rto = RtoParams {
+            rack: true,
+            ..RtoParams::default()
+        };
+        let cc = ccscope_cc::build("newreno", &params).expect("newreno");
+        let mut s = ReliableSender::new(0, cc, PKT, None, rto);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        out.clear();
+        for cum in 1..=10 {
+            s.on_ack(ms(300), &unlimited(ack(cum, 0, &[])), &mut out);
+        }
+        out.clear();
+        let rto_at = s.timeout_deadline().expect("the RTO");
+        // 10 lost; a SACK of 11 arrives 50 ms before the RTO and clocks out new packets.
+        s.on_ack(
+            Time(rto_at.as_ns() - 50_000_000),
+            &unlimited(ack(10, 0, &[(11, 12)])),
+            &mut out,
+        );
+        out.clear();
+        assert_eq!(s.timeout_deadline(), Some(rto_at));
+        s.on_timeout(rto_at, &mut out);
+        assert!(
+            s.in_flight() > 0,
+            "the recently sent packets are not marked lost (tcp_timeout_mark_lost)"
+        );
+        assert_eq!(
+            seqs(&out),
+            [10],
+            "Linux tcp_enter_loss: cwnd = in flight + 1, the head goes at once"
+        );
     }
 }
