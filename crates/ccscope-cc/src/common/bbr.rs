@@ -4,6 +4,8 @@
 
 use ccscope_core::Dur;
 
+use crate::AckEvent;
+
 /// tcp_bbr.c `bbr_bdp` (draft-ietf-ccwg-bbr BBRBDPMultiple): ceil(bw x min_rtt x gain) packets, or the
 /// initial window before any RTT sample.
 pub fn bdp(bw_pps: f64, min_rtt: Option<Dur>, gain: f64, initial_window: u32) -> u32 {
@@ -64,5 +66,44 @@ mod tests {
         assert!(!s.covers(100));
         s.extend(0, 0);
         assert!(s.covers(0) && s.covers(1));
+    }
+}
+
+/// The transport's loss state as BBR tracks it (Linux `icsk_ca_state`, ordered as there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open,
+    Recovery,
+    /// After an RTO, until every packet outstanding at it is resolved.
+    Loss,
+}
+
+/// The Loss state after a timeout: it lasts until an ACK passes the highest packet sent before it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LossTracker(Option<u64>);
+
+impl LossTracker {
+    /// A timeout: Loss until everything up to `highest_sent` is resolved.
+    pub fn enter(&mut self, highest_sent: u64) {
+        self.0 = Some(highest_sent);
+    }
+
+    pub fn clear(&mut self) {
+        self.0 = None;
+    }
+
+    /// The Linux CA state this ACK leaves the transport in.
+    pub fn ca_state(&mut self, ev: &AckEvent) -> CaState {
+        if let Some(high) = self.0 {
+            if ev.seq <= high {
+                return CaState::Loss;
+            }
+            self.0 = None;
+        }
+        if ev.in_recovery {
+            CaState::Recovery
+        } else {
+            CaState::Open
+        }
     }
 }

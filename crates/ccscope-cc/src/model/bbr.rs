@@ -18,7 +18,7 @@ use ccscope_core::rng::{self, RngExt};
 use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::bbr::{bdp, AppLimitedSpan};
+use crate::common::bbr::{bdp, AppLimitedSpan, CaState, LossTracker};
 use crate::common::{Minmax, RateSample};
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
@@ -133,15 +133,6 @@ pub enum Mode {
     ProbeRtt,
 }
 
-/// The transport's loss state as BBR tracks it (Linux `icsk_ca_state`, ordered as there).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum CaState {
-    Open,
-    Recovery,
-    /// After an RTO, until every packet outstanding at it is resolved.
-    Loss,
-}
-
 #[derive(Debug)]
 pub struct Bbr {
     p: Params,
@@ -170,7 +161,7 @@ pub struct Bbr {
     packet_conservation: bool,
     prev_ca_state: CaState,
     /// In the Loss state until a packet above this sequence is ACKed.
-    loss_high: Option<u64>,
+    loss: LossTracker,
     highest_sent: u64,
     /// Packets declared lost since the last ACK (Linux `rs->losses`).
     losses: u32,
@@ -208,7 +199,7 @@ impl Bbr {
             prior_cwnd: 0,
             packet_conservation: false,
             prev_ca_state: CaState::Open,
-            loss_high: None,
+            loss: LossTracker::default(),
             highest_sent: 0,
             losses: 0,
             cycle_idx: 0,
@@ -440,21 +431,6 @@ impl Bbr {
         }
     }
 
-    /// The Linux CA state this ACK leaves the transport in.
-    fn ca_state(&mut self, ev: &AckEvent) -> CaState {
-        if let Some(high) = self.loss_high {
-            if ev.seq <= high {
-                return CaState::Loss;
-            }
-            self.loss_high = None;
-        }
-        if ev.in_recovery {
-            CaState::Recovery
-        } else {
-            CaState::Open
-        }
-    }
-
     /// tcp_bbr.c `bbr_set_cwnd_to_recover_or_restore` (draft §4.2.3.4): packet conservation for the
     /// first round of recovery, the saved cwnd back at its end. `Some` when it decides the cwnd.
     fn recover_or_restore(&mut self, state: CaState, acked: u32, in_flight: u32) -> Option<u32> {
@@ -533,7 +509,7 @@ impl Controller for Bbr {
         self.update_min_rtt(now, ev.rtt, ev.in_flight);
         self.update_gains();
         self.set_pacing_rate(ev.rtt);
-        let state = self.ca_state(ev);
+        let state = self.loss.ca_state(ev);
         self.set_cwnd(state, acked, ev.in_flight);
         self.losses = 0;
     }
@@ -552,7 +528,7 @@ impl Controller for Bbr {
         // the full-bandwidth count restarts.
         self.save_cwnd();
         self.prev_ca_state = CaState::Loss;
-        self.loss_high = Some(self.highest_sent);
+        self.loss.enter(self.highest_sent);
         self.full_bw = 0.0;
         self.round_start = true;
         self.packet_conservation = false;

@@ -21,7 +21,7 @@ use ccscope_core::rng::{self, RngExt};
 use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::bbr::{bdp, AppLimitedSpan};
+use crate::common::bbr::{bdp, AppLimitedSpan, CaState, LossTracker};
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
 
@@ -338,14 +338,6 @@ enum AckPhase {
     ProbeStopping,
 }
 
-/// The transport's loss state as BBR tracks it (Linux `icsk_ca_state`, ordered as there).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum CaState {
-    Open,
-    Recovery,
-    Loss,
-}
-
 /// The rate sample fields tcp_bbr.c reads, gathered for one ACK or one lost packet.
 #[derive(Clone, Copy, Debug, Default)]
 struct Sample {
@@ -422,7 +414,7 @@ pub struct Bbr3 {
     probe_rtt_app_limited: AppLimitedSpan,
     prior_cwnd: u32,
     prev_ca_state: CaState,
-    loss_high: Option<u64>,
+    loss: LossTracker,
     highest_sent: u64,
     full_bw: f64,
     full_bw_cnt: u32,
@@ -489,7 +481,7 @@ impl Bbr3 {
             probe_rtt_app_limited: AppLimitedSpan::default(),
             prior_cwnd: 0,
             prev_ca_state: CaState::Open,
-            loss_high: None,
+            loss: LossTracker::default(),
             highest_sent: 0,
             full_bw: 0.0,
             full_bw_cnt: 0,
@@ -1059,21 +1051,6 @@ impl Bbr3 {
         self.cwnd = self.cwnd.min(cap);
     }
 
-    /// The Linux CA state this ACK leaves the transport in.
-    fn ca_state(&mut self, ev: &AckEvent) -> CaState {
-        if let Some(high) = self.loss_high {
-            if ev.seq <= high {
-                return CaState::Loss;
-            }
-            self.loss_high = None;
-        }
-        if ev.in_recovery {
-            CaState::Recovery
-        } else {
-            CaState::Open
-        }
-    }
-
     fn sample(&self, ev: &AckEvent) -> Sample {
         let (tx_in_flight, tx_lost) = untag(ev.tag);
         let mut rs = Sample {
@@ -1111,7 +1088,7 @@ impl Controller for Bbr3 {
         self.bytes = ev.bytes.max(1);
         self.delivered += ev.newly_acked as u64;
         let rs = self.sample(ev);
-        let state = self.ca_state(ev);
+        let state = self.loss.ca_state(ev);
         // bbr_update_round_start (draft BBRUpdateRound).
         self.round_start = false;
         if rs.valid && rs.prior_delivered >= self.next_rtt_delivered {
@@ -1192,7 +1169,7 @@ impl Controller for Bbr3 {
         self.save_cwnd();
         self.undo = (self.bw_lo, self.inflight_lo, self.inflight_hi);
         self.prev_ca_state = CaState::Loss;
-        self.loss_high = Some(self.highest_sent);
+        self.loss.enter(self.highest_sent);
         self.reset_full_bw();
         if !self.is_probing_bandwidth() && self.inflight_lo.is_none() {
             // bbr_adapt_lower_bounds needs the cwnd from before the RTO.
@@ -1205,7 +1182,7 @@ impl Controller for Bbr3 {
     fn on_rto_repeated(&mut self, _now: Time) {
         // tcp_enter_loss again: the cwnd stays at one packet; nothing is saved again.
         self.prev_ca_state = CaState::Loss;
-        self.loss_high = Some(self.highest_sent);
+        self.loss.enter(self.highest_sent);
         self.losses = 0;
         self.cwnd = 1;
     }
@@ -1219,7 +1196,7 @@ impl Controller for Bbr3 {
         self.bw_lo = self.bw_lo.zip(bw_lo).map(|(a, b)| a.max(b));
         self.inflight_lo = self.inflight_lo.zip(inflight_lo).map(|(a, b)| a.max(b));
         self.inflight_hi = self.inflight_hi.zip(inflight_hi).map(|(a, b)| a.max(b));
-        self.loss_high = None;
+        self.loss.clear();
         self.prev_ca_state = CaState::Open;
         self.cwnd = self.cwnd.max(self.prior_cwnd).max(1);
     }
