@@ -6,8 +6,6 @@
 
 use ccscope_core::Time;
 
-use crate::params::{invalid, ParamError};
-
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DecreaseGuard {
     last_decrease: Option<Time>,
@@ -90,26 +88,4 @@ mod tests {
         assert!(!g.may_decrease(Time(10)));
         assert!(g.may_decrease(Time(11)));
     }
-}
-
-/// Range checks shared by the window-based delay-triggered controllers.
-pub fn check_window_params(
-    initial: f64,
-    min: f64,
-    timeout_ms: f64,
-    threshold_ms: f64,
-) -> Result<(), ParamError> {
-    if !(initial >= 0.0) {
-        return Err(invalid("initial_window", "must be >= 0"));
-    }
-    if !(min >= 0.0) {
-        return Err(invalid("min_window", "must be >= 0"));
-    }
-    if !(timeout_ms > 0.0) {
-        return Err(invalid("timeout_ms", "must be > 0"));
-    }
-    if !(threshold_ms > 0.0) {
-        return Err(invalid("rtt_threshold_ms", "must be > 0"));
-    }
-    Ok(())
 }

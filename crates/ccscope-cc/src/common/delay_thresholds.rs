@@ -1,7 +1,46 @@
 //! TIMELY's Algorithm 1 as paper 001 §4.2 runs it: the delay-threshold branches, the rate enforced as a
 //! window, and their parameter checks, shared by `timely` and `queue_gradient`.
 
-use crate::params::{invalid, ParamError};
+use crate::params::{invalid, ParamError, ParamSpec};
+
+pub use super::triggered_window::TIMEOUT_MS;
+
+/// The shared parameters' documentation, for `timely`'s and `queue_gradient`'s `Params::SPEC`.
+pub const BETA: ParamSpec = ParamSpec {
+    name: "beta",
+    unit: "ratio",
+    doc: "multiplicative decrement factor (paper 001 §4.2.2: 0.3)",
+};
+pub const DELTA: ParamSpec = ParamSpec {
+    name: "delta",
+    unit: "packets",
+    doc: "additive increment per event (paper 001 §4.2.2: 0.25)",
+};
+pub const T_LOW_MS: ParamSpec = ParamSpec {
+    name: "t_low_ms",
+    unit: "ms",
+    doc: "always increase below this RTT (paper 001 §4.2.2: 60)",
+};
+pub const T_HIGH_MS: ParamSpec = ParamSpec {
+    name: "t_high_ms",
+    unit: "ms",
+    doc: "cut in proportion to the RTT above this (paper 001 §4.2.2: 150)",
+};
+pub const INITIAL_RATE: ParamSpec = ParamSpec {
+    name: "initial_rate",
+    unit: "packets",
+    doc: "initial rate, enforced as a window (paper 001 §4.2.2: 50)",
+};
+pub const RATE_FLOOR: ParamSpec = ParamSpec {
+    name: "rate_floor",
+    unit: "packets",
+    doc: "rate lower bound (paper 001 §4.2.2: 1)",
+};
+pub const MAX_WINDOW: ParamSpec = ParamSpec {
+    name: "max_window",
+    unit: "packets",
+    doc: "rate upper bound (ours; keeps the window finite)",
+};
 
 /// Range checks on Algorithm 1's constants, shared with `queue_gradient`.
 pub fn check_algorithm1_params(

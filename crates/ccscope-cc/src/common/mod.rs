@@ -13,6 +13,7 @@ pub mod rate_sample;
 pub mod reno;
 pub mod rtt;
 pub mod spline;
+pub mod triggered_window;
 
 pub use decrease_guard::{DecreaseGuard, DelayTrigger, Reaction};
 pub use ewma::Ewma;

@@ -5,13 +5,10 @@
 //! most once per round trip. The write-up used 2 for both steps and found the reaction to delay too
 //! slow (96.6% utilisation, 361 ms signal delay).
 
-use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::decrease_guard::check_window_params;
-use crate::common::{DelayTrigger, Reaction};
+use crate::common::triggered_window::{self as shared, TriggeredWindow, WindowLimits, WindowRule};
 use crate::params::{invalid, ParamError, ParamSpec};
-use crate::{AckEvent, Controller, LossEvent};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -48,11 +45,7 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec {
-            name: "initial_window",
-            unit: "packets",
-            doc: "initial window (paper 001 §2.2: 2)",
-        },
+        shared::INITIAL_WINDOW,
         ParamSpec {
             name: "additive_increase",
             unit: "packets/RTT",
@@ -63,34 +56,13 @@ impl crate::params::Params for Params {
             unit: "packets",
             doc: "additive decrease on congestion (paper 001 §3.2: 2)",
         },
-        ParamSpec {
-            name: "rtt_threshold_ms",
-            unit: "ms",
-            doc: "decrease when an RTT exceeds this (paper 001 §3.1: 100)",
-        },
-        ParamSpec {
-            name: "decrease_on_loss",
-            unit: "bool",
-            doc: "also decrease on a lost packet",
-        },
-        ParamSpec {
-            name: "min_window",
-            unit: "packets",
-            doc: "window floor",
-        },
-        ParamSpec {
-            name: "timeout_ms",
-            unit: "ms",
-            doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
-        },
+        shared::RTT_THRESHOLD_MS,
+        shared::DECREASE_ON_LOSS,
+        shared::MIN_WINDOW,
+        shared::TIMEOUT_MS,
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        check_window_params(
-            self.initial_window,
-            self.min_window,
-            self.timeout_ms,
-            self.rtt_threshold_ms,
-        )?;
+        self.limits().validate()?;
         if !(self.additive_increase >= 0.0) {
             return Err(invalid("additive_increase", "must be >= 0"));
         }
@@ -101,60 +73,36 @@ impl crate::params::Params for Params {
     }
 }
 
-#[derive(Debug)]
-pub struct Aiad {
-    p: Params,
-    cwnd: f64,
-    trigger: DelayTrigger,
-}
-
-impl Aiad {
-    pub fn new(p: Params) -> Self {
-        let cwnd = p.initial_window.max(p.min_window);
-        Aiad {
-            trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss),
-            p,
-            cwnd,
+impl WindowRule for Params {
+    fn limits(&self) -> WindowLimits {
+        WindowLimits {
+            initial_window: self.initial_window,
+            min_window: self.min_window,
+            max_window: f64::INFINITY,
+            rtt_threshold_ms: self.rtt_threshold_ms,
+            decrease_on_loss: self.decrease_on_loss,
+            timeout_ms: self.timeout_ms,
         }
     }
-
-    fn react(&mut self, r: Reaction) {
-        match r {
-            // Paper 001 §3.2: the same additive increase as AIMD (§2.1), spread over one window of ACKs.
-            Reaction::Increase => {
-                self.cwnd += self.p.additive_increase / self.cwnd.max(1.0);
-            }
-            // Paper 001 §3.2: additive decrease, once per round trip like AIMD's.
-            Reaction::Decrease => {
-                self.cwnd = (self.cwnd - self.p.additive_decrease).max(self.p.min_window);
-            }
-            Reaction::Hold => {}
-        }
+    // Paper 001 §3.2: the same additive increase as AIMD (§2.1), spread over one window of ACKs.
+    fn increase(&self, cwnd: f64) -> f64 {
+        cwnd + self.additive_increase / cwnd.max(1.0)
+    }
+    // Paper 001 §3.2: additive decrease, once per round trip like AIMD's.
+    fn decrease(&self, cwnd: f64) -> f64 {
+        cwnd - self.additive_decrease
     }
 }
 
-impl Controller for Aiad {
-    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        let r = self.trigger.on_ack(now, ev);
-        self.react(r);
-    }
-    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
-        let r = self.trigger.on_loss(now, ev);
-        self.react(r);
-    }
-    fn cwnd(&self) -> u32 {
-        self.cwnd as u32
-    }
-    fn timeout(&self) -> Dur {
-        Dur::from_ms_f64(self.p.timeout_ms)
-    }
-}
+pub type Aiad = TriggeredWindow<Params>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testing::{assert_close, Script};
+    use crate::Controller;
     use crate::LossCause;
+    use ccscope_core::Dur;
 
     fn with_window(w: f64) -> Script<Aiad> {
         Script::new(Aiad::new(Params {

@@ -6,13 +6,10 @@
 //! write-up measured (a window that compounds within one RTT, and a signal delay that exploded, score
 //! 0.1). `max_window` is ours: it keeps the window finite while the delay signal is on its way back.
 
-use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::decrease_guard::check_window_params;
-use crate::common::{DelayTrigger, Reaction};
+use crate::common::triggered_window::{self as shared, TriggeredWindow, WindowLimits, WindowRule};
 use crate::params::{invalid, ParamError, ParamSpec};
-use crate::{AckEvent, Controller, LossEvent};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -52,11 +49,7 @@ impl Default for Params {
 
 impl crate::params::Params for Params {
     const SPEC: &'static [ParamSpec] = &[
-        ParamSpec {
-            name: "initial_window",
-            unit: "packets",
-            doc: "initial window (paper 001 §2.2: 2)",
-        },
+        shared::INITIAL_WINDOW,
         ParamSpec {
             name: "increase_factor",
             unit: "ratio",
@@ -67,39 +60,18 @@ impl crate::params::Params for Params {
             unit: "ratio",
             doc: "window multiplier on congestion (paper 001 §3.3: 0.5)",
         },
-        ParamSpec {
-            name: "rtt_threshold_ms",
-            unit: "ms",
-            doc: "decrease when an RTT exceeds this (paper 001 §3.1: 100)",
-        },
-        ParamSpec {
-            name: "decrease_on_loss",
-            unit: "bool",
-            doc: "also decrease on a lost packet",
-        },
-        ParamSpec {
-            name: "min_window",
-            unit: "packets",
-            doc: "window floor",
-        },
+        shared::RTT_THRESHOLD_MS,
+        shared::DECREASE_ON_LOSS,
+        shared::MIN_WINDOW,
         ParamSpec {
             name: "max_window",
             unit: "packets",
             doc: "window cap (ours; keeps the window finite)",
         },
-        ParamSpec {
-            name: "timeout_ms",
-            unit: "ms",
-            doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
-        },
+        shared::TIMEOUT_MS,
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        check_window_params(
-            self.initial_window,
-            self.min_window,
-            self.timeout_ms,
-            self.rtt_threshold_ms,
-        )?;
+        self.limits().validate()?;
         if !(self.increase_factor >= 1.0 && self.increase_factor.is_finite()) {
             return Err(invalid("increase_factor", "must be >= 1 and finite"));
         }
@@ -113,61 +85,37 @@ impl crate::params::Params for Params {
     }
 }
 
-#[derive(Debug)]
-pub struct Mimd {
-    p: Params,
-    cwnd: f64,
-    trigger: DelayTrigger,
-}
-
-impl Mimd {
-    pub fn new(p: Params) -> Self {
-        let cwnd = p.initial_window.clamp(p.min_window, p.max_window);
-        Mimd {
-            trigger: DelayTrigger::new(p.rtt_threshold_ms, p.decrease_on_loss),
-            p,
-            cwnd,
+impl WindowRule for Params {
+    fn limits(&self) -> WindowLimits {
+        WindowLimits {
+            initial_window: self.initial_window,
+            min_window: self.min_window,
+            max_window: self.max_window,
+            rtt_threshold_ms: self.rtt_threshold_ms,
+            decrease_on_loss: self.decrease_on_loss,
+            timeout_ms: self.timeout_ms,
         }
     }
-
-    fn react(&mut self, r: Reaction) {
-        match r {
-            // Paper 001 §3.3: multiplicative increase on every ACK, hence the bursts of Figure 6.
-            Reaction::Increase => {
-                self.cwnd = (self.cwnd * self.p.increase_factor).min(self.p.max_window);
-            }
-            // Paper 001 §3.3: multiplicative decrease, once per round trip like AIMD's.
-            Reaction::Decrease => {
-                self.cwnd = (self.cwnd * self.p.decrease_factor).max(self.p.min_window);
-            }
-            Reaction::Hold => {}
-        }
+    // Paper 001 §3.3: multiplicative increase on every ACK, hence the bursts of Figure 6.
+    fn increase(&self, cwnd: f64) -> f64 {
+        cwnd * self.increase_factor
+    }
+    // Paper 001 §3.3: multiplicative decrease, once per round trip like AIMD's.
+    fn decrease(&self, cwnd: f64) -> f64 {
+        cwnd * self.decrease_factor
     }
 }
 
-impl Controller for Mimd {
-    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        let r = self.trigger.on_ack(now, ev);
-        self.react(r);
-    }
-    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
-        let r = self.trigger.on_loss(now, ev);
-        self.react(r);
-    }
-    fn cwnd(&self) -> u32 {
-        self.cwnd as u32
-    }
-    fn timeout(&self) -> Dur {
-        Dur::from_ms_f64(self.p.timeout_ms)
-    }
-}
+pub type Mimd = TriggeredWindow<Params>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::params::Params as _;
     use crate::testing::{assert_close, Script};
+    use crate::Controller;
     use crate::LossCause;
+    use ccscope_core::Dur;
 
     fn with_window(w: f64) -> Script<Mimd> {
         Script::new(Mimd::new(Params {

@@ -16,7 +16,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::delay_thresholds::{
-    check_algorithm1_params, check_rate_params, threshold_step, window_of, Step,
+    self as algorithm1, check_algorithm1_params, check_rate_params, threshold_step, window_of, Step,
 };
 use crate::common::Ewma;
 use crate::params::{invalid, ParamError, ParamSpec};
@@ -71,51 +71,19 @@ impl crate::params::Params for Params {
             unit: "ratio",
             doc: "EWMA weight of a new queue difference (paper 001 §4.2.2: 0.8)",
         },
-        ParamSpec {
-            name: "beta",
-            unit: "ratio",
-            doc: "multiplicative decrement factor (paper 001 §4.2.2: 0.3)",
-        },
-        ParamSpec {
-            name: "delta",
-            unit: "packets",
-            doc: "additive increment per event (paper 001 §4.2.2: 0.25)",
-        },
-        ParamSpec {
-            name: "t_low_ms",
-            unit: "ms",
-            doc: "always increase below this RTT (paper 001 §4.2.2: 60)",
-        },
-        ParamSpec {
-            name: "t_high_ms",
-            unit: "ms",
-            doc: "cut in proportion to the RTT above this (paper 001 §4.2.2: 150)",
-        },
+        algorithm1::BETA,
+        algorithm1::DELTA,
+        algorithm1::T_LOW_MS,
+        algorithm1::T_HIGH_MS,
         ParamSpec {
             name: "queue_norm_packets",
             unit: "packets",
             doc: "queue change that is a gradient of 1 (ours; paper 001 §4.3 gives none)",
         },
-        ParamSpec {
-            name: "initial_rate",
-            unit: "packets",
-            doc: "initial rate, enforced as a window (paper 001 §4.2.2: 50)",
-        },
-        ParamSpec {
-            name: "rate_floor",
-            unit: "packets",
-            doc: "rate lower bound (paper 001 §4.2.2: 1)",
-        },
-        ParamSpec {
-            name: "max_window",
-            unit: "packets",
-            doc: "rate upper bound (ours; keeps the window finite)",
-        },
-        ParamSpec {
-            name: "timeout_ms",
-            unit: "ms",
-            doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
-        },
+        algorithm1::INITIAL_RATE,
+        algorithm1::RATE_FLOOR,
+        algorithm1::MAX_WINDOW,
+        algorithm1::TIMEOUT_MS,
     ];
     fn validate(&self) -> Result<(), ParamError> {
         check_algorithm1_params(

@@ -1,0 +1,132 @@
+//! The window that paper 001's delay-triggered controllers keep (AIMD §2, AIAD §3.2, MIMD §3.3).
+//!
+//! The three differ only in how one event grows or shrinks the window; the trigger (an RTT above the
+//! threshold or a loss asks for a decrease, at most once per round trip), the floor and cap, the
+//! no-ACK timeout and their parameters are written here once. A controller file holds its `Params`
+//! and a [`WindowRule`].
+
+use ccscope_core::{Dur, Time};
+
+use super::{DelayTrigger, Reaction};
+use crate::params::{invalid, ParamError, ParamSpec};
+use crate::{AckEvent, Controller, LossEvent};
+
+/// The settings every delay-triggered window shares, read from a controller's `Params`.
+#[derive(Clone, Copy, Debug)]
+pub struct WindowLimits {
+    pub initial_window: f64,
+    pub min_window: f64,
+    /// `f64::INFINITY` where the controller has no cap.
+    pub max_window: f64,
+    pub rtt_threshold_ms: f64,
+    pub decrease_on_loss: bool,
+    pub timeout_ms: f64,
+}
+
+impl WindowLimits {
+    /// Range checks of the shared settings; the rule's own fields (and a cap) are checked by its `Params`.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        if !(self.initial_window >= 0.0) {
+            return Err(invalid("initial_window", "must be >= 0"));
+        }
+        if !(self.min_window >= 0.0) {
+            return Err(invalid("min_window", "must be >= 0"));
+        }
+        if !(self.timeout_ms > 0.0) {
+            return Err(invalid("timeout_ms", "must be > 0"));
+        }
+        if !(self.rtt_threshold_ms > 0.0) {
+            return Err(invalid("rtt_threshold_ms", "must be > 0"));
+        }
+        Ok(())
+    }
+}
+
+/// How one controller moves its window; the floor and cap are applied by [`TriggeredWindow`].
+pub trait WindowRule: std::fmt::Debug + Send {
+    fn limits(&self) -> WindowLimits;
+    /// The window after an ACK that asks for an increase.
+    fn increase(&self, cwnd: f64) -> f64;
+    /// The window after a congestion signal outside the last decrease's round trip.
+    fn decrease(&self, cwnd: f64) -> f64;
+}
+
+/// A window moved by a [`WindowRule`] under the shared delay trigger.
+#[derive(Debug)]
+pub struct TriggeredWindow<R> {
+    pub(crate) rule: R,
+    pub(crate) cwnd: f64,
+    limits: WindowLimits,
+    trigger: DelayTrigger,
+}
+
+impl<R: WindowRule> TriggeredWindow<R> {
+    pub fn new(rule: R) -> Self {
+        let limits = rule.limits();
+        TriggeredWindow {
+            cwnd: limits
+                .initial_window
+                .max(limits.min_window)
+                .min(limits.max_window),
+            trigger: DelayTrigger::new(limits.rtt_threshold_ms, limits.decrease_on_loss),
+            limits,
+            rule,
+        }
+    }
+
+    fn react(&mut self, r: Reaction) {
+        match r {
+            Reaction::Increase => {
+                self.cwnd = self.rule.increase(self.cwnd).min(self.limits.max_window);
+            }
+            Reaction::Decrease => {
+                self.cwnd = self.rule.decrease(self.cwnd).max(self.limits.min_window);
+            }
+            Reaction::Hold => {}
+        }
+    }
+}
+
+impl<R: WindowRule> Controller for TriggeredWindow<R> {
+    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+        let r = self.trigger.on_ack(now, ev);
+        self.react(r);
+    }
+    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
+        let r = self.trigger.on_loss(now, ev);
+        self.react(r);
+    }
+    fn cwnd(&self) -> u32 {
+        self.cwnd as u32
+    }
+    fn timeout(&self) -> Dur {
+        Dur::from_ms_f64(self.limits.timeout_ms)
+    }
+}
+
+/// The shared parameters' documentation, for each controller's `Params::SPEC`.
+pub const INITIAL_WINDOW: ParamSpec = ParamSpec {
+    name: "initial_window",
+    unit: "packets",
+    doc: "initial window (paper 001 §2.2: 2)",
+};
+pub const RTT_THRESHOLD_MS: ParamSpec = ParamSpec {
+    name: "rtt_threshold_ms",
+    unit: "ms",
+    doc: "decrease when an RTT exceeds this (paper 001 §3.1: 100)",
+};
+pub const DECREASE_ON_LOSS: ParamSpec = ParamSpec {
+    name: "decrease_on_loss",
+    unit: "bool",
+    doc: "also decrease on a lost packet",
+};
+pub const MIN_WINDOW: ParamSpec = ParamSpec {
+    name: "min_window",
+    unit: "packets",
+    doc: "window floor",
+};
+pub const TIMEOUT_MS: ParamSpec = ParamSpec {
+    name: "timeout_ms",
+    unit: "ms",
+    doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
+};
