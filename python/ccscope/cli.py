@@ -282,7 +282,8 @@ def compare(
         t.add_row(g.label, str(g.runs), f"{g.throughput_mean:.3f}{sd_t}", f"{g.delay_mean:.1f}{sd_d}")
     console.print(t)
     for n in res.notes:
-        err.print(f"note: {n}", markup=False, highlight=False, soft_wrap=True)
+        # Folded at the terminal's width like the tables (a note is advice, not a one-line error).
+        err.print(f"note: {n}", markup=False, highlight=False)
     for p in res.files:
         console.print(f"wrote {p}", highlight=False)
 

@@ -13,12 +13,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _ccscope(args: list, cwd: Path) -> str:
+def _ccscope(args: list, cwd: Path, stderr: bool = False) -> str:
+    """The command's standard output (and its standard error after it, with `stderr`)."""
     env = {**os.environ, "COLUMNS": "80"}
     res = subprocess.run([sys.executable, "-m", "ccscope.cli", *map(str, args)], cwd=cwd, env=env,
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stdout + res.stderr
-    return res.stdout
+    return res.stdout + res.stderr if stderr else res.stdout
 
 
 def _assert_fits(text: str) -> None:
@@ -44,8 +45,12 @@ def test_controllers_tables_fit_80_columns_with_long_parameter_names_folded(work
     _assert_fits(_ccscope(["controllers"], work))
 
 
-def test_compare_table_fits_80_columns(work):
-    _assert_fits(_ccscope(["compare", work / "fixed", work / "aimd", "-o", work / "cmp", "--formats", "svg"], work))
+def test_compare_table_and_notes_fit_80_columns(work):
+    text = _ccscope(["compare", work / "fixed", work / "aimd", "-o", work / "cmp", "--formats", "svg"], work,
+                    stderr=True)
+    # The runs have no window trace, so compare explains how to record one.
+    assert "note: " in text and "--cwnd" in text
+    _assert_fits(text)
 
 
 def test_sweep_table_fits_80_columns(work):
