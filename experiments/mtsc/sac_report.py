@@ -726,7 +726,8 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
             L.append(f"| {a} | {_row_pps(res.metric('generic', alpha=a))} | "
                      f"{_row_pps(res.metric('online', alpha=a, signal=RA))} | {100 * g[0]:+.1f}% ± {100 * g[1]:.1f} | "
                      f"{100 * med(ra_gains(res, alpha=a)):+.1f}% | {100 * gi[0]:+.1f}% ± {100 * gi[1]:.1f} | "
-                     f"{100 * go[0]:+.1f}% ± {100 * go[1]:.1f} |")
+                     f"{100 * go[0]:+.1f}% ± {100 * go[1]:.1f} | "
+                     f"{_fmt(*paired(res.metric('online', alpha=a, signal=RA), res.metric('online', alpha=a)))} |")
         sp = {a: [r.get("spearman_host_bg", math.nan) for r in res.get("online", alpha=a, signal=RA)] for a in RA_ALPHAS}
         so = {a: [r.get("spearman_own_bg", math.nan) for r in res.get("online", alpha=a, signal=RA)] for a in RA_ALPHAS}
         L.extend(["", "Spearman(receiver_aggregate V, background V) over 4 s blocks of the receiver_aggregate on-line "
@@ -775,7 +776,7 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
           "the bottleneck minus the SAC flow, as for the own signal; the receiver aggregate V is the 10 ms series of the "
           "flows arriving at that host, summed over the same 4 s blocks.", "",
           "| alpha | generic pkt/s | receiver_aggregate on-line pkt/s | gain, mean ± CI | median | inverted table gain "
-          "| own-signal gain (Fig. 14) |", "|---|---|---|---|---|---|---|"]
+          "| own-signal gain (Fig. 14) | receiver_aggregate - own on-line, paired, pkt/s |", "|---|---|---|---|---|---|---|---|"]
     rows(ra)
     L += ["", "## Fig. 16: training time, foreign and random tables (alpha 1.05)", "",
           f"![Fig. 16]({rel}/fig16_training.png)", "", "| table | pkt/s |", "|---|---|"]
