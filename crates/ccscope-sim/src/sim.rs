@@ -329,7 +329,8 @@ impl Simulation {
         // A host is the far end of a data route's last link (a dumbbell's delay line is not one): flows
         // whose data leaves the network through the same link arrive at the same host.
         let mut route_host = vec![u32::MAX; rt.routes.len()];
-        let mut host_of_hop: Vec<(u32, u32)> = Vec::new();
+        let mut host_of_hop = vec![u32::MAX; hops.len()];
+        let mut n_hosts = 0u32;
         for n in &nets {
             for &(data, _) in &n.paths {
                 let (start, len) = rt.routes[data as usize];
@@ -339,14 +340,11 @@ impl Simulation {
                     .rev()
                     .find(|&&h| hops[h as usize].link.is_some())
                     .unwrap_or(&route[route.len() - 1]);
-                let host = match host_of_hop.iter().find(|&&(h, _)| h == last) {
-                    Some(&(_, k)) => k,
-                    None => {
-                        host_of_hop.push((last, host_of_hop.len() as u32));
-                        host_of_hop.len() as u32 - 1
-                    }
-                };
-                route_host[data as usize] = host;
+                if host_of_hop[last as usize] == u32::MAX {
+                    host_of_hop[last as usize] = n_hosts;
+                    n_hosts += 1;
+                }
+                route_host[data as usize] = host_of_hop[last as usize];
             }
         }
         for (k, hop) in hops.iter_mut().enumerate() {
@@ -466,7 +464,7 @@ impl Simulation {
             sched: senders.iter().map(|_| FlowSched::default()).collect(),
             senders,
             receivers,
-            hosts: vec![HostArrivals::default(); host_of_hop.len()],
+            hosts: vec![HostArrivals::default(); n_hosts as usize],
             route_host,
             controllers: sc.flows.iter().map(|f| f.controller.clone()).collect(),
             stats: sc

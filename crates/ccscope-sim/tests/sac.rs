@@ -164,7 +164,10 @@ fn receiver_aggregate_series_equals_the_host_arrivals_in_the_packet_log() {
     let text = std::fs::read_to_string(&p)
         .unwrap()
         .replace("duration_s = 10000", &format!("duration_s = {SECS}"))
-        .replace("monitor = \"bottleneck\"", "monitor = \"server0\"\npacket_log = true")
+        .replace(
+            "monitor = \"bottleneck\"",
+            "monitor = \"server0\"\npacket_log = true",
+        )
         .replace(
             "controller = \"sac\"",
             "controller = \"sac\"\nsignal = \"receiver_aggregate\"",
@@ -187,7 +190,11 @@ fn receiver_aggregate_series_equals_the_host_arrivals_in_the_packet_log() {
     let log = log.expect("packet_log = true");
     let me = 32;
     let f = &res.flows[me];
-    assert_eq!(f.sent, f.delivered + f.dropped + f.in_flight, "conservation");
+    assert_eq!(
+        f.sent,
+        f.delivered + f.dropped + f.in_flight,
+        "conservation"
+    );
     assert_eq!(counter(&res, me, "sac_no_host_feedback"), 0);
     // Host arrival times: server0 departures (data only, in time order) plus its delay.
     let mut arrivals: Vec<(u64, u64, bool)> = (0..log.len())
@@ -229,7 +236,10 @@ fn receiver_aggregate_series_equals_the_host_arrivals_in_the_packet_log() {
         own += bytes_in(s.start, s.end, true);
     }
     let (a, b) = (samples[0].start, samples[samples.len() - 1].end);
-    assert!(host.abs_diff(bytes_in(a, b, false)) <= 1000, "totals over the run");
+    assert!(
+        host.abs_diff(bytes_in(a, b, false)) <= 1000,
+        "totals over the run"
+    );
     // The signal is the host's, not the flow's: the background's data is in it.
     assert!(host > own + 1_000_000, "host {host} B, own {own} B");
     eprintln!("{} epochs, largest difference {worst} B", samples.len());

@@ -338,7 +338,11 @@ impl Lied {
                 let secs = r1.since(r0).as_secs_f64().max(1e-9);
                 // The host's arrivals between the two bounding ACKs' reports (spec §6 item 1).
                 let host = e.first_host.zip(h1).map(|(h0, h1)| h1.saturating_sub(h0));
-                (e.delivered_bytes as f64 / secs, Some((r0, r1.max(r0))), host)
+                (
+                    e.delivered_bytes as f64 / secs,
+                    Some((r0, r1.max(r0))),
+                    host,
+                )
             }
         };
         self.epochs.pop_front();

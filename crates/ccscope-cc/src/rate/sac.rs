@@ -531,7 +531,10 @@ impl Sac {
 
     /// The observations kept since the last call.
     pub fn take_signal_log(&mut self) -> Vec<SignalSample> {
-        self.signal_log.as_mut().map(std::mem::take).unwrap_or_default()
+        self.signal_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The table in use.
@@ -809,7 +812,11 @@ mod tests {
 
     /// Epoch 0 (one 1000 B packet at 0) is measured when epoch 1's packet (sent at 20 ms) arrives:
     /// arrivals at 10 and 30 ms, whose ACKs report the host totals `h0` and `h1`.
-    fn first_epoch_with_host_totals(signal: Signal, h0: Option<u64>, h1: Option<u64>) -> Script<Sac> {
+    fn first_epoch_with_host_totals(
+        signal: Signal,
+        h0: Option<u64>,
+        h1: Option<u64>,
+    ) -> Script<Sac> {
         let p = Params {
             t1_s: 0.02,
             signal,

@@ -275,7 +275,12 @@ impl Receiver {
 
     /// A data packet was delivered to `host` at `now`: the host counts it (whichever flow it
     /// belongs to) and, if this receiver reports, the ACK carries the host's total including it.
-    pub fn on_data_at_host(&mut self, p: &Packet, now: Time, host: &mut HostArrivals) -> (Ack, u64) {
+    pub fn on_data_at_host(
+        &mut self,
+        p: &Packet,
+        now: Time,
+        host: &mut HostArrivals,
+    ) -> (Ack, u64) {
         let total = host.on_data(p.bytes);
         self.host_total = self.report_host.then_some(total);
         self.on_data(p, now)
@@ -464,6 +469,30 @@ mod tests {
             assert_eq!((a.ack_cum, n), (s + 1, 1));
             assert_eq!(a.sack, [(0, 0); 3]);
         }
+    }
+
+    #[test]
+    fn a_reporting_receiver_stamps_the_hosts_total_of_every_flow_and_a_silent_one_does_not() {
+        let mut host = HostArrivals::default();
+        let mut asks = Receiver::new(false, 40).with_host_report(true);
+        let mut silent = Receiver::new(false, 40);
+        let mut other = data(7);
+        other.flow = 9;
+        other.bytes = 400;
+        let (a, _) = asks.on_data_at_host(&data(0), Time::ZERO, &mut host);
+        assert_eq!(a.host_bytes, Some(1500));
+        // Another flow's packet reaches the same host: counted, but its receiver stamps nothing.
+        let (b, _) = silent.on_data_at_host(&other, Time::ZERO, &mut host);
+        assert_eq!(b.host_bytes, None);
+        let (c, _) = asks.on_data_at_host(&data(1), Time::ZERO, &mut host);
+        assert_eq!(c.host_bytes, Some(1500 + 400 + 1500));
+        assert_eq!(
+            host,
+            HostArrivals {
+                bytes: 3400,
+                packets: 3
+            }
+        );
     }
 
     #[test]
