@@ -9,6 +9,8 @@
 //! - the CondProb table (`common::condprob`), fed with V1, V2 = the integral of gamma over A.2's
 //!   alternating T1, T2 windows (spec §2.3 [D]), the clock on the receive-time axis from the first
 //!   arrival; a_t = 0 for a row never seen (h_l = 0);
+//! - `signal = "receiver_aggregate"` (spec §6 item 1, a secondary variant) replaces the own gamma in S_t and
+//!   the table by the receiving host's arrivals over each epoch's span, from the host totals on the ACKs;
 //! - eps: `inverse` 1/x (§3.2.2), or `threshold` theta* if x <= theta else 0 (§3.2.2); `shift` s is added
 //!   to the non-zero branch (Fig. 11, spec §2.4 [D]: theta* + s; for the inverse schedule 1/x + s).
 //!
