@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
@@ -54,7 +54,10 @@ class Scale:
 
 
 # Figure groups a run of the report may be limited to (`plan(..., groups)`); each needs its own backgrounds.
-GROUPS = ("9", "10", "11", "12", "14", "15", "16", "17", "A3")
+# "RA": spec §6 item 1's `receiver_aggregate` signal, a reported secondary variant (the primary stays own gamma, A1).
+GROUPS = ("9", "10", "11", "12", "14", "15", "16", "17", "A3", "RA")
+RA = "receiver_aggregate"
+RA_ALPHAS = (1.05, 1.95)
 
 
 def plan(sc: Scale, groups: Sequence[str] = GROUPS) -> list[Run]:
@@ -83,6 +86,9 @@ def plan(sc: Scale, groups: Sequence[str] = GROUPS) -> list[Run]:
         if "A3" in groups:
             runs += [R("inverted"), R("random"), R("generic"), R("online")]
             runs += [R("generic", size="lognormal", alpha=1.5), R("online", size="lognormal", alpha=1.5)]
+        if "RA" in groups:  # spec §6 item 1: on-line inverse SAC on the receiving host's arrivals, and its inverted table
+            for a in RA_ALPHAS:
+                runs += [R("generic", alpha=a), R("online", alpha=a, signal=RA), R("inverted", alpha=a, signal=RA)]
         if "17" in groups:  # Fig. 17, Tables 2-3, Fig. 18
             for n in N_SAC:
                 W = lambda v, **kw: R(v, bottleneck_mbps=20.0, n=n, **kw)  # noqa: E731
@@ -206,7 +212,7 @@ def checks(res: Results) -> list[Check]:
     C: list[Check] = []
     for fig, fn in (("Figs. 9-10", _checks_9_10), ("Fig. 11", _checks_11), ("Figs. 12-13", _checks_12_13),
                     ("Figs. 14-15", _checks_14_15), ("Fig. 15 right", _checks_15_right), ("Fig. 16", _checks_16), ("Table 1", _checks_table1),
-                    ("Fig. 17-18", _checks_17_18), ("A3", _checks_a3)):
+                    ("Fig. 17-18", _checks_17_18), ("A3", _checks_a3), ("§6 item 1", _checks_ra)):
         part: list[Check] = []
         try:
             fn(res, part)
@@ -419,6 +425,23 @@ def _checks_a3(res: Results, C: list) -> None:
     on = res.metric("online")
     C.append(Check("A3", "random table below the on-line table (paired CI)", f"on-line - random {fmt(*paired(on, ra))} pkt/s",
                    above(on, ra)))
+
+
+def ra_gains(res: Results, variant: str = "online", **kw) -> list[float]:
+    """Per-seed gain of SAC on the `receiver_aggregate` signal over generic LIED."""
+    return [o / g - 1 for o, g in zip(res.metric(variant, signal=RA, **kw), res.metric("generic", **kw))]
+
+
+def _checks_ra(res: Results, C: list) -> None:
+    """Spec §6 item 1's secondary signal: reported beside the registered primary, never in its place (A1)."""
+    for a in RA_ALPHAS:
+        g, gi = ci95(ra_gains(res, alpha=a)), ci95(ra_gains(res, "inverted", alpha=a))
+        C.append(Check("§6 item 1", f"receiver_aggregate signal, alpha {a}: on-line inverse gain over generic; its "
+                       "inverted table (A3's control) <= 1/2 of it", f"{100 * g[0]:+.1f}% ± {100 * g[1]:.1f} against "
+                       f"inverted {100 * gi[0]:+.1f}% ± {100 * gi[1]:.1f}", None))
+    sp = [r.get("spearman_host_bg", math.nan) for r in res.get("online", alpha=1.05, signal=RA)]
+    C.append(Check("§6 item 1", "Spearman(receiver_aggregate V, background V), alpha 1.05, per seed",
+                   ", ".join(f"{x:+.2f}" for x in sp), None))
 
 
 def _ordered(counts, min_h: int) -> bool:
@@ -697,6 +720,21 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
         L.append(f"A3 controls at 5 Mbit/s, alpha 1.05: inverted table (row 9 - l) gain {100 * gi[0]:+.1f}% ± "
                  f"{100 * gi[1]:.1f}; light-tailed (log-normal) background gain {100 * gl[0]:+.1f}% ± {100 * gl[1]:.1f}.")
 
+    def ra() -> None:
+        for a in RA_ALPHAS:
+            g, gi, go = ci95(ra_gains(res, alpha=a)), ci95(ra_gains(res, "inverted", alpha=a)), ci95(gains(res, alpha=a))
+            L.append(f"| {a} | {_row_pps(res.metric('generic', alpha=a))} | "
+                     f"{_row_pps(res.metric('online', alpha=a, signal=RA))} | {100 * g[0]:+.1f}% ± {100 * g[1]:.1f} | "
+                     f"{100 * med(ra_gains(res, alpha=a)):+.1f}% | {100 * gi[0]:+.1f}% ± {100 * gi[1]:.1f} | "
+                     f"{100 * go[0]:+.1f}% ± {100 * go[1]:.1f} | "
+                     f"{_fmt(*paired(res.metric('online', alpha=a, signal=RA), res.metric('online', alpha=a)))} |")
+        sp = {a: [r.get("spearman_host_bg", math.nan) for r in res.get("online", alpha=a, signal=RA)] for a in RA_ALPHAS}
+        so = {a: [r.get("spearman_own_bg", math.nan) for r in res.get("online", alpha=a, signal=RA)] for a in RA_ALPHAS}
+        L.extend(["", "Spearman(receiver_aggregate V, background V) over 4 s blocks of the receiver_aggregate on-line "
+                  "runs, per seed: " + "; ".join(f"alpha {a}: " + ", ".join(f"{x:+.2f}" for x in sp[a]) for a in sp)
+                  + ". In the same runs, Spearman(own V, background V): "
+                  + "; ".join(f"alpha {a}: " + ", ".join(f"{x:+.2f}" for x in so[a]) for a in so) + "."])
+
     def t16() -> None:
         for t in sc.train_grid():
             L.append(f"| frozen after {t:g} s | {_row_pps(res.metric('trained', train_s=t))} |")
@@ -729,6 +767,17 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
     rows(t15)
     L.append("")
     rows(a3)
+    L += ["", "## Spec §6 item 1: the receiver_aggregate signal (reported secondary variant)", "",
+          "SAC's S_t and CondProb table fed by every flow's data arriving at the SAC flow's receiving host (the far end of "
+          "server0: the SAC flow and the 16 background clients sending to that server) instead of the flow's own gamma: "
+          "the receiver stamps the host's running byte total on each ACK and SAC takes, per epoch, the bytes between the "
+          "two ACKs bounding the epoch's receive span (`signal = \"receiver_aggregate\"`). The registered primary stays "
+          "the own-gamma signal (spec A1); this variant is reported beside it and does not replace it. The background V is "
+          "the bottleneck minus the SAC flow, as for the own signal; the receiver aggregate V is the 10 ms series of the "
+          "flows arriving at that host, summed over the same 4 s blocks.", "",
+          "| alpha | generic pkt/s | receiver_aggregate on-line pkt/s | gain, mean ± CI | median | inverted table gain "
+          "| own-signal gain (Fig. 14) | receiver_aggregate - own on-line, paired, pkt/s |", "|---|---|---|---|---|---|---|---|"]
+    rows(ra)
     L += ["", "## Fig. 16: training time, foreign and random tables (alpha 1.05)", "",
           f"![Fig. 16]({rel}/fig16_training.png)", "", "| table | pkt/s |", "|---|---|"]
     rows(t16)
@@ -749,9 +798,9 @@ def write_csv(res: Results, path: Path) -> None:
 
     rows = []
     for r in res.all():
-        row = dict(r["run"])
+        row = asdict(Run(**r["run"]))
         row.update({k: r.get(k) for k in ("total_pps", "loss", "gamma_pps", "background_mbps", "link_mbps", "boosted_share",
-                                          "oracle_mismatch", "spearman_own_bg", "wall_s")})
+                                          "oracle_mismatch", "spearman_own_bg", "spearman_host_bg", "wall_s")})
         row["per_flow_pps"] = " ".join(f"{x:.2f}" for x in r["pps"])
         rows.append(row)
     rows.sort(key=lambda x: tuple(str(v) for v in x.values()))

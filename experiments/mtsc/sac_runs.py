@@ -36,6 +36,9 @@ PACKET_BYTES = 1000
 
 # variant -> (controller, extra parameters); threshold/shift/theta come from the Run.
 VARIANTS = ("generic", "online", "threshold", "oracle", "inverted", "random", "trained", "foreign", "train")
+# SAC's level series (spec §6 item 1): the flow's own gamma (the registered primary, spec A1) or every flow's data
+# arriving at the receiving host, reported by the receiver on the ACKs (the secondary variant).
+SIGNALS = ("own", "receiver_aggregate")
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,15 @@ class Run:
     theta: float = 8.0
     shift: float = 0.0
     train_s: float = 0.0
+    signal: str = "own"
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"variant {self.variant!r}: one of {', '.join(VARIANTS)}")
+        if self.signal not in SIGNALS:
+            raise ValueError(f"signal {self.signal!r}: one of {', '.join(SIGNALS)}")
+        if self.signal != "own" and self.variant not in ("online", "inverted"):
+            raise ValueError(f"signal {self.signal!r}: only the online and inverted variants read another signal")
 
     @property
     def key(self) -> tuple:
@@ -85,6 +93,8 @@ def sac_params(run: Run, input_file: Optional[str]) -> tuple[str, dict]:
     if v == "generic":
         return "lied", controller_params("lied")
     p = controller_params("sac", shift=run.shift)
+    if run.signal != "own":
+        p.update(signal=run.signal)
     if v == "threshold":
         p.update(schedule="threshold", theta=run.theta)
     elif v == "inverted":
@@ -103,21 +113,45 @@ def scenario_dict(run: Run, input_file: Optional[str] = None) -> dict:
     d = background_dict(run.alpha, run.duration_s, idle_mean_s=idle, bottleneck_mbps=run.bottleneck_mbps,
                         size=run.size, name=f"mtsc_{run.variant}")
     controller, params = sac_params(run, input_file)
-    return with_controlled(d, controller, params, count=run.n, rtt_ms=run.rtt_ms, flow_series=run.keeps_series())
+    d = with_controlled(d, controller, params, count=run.n, rtt_ms=run.rtt_ms, flow_series=run.keeps_series())
+    if run.signal == "receiver_aggregate" and run.keeps_series():
+        # The 10 ms series of every flow the SAC flow's receiving host gets, for Spearman(receiver V, background V).
+        host = d["flows"][-1]["route"][-1]
+        for f in d["flows"]:
+            if f["route"][-1] == host:
+                f["timeseries"] = True
+    return d
+
+
+def same_host_indices(d: dict, flow: int) -> list[int]:
+    """Flow numbers whose data arrives at the same host as flow `flow`'s (the last link of the route)."""
+    out, i, host = [], 0, None
+    for f in d["flows"]:
+        n = int(f.get("count", 1))
+        if i <= flow < i + n:
+            host = f["route"][-1]
+        i += n
+    i = 0
+    for f in d["flows"]:
+        n = int(f.get("count", 1))
+        if f["route"][-1] == host:
+            out.extend(range(i, i + n))
+        i += n
+    return out
+
+
+def _one_series(ts, mask, n_bins: int) -> np.ndarray:
+    s = ts[mask].sort_values("time_s")
+    out = np.zeros(n_bins)
+    idx = np.minimum((s["time_s"].to_numpy() / BIN_S).round().astype(int), n_bins - 1)
+    np.add.at(out, idx, s["throughput_mbps"].to_numpy(dtype=np.float64))
+    return out
 
 
 def _series(res, flows: Sequence[int], n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """(bottleneck, controlled flows') 10 ms throughput series in Mbit/s, aligned on time."""
     ts = res.timeseries
-
-    def one(mask) -> np.ndarray:
-        s = ts[mask].sort_values("time_s")
-        out = np.zeros(n_bins)
-        idx = np.minimum((s["time_s"].to_numpy() / BIN_S).round().astype(int), n_bins - 1)
-        np.add.at(out, idx, s["throughput_mbps"].to_numpy(dtype=np.float64))
-        return out
-
-    return one(ts["flow"] == -1), one(ts["flow"].isin(list(flows)))
+    return _one_series(ts, ts["flow"] == -1, n_bins), _one_series(ts, ts["flow"].isin(list(flows)), n_bins)
 
 
 def _blocks(x: np.ndarray, b: int) -> np.ndarray:
@@ -169,6 +203,11 @@ def execute(run: Run, input_file: Optional[str] = None, oracle_levels: Optional[
 
         own_v1, bg_v1 = _blocks(own, b1 + b2)[:], _blocks(bg, b1 + b2)
         out["spearman_own_bg"] = float(sst.spearmanr(own_v1, bg_v1).statistic) if len(own_v1) > 2 else math.nan
+        if run.signal == "receiver_aggregate":
+            # Spec §6 item 1: the same for every flow's data arriving at the SAC flow's receiving host.
+            host = _one_series(res.timeseries, res.timeseries["flow"].isin(same_host_indices(d, ctl[0])), n_bins)
+            host_v1 = _blocks(host, b1 + b2)
+            out["spearman_host_bg"] = float(sst.spearmanr(host_v1, bg_v1).statistic) if len(host_v1) > 2 else math.nan
         if run.variant == "online":
             lv, mu, sigma = cp.oracle_levels(bg, BIN_S, T2_S)
             out["oracle_toml"] = cp.oracle_levels_toml(lv, BIN_S, t2_s=T2_S, mu=mu, sigma=sigma,

@@ -94,6 +94,9 @@ pub struct AckEvent {
     /// The delivery-rate sample of this ACK (`common::rate_sample`); `None` when it delivered
     /// nothing new or its interval was too short to be valid.
     pub rate: Option<common::RateSample>,
+    /// The receiving host's cumulative data bytes delivered to it (all flows) when this packet
+    /// arrived, as the receiver reports it; `None` unless the controller asks (`wants_host_feedback`).
+    pub host_bytes: Option<u64>,
 }
 
 /// Loss was detected outside recovery: a new congestion episode begins (at most one per round trip).
@@ -179,6 +182,11 @@ pub trait Controller: Send {
     /// A short name of the controller's current state, for logs and plots.
     fn state_name(&self) -> &'static str {
         "run"
+    }
+    /// The controller reads the receiving host's arrivals (`AckEvent::host_bytes`): the receiver then
+    /// reports them on every ACK of this flow (paper 003 SAC `receiver_aggregate`, spec §6 item 1).
+    fn wants_host_feedback(&self) -> bool {
+        false
     }
     /// Named event counts the controller keeps for diagnosis (read once, at the end of a run).
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -20,6 +20,8 @@ pub struct Script<C: Controller> {
     pub rate: RateSampler,
     /// (seq, send state) of packets sent, oldest first; entries of lost packets are dropped lazily.
     rate_state: VecDeque<(u64, PacketSendState)>,
+    /// What ACKs report as the receiving host's cumulative arrivals (`AckEvent::host_bytes`).
+    pub host_bytes: Option<u64>,
 }
 
 impl<C: Controller> Script<C> {
@@ -33,6 +35,7 @@ impl<C: Controller> Script<C> {
             in_recovery: false,
             rate: RateSampler::default(),
             rate_state: VecDeque::new(),
+            host_bytes: None,
         }
     }
 
@@ -113,6 +116,7 @@ impl<C: Controller> Script<C> {
             newly_acked: 1,
             in_recovery: self.in_recovery,
             rate,
+            host_bytes: self.host_bytes,
         };
         self.cc.on_ack(self.now, &ev);
         true
@@ -279,6 +283,7 @@ impl PacedPath {
                             newly_acked: 1,
                             in_recovery: false,
                             rate: rate.generate(now, now - sent),
+                            host_bytes: None,
                         };
                         cc.on_ack(now, &ev);
                     }

@@ -94,6 +94,10 @@ pub struct AckInfo {
     /// are the association's arrival log up to there (see ccscope-sim `ArrivalLog`), so a SACK
     /// carries all of them, however many, without a block list per packet.
     pub arrivals: u64,
+    /// The receiving host's cumulative count of data bytes delivered to it, every flow's together,
+    /// when the flow's controller asks for it (paper 003 SAC's `receiver_aggregate` signal,
+    /// specs/003-mtsc.md §6 item 1); `None` otherwise.
+    pub host_bytes: Option<u64>,
 }
 
 impl Default for AckInfo {
@@ -105,6 +109,7 @@ impl Default for AckInfo {
             rwnd: Ack::RWND_UNLIMITED,
             window_update: false,
             arrivals: 0,
+            host_bytes: None,
         }
     }
 }

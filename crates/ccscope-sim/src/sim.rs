@@ -16,7 +16,9 @@ use ccscope_core::rng::RngCore as _;
 use ccscope_core::{Bandwidth, Dur, EventQueue, IntHistogram, Phase, Time};
 use ccscope_net::{Ack, AckPool, AnyQueue, Link, LossModel, Packet, PacketKind, Pipe, Service};
 
-use crate::endpoint::{CmtConfig, CmtSender, DatagramSender, Receiver, ReliableSender, Sender};
+use crate::endpoint::{
+    CmtConfig, CmtSender, DatagramSender, HostArrivals, Receiver, ReliableSender, Sender,
+};
 use crate::metrics::{jain_index, FlowStats, FlowSummary, LinkSummary, PathSummary, RunResult};
 use crate::pktlog::{LogEvent, PacketLog};
 use crate::scenario::{AckPath, App, FlowSpec, Scenario, TimeSeries};
@@ -162,6 +164,10 @@ pub struct Simulation {
     monitor: u32,
     senders: Vec<Sender>,
     receivers: Vec<Receiver>,
+    /// The receiving hosts' arrival counters, and the host each route delivers to (by route id;
+    /// `u32::MAX` for ACK routes): the far end of the last link a data route crosses.
+    hosts: Vec<HostArrivals>,
+    route_host: Vec<u32>,
     sched: Vec<FlowSched>,
     controllers: Vec<String>,
     stats: Vec<FlowStats>,
@@ -320,6 +326,27 @@ impl Simulation {
             });
             n_paths += nets.last().map_or(0, |n| n.paths.len());
         }
+        // A host is the far end of a data route's last link (a dumbbell's delay line is not one): flows
+        // whose data leaves the network through the same link arrive at the same host.
+        let mut route_host = vec![u32::MAX; rt.routes.len()];
+        let mut host_of_hop = vec![u32::MAX; hops.len()];
+        let mut n_hosts = 0u32;
+        for n in &nets {
+            for &(data, _) in &n.paths {
+                let (start, len) = rt.routes[data as usize];
+                let route = &rt.hops[start as usize..(start + len) as usize];
+                let last = *route
+                    .iter()
+                    .rev()
+                    .find(|&&h| hops[h as usize].link.is_some())
+                    .unwrap_or(&route[route.len() - 1]);
+                if host_of_hop[last as usize] == u32::MAX {
+                    host_of_hop[last as usize] = n_hosts;
+                    n_hosts += 1;
+                }
+                route_host[data as usize] = host_of_hop[last as usize];
+            }
+        }
         for (k, hop) in hops.iter_mut().enumerate() {
             // Only the monitored link's capacity is a time series.
             if let Some(l) = &mut hop.link {
@@ -406,7 +433,8 @@ impl Simulation {
                 }
             });
             let receiver = Receiver::new(transport != Transport::Datagram, f.ack_bytes)
-                .with_buffer(f.buffers.recv_buffer());
+                .with_buffer(f.buffers.recv_buffer())
+                .with_host_report(senders[i].wants_host_feedback());
             receivers.push(if transport == Transport::Cmt {
                 receiver.with_arrival_log()
             } else {
@@ -436,6 +464,8 @@ impl Simulation {
             sched: senders.iter().map(|_| FlowSched::default()).collect(),
             senders,
             receivers,
+            hosts: vec![HostArrivals::default(); n_hosts as usize],
+            route_host,
             controllers: sc.flows.iter().map(|f| f.controller.clone()).collect(),
             stats: sc
                 .flows
@@ -812,7 +842,8 @@ impl Simulation {
         let f = p.flow as usize;
         self.stats[f].on_delivery(now, p.sent, p.bytes);
         self.total.on_delivery(now, p.sent, p.bytes);
-        let (ack, in_order) = self.receivers[f].on_data(&p, now);
+        let host = &mut self.hosts[self.route_host[p.route as usize] as usize];
+        let (ack, in_order) = self.receivers[f].on_data_at_host(&p, now, host);
         let good = in_order * p.bytes as u64;
         self.stats[f].goodput_bytes += good;
         self.total.goodput_bytes += good;

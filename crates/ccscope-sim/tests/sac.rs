@@ -1,9 +1,15 @@
 //! Paper 003's controlled flow (specs/003-mtsc.md §1.2, §2.1-2.4): examples/sac_pareto.toml, shortened to
-//! 200 s, run once with `lied` and once with `sac` as connection 33 behind the same Pareto background.
+//! 200 s, run once with `lied` and once with `sac` as connection 33 behind the same Pareto background;
+//! and the `receiver_aggregate` signal (spec §6 item 1) against the packet log.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
-use ccscope_sim::{load_scenario, RunResult, Simulation};
+use ccscope_cc::rate::sac::{self, Sac, Signal, SignalSample};
+use ccscope_cc::registry::parse_params;
+use ccscope_cc::{AckEvent, AnyController, Controller, LossEvent, ParamError, SendEvent};
+use ccscope_core::{Bandwidth, Dur, Time};
+use ccscope_sim::{load_scenario, FlowSpec, RunResult, Simulation};
 
 const DURATION_S: u32 = 200;
 
@@ -96,4 +102,145 @@ fn a_sac_run_is_deterministic() {
         );
         assert_eq!(x.counters, y.counters);
     }
+}
+
+/// Forwards to SAC and hands its level-series observations to the test as they happen.
+struct Spy {
+    sac: Sac,
+    seen: Arc<Mutex<Vec<SignalSample>>>,
+}
+
+impl Spy {
+    fn drain(&mut self) {
+        let taken = self.sac.take_signal_log();
+        self.seen.lock().unwrap().extend(taken);
+    }
+}
+
+impl Controller for Spy {
+    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
+        self.sac.on_send(now, ev)
+    }
+    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+        self.sac.on_ack(now, ev);
+        self.drain();
+    }
+    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
+        self.sac.on_loss(now, ev);
+        self.drain();
+    }
+    fn on_timer(&mut self, now: Time) {
+        self.sac.on_timer(now);
+        self.drain();
+    }
+    fn next_timer(&self) -> Option<Time> {
+        self.sac.next_timer()
+    }
+    fn cwnd(&self) -> u32 {
+        self.sac.cwnd()
+    }
+    fn pacing_rate(&self) -> Option<Bandwidth> {
+        self.sac.pacing_rate()
+    }
+    fn timeout(&self) -> Dur {
+        self.sac.timeout()
+    }
+    fn wants_host_feedback(&self) -> bool {
+        self.sac.wants_host_feedback()
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.sac.counters()
+    }
+}
+
+/// Spec §6 item 1's `receiver_aggregate` signal checked as spec A6 checks gamma: the per-epoch host
+/// bytes SAC learned from the receiver's ACK stamps equal a recomputation from the packet log of the
+/// receiving host's link (server0: the SAC flow's and 16 background clients' data), within 1 packet.
+#[test]
+fn receiver_aggregate_series_equals_the_host_arrivals_in_the_packet_log() {
+    const SECS: u32 = 60;
+    let p =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/examples/sac_pareto.toml");
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("duration_s = 10000", &format!("duration_s = {SECS}"))
+        .replace(
+            "monitor = \"bottleneck\"",
+            "monitor = \"server0\"\npacket_log = true",
+        )
+        .replace(
+            "controller = \"sac\"",
+            "controller = \"sac\"\nsignal = \"receiver_aggregate\"",
+        );
+    let sc = load_scenario(&text, Some(&p), &[]).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let server0_delay = sc.links[sc.monitor].delay;
+    let mut factory = |_: usize, f: &FlowSpec| -> Result<AnyController, ParamError> {
+        if f.controller != "sac" {
+            return ccscope_cc::build(&f.controller, &f.params);
+        }
+        let params = parse_params::<sac::Params>("sac", &f.params)?;
+        assert_eq!(params.signal, Signal::ReceiverAggregate);
+        Ok(Box::new(Spy {
+            sac: Sac::new(params).record_signal(),
+            seen: Arc::clone(&seen),
+        }))
+    };
+    let (res, log) = Simulation::with_factory(&sc, &mut factory).unwrap().run();
+    let log = log.expect("packet_log = true");
+    let me = 32;
+    let f = &res.flows[me];
+    assert_eq!(
+        f.sent,
+        f.delivered + f.dropped + f.in_flight,
+        "conservation"
+    );
+    assert_eq!(counter(&res, me, "sac_no_host_feedback"), 0);
+    // Host arrival times: server0 departures (data only, in time order) plus its delay.
+    let mut arrivals: Vec<(u64, u64, bool)> = (0..log.len())
+        .filter(|&i| log.event[i] == 2)
+        .map(|i| {
+            let t = log.time_ns[i] + server0_delay.as_ns();
+            (t, log.bytes[i] as u64, log.flow[i] == me as i32)
+        })
+        .collect();
+    arrivals.sort_by_key(|a| a.0);
+    let bytes_in = |a: Time, b: Time, own_only: bool| -> u64 {
+        arrivals
+            .iter()
+            .filter(|x| x.0 > a.as_ns() && x.0 <= b.as_ns() && (!own_only || x.2))
+            .map(|x| x.1)
+            .sum()
+    };
+    let samples = seen.lock().unwrap().clone();
+    assert!(samples.len() > 1000, "{} epochs measured", samples.len());
+    let (mut host, mut own, mut worst) = (0u64, 0u64, 0i64);
+    for (k, s) in samples.iter().enumerate() {
+        if k > 0 {
+            assert_eq!(s.start, samples[k - 1].end, "spans tile the receive axis");
+        }
+        let reported = s.host_bytes.expect("every ACK carries the host total");
+        let recomputed = bytes_in(s.start, s.end, false);
+        let d = reported as i64 - recomputed as i64;
+        assert!(
+            d.abs() <= 1000,
+            "epoch {}: ACKs say {reported} B, the log {recomputed} B",
+            s.epoch
+        );
+        worst = worst.max(d.abs());
+        let secs = s.end.since(s.start).as_secs_f64();
+        if secs > 0.0 {
+            assert!((s.value * secs - reported as f64).abs() < 1e-6 * reported.max(1) as f64);
+        }
+        host += reported;
+        own += bytes_in(s.start, s.end, true);
+    }
+    let (a, b) = (samples[0].start, samples[samples.len() - 1].end);
+    assert!(
+        host.abs_diff(bytes_in(a, b, false)) <= 1000,
+        "totals over the run"
+    );
+    // The signal is the host's, not the flow's: the background's data is in it.
+    assert!(host > own + 1_000_000, "host {host} B, own {own} B");
+    eprintln!("{} epochs, largest difference {worst} B", samples.len());
 }

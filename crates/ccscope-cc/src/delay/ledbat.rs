@@ -471,6 +471,7 @@ mod tests {
             newly_acked: 1,
             in_recovery: false,
             rate: None,
+            host_bytes: None,
         };
         s.cc.on_ack(s.now, &ev);
     }

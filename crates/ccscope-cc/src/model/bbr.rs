@@ -714,6 +714,7 @@ mod tests {
             newly_acked: 1,
             in_recovery: false,
             rate: None,
+            host_bytes: None,
         };
         s.now += RTT;
         s.cc.on_ack(s.now, &retx);

@@ -995,6 +995,7 @@ mod tests {
                         newly_acked: 1,
                         in_recovery: false,
                         rate: None,
+                        host_bytes: None,
                     };
                     cc.on_ack(t, &ev);
                 } else {

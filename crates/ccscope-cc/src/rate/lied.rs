@@ -171,6 +171,9 @@ pub struct Report {
     pub gamma: f64,
     /// [first arrival of e, first arrival of the next epoch that had one); `None` if nothing arrived.
     pub span: Option<(Time, Time)>,
+    /// Data bytes the receiving host got (every flow's) over the span's (start, end], from the host
+    /// totals the two bounding ACKs reported; `None` without host feedback (`AckEvent::host_bytes`).
+    pub host_bytes: Option<u64>,
     pub step: Step,
 }
 
@@ -184,6 +187,8 @@ struct Epoch {
     lost: u32,
     delivered_bytes: u64,
     first_recv: Option<Time>,
+    /// The host total the ACK of the first arrival reported.
+    first_host: Option<u64>,
     /// No more packets will be sent in it.
     closed: bool,
 }
@@ -198,6 +203,7 @@ impl Epoch {
             lost: 0,
             delivered_bytes: 0,
             first_recv: None,
+            first_host: None,
             closed: false,
         }
     }
@@ -320,13 +326,23 @@ impl Lied {
         } else {
             e.lost as f64 / e.sent as f64
         };
-        let (nu, span) = match e.first_recv {
-            None => (0.0, None),
+        let (nu, span, host_bytes) = match e.first_recv {
+            None => (0.0, None, None),
             Some(r0) => {
                 // The next epoch with an arrival bounds this one's receive span.
-                let r1 = self.epochs.iter().skip(1).find_map(|x| x.first_recv)?;
+                let (r1, h1) = self
+                    .epochs
+                    .iter()
+                    .skip(1)
+                    .find_map(|x| x.first_recv.map(|r| (r, x.first_host)))?;
                 let secs = r1.since(r0).as_secs_f64().max(1e-9);
-                (e.delivered_bytes as f64 / secs, Some((r0, r1.max(r0))))
+                // The host's arrivals between the two bounding ACKs' reports (spec §6 item 1).
+                let host = e.first_host.zip(h1).map(|(h0, h1)| h1.saturating_sub(h0));
+                (
+                    e.delivered_bytes as f64 / secs,
+                    Some((r0, r1.max(r0))),
+                    host,
+                )
             }
         };
         self.epochs.pop_front();
@@ -339,6 +355,7 @@ impl Lied {
             c,
             gamma,
             span,
+            host_bytes,
             step,
         })
     }
@@ -350,7 +367,10 @@ impl Lied {
             let e = &mut self.epochs[i];
             e.acked += 1;
             e.delivered_bytes += ev.bytes as u64;
-            e.first_recv = Some(e.first_recv.map_or(ev.recv_time, |r| r.min(ev.recv_time)));
+            if e.first_recv.is_none_or(|r| ev.recv_time < r) {
+                e.first_recv = Some(ev.recv_time);
+                e.first_host = ev.host_bytes;
+            }
         }
     }
 
@@ -607,6 +627,7 @@ mod tests {
             newly_acked: 1,
             in_recovery: false,
             rate: None,
+            host_bytes: None,
         };
         s.cc.record_ack(&ev);
         while let Some(r) = s.cc.next_report() {

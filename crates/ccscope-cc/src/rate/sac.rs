@@ -9,6 +9,8 @@
 //! - the CondProb table (`common::condprob`), fed with V1, V2 = the integral of gamma over A.2's
 //!   alternating T1, T2 windows (spec §2.3 [D]), the clock on the receive-time axis from the first
 //!   arrival; a_t = 0 for a row never seen (h_l = 0);
+//! - `signal = "receiver_aggregate"` (spec §6 item 1, a secondary variant) replaces the own gamma in S_t and
+//!   the table by the receiving host's arrivals over each epoch's span, from the host totals on the ACKs;
 //! - eps: `inverse` 1/x (§3.2.2), or `threshold` theta* if x <= theta else 0 (§3.2.2); `shift` s is added
 //!   to the non-zero branch (Fig. 11, spec §2.4 [D]: theta* + s; for the inverse schedule 1/x + s).
 //!
@@ -39,6 +41,17 @@ pub enum Schedule {
     Inverse,
     /// eps(x) = theta* if x <= theta, else 0.
     Threshold,
+}
+
+/// The series S_t, V1 and V2 are taken from (spec §6 item 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Signal {
+    /// The flow's own receiver-reported gamma_k (paper 003 §3.2.1, A.2: per-connection).
+    Own,
+    /// Every flow's data arriving at the receiving host, per feedback period, from the host totals
+    /// the receiver stamps on the ACKs (spec §6 item 1's `receiver_aggregate`).
+    ReceiverAggregate,
 }
 
 /// Where E(L2 | L1) comes from (spec §2.4).
@@ -81,6 +94,9 @@ pub struct Params {
     pub invert: bool,
     /// Level series (TOML: bin_s, levels) for `oracle` mode: the true L2 starting in each bin.
     pub oracle_file: String,
+    /// Signal of S_t and of the table: `own` gamma (paper 003 §3.2.1; the registered primary) or
+    /// `receiver_aggregate`, all data arriving at the receiving host in bytes/s (spec §6 item 1).
+    pub signal: Signal,
 }
 
 impl Default for Params {
@@ -99,6 +115,7 @@ impl Default for Params {
             table_seed: 1,
             invert: false,
             oracle_file: String::new(),
+            signal: Signal::Own,
         }
     }
 }
@@ -164,6 +181,11 @@ const OWN_SPEC: &[ParamSpec] = &[
         name: "oracle_file",
         unit: "path",
         doc: "TOML level series (bin_s, levels) for oracle mode, from pass 1 (spec §2.4 [D])",
+    },
+    ParamSpec {
+        name: "signal",
+        unit: "own|receiver_aggregate",
+        doc: "series of S_t and the table: own gamma (paper 003 §3.2.1) or all arrivals at the receiving host (spec §6 item 1); own",
     },
 ];
 
@@ -446,6 +468,21 @@ pub struct Sac {
     boosted: u64,
     a_sum_micro: u64,
     no_row: u64,
+    /// Measured epochs whose ACKs carried no host totals under `receiver_aggregate` (nothing observed).
+    no_host_feedback: u64,
+    /// Every observed (span, value) when asked (`record_signal`): per epoch, never per packet.
+    signal_log: Option<Vec<SignalSample>>,
+}
+
+/// One observation of the level series: the value (bytes/s) over a receive-time span, and for
+/// `receiver_aggregate` the host bytes behind it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SignalSample {
+    pub epoch: u64,
+    pub start: Time,
+    pub end: Time,
+    pub value: f64,
+    pub host_bytes: Option<u64>,
 }
 
 impl Sac {
@@ -482,8 +519,24 @@ impl Sac {
             boosted: 0,
             a_sum_micro: 0,
             no_row: 0,
+            no_host_feedback: 0,
+            signal_log: None,
             p,
         }
+    }
+
+    /// Keep every observation of the level series (tests and diagnosis; one entry per epoch).
+    pub fn record_signal(mut self) -> Self {
+        self.signal_log = Some(Vec::new());
+        self
+    }
+
+    /// The observations kept since the last call.
+    pub fn take_signal_log(&mut self) -> Vec<SignalSample> {
+        self.signal_log
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The table in use.
@@ -550,6 +603,22 @@ impl Sac {
         }
     }
 
+    /// The level series' value over an epoch's receive span, bytes/s (spec §6 item 1).
+    fn signal_value(&mut self, r: &lied::Report, span: (Time, Time)) -> Option<f64> {
+        match self.p.signal {
+            // §3.2.1: the flow's own receiver-reported gamma_k.
+            Signal::Own => Some(r.gamma),
+            // The host's arrivals between the span's two bounding ACKs, spread over the span.
+            Signal::ReceiverAggregate => match r.host_bytes {
+                Some(bytes) => Some(bytes as f64 / span.1.since(span.0).as_secs_f64().max(1e-9)),
+                None => {
+                    self.no_host_feedback += 1;
+                    None
+                }
+            },
+        }
+    }
+
     /// Measure what LIED can measure, adding a_t after each increase it makes (§3.2.2 actuation).
     fn after(&mut self, now: Time) {
         self.now = now;
@@ -565,7 +634,18 @@ impl Sac {
         }
         while let Some(r) = self.lied.next_report() {
             if let Some(span) = r.span {
-                self.observe(r.gamma, span);
+                if let Some(value) = self.signal_value(&r, span) {
+                    self.observe(value, span);
+                    if let Some(log) = &mut self.signal_log {
+                        log.push(SignalSample {
+                            epoch: r.epoch,
+                            start: span.0,
+                            end: span.1,
+                            value,
+                            host_bytes: r.host_bytes,
+                        });
+                    }
+                }
             }
             match r.step {
                 Step::Increase => {
@@ -606,6 +686,9 @@ impl Controller for Sac {
     fn next_timer(&self) -> Option<Time> {
         self.lied.next_timer()
     }
+    fn wants_host_feedback(&self) -> bool {
+        self.p.signal == Signal::ReceiverAggregate
+    }
     fn cwnd(&self) -> u32 {
         self.lied.cwnd()
     }
@@ -623,12 +706,13 @@ impl Controller for Sac {
         }
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let mut v = Vec::with_capacity(12 + TABLE_NAMES.len());
+        let mut v = Vec::with_capacity(13 + TABLE_NAMES.len());
         self.lied.counters_into(&mut v);
         v.push(("sac_increases", self.increases));
         v.push(("sac_boosted_increases", self.boosted));
         v.push(("sac_a_sum_micro", self.a_sum_micro));
         v.push(("sac_no_row", self.no_row));
+        v.push(("sac_no_host_feedback", self.no_host_feedback));
         v.push(("sac_blocks", self.table.blocks));
         let counts = self.table.complete_counts();
         for (i, name) in TABLE_NAMES.iter().enumerate() {
@@ -716,6 +800,85 @@ mod tests {
             (2, 2)
         );
         assert_eq!(counter(&c, "sac_a_sum_micro"), 2_000_000);
+    }
+
+    /// Row l predicts level l; mu = 1000, sigma = 1000 for both windows.
+    fn diagonal_table() -> CondProbOnline {
+        let mut counts = [[0; M + 1]; M];
+        for (l, row) in counts.iter_mut().enumerate() {
+            row[l] = 1;
+            row[M] = 1;
+        }
+        CondProbOnline::with_frozen(counts, [1000.0, 1000.0], [1000.0, 1000.0])
+    }
+
+    /// Epoch 0 (one 1000 B packet at 0) is measured when epoch 1's packet (sent at 20 ms) arrives:
+    /// arrivals at 10 and 30 ms, whose ACKs report the host totals `h0` and `h1`.
+    fn first_epoch_with_host_totals(
+        signal: Signal,
+        h0: Option<u64>,
+        h1: Option<u64>,
+    ) -> Script<Sac> {
+        let p = Params {
+            t1_s: 0.02,
+            signal,
+            ..Default::default()
+        };
+        let mut s = Script::new(sac_with(p, diagonal_table()).record_signal());
+        s.bytes = 1000;
+        s.send(1);
+        s.advance(Dur::from_ms(20));
+        s.send(1);
+        s.host_bytes = h0;
+        s.ack_oldest(Dur::from_ms(20));
+        s.host_bytes = h1;
+        s.ack_oldest(Dur::from_ms(20));
+        s
+    }
+
+    #[test]
+    fn receiver_aggregate_levels_the_host_arrivals_between_two_acks_not_the_own_gamma() {
+        // The host got 4000 B over [10, 30) ms (its totals 5000 -> 9000): 200,000 B/s, S_t = 4000 B over
+        // T1 = 20 ms = mu + 3 sigma, level 8; a_t = 1/E(L2 | 8) = 1/8 packet per tau.
+        let mut s = first_epoch_with_host_totals(Signal::ReceiverAggregate, Some(5000), Some(9000));
+        let log = s.cc.take_signal_log();
+        assert_eq!(log.len(), 1);
+        assert_eq!(
+            (log[0].epoch, log[0].start, log[0].end, log[0].host_bytes),
+            (0, Time::from_ms(10), Time::from_ms(30), Some(4000))
+        );
+        assert_close(log[0].value, 200_000.0);
+        assert_close(s.cc.recent.value().unwrap(), 4000.0);
+        assert_eq!(s.cc.table.level(4000.0, 1), 8);
+        assert_close(s.cc.aggressiveness(), 0.125);
+        // lambda = 50 + delta / tau + a_t / tau, tau = 20 ms.
+        assert_close(s.cc.lied.lambda(), 50.0 + 50.0 + 6.25);
+        // The own signal: gamma = 1000 B / 20 ms, S_t = 1000 B = mu, level 5, a_t = 1/5.
+        let mut own = first_epoch_with_host_totals(Signal::Own, Some(5000), Some(9000));
+        assert_close(own.cc.take_signal_log()[0].value, 50_000.0);
+        assert_close(own.cc.aggressiveness(), 0.2);
+        assert_close(own.cc.lied.lambda(), 50.0 + 50.0 + 10.0);
+        assert!(!own.cc.wants_host_feedback() && s.cc.wants_host_feedback());
+    }
+
+    #[test]
+    fn receiver_aggregate_without_host_totals_observes_nothing_and_counts_it() {
+        let mut s = first_epoch_with_host_totals(Signal::ReceiverAggregate, None, Some(9000));
+        assert!(s.cc.take_signal_log().is_empty());
+        assert_eq!(s.cc.recent.value(), None);
+        assert_eq!(s.cc.aggressiveness(), 0.0);
+        assert_eq!(counter(&s.cc.counters(), "sac_no_host_feedback"), 1);
+        // lambda = 50 + delta / tau only: no S_t, no a_t.
+        assert_close(s.cc.lied.lambda(), 100.0);
+    }
+
+    #[test]
+    fn the_signal_parameter_reads_from_toml() {
+        let t: toml::Table = toml::from_str("signal = \"receiver_aggregate\"").unwrap();
+        let p: Params = t.try_into().unwrap();
+        assert_eq!(p.signal, Signal::ReceiverAggregate);
+        assert_eq!(Params::default().signal, Signal::Own);
+        assert!(toml::from_str::<Params>("signal = \"aggregate\"").is_err());
     }
 
     fn a_t(p: Params, table: CondProbOnline, s_t: f64) -> f64 {

@@ -370,6 +370,7 @@ impl DatagramSender {
             newly_acked: 1,
             in_recovery: self.recovery_point.is_some_and(|rp| ack.seq <= rp),
             rate,
+            host_bytes: ack.host_bytes,
         }
     }
 

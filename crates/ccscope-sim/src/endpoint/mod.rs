@@ -18,7 +18,7 @@ use crate::traffic::TransferPlan;
 
 pub use cmt::{CmtConfig, CmtPathReport, CmtSender};
 pub use datagram::DatagramSender;
-pub use receiver::{ArrivalLog, Receiver, RecvBuffer};
+pub use receiver::{ArrivalLog, HostArrivals, Receiver, RecvBuffer};
 pub use reliable::{App, ReliableSender};
 pub use rto::{RtoEstimatorKind, RtoParams};
 pub use window_mgmt::{Rank, WindowManagement};
@@ -83,6 +83,10 @@ impl Sender {
     /// The flow's one controller (`None` for a CMT association, which has one per destination).
     pub fn cc(&mut self) -> Option<&mut AnyController> {
         single!(self, s => Some(&mut s.cc), cmt _c => None)
+    }
+    /// The controller reads the receiving host's arrivals on its ACKs (`Controller::wants_host_feedback`).
+    pub fn wants_host_feedback(&self) -> bool {
+        single!(self, s => s.cc.wants_host_feedback(), cmt _c => false)
     }
     /// When the controller wants `on_timer`.
     pub fn next_timer(&self) -> Option<Time> {

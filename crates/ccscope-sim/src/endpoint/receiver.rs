@@ -169,8 +169,31 @@ impl ArrivalLog {
     }
 }
 
+/// A receiving host's count of the data delivered to it, every flow's packets together (what its
+/// interface counter reads). A receiver that reports it stamps the running total on each ACK, so a
+/// sender learns the host's arrivals per feedback period from two ACKs (paper 003 SAC's
+/// `receiver_aggregate` signal, specs/003-mtsc.md §6 item 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostArrivals {
+    pub bytes: u64,
+    pub packets: u64,
+}
+
+impl HostArrivals {
+    /// A data packet of `bytes` was delivered to the host: the running byte total after it.
+    pub fn on_data(&mut self, bytes: u32) -> u64 {
+        self.bytes = self.bytes.saturating_add(bytes as u64);
+        self.packets += 1;
+        self.bytes
+    }
+}
+
 pub struct Receiver {
     reliable: bool,
+    /// Stamp the host's arrivals on ACKs (the flow's controller asked, `wants_host_feedback`).
+    report_host: bool,
+    /// The host's running total when the packet being ACKed arrived, if reported.
+    host_total: Option<u64>,
     /// Report duplicates with DSACK (RFC 2883; Linux `tcp_dsack`).
     dsack: bool,
     /// SCTP-CMT: the arrival log SACKs refer to (`None` for the other transports).
@@ -209,6 +232,8 @@ impl Receiver {
     pub fn new(reliable: bool, ack_bytes: u32) -> Receiver {
         Receiver {
             reliable,
+            report_host: false,
+            host_total: None,
             dsack: false,
             log: None,
             gap_blocks: 0,
@@ -242,6 +267,25 @@ impl Receiver {
         self
     }
 
+    /// Report the host's arrivals on every ACK (`Ack::host_bytes`) or not (the default).
+    pub fn with_host_report(mut self, on: bool) -> Receiver {
+        self.report_host = on;
+        self
+    }
+
+    /// A data packet was delivered to `host` at `now`: the host counts it (whichever flow it
+    /// belongs to) and, if this receiver reports, the ACK carries the host's total including it.
+    pub fn on_data_at_host(
+        &mut self,
+        p: &Packet,
+        now: Time,
+        host: &mut HostArrivals,
+    ) -> (Ack, u64) {
+        let total = host.on_data(p.bytes);
+        self.host_total = self.report_host.then_some(total);
+        self.on_data(p, now)
+    }
+
     /// An SCTP-CMT receiver: SACKs refer to an arrival log instead of carrying three blocks.
     pub fn with_arrival_log(mut self) -> Receiver {
         self.log = Some(ArrivalLog::default());
@@ -259,6 +303,7 @@ impl Receiver {
     /// A data packet arrived at `now`: returns the ACK and how many packets became deliverable in order.
     pub fn on_data(&mut self, p: &Packet, now: Time) -> (Ack, u64) {
         let mut ack = Ack::of(p, self.ack_bytes, now);
+        ack.info.host_bytes = self.host_total;
         if !self.reliable {
             // Datagrams: every packet is delivered as it comes.
             self.delivered_in_order += 1;
@@ -424,6 +469,30 @@ mod tests {
             assert_eq!((a.ack_cum, n), (s + 1, 1));
             assert_eq!(a.sack, [(0, 0); 3]);
         }
+    }
+
+    #[test]
+    fn a_reporting_receiver_stamps_the_hosts_total_of_every_flow_and_a_silent_one_does_not() {
+        let mut host = HostArrivals::default();
+        let mut asks = Receiver::new(false, 40).with_host_report(true);
+        let mut silent = Receiver::new(false, 40);
+        let mut other = data(7);
+        other.flow = 9;
+        other.bytes = 400;
+        let (a, _) = asks.on_data_at_host(&data(0), Time::ZERO, &mut host);
+        assert_eq!(a.host_bytes, Some(1500));
+        // Another flow's packet reaches the same host: counted, but its receiver stamps nothing.
+        let (b, _) = silent.on_data_at_host(&other, Time::ZERO, &mut host);
+        assert_eq!(b.host_bytes, None);
+        let (c, _) = asks.on_data_at_host(&data(1), Time::ZERO, &mut host);
+        assert_eq!(c.host_bytes, Some(1500 + 400 + 1500));
+        assert_eq!(
+            host,
+            HostArrivals {
+                bytes: 3400,
+                packets: 3
+            }
+        );
     }
 
     #[test]

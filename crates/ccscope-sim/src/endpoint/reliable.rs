@@ -775,6 +775,7 @@ impl ReliableSender {
             newly_acked: newly,
             in_recovery: self.recovery_point.is_some(),
             rate,
+            host_bytes: ack.host_bytes,
         };
         self.cc.on_ack(now, &ev);
         if self.recovery_point.is_some() {
