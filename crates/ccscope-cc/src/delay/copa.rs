@@ -274,6 +274,10 @@ impl Copa {
     pub fn cwnd_f64(&self) -> f64 {
         self.cwnd
     }
+    /// The current RTTmin in seconds (NaN before the first ACK).
+    pub fn rtt_min_s(&self) -> f64 {
+        self.min_rtt.get()
+    }
     /// The last RTTstanding in seconds (0 before the first ACK).
     pub fn rtt_standing_s(&self) -> f64 {
         self.rtt_standing_s
@@ -354,8 +358,13 @@ impl Copa {
     fn update_delta(&mut self, now: Time, rtt: Dur) {
         match self.mode {
             Mode::Default => {
-                self.delta = self.p.delta;
-                self.delta_update = Some(now);
+                // markoviancc.cc: delta returns to its default once an RTT has passed since a loss halving.
+                let due = self.delta_update.is_none()
+                    || self.delta_loss_update.is_none_or(|t| t + rtt < now);
+                if due {
+                    self.delta = self.p.delta;
+                    self.delta_update = Some(now);
+                }
             }
             Mode::Competitive => {
                 let due = self.delta_update.is_none_or(|t| t + rtt < now);
@@ -441,9 +450,14 @@ impl Controller for Copa {
         let srtts = |k: f64| (k * srtt.as_secs_f64() * 1e9) as u64;
         // §2.1: RTTmin over 10 s, RTTstanding over srtt/2; §4: RTTmax over 4 srtts, the recent minimum
         // over 5 (rtt-window.cc new_rtt_sample: exact windowed extremes).
-        let rtt_min = self
-            .min_rtt
-            .update((self.p.min_rtt_window_s * 1e9) as u64, t, sample);
+        // rtt-window.cc new_rtt_sample: the RTTmin window is max(10 s, 20 RTTmin).
+        let prev_min = self.min_rtt.get();
+        let min_window_s = if prev_min.is_nan() {
+            self.p.min_rtt_window_s
+        } else {
+            self.p.min_rtt_window_s.max(20.0 * prev_min)
+        };
+        let rtt_min = self.min_rtt.update((min_window_s * 1e9) as u64, t, sample);
         let rtt_standing = self
             .standing_rtt
             .update(srtts(self.p.standing_rtt_fraction), t, sample);
@@ -690,6 +704,49 @@ mod tests {
         s.lose_oldest(crate::LossCause::Reordering);
         assert_close(1.0 / s.cc.delta(), 2.5);
         assert_eq!(s.cc.counters()[0], ("mode_switches", 3));
+    }
+
+    #[test]
+    fn back_in_default_mode_delta_returns_to_its_default_only_an_rtt_after_a_loss_halved_it() {
+        let mut s = copa();
+        s.send(10);
+        s.ack_all(RTT);
+        // 60 ms RTTs every 60 ms: competitive from 340 ms, 1/delta = 3, 4, 5 at 400, 520, 640 ms.
+        for _ in 0..10 {
+            s.send_and_ack(Dur::from_ms(60));
+        }
+        assert_eq!(s.now, Time::from_ms(640));
+        assert_close(1.0 / s.cc.delta(), 5.0);
+        // A loss at 640 ms: 1/delta = 2.5.
+        s.send(1);
+        s.lose_oldest(crate::LossCause::Reordering);
+        assert_close(1.0 / s.cc.delta(), 2.5);
+        // A 40 ms RTT (the queue empty) at 680 ms: default mode, but not more than an RTT (40 ms)
+        // after the halving, so delta stays (markoviancc.cc update_delta); at 720 ms it is 0.5.
+        s.send_and_ack(RTT);
+        assert_eq!(s.cc.mode(), Mode::Default);
+        assert_close(1.0 / s.cc.delta(), 2.5);
+        s.send_and_ack(RTT);
+        assert_eq!(s.now, Time::from_ms(720));
+        assert_close(s.cc.delta(), 0.5);
+    }
+
+    #[test]
+    fn the_rtt_min_window_stretches_to_20_rtt_min_when_that_is_longer_than_10_s() {
+        let mut s = copa();
+        s.send(1);
+        s.ack_oldest(Dur::from_ms(600));
+        // rtt-window.cc: max(10 s, 20 x 600 ms) = 12 s: the 600 ms sample (at 0.6 s) is kept at 11 s.
+        s.advance(Dur::from_ms(9_700));
+        s.send(1);
+        s.ack_oldest(Dur::from_ms(700));
+        assert_eq!(s.now, Time::from_ms(11_000));
+        assert_close(s.cc.rtt_min_s(), 0.6);
+        // At 12.7 s it is older than 12 s.
+        s.advance(Dur::from_ms(1_000));
+        s.send(1);
+        s.ack_oldest(Dur::from_ms(700));
+        assert_close(s.cc.rtt_min_s(), 0.7);
     }
 
     #[test]
