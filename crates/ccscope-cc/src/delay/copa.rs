@@ -215,7 +215,7 @@ pub struct Copa {
     recent_min_rtt: ExtremeWindow,
     /// Last RTTstanding (s), for pacing.
     rtt_standing_s: f64,
-    /// ACKs so far (markoviancc.cc `num_pkts_acked`): the first 2 x 10 - 1 only probe.
+    /// Packets ACKed so far (markoviancc.cc `num_pkts_acked`): the first 2 x 10 - 1 only probe.
     acks: u64,
     /// genericCC `prev_delta_update_time` and `prev_delta_update_time_loss`.
     delta_update: Option<Time>,
@@ -448,9 +448,7 @@ impl Controller for Copa {
         let sample = ev.rtt.as_secs_f64();
         let t = now.as_ns();
         let srtts = |k: f64| (k * srtt.as_secs_f64() * 1e9) as u64;
-        // §2.1: RTTmin over 10 s, RTTstanding over srtt/2; §4: RTTmax over 4 srtts, the recent minimum
-        // over 5 (rtt-window.cc new_rtt_sample: exact windowed extremes).
-        // rtt-window.cc new_rtt_sample: the RTTmin window is max(10 s, 20 RTTmin).
+        // rtt-window.cc new_rtt_sample: exact windowed extremes; the RTTmin window is max(10 s, 20 RTTmin).
         let prev_min = self.min_rtt.get();
         let min_window_s = if prev_min.is_nan() {
             self.p.min_rtt_window_s
@@ -458,6 +456,7 @@ impl Controller for Copa {
             self.p.min_rtt_window_s.max(20.0 * prev_min)
         };
         let rtt_min = self.min_rtt.update((min_window_s * 1e9) as u64, t, sample);
+        // §2.1: RTTstanding over srtt/2; §4: RTTmax over 4 srtts, the recent minimum over 5.
         let rtt_standing = self
             .standing_rtt
             .update(srtts(self.p.standing_rtt_fraction), t, sample);
@@ -471,7 +470,7 @@ impl Controller for Copa {
         self.update_mode(recent_min, rtt_min, rtt_max);
         self.update_delta(now, ev.rtt);
         let probing = self.probing();
-        self.acks += 1;
+        self.acks += acked as u64;
         if !probing {
             self.update_window(now, srtt, acked, rtt_min, rtt_standing);
         }
