@@ -59,7 +59,11 @@ mod tests {
         let wide = |r: u64, b: u64| (b as u128 * 8 * NS_PER_S as u128).div_ceil(r as u128) as u64;
         for r in [1, 3, 7, 12_000_000, 999_999_937, u64::MAX] {
             for b in [0, 1, 52, 1500, (1 << 31) - 1, 1 << 31, (1 << 31) + 1] {
-                assert_eq!(Bandwidth(r).tx_time(b), Dur(wide(r, b)), "rate {r} bytes {b}");
+                assert_eq!(
+                    Bandwidth(r).tx_time(b),
+                    Dur(wide(r, b)),
+                    "rate {r} bytes {b}"
+                );
             }
         }
     }
