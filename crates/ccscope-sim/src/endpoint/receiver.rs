@@ -393,7 +393,14 @@ impl Receiver {
 
     fn update_sack(&mut self, seq: u64) {
         let i = (seq - self.rcv_nxt) as usize;
-        let mut lo = i;
+        // A packet at the right end of the last block reported extends it: that block already is the
+        // whole run to its left (every packet held above rcv_nxt updated the blocks when it came).
+        let (a, b) = self.recent[0];
+        let mut lo = if a < b && seq == b && a > self.rcv_nxt {
+            (a - self.rcv_nxt) as usize
+        } else {
+            i
+        };
         while lo > 0 && self.got[lo - 1] {
             lo -= 1;
         }
