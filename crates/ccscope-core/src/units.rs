@@ -26,7 +26,7 @@ impl Bandwidth {
         }
         if bytes < 1 << 31 {
             // bytes x 8e9 < 2^64: the same quotient without a 128-bit division (a library call).
-            return Dur((bytes * 8 * NS_PER_S as u64).div_ceil(self.0));
+            return Dur((bytes * 8 * NS_PER_S).div_ceil(self.0));
         }
         let num = bytes as u128 * 8 * NS_PER_S as u128;
         Dur(num.div_ceil(self.0 as u128).min(u64::MAX as u128) as u64)
