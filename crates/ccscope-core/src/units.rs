@@ -24,6 +24,10 @@ impl Bandwidth {
         if self.0 == 0 {
             return Dur::MAX;
         }
+        if bytes < 1 << 31 {
+            // bytes x 8e9 < 2^64: the same quotient without a 128-bit division (a library call).
+            return Dur((bytes * 8 * NS_PER_S).div_ceil(self.0));
+        }
         let num = bytes as u128 * 8 * NS_PER_S as u128;
         Dur(num.div_ceil(self.0 as u128).min(u64::MAX as u128) as u64)
     }
@@ -48,5 +52,19 @@ mod tests {
             Bandwidth::from_bytes_per(1500, Dur::from_ms(1)),
             Bandwidth::from_mbps(12.0)
         );
+    }
+
+    #[test]
+    fn tx_time_rounds_up_the_same_on_both_sides_of_the_64_bit_shortcut() {
+        let wide = |r: u64, b: u64| (b as u128 * 8 * NS_PER_S as u128).div_ceil(r as u128) as u64;
+        for r in [1, 3, 7, 12_000_000, 999_999_937, u64::MAX] {
+            for b in [0, 1, 52, 1500, (1 << 31) - 1, 1 << 31, (1 << 31) + 1] {
+                assert_eq!(
+                    Bandwidth(r).tx_time(b),
+                    Dur(wide(r, b)),
+                    "rate {r} bytes {b}"
+                );
+            }
+        }
     }
 }

@@ -325,6 +325,13 @@ impl Receiver {
                 // RFC 9293 §3.10.7.4: data the buffer cannot hold is dropped (and ACKed); a sender
                 // keeping to the advertised window never gets here.
                 self.discarded += 1;
+            } else if i == 0 && self.got.is_empty() && self.log.is_none() {
+                // The next packet in order with nothing held above it: delivered as it comes, the
+                // same steps as below without growing and shrinking the out-of-order map.
+                self.buf.insert(p.bytes as u64);
+                self.rcv_nxt += 1;
+                self.delivered_in_order += 1;
+                self.buf.deliver(p.bytes as u64);
             } else {
                 if let Some(log) = self.log.as_mut().filter(|_| !dup) {
                     // Gap blocks: a TSN next to none adds one, between two joins them, next to the
@@ -431,7 +438,14 @@ impl Receiver {
 
     fn update_sack(&mut self, seq: u64) {
         let i = (seq - self.rcv_nxt) as usize;
-        let mut lo = i;
+        // A packet at the right end of the last block reported extends it: that block already is the
+        // whole run to its left (every packet held above rcv_nxt updated the blocks when it came).
+        let (a, b) = self.recent[0];
+        let mut lo = if a < b && seq == b && a > self.rcv_nxt {
+            (a - self.rcv_nxt) as usize
+        } else {
+            i
+        };
         while lo > 0 && self.got[lo - 1] {
             lo -= 1;
         }

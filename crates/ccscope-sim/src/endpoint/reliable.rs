@@ -105,6 +105,9 @@ pub struct ReliableSender {
     /// Sequences below this were already examined by the SACK-based loss rule.
     sack_scan: u64,
     highest_sacked: Option<u64>,
+    /// The SACK blocks the last ACK covered (clipped to what was outstanding): every packet in them
+    /// is SACKed, and a SACKed packet stays so until the cumulative ACK passes it.
+    sacked_runs: [(u64, u64); 3],
     dupacks: u32,
     /// RFC 6675 §5 step 3: on entering recovery the first lost packet is resent at once, whatever
     /// the pipe says.
@@ -200,6 +203,7 @@ impl ReliableSender {
             lost_waiting: 0,
             sack_scan: 0,
             highest_sacked: None,
+            sacked_runs: [(0, 0); 3],
             dupacks: 0,
             fast_retransmit: false,
             recovery_point: None,
@@ -285,6 +289,7 @@ impl ReliableSender {
         self.frto = false;
         self.frto_new_data = false;
         self.highest_sacked = None;
+        self.sacked_runs = [(0, 0); 3];
         self.lost_scan = self.snd_una;
         self.sack_scan = self.snd_una;
         self.lt_credit = false;
@@ -670,47 +675,38 @@ impl ReliableSender {
             // A duplicate ACK carrying SACK information (RFC 6675 §2: counts as a dupack).
             self.dupacks += 1;
         }
+        let mut covered = [(0u64, 0u64); 3];
         for (i, &(lo, hi)) in ack.sack.iter().enumerate() {
             if i == 0 && dsack {
                 // RFC 2883: the first block reports a duplicate, not new data.
                 continue;
             }
             let (lo, hi) = (lo.max(self.snd_una), hi.min(self.snd_nxt));
-            for seq in lo..hi {
-                let s = self.seg(seq);
-                let before = *s;
-                let fresh = before.state != State::Sacked;
-                orig_acked |= fresh && !before.retransmitted && seq < self.high_seq;
-                sacked |= fresh;
-                let s = self.seg(seq);
-                match s.state {
-                    State::Outstanding => {
-                        s.state = State::Sacked;
-                        self.in_flight -= 1;
-                        newly += 1;
-                    }
-                    State::Lost => {
-                        s.state = State::Sacked;
-                        self.lost_waiting -= 1;
-                        newly += 1;
-                    }
-                    State::Sacked => {}
+            let mut run = lo;
+            while run < hi {
+                // A run the last ACK already SACKed holds nothing new: skip it instead of walking it.
+                if let Some(&(_, b)) = self.sacked_runs.iter().find(|r| r.0 <= run && run < r.1) {
+                    run = b;
+                    continue;
                 }
-                if fresh {
-                    self.sacked_out += 1;
-                    self.rate.on_delivered(now, &before.rate, before.sent, seq);
-                    if self.rack_enabled {
-                        self.rack
-                            .advance(now, seq, before.sent, before.retransmitted);
-                        reordered |=
-                            !before.retransmitted && self.highest_sacked.is_some_and(|h| seq < h);
-                    }
-                }
+                let end = self
+                    .sacked_runs
+                    .iter()
+                    .filter(|r| r.0 > run)
+                    .fold(hi, |e, r| e.min(r.0));
+                let (o, f, r, n) = self.sack_run(now, run, end);
+                orig_acked |= o;
+                sacked |= f;
+                reordered |= r;
+                newly += n;
+                run = end;
             }
             if hi > lo {
+                covered[i] = (lo, hi);
                 self.highest_sacked = Some(self.highest_sacked.map_or(hi - 1, |h| h.max(hi - 1)));
             }
         }
+        self.sacked_runs = covered;
         if reordered {
             self.rack.reord_seen += 1;
         }
@@ -794,6 +790,45 @@ impl ReliableSender {
             self.schedule_tlp(now, true);
         }
         self.try_send(now, out)
+    }
+
+    /// Packets `lo..hi` are SACKed by this ACK: the newly SACKed ones leave the pipe and feed the rate
+    /// sample and RACK. Returns F-RTO's evidence (an original (S)ACKed, something newly SACKed), the
+    /// reordering seen and how many packets were newly delivered.
+    fn sack_run(&mut self, now: Time, lo: u64, hi: u64) -> (bool, bool, bool, u32) {
+        let (mut orig_acked, mut sacked, mut reordered, mut newly) = (false, false, false, 0u32);
+        for seq in lo..hi {
+            let s = self.seg(seq);
+            let before = *s;
+            let fresh = before.state != State::Sacked;
+            orig_acked |= fresh && !before.retransmitted && seq < self.high_seq;
+            sacked |= fresh;
+            let s = self.seg(seq);
+            match s.state {
+                State::Outstanding => {
+                    s.state = State::Sacked;
+                    self.in_flight -= 1;
+                    newly += 1;
+                }
+                State::Lost => {
+                    s.state = State::Sacked;
+                    self.lost_waiting -= 1;
+                    newly += 1;
+                }
+                State::Sacked => {}
+            }
+            if fresh {
+                self.sacked_out += 1;
+                self.rate.on_delivered(now, &before.rate, before.sent, seq);
+                if self.rack_enabled {
+                    self.rack
+                        .advance(now, seq, before.sent, before.retransmitted);
+                    reordered |=
+                        !before.retransmitted && self.highest_sacked.is_some_and(|h| seq < h);
+                }
+            }
+        }
+        (orig_acked, sacked, reordered, newly)
     }
 
     /// RFC 2883 §4: the first SACK block reports a duplicate when it lies below the cumulative ACK or
@@ -1775,6 +1810,28 @@ mod tests {
     fn unlimited(mut a: Ack) -> Ack {
         a.rwnd = Ack::RWND_UNLIMITED;
         a
+    }
+
+    #[test]
+    fn sack_blocks_count_each_packet_once_however_often_they_repeat_or_grow() {
+        let mut s = windowed(10);
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
+        // Packets 2-4 SACKed, then the block grows to 2-6 and 8 joins: 3 + 3 newly SACKed.
+        s.on_ack(ms(40), &ack(0, 100, &[(2, 5)]), &mut out);
+        assert_eq!((s.acked, s.sacked_out), (3, 3));
+        s.on_ack(ms(41), &ack(0, 100, &[(8, 9), (2, 7)]), &mut out);
+        assert_eq!((s.acked, s.sacked_out), (6, 6));
+        // The same blocks again, then one that grows below a known run (1) and above another (9).
+        s.on_ack(ms(42), &ack(0, 100, &[(8, 9), (2, 7)]), &mut out);
+        assert_eq!((s.acked, s.sacked_out), (6, 6));
+        s.on_ack(ms(43), &ack(0, 100, &[(8, 10), (1, 7)]), &mut out);
+        assert_eq!((s.acked, s.sacked_out), (8, 8));
+        // The cumulative ACK passes the SACKed runs: only 0 and 7 are newly delivered.
+        s.on_ack(ms(44), &ack(10, 100, &[]), &mut out);
+        assert_eq!((s.acked, s.sacked_out), (10, 0));
     }
 
     #[test]
