@@ -11,7 +11,8 @@
 //! - Retransmission timer (RFC 6298): srtt/rttvar with gains 1/8 and 1/4, RTO = srtt + max(G, 4
 //!   rttvar) clamped to [min, max], doubled on each expiry, restarted when new data is ACKed.
 //!   RTT samples come from the echoed send time of the packet that triggered each ACK (the
-//!   timestamp option, RFC 7323 §4), so retransmissions give valid samples.
+//!   timestamp option, RFC 7323 §4), so retransmissions give valid samples; only ACKs that advance
+//!   SND.UNA are sampled (RFC 7323's RTTM rule; with the Linux estimator also ACKs that newly SACK).
 //! - F-RTO (RFC 5682 §3, the SACK-enhanced algorithm as Linux's `tcp_process_loss` runs it), when
 //!   `frto` is on: after a timeout, the first ACK that advances SND.UNA lets new data out instead of
 //!   retransmissions; an ACK that then acknowledges or SACKs a packet never retransmitted shows the
@@ -53,7 +54,7 @@ use ccscope_net::{Ack, Packet};
 
 use super::prr::Prr;
 use super::rack::{probe_timeout, Rack, TIMEOUT_MIN};
-use super::rto::{RtoEstimator, RtoParams};
+use super::rto::{RtoEstimator, RtoEstimatorKind, RtoParams};
 use crate::traffic::{OnOffParams, Poll, TransferPlan};
 
 /// What the application gives the transport.
@@ -597,9 +598,6 @@ impl ReliableSender {
             return self.try_send(now, out);
         }
         let rtt = now - ack.sent;
-        // Linux ends its RTTVAR round on the SND.UNA this ACK leaves.
-        let una_after = ack.ack_cum.min(self.snd_nxt).max(self.snd_una);
-        self.rtt.on_sample(rtt, una_after, self.snd_nxt);
         if self.rack_enabled {
             self.rack.on_rtt_sample(now, rtt);
         }
@@ -653,8 +651,6 @@ impl ReliableSender {
             }
             self.dupacks = 0;
             self.backoff = 0;
-            // RFC 6298 §5.2-5.3: stop the timer when all is ACKed, else restart it.
-            self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
             if self.rto_point.is_some_and(|p| self.snd_una > p) {
                 self.rto_point = None;
             }
@@ -710,6 +706,20 @@ impl ReliableSender {
             if hi > lo {
                 self.highest_sacked = Some(self.highest_sacked.map_or(hi - 1, |h| h.max(hi - 1)));
             }
+        }
+        // RFC 7323 §4 RTTM rule: a TSecr updates the RTT estimate only when SND.UNA advances; Linux
+        // (tcp_ack_update_rtt) also samples an ACK that newly SACKs, never one that delivers nothing.
+        let sample = match self.rtt.params().estimator {
+            RtoEstimatorKind::Rfc6298 => advanced,
+            RtoEstimatorKind::Linux => newly > 0,
+        };
+        if sample {
+            // Linux ends its RTTVAR round on the SND.UNA this ACK leaves.
+            self.rtt.on_sample(rtt, self.snd_una, self.snd_nxt);
+        }
+        if advanced {
+            // RFC 6298 §5.2-5.3: stop the timer when all is ACKed, else restart it (with this ACK's sample).
+            self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
         }
         if reordered {
             self.rack.reord_seen += 1;
@@ -1663,7 +1673,12 @@ mod tests {
 
     #[test]
     fn rack_waits_a_quarter_min_rtt_for_reordering_before_one_sack_declares_a_loss() {
-        let mut s = switched("fixed", 10, |r| r.rack = true);
+        // Linux's estimator, as Linux runs RACK: the SACK gives the SRTT that bounds reo_wnd (an RFC 6298
+        // estimator takes its first sample only when SND.UNA advances).
+        let mut s = switched("fixed", 10, |r| {
+            r.rack = true;
+            r.estimator = RtoEstimatorKind::Linux;
+        });
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
         out.clear();
@@ -1962,5 +1977,58 @@ mod tests {
             [10],
             "Linux tcp_enter_loss: cwnd = in flight + 1, the head goes at once"
         );
+    }
+
+    /// A fixed 10-packet window with the given RTO settings, all sent at 0 and the first ACKed at 100 ms.
+    fn sampled_once(rto: RtoParams) -> (ReliableSender, Vec<Packet>) {
+        let mut params = toml::Table::new();
+        params.insert("window".into(), toml::Value::Integer(10));
+        let cc = ccscope_cc::build("fixed", &params).expect("fixed");
+        let mut s = ReliableSender::new(0, cc, PKT, None, rto);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(ms(100), &cum_ack(1), &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn rfc6298_rto_takes_no_sample_from_acks_that_do_not_advance_snd_una() {
+        let (mut s, mut out) = sampled_once(RtoParams {
+            min: Dur::from_ms(1),
+            ..RtoParams::default()
+        });
+        // RFC 6298 §2.2: SRTT 100, RTTVAR 50 -> RTO 300 ms.
+        assert_eq!(s.rto(), Dur::from_ms(300));
+        // Packets 2 and 3 arrive 900 ms after they left, above the hole at 1: duplicate ACKs with SACK.
+        for hi in [3, 4] {
+            let mut a = cum_ack(1);
+            a.sack[0] = (2, hi);
+            s.on_ack(ms(900), &a, &mut out);
+        }
+        // RFC 7323 §4 RTTM rule: a TSecr updates the RTT only when SND.UNA advances.
+        assert_eq!(s.rto(), Dur::from_ms(300));
+        // The ACK that advances SND.UNA is sampled: 900 ms moves SRTT and RTTVAR.
+        let mut a = cum_ack(4);
+        a.sent = ms(0);
+        s.on_ack(ms(900), &a, &mut out);
+        // RTTVAR = 3/4 50 + 1/4 800 = 237.5, SRTT = 7/8 100 + 1/8 900 = 200: RTO 200 + 950 ms.
+        assert_eq!(s.rto(), Dur::from_ms(1150));
+    }
+
+    #[test]
+    fn linux_rto_takes_no_sample_from_a_duplicate_ack_that_delivers_nothing_new() {
+        let (mut s, mut out) = sampled_once(RtoParams::linux());
+        // tcp_rtt_estimator first sample: SRTT 100, mdev 200 -> RTO 300 ms.
+        assert_eq!(s.rto(), Dur::from_ms(300));
+        let mut a = cum_ack(1);
+        a.sack[0] = (2, 3);
+        s.on_ack(ms(900), &a, &mut out);
+        let after_sack = s.rto();
+        // A newly SACKed packet is a sample (Linux sack_rtt_us): the RTO moved.
+        assert!(after_sack > Dur::from_ms(300), "{after_sack:?}");
+        // The same SACK again delivers nothing: tcp_ack_update_rtt has no RTT to use.
+        s.on_ack(ms(1500), &a, &mut out);
+        assert_eq!(s.rto(), after_sack);
     }
 }
