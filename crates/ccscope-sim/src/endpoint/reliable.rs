@@ -52,7 +52,7 @@ use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent,
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
 
-use super::prr::Prr;
+use super::prr::{Prr, PrrFlavour};
 use super::rack::{probe_timeout, Rack, TIMEOUT_MIN};
 use super::rto::{RtoEstimator, RtoEstimatorKind, RtoParams};
 use crate::traffic::{OnOffParams, Poll, TransferPlan};
@@ -562,7 +562,13 @@ impl ReliableSender {
             self.fast_retransmit = true;
             // Linux tcp_init_cwnd_reduction, unless the controller runs its own window (cong_control).
             if self.prr_enabled && !self.cc.sets_window_in_recovery() {
-                self.prr = Some(Prr::new(prior_cwnd));
+                // RecoverFS: Linux's prior_cwnd, or RFC 6937 §3's FlightSize as ns-3.37 takes it.
+                let flavour = self.rtt.params().prr_flavour;
+                let recover_fs = match flavour {
+                    PrrFlavour::Linux => prior_cwnd,
+                    PrrFlavour::Ns3 => (self.snd_nxt - self.snd_una).min(u32::MAX as u64) as u32,
+                };
+                self.prr = Some(Prr::with_recover_fs(flavour, recover_fs));
             }
             // Linux tcp_schedule_loss_probe: probes only in the Open and CWR states;
             // tcp_init_cwnd_reduction ends the probe episode.
@@ -614,6 +620,8 @@ impl ReliableSender {
         let in_loss = self.rto_point.is_some();
         // F-RTO's evidence (Linux FLAG_ORIG_SACK_ACKED, FLAG_DATA_SACKED, a duplicate ACK).
         let mut orig_acked = false;
+        // ns-3's m_isRetransDataAcked: this cumulative ACK covers a retransmitted packet.
+        let mut retx_acked = false;
         let mut sacked = false;
         // Linux tcp_check_sack_reordering: a never-resent packet delivered below the highest SACKed.
         let mut reordered = false;
@@ -623,6 +631,7 @@ impl ReliableSender {
         if advanced {
             while self.snd_una < cum {
                 let s = self.ring.pop_front().expect("outstanding");
+                retx_acked |= s.retransmitted;
                 // Linux counts only packets up to high_seq (not the new data F-RTO let out).
                 orig_acked |=
                     s.state != State::Sacked && !s.retransmitted && self.snd_una < self.high_seq;
@@ -791,7 +800,7 @@ impl ReliableSender {
             let (ssthresh, pipe, lost) = (self.cc.cwnd(), self.in_flight, self.lost - lost_before);
             if let Some(p) = &mut self.prr {
                 // Linux tcp_cong_control -> tcp_cwnd_reduction, after the controller's ACK handler.
-                p.on_ack(ssthresh, pipe, newly, advanced, lost as u32);
+                p.on_ack(ssthresh, pipe, newly, advanced, lost as u32, retx_acked);
             }
         }
         // Linux has one timer: RACK's reordering timer, or leaving the Open state, replaces the probe.
@@ -1038,7 +1047,7 @@ impl ReliableSender {
                 // tcp_rack_reo_timeout: entering recovery runs tcp_cwnd_reduction(sk, 1, lost, 0).
                 let (ssthresh, pipe) = (self.cc.cwnd(), self.in_flight);
                 if let Some(p) = &mut self.prr {
-                    p.on_ack(ssthresh, pipe, 1, false, lost as u32);
+                    p.on_ack(ssthresh, pipe, 1, false, lost as u32, false);
                 }
             }
         }
