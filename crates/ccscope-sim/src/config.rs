@@ -1079,6 +1079,7 @@ fn flow(
     f.rto.limited_transmit = d.limited_transmit;
     f.rto.prr = d.prr;
     f.rto.prr_flavour = d.prr_flavour;
+    f.rto.impatient = d.impatient;
     f.rto.rack = d.rack;
     f.rto.tlp = d.tlp;
     f.rto.dsack = d.dsack;
@@ -1375,6 +1376,7 @@ mod tests {
             RtoParams {
                 prr: true,
                 prr_flavour: crate::endpoint::prr::PrrFlavour::Ns3,
+                impatient: true,
                 ..RtoParams::default()
             }
         );

@@ -113,6 +113,8 @@ pub struct ReliableSender {
     recovery_point: Option<u64>,
     /// After an RTO, losses of packets sent before it do not start a new episode.
     rto_point: Option<u64>,
+    /// A partial ACK has come in the current recovery episode (ns-3 `!m_isFirstPartialAck`).
+    partial_acked: bool,
     /// F-RTO switched on for this flow (RFC 5682).
     frto_enabled: bool,
     /// F-RTO is running for the current timeout (Linux `tp->frto`).
@@ -205,6 +207,7 @@ impl ReliableSender {
             fast_retransmit: false,
             recovery_point: None,
             rto_point: None,
+            partial_acked: false,
             frto_enabled: rto.frto,
             frto: false,
             frto_new_data: false,
@@ -552,6 +555,7 @@ impl ReliableSender {
         if new_episode {
             // RFC 6582 §3.2 step 2: record the recovery point; RFC 5681 §3.2 step 2: one reduction.
             self.recovery_point = Some(self.snd_nxt.saturating_sub(1));
+            self.partial_acked = false;
             let ev = CongestionEvent {
                 in_flight: in_flight_before,
                 send_time: s.sent,
@@ -726,9 +730,15 @@ impl ReliableSender {
             // Linux ends its RTTVAR round on the SND.UNA this ACK leaves.
             self.rtt.on_sample(rtt, self.snd_una, self.snd_nxt);
         }
-        if advanced {
+        // RFC 6582 §3.2 step 5 (Impatient, as ns-3.37): in recovery only the first partial ACK restarts.
+        let partial = self.recovery_point.is_some_and(|rp| self.snd_una <= rp);
+        let held = self.rtt.params().impatient && partial && self.partial_acked;
+        if advanced && !held {
             // RFC 6298 §5.2-5.3: stop the timer when all is ACKed, else restart it (with this ACK's sample).
             self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
+        }
+        if advanced && partial {
+            self.partial_acked = true;
         }
         if reordered {
             self.rack.reord_seen += 1;
@@ -2039,5 +2049,56 @@ mod tests {
         // The same SACK again delivers nothing: tcp_ack_update_rtt has no RTT to use.
         s.on_ack(ms(1500), &a, &mut out);
         assert_eq!(s.rto(), after_sack);
+    }
+
+    /// A fixed 20-packet window, RTO clamped at 1 ms: 20 packets out at 0 with holes at 0, 5 and 10;
+    /// the SACKs of the rest at 100 ms start recovery, and at 200 ms the first partial ACK (to 5) comes.
+    fn recovering(impatient: bool) -> (ReliableSender, Vec<Packet>) {
+        let mut params = toml::Table::new();
+        params.insert("window".into(), toml::Value::Integer(20));
+        let cc = ccscope_cc::build("fixed", &params).expect("fixed");
+        let rto = RtoParams {
+            min: Dur::from_ms(1),
+            impatient,
+            ..RtoParams::default()
+        };
+        let mut s = ReliableSender::new(0, cc, PKT, None, rto);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        let mut a = cum_ack(0);
+        (a.sack[0], a.sack[1], a.sack[2]) = ((11, 20), (6, 10), (1, 5));
+        s.on_ack(ms(100), &a, &mut out);
+        assert!(s.in_recovery());
+        let mut a = cum_ack(5);
+        (a.sack[0], a.sack[1]) = ((11, 20), (6, 10));
+        a.sent = ms(100);
+        s.on_ack(ms(200), &a, &mut out);
+        assert!(s.in_recovery());
+        (s, out)
+    }
+
+    #[test]
+    fn the_impatient_variant_restarts_the_timer_only_on_the_first_partial_ack() {
+        for impatient in [false, true] {
+            let (mut s, mut out) = recovering(impatient);
+            // The first partial ACK restarts the timer in both variants.
+            let first = s.timeout_deadline().expect("timer running");
+            assert_eq!(first, ms(200) + s.rto());
+            // The second partial ACK (to 10; 10 is still missing, so below the recovery point 19).
+            let mut a = cum_ack(10);
+            a.sack[0] = (11, 20);
+            a.sent = ms(100);
+            s.on_ack(ms(300), &a, &mut out);
+            assert!(s.in_recovery());
+            let second = s.timeout_deadline().expect("timer running");
+            if impatient {
+                // RFC 6582 §3.2 step 5 (Impatient, ns-3.37): the first partial ACK's deadline stands.
+                assert_eq!(second, first);
+            } else {
+                // RFC 6298 §5.3: every ACK of new data restarts the timer.
+                assert_eq!(second, ms(300) + s.rto());
+            }
+        }
     }
 }

@@ -49,6 +49,10 @@ pub struct RtoParams {
     pub tlp: bool,
     /// The receiver reports duplicate packets with DSACK (RFC 2883, Linux `tcp_dsack` = 1).
     pub dsack: bool,
+    /// During fast recovery only the first partial ACK restarts the retransmission timer (RFC 6582
+    /// §3.2 step 5, the "Impatient" variant, as ns-3.37's `NewAck(ack, m_isFirstPartialAck)`); off:
+    /// every ACK of new data restarts it (RFC 6298 §5.3, Linux).
+    pub impatient: bool,
 }
 
 impl Default for RtoParams {
@@ -66,6 +70,7 @@ impl Default for RtoParams {
             rack: false,
             tlp: false,
             dsack: false,
+            impatient: false,
         }
     }
 }
@@ -88,16 +93,19 @@ impl RtoParams {
             rack: true,
             tlp: true,
             dsack: true,
+            impatient: false,
         }
     }
 
     /// ns-3.37's TcpSocketBase defaults that this transport models: RFC 6298 timer with a 1 s minimum,
-    /// PRR recovery as `TcpPrrRecovery` (`TcpL4Protocol::RecoveryType`), no F-RTO, RACK or TLP. ns-3's
+    /// PRR recovery as `TcpPrrRecovery` (`TcpL4Protocol::RecoveryType`), the timer restarted only on the
+    /// first partial ACK of a recovery episode, no F-RTO, RACK or TLP. ns-3's
     /// `LimitedTransmit` (true) acts only without SACK; with SACK its pipe does the same as ours.
     pub fn ns3() -> RtoParams {
         RtoParams {
             prr: true,
             prr_flavour: PrrFlavour::Ns3,
+            impatient: true,
             ..RtoParams::default()
         }
     }
