@@ -1078,6 +1078,8 @@ fn flow(
     f.rto.frto = d.frto;
     f.rto.limited_transmit = d.limited_transmit;
     f.rto.prr = d.prr;
+    f.rto.prr_flavour = d.prr_flavour;
+    f.rto.impatient = d.impatient;
     f.rto.rack = d.rack;
     f.rto.tlp = d.tlp;
     f.rto.dsack = d.dsack;
@@ -1373,6 +1375,8 @@ mod tests {
             ns3,
             RtoParams {
                 prr: true,
+                prr_flavour: crate::endpoint::prr::PrrFlavour::Ns3,
+                impatient: true,
                 ..RtoParams::default()
             }
         );

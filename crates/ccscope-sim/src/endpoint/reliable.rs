@@ -11,7 +11,8 @@
 //! - Retransmission timer (RFC 6298): srtt/rttvar with gains 1/8 and 1/4, RTO = srtt + max(G, 4
 //!   rttvar) clamped to [min, max], doubled on each expiry, restarted when new data is ACKed.
 //!   RTT samples come from the echoed send time of the packet that triggered each ACK (the
-//!   timestamp option, RFC 7323 §4), so retransmissions give valid samples.
+//!   timestamp option, RFC 7323 §4), so retransmissions give valid samples; only ACKs that advance
+//!   SND.UNA are sampled (RFC 7323's RTTM rule; with the Linux estimator also ACKs that newly SACK).
 //! - F-RTO (RFC 5682 §3, the SACK-enhanced algorithm as Linux's `tcp_process_loss` runs it), when
 //!   `frto` is on: after a timeout, the first ACK that advances SND.UNA lets new data out instead of
 //!   retransmissions; an ACK that then acknowledges or SACKs a packet never retransmitted shows the
@@ -51,9 +52,9 @@ use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent,
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
 
-use super::prr::Prr;
+use super::prr::{Prr, PrrFlavour};
 use super::rack::{probe_timeout, Rack, TIMEOUT_MIN};
-use super::rto::{RtoEstimator, RtoParams};
+use super::rto::{RtoEstimator, RtoEstimatorKind, RtoParams};
 use crate::traffic::{OnOffParams, Poll, TransferPlan};
 
 /// What the application gives the transport.
@@ -115,6 +116,8 @@ pub struct ReliableSender {
     recovery_point: Option<u64>,
     /// After an RTO, losses of packets sent before it do not start a new episode.
     rto_point: Option<u64>,
+    /// A partial ACK has come in the current recovery episode (ns-3 `!m_isFirstPartialAck`).
+    partial_acked: bool,
     /// F-RTO switched on for this flow (RFC 5682).
     frto_enabled: bool,
     /// F-RTO is running for the current timeout (Linux `tp->frto`).
@@ -208,6 +211,7 @@ impl ReliableSender {
             fast_retransmit: false,
             recovery_point: None,
             rto_point: None,
+            partial_acked: false,
             frto_enabled: rto.frto,
             frto: false,
             frto_new_data: false,
@@ -556,6 +560,7 @@ impl ReliableSender {
         if new_episode {
             // RFC 6582 §3.2 step 2: record the recovery point; RFC 5681 §3.2 step 2: one reduction.
             self.recovery_point = Some(self.snd_nxt.saturating_sub(1));
+            self.partial_acked = false;
             let ev = CongestionEvent {
                 in_flight: in_flight_before,
                 send_time: s.sent,
@@ -566,7 +571,13 @@ impl ReliableSender {
             self.fast_retransmit = true;
             // Linux tcp_init_cwnd_reduction, unless the controller runs its own window (cong_control).
             if self.prr_enabled && !self.cc.sets_window_in_recovery() {
-                self.prr = Some(Prr::new(prior_cwnd));
+                // RecoverFS: Linux's prior_cwnd, or RFC 6937 §3's FlightSize as ns-3.37 takes it.
+                let flavour = self.rtt.params().prr_flavour;
+                let recover_fs = match flavour {
+                    PrrFlavour::Linux => prior_cwnd,
+                    PrrFlavour::Ns3 => (self.snd_nxt - self.snd_una).min(u32::MAX as u64) as u32,
+                };
+                self.prr = Some(Prr::with_recover_fs(flavour, recover_fs));
             }
             // Linux tcp_schedule_loss_probe: probes only in the Open and CWR states;
             // tcp_init_cwnd_reduction ends the probe episode.
@@ -602,9 +613,6 @@ impl ReliableSender {
             return self.try_send(now, out);
         }
         let rtt = now - ack.sent;
-        // Linux ends its RTTVAR round on the SND.UNA this ACK leaves.
-        let una_after = ack.ack_cum.min(self.snd_nxt).max(self.snd_una);
-        self.rtt.on_sample(rtt, una_after, self.snd_nxt);
         if self.rack_enabled {
             self.rack.on_rtt_sample(now, rtt);
         }
@@ -621,6 +629,8 @@ impl ReliableSender {
         let in_loss = self.rto_point.is_some();
         // F-RTO's evidence (Linux FLAG_ORIG_SACK_ACKED, FLAG_DATA_SACKED, a duplicate ACK).
         let mut orig_acked = false;
+        // ns-3's m_isRetransDataAcked: this cumulative ACK covers a retransmitted packet.
+        let mut retx_acked = false;
         let mut sacked = false;
         // Linux tcp_check_sack_reordering: a never-resent packet delivered below the highest SACKed.
         let mut reordered = false;
@@ -630,6 +640,7 @@ impl ReliableSender {
         if advanced {
             while self.snd_una < cum {
                 let s = self.ring.pop_front().expect("outstanding");
+                retx_acked |= s.retransmitted;
                 // Linux counts only packets up to high_seq (not the new data F-RTO let out).
                 orig_acked |=
                     s.state != State::Sacked && !s.retransmitted && self.snd_una < self.high_seq;
@@ -658,8 +669,6 @@ impl ReliableSender {
             }
             self.dupacks = 0;
             self.backoff = 0;
-            // RFC 6298 §5.2-5.3: stop the timer when all is ACKed, else restart it.
-            self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
             if self.rto_point.is_some_and(|p| self.snd_una > p) {
                 self.rto_point = None;
             }
@@ -707,6 +716,26 @@ impl ReliableSender {
             }
         }
         self.sacked_runs = covered;
+        // RFC 7323 §4 RTTM rule: a TSecr updates the RTT estimate only when SND.UNA advances; Linux
+        // (tcp_ack_update_rtt) also samples an ACK that newly SACKs, never one that delivers nothing.
+        let sample = match self.rtt.params().estimator {
+            RtoEstimatorKind::Rfc6298 => advanced,
+            RtoEstimatorKind::Linux => newly > 0,
+        };
+        if sample {
+            // Linux ends its RTTVAR round on the SND.UNA this ACK leaves.
+            self.rtt.on_sample(rtt, self.snd_una, self.snd_nxt);
+        }
+        // RFC 6582 §3.2 step 5 (Impatient, as ns-3.37): in recovery only the first partial ACK restarts.
+        let partial = self.recovery_point.is_some_and(|rp| self.snd_una <= rp);
+        let held = self.rtt.params().impatient && partial && self.partial_acked;
+        if advanced && !held {
+            // RFC 6298 §5.2-5.3: stop the timer when all is ACKed, else restart it (with this ACK's sample).
+            self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
+        }
+        if advanced && partial {
+            self.partial_acked = true;
+        }
         if reordered {
             self.rack.reord_seen += 1;
         }
@@ -778,7 +807,7 @@ impl ReliableSender {
             let (ssthresh, pipe, lost) = (self.cc.cwnd(), self.in_flight, self.lost - lost_before);
             if let Some(p) = &mut self.prr {
                 // Linux tcp_cong_control -> tcp_cwnd_reduction, after the controller's ACK handler.
-                p.on_ack(ssthresh, pipe, newly, advanced, lost as u32);
+                p.on_ack(ssthresh, pipe, newly, advanced, lost as u32, retx_acked);
             }
         }
         // Linux has one timer: RACK's reordering timer, or leaving the Open state, replaces the probe.
@@ -1064,7 +1093,7 @@ impl ReliableSender {
                 // tcp_rack_reo_timeout: entering recovery runs tcp_cwnd_reduction(sk, 1, lost, 0).
                 let (ssthresh, pipe) = (self.cc.cwnd(), self.in_flight);
                 if let Some(p) = &mut self.prr {
-                    p.on_ack(ssthresh, pipe, 1, false, lost as u32);
+                    p.on_ack(ssthresh, pipe, 1, false, lost as u32, false);
                 }
             }
         }
@@ -1699,7 +1728,12 @@ mod tests {
 
     #[test]
     fn rack_waits_a_quarter_min_rtt_for_reordering_before_one_sack_declares_a_loss() {
-        let mut s = switched("fixed", 10, |r| r.rack = true);
+        // Linux's estimator, as Linux runs RACK: the SACK gives the SRTT that bounds reo_wnd (an RFC 6298
+        // estimator takes its first sample only when SND.UNA advances).
+        let mut s = switched("fixed", 10, |r| {
+            r.rack = true;
+            r.estimator = RtoEstimatorKind::Linux;
+        });
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
         out.clear();
@@ -2020,5 +2054,109 @@ mod tests {
             [10],
             "Linux tcp_enter_loss: cwnd = in flight + 1, the head goes at once"
         );
+    }
+
+    /// A fixed 10-packet window with the given RTO settings, all sent at 0 and the first ACKed at 100 ms.
+    fn sampled_once(rto: RtoParams) -> (ReliableSender, Vec<Packet>) {
+        let mut params = toml::Table::new();
+        params.insert("window".into(), toml::Value::Integer(10));
+        let cc = ccscope_cc::build("fixed", &params).expect("fixed");
+        let mut s = ReliableSender::new(0, cc, PKT, None, rto);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(ms(100), &cum_ack(1), &mut out);
+        (s, out)
+    }
+
+    #[test]
+    fn rfc6298_rto_takes_no_sample_from_acks_that_do_not_advance_snd_una() {
+        let (mut s, mut out) = sampled_once(RtoParams {
+            min: Dur::from_ms(1),
+            ..RtoParams::default()
+        });
+        // RFC 6298 §2.2: SRTT 100, RTTVAR 50 -> RTO 300 ms.
+        assert_eq!(s.rto(), Dur::from_ms(300));
+        // Packets 2 and 3 arrive 900 ms after they left, above the hole at 1: duplicate ACKs with SACK.
+        for hi in [3, 4] {
+            let mut a = cum_ack(1);
+            a.sack[0] = (2, hi);
+            s.on_ack(ms(900), &a, &mut out);
+        }
+        // RFC 7323 §4 RTTM rule: a TSecr updates the RTT only when SND.UNA advances.
+        assert_eq!(s.rto(), Dur::from_ms(300));
+        // The ACK that advances SND.UNA is sampled: 900 ms moves SRTT and RTTVAR.
+        let mut a = cum_ack(4);
+        a.sent = ms(0);
+        s.on_ack(ms(900), &a, &mut out);
+        // RTTVAR = 3/4 50 + 1/4 800 = 237.5, SRTT = 7/8 100 + 1/8 900 = 200: RTO 200 + 950 ms.
+        assert_eq!(s.rto(), Dur::from_ms(1150));
+    }
+
+    #[test]
+    fn linux_rto_takes_no_sample_from_a_duplicate_ack_that_delivers_nothing_new() {
+        let (mut s, mut out) = sampled_once(RtoParams::linux());
+        // tcp_rtt_estimator first sample: SRTT 100, mdev 200 -> RTO 300 ms.
+        assert_eq!(s.rto(), Dur::from_ms(300));
+        let mut a = cum_ack(1);
+        a.sack[0] = (2, 3);
+        s.on_ack(ms(900), &a, &mut out);
+        let after_sack = s.rto();
+        // A newly SACKed packet is a sample (Linux sack_rtt_us): the RTO moved.
+        assert!(after_sack > Dur::from_ms(300), "{after_sack:?}");
+        // The same SACK again delivers nothing: tcp_ack_update_rtt has no RTT to use.
+        s.on_ack(ms(1500), &a, &mut out);
+        assert_eq!(s.rto(), after_sack);
+    }
+
+    /// A fixed 20-packet window, RTO clamped at 1 ms: 20 packets out at 0 with holes at 0, 5 and 10;
+    /// the SACKs of the rest at 100 ms start recovery, and at 200 ms the first partial ACK (to 5) comes.
+    fn recovering(impatient: bool) -> (ReliableSender, Vec<Packet>) {
+        let mut params = toml::Table::new();
+        params.insert("window".into(), toml::Value::Integer(20));
+        let cc = ccscope_cc::build("fixed", &params).expect("fixed");
+        let rto = RtoParams {
+            min: Dur::from_ms(1),
+            impatient,
+            ..RtoParams::default()
+        };
+        let mut s = ReliableSender::new(0, cc, PKT, None, rto);
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        s.try_send(Time::ZERO, &mut out);
+        let mut a = cum_ack(0);
+        (a.sack[0], a.sack[1], a.sack[2]) = ((11, 20), (6, 10), (1, 5));
+        s.on_ack(ms(100), &a, &mut out);
+        assert!(s.in_recovery());
+        let mut a = cum_ack(5);
+        (a.sack[0], a.sack[1]) = ((11, 20), (6, 10));
+        a.sent = ms(100);
+        s.on_ack(ms(200), &a, &mut out);
+        assert!(s.in_recovery());
+        (s, out)
+    }
+
+    #[test]
+    fn the_impatient_variant_restarts_the_timer_only_on_the_first_partial_ack() {
+        for impatient in [false, true] {
+            let (mut s, mut out) = recovering(impatient);
+            // The first partial ACK restarts the timer in both variants.
+            let first = s.timeout_deadline().expect("timer running");
+            assert_eq!(first, ms(200) + s.rto());
+            // The second partial ACK (to 10; 10 is still missing, so below the recovery point 19).
+            let mut a = cum_ack(10);
+            a.sack[0] = (11, 20);
+            a.sent = ms(100);
+            s.on_ack(ms(300), &a, &mut out);
+            assert!(s.in_recovery());
+            let second = s.timeout_deadline().expect("timer running");
+            if impatient {
+                // RFC 6582 §3.2 step 5 (Impatient, ns-3.37): the first partial ACK's deadline stands.
+                assert_eq!(second, first);
+            } else {
+                // RFC 6298 §5.3: every ACK of new data restarts the timer.
+                assert_eq!(second, ms(300) + s.rto());
+            }
+        }
     }
 }

@@ -12,6 +12,8 @@
 //! Both double on each expiry (RFC 6298 §5.5; Linux `icsk_backoff`) and cap at `max`.
 
 use ccscope_cc::common::RttEstimator;
+
+use super::prr::PrrFlavour;
 use ccscope_core::Dur;
 
 /// Which RTO computation a reliable flow uses.
@@ -38,6 +40,8 @@ pub struct RtoParams {
     pub limited_transmit: bool,
     /// Proportional rate reduction during fast recovery (RFC 6937, Linux `tcp_cwnd_reduction`).
     pub prr: bool,
+    /// Whose PRR: Linux's (the default) or ns-3.37's `TcpPrrRecovery` (`stack = "ns3"`).
+    pub prr_flavour: PrrFlavour,
     /// RACK time-based loss detection (RFC 8985 §6, Linux `tcp_recovery` = 1), replacing the
     /// duplicate-ACK and SACK-count rules.
     pub rack: bool,
@@ -45,6 +49,10 @@ pub struct RtoParams {
     pub tlp: bool,
     /// The receiver reports duplicate packets with DSACK (RFC 2883, Linux `tcp_dsack` = 1).
     pub dsack: bool,
+    /// During fast recovery only the first partial ACK restarts the retransmission timer (RFC 6582
+    /// §3.2 step 5, the "Impatient" variant, as ns-3.37's `NewAck(ack, m_isFirstPartialAck)`); off:
+    /// every ACK of new data restarts it (RFC 6298 §5.3, Linux).
+    pub impatient: bool,
 }
 
 impl Default for RtoParams {
@@ -58,9 +66,11 @@ impl Default for RtoParams {
             frto: false,
             limited_transmit: false,
             prr: false,
+            prr_flavour: PrrFlavour::Linux,
             rack: false,
             tlp: false,
             dsack: false,
+            impatient: false,
         }
     }
 }
@@ -79,18 +89,23 @@ impl RtoParams {
             frto: true,
             limited_transmit: false,
             prr: true,
+            prr_flavour: PrrFlavour::Linux,
             rack: true,
             tlp: true,
             dsack: true,
+            impatient: false,
         }
     }
 
     /// ns-3.37's TcpSocketBase defaults that this transport models: RFC 6298 timer with a 1 s minimum,
-    /// PRR recovery (`TcpL4Protocol::RecoveryType` = TcpPrrRecovery), no F-RTO, RACK or TLP. ns-3's
+    /// PRR recovery as `TcpPrrRecovery` (`TcpL4Protocol::RecoveryType`), the timer restarted only on the
+    /// first partial ACK of a recovery episode, no F-RTO, RACK or TLP. ns-3's
     /// `LimitedTransmit` (true) acts only without SACK; with SACK its pipe does the same as ours.
     pub fn ns3() -> RtoParams {
         RtoParams {
             prr: true,
+            prr_flavour: PrrFlavour::Ns3,
+            impatient: true,
             ..RtoParams::default()
         }
     }
