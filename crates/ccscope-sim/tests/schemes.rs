@@ -550,3 +550,47 @@ fn ledbat_pp_slowdowns_let_a_latecomer_measure_the_true_base_delay() {
         "RFC 6817 first flow's share {share_rfc}"
     );
 }
+
+/// One BBRv3 flow on the constant-rate link whose ACKs return over a Mahimahi trace with four
+/// opportunities (76 ACKs) every 50 ms: the ACKs of 50 ms of data come back at once, the ACK
+/// aggregation of Wi-Fi or cellular uplinks. `params` is the flow's extra TOML.
+fn run_ack_bursts(params: &str) -> RunResult {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::write(dir.join("ack-bursts-50ms.trace"), "50\n50\n50\n50\n").unwrap();
+    let text = format!(
+        r#"
+seed = 1
+duration_s = 30
+bin_ms = 1000
+
+[data_link]
+rate_mbps = 12
+delay_ms = 20
+queue = {{ kind = "droptail", packets = 400 }}
+
+[ack_link]
+trace = "ack-bursts-50ms.trace"
+delay_ms = 20
+
+[[flows]]
+controller = "bbr3"
+{params}
+"#
+    );
+    let sc = load_scenario(&text, None, &[dir]).unwrap();
+    Simulation::new(&sc).unwrap().run().0
+}
+
+#[test]
+fn bbr3_keeps_the_link_busier_under_ack_aggregation_with_its_extra_acked_cwnd_term() {
+    let with = run_ack_bursts("");
+    let without = run_ack_bursts("extra_acked_gain = 0.0");
+    let (u1, u0) = (with.links[0].utilization, without.links[0].utilization);
+    eprintln!(
+        "ack bursts: with extra_acked util {u1} p95 {:?}; without util {u0} p95 {:?}",
+        with.links[0].queue_delay_p95_ms, without.links[0].queue_delay_p95_ms
+    );
+    // 2 x bw x min RTT (80 packets) cannot cover the 50 ms ACK silences on top of the 40 ms RTT.
+    assert!(u1 > u0, "with {u1}, without {u0}");
+    assert!(u1 >= 0.95, "with the aggregation term: utilisation {u1}");
+}
