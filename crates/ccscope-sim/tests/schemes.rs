@@ -551,10 +551,10 @@ fn ledbat_pp_slowdowns_let_a_latecomer_measure_the_true_base_delay() {
     );
 }
 
-/// One BBRv3 flow on the constant-rate link whose ACKs return over a Mahimahi trace with four
+/// One `controller` flow on the constant-rate link whose ACKs return over a Mahimahi trace with four
 /// opportunities (76 ACKs) every 50 ms: the ACKs of 50 ms of data come back at once, the ACK
 /// aggregation of Wi-Fi or cellular uplinks. `params` is the flow's extra TOML.
-fn run_ack_bursts(params: &str) -> RunResult {
+fn run_ack_bursts(controller: &str, params: &str) -> RunResult {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     std::fs::write(dir.join("ack-bursts-50ms.trace"), "50\n50\n50\n50\n").unwrap();
     let text = format!(
@@ -573,7 +573,7 @@ trace = "ack-bursts-50ms.trace"
 delay_ms = 20
 
 [[flows]]
-controller = "bbr3"
+controller = "{controller}"
 {params}
 "#
     );
@@ -581,16 +581,26 @@ controller = "bbr3"
     Simulation::new(&sc).unwrap().run().0
 }
 
-#[test]
-fn bbr3_keeps_the_link_busier_under_ack_aggregation_with_its_extra_acked_cwnd_term() {
-    let with = run_ack_bursts("");
-    let without = run_ack_bursts("extra_acked_gain = 0.0");
+/// BBR with its ACK-aggregation cwnd term keeps the ACK-burst link busier than without it.
+fn extra_acked_keeps_the_link_busier(controller: &str) {
+    let with = run_ack_bursts(controller, "");
+    let without = run_ack_bursts(controller, "extra_acked_gain = 0.0");
     let (u1, u0) = (with.links[0].utilization, without.links[0].utilization);
     eprintln!(
-        "ack bursts: with extra_acked util {u1} p95 {:?}; without util {u0} p95 {:?}",
+        "{controller} ack bursts: with extra_acked util {u1} p95 {:?}; without util {u0} p95 {:?}",
         with.links[0].queue_delay_p95_ms, without.links[0].queue_delay_p95_ms
     );
     // 2 x bw x min RTT (80 packets) cannot cover the 50 ms ACK silences on top of the 40 ms RTT.
     assert!(u1 > u0, "with {u1}, without {u0}");
     assert!(u1 >= 0.95, "with the aggregation term: utilisation {u1}");
+}
+
+#[test]
+fn bbr3_keeps_the_link_busier_under_ack_aggregation_with_its_extra_acked_cwnd_term() {
+    extra_acked_keeps_the_link_busier("bbr3");
+}
+
+#[test]
+fn bbr_keeps_the_link_busier_under_ack_aggregation_with_its_extra_acked_cwnd_term() {
+    extra_acked_keeps_the_link_busier("bbr");
 }
