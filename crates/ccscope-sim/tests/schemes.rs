@@ -551,12 +551,12 @@ fn ledbat_pp_slowdowns_let_a_latecomer_measure_the_true_base_delay() {
     );
 }
 
-/// One `controller` flow on the constant-rate link whose ACKs return over a Mahimahi trace with four
-/// opportunities (76 ACKs) every 50 ms: the ACKs of 50 ms of data come back at once, the ACK
+/// One `controller` flow on the constant-rate link whose ACKs return over a Mahimahi trace with seven
+/// opportunities (133 ACKs) every 80 ms: the ACKs of 80 ms of data come back at once, the ACK
 /// aggregation of Wi-Fi or cellular uplinks. `params` is the flow's extra TOML.
 fn run_ack_bursts(controller: &str, params: &str) -> RunResult {
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-    std::fs::write(dir.join("ack-bursts-50ms.trace"), "50\n50\n50\n50\n").unwrap();
+    std::fs::write(dir.join("ack-bursts-80ms.trace"), "80\n".repeat(7)).unwrap();
     let text = format!(
         r#"
 seed = 1
@@ -569,7 +569,7 @@ delay_ms = 20
 queue = {{ kind = "droptail", packets = 400 }}
 
 [ack_link]
-trace = "ack-bursts-50ms.trace"
+trace = "ack-bursts-80ms.trace"
 delay_ms = 20
 
 [[flows]]
@@ -590,7 +590,7 @@ fn extra_acked_keeps_the_link_busier(controller: &str) {
         "{controller} ack bursts: with extra_acked util {u1} p95 {:?}; without util {u0} p95 {:?}",
         with.links[0].queue_delay_p95_ms, without.links[0].queue_delay_p95_ms
     );
-    // 2 x bw x min RTT (80 packets) cannot cover the 50 ms ACK silences on top of the 40 ms RTT.
+    // 2 x bw x min RTT (80 packets) cannot cover the 80 ms ACK silences on top of the 40 ms RTT.
     assert!(u1 > u0, "with {u1}, without {u0}");
     assert!(u1 >= 0.95, "with the aggregation term: utilisation {u1}");
 }
