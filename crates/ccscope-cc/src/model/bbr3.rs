@@ -1039,7 +1039,7 @@ impl Bbr3 {
     /// tcp_bbr.c `bbr_check_probe_rtt_done` (draft BBRCheckProbeRTTDone): 200 ms at the low flight
     /// are over; the next PROBE_RTT is 5 s from now.
     fn check_probe_rtt_done(&mut self, now: Time) {
-        if !self.probe_rtt_done_stamp.is_some_and(|done| now > done) {
+        if self.probe_rtt_done_stamp.is_none_or(|done| now <= done) {
             return;
         }
         self.probe_rtt_min_stamp = now;
