@@ -67,6 +67,9 @@ pub struct SendEvent {
     pub after_timeout: bool,
     /// A retransmission (reliable transport).
     pub retransmission: bool,
+    /// The transport's app-limited mark was set when this packet left (Linux `tp->app_limited`,
+    /// draft-cheng-iccrg-delivery-rate-estimation C.app_limited): the application ran dry before it.
+    pub app_limited: bool,
 }
 
 /// An acknowledgement reached the sender. The receiver ACKs every packet.

@@ -67,6 +67,7 @@ impl<C: Controller> Script<C> {
             in_flight: self.in_flight.len() as u32 + 1,
             after_timeout,
             retransmission: false,
+            app_limited: self.rate.is_app_limited(),
         };
         let tag = self.cc.on_send(self.now, &ev);
         let state = self.rate.on_send(self.now, self.in_flight.is_empty());
@@ -86,6 +87,11 @@ impl<C: Controller> Script<C> {
             }
         }
         self.rate.generate(self.now, rtt)
+    }
+
+    /// The application has nothing more to send now (the transports' `tcp_rate_check_app_limited`).
+    pub fn app_limited(&mut self) {
+        self.rate.on_app_limited(self.in_flight.len() as u32);
     }
 
     /// Send until the window is full.
@@ -313,6 +319,7 @@ impl PacedPath {
                         in_flight,
                         after_timeout: false,
                         retransmission: false,
+                        app_limited: false,
                     },
                 );
                 while queue.front().is_some_and(|&d| d <= now) {

@@ -551,3 +551,57 @@ fn ledbat_pp_slowdowns_let_a_latecomer_measure_the_true_base_delay() {
         "RFC 6817 first flow's share {share_rfc}"
     );
 }
+
+/// One `controller` flow on the constant-rate link whose ACKs return over a Mahimahi trace with seven
+/// opportunities (133 ACKs) every 80 ms: the ACKs of 80 ms of data come back at once, the ACK
+/// aggregation of Wi-Fi or cellular uplinks. `params` is the flow's extra TOML.
+fn run_ack_bursts(controller: &str, params: &str) -> RunResult {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::write(dir.join("ack-bursts-80ms.trace"), "80\n".repeat(7)).unwrap();
+    let text = format!(
+        r#"
+seed = 1
+duration_s = 30
+bin_ms = 1000
+
+[data_link]
+rate_mbps = 12
+delay_ms = 20
+queue = {{ kind = "droptail", packets = 400 }}
+
+[ack_link]
+trace = "ack-bursts-80ms.trace"
+delay_ms = 20
+
+[[flows]]
+controller = "{controller}"
+{params}
+"#
+    );
+    let sc = load_scenario(&text, None, &[dir]).unwrap();
+    Simulation::new(&sc).unwrap().run().0
+}
+
+/// BBR with its ACK-aggregation cwnd term keeps the ACK-burst link busier than without it.
+fn extra_acked_keeps_the_link_busier(controller: &str) {
+    let with = run_ack_bursts(controller, "");
+    let without = run_ack_bursts(controller, "extra_acked_gain = 0.0");
+    let (u1, u0) = (with.links[0].utilization, without.links[0].utilization);
+    eprintln!(
+        "{controller} ack bursts: with extra_acked util {u1} p95 {:?}; without util {u0} p95 {:?}",
+        with.links[0].queue_delay_p95_ms, without.links[0].queue_delay_p95_ms
+    );
+    // 2 x bw x min RTT (80 packets) cannot cover the 80 ms ACK silences on top of the 40 ms RTT.
+    assert!(u1 > u0, "with {u1}, without {u0}");
+    assert!(u1 >= 0.95, "with the aggregation term: utilisation {u1}");
+}
+
+#[test]
+fn bbr3_keeps_the_link_busier_under_ack_aggregation_with_its_extra_acked_cwnd_term() {
+    extra_acked_keeps_the_link_busier("bbr3");
+}
+
+#[test]
+fn bbr_keeps_the_link_busier_under_ack_aggregation_with_its_extra_acked_cwnd_term() {
+    extra_acked_keeps_the_link_busier("bbr");
+}

@@ -8,9 +8,13 @@
 //! [5/4, 3/4, 1, 1, 1, 1, 1, 1] from a random phase; PROBE_RTT (cwnd 4 packets for max(200 ms, one
 //! round)) when the min-RTT estimate is 10 s old. Units are packets and packets per second.
 //!
+//! Once the pipe is full, the cwnd target adds Linux's ACK-aggregation estimate
+//! (`common::bbr::AckAggregation`, tcp_bbr.c `bbr_update_ack_aggregation`, at most 100 ms of bw).
+//!
 //! Choices (docs/deviations.md): the rate samples come from the transport (`AckEvent::rate`); the
-//! long-term bandwidth (policer) estimate, the ACK-aggregation cwnd and the idle-restart pacing of
-//! Linux are not modelled (the draft's v1 text has none of them); the send quantum is Linux's
+//! long-term bandwidth (policer) estimate and the idle-restart pacing of Linux are not modelled (the
+//! draft's v1 text has neither; a restart from idle while app-limited does open a new aggregation
+//! epoch, as `bbr_cwnd_event` does); the send quantum is Linux's
 //! `bbr_tso_segs_goal` without TSO (1 ms of data, at least 2 packets, 1 below 1.2 Mbit/s); the Loss
 //! state after an RTO ends when a packet sent after every packet outstanding at the RTO is ACKed.
 
@@ -18,7 +22,7 @@ use ccscope_core::rng::{self, RngExt};
 use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::bbr::{bdp, AppLimitedSpan, CaState, LossTracker};
+use crate::common::bbr::{bdp, AckAggregation, AppLimitedSpan, CaState, LossTracker};
 use crate::common::{Minmax, RateSample};
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
@@ -55,6 +59,13 @@ pub struct Params {
     pub pacing_margin_percent: f64,
     /// PROBE_BW starts at a random phase among this many (tcp_bbr.c `bbr_cycle_rand`: 7).
     pub cycle_rand: u32,
+    /// Gain on the ACK-aggregation estimate in the cwnd target; 0 turns it off (tcp_bbr.c
+    /// `bbr_extra_acked_gain`: 1).
+    pub extra_acked_gain: f64,
+    /// Rounds per slot of the two-slot aggregation max filter (tcp_bbr.c `bbr_extra_acked_win_rtts`: 5).
+    pub extra_acked_win_rounds: u32,
+    /// Cap on the aggregation cwnd, as time at the bandwidth (tcp_bbr.c `bbr_extra_acked_max_us`: 100 ms).
+    pub extra_acked_max_ms: f64,
     /// Seed of the random start phase (the simulator gives each flow its own).
     pub seed: u64,
 }
@@ -74,6 +85,9 @@ impl Default for Params {
             initial_window: 10,
             pacing_margin_percent: 1.0,
             cycle_rand: 7,
+            extra_acked_gain: 1.0,
+            extra_acked_win_rounds: 5,
+            extra_acked_max_ms: 100.0,
             seed: 0,
         }
     }
@@ -93,6 +107,9 @@ impl crate::params::Params for Params {
         ParamSpec { name: "initial_window", unit: "packets", doc: "initial window (RFC 6928, tcp_bbr.c TCP_INIT_CWND: 10)" },
         ParamSpec { name: "pacing_margin_percent", unit: "%", doc: "pace this far below the model's rate (tcp_bbr.c: 1)" },
         ParamSpec { name: "cycle_rand", unit: "phases", doc: "PROBE_BW starts at a random one of this many phases (tcp_bbr.c bbr_cycle_rand: 7)" },
+        ParamSpec { name: "extra_acked_gain", unit: "ratio", doc: "gain on the ACK-aggregation cwnd term, 0 = off (tcp_bbr.c bbr_extra_acked_gain: 1)" },
+        ParamSpec { name: "extra_acked_win_rounds", unit: "rounds", doc: "rounds per slot of the 2-slot aggregation max filter (tcp_bbr.c: 5)" },
+        ParamSpec { name: "extra_acked_max_ms", unit: "ms", doc: "cap on the aggregation cwnd as time at the bandwidth (tcp_bbr.c: 100)" },
         ParamSpec { name: "seed", unit: "integer", doc: "seed of the random start phase (the simulator sets one per flow)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
@@ -116,6 +133,18 @@ impl crate::params::Params for Params {
             if v < 1 {
                 return Err(invalid(key, "must be >= 1"));
             }
+        }
+        for (key, v) in [
+            ("extra_acked_gain", self.extra_acked_gain),
+            ("extra_acked_max_ms", self.extra_acked_max_ms),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(invalid(key, "must be >= 0 and finite"));
+            }
+        }
+        if !(1..=31).contains(&self.extra_acked_win_rounds) {
+            // tcp_bbr.c: "Max allowed val is 31" (a 5-bit counter).
+            return Err(invalid("extra_acked_win_rounds", "must be in 1..=31"));
         }
         if !(1..=8).contains(&self.cycle_rand) {
             return Err(invalid("cycle_rand", "must be in 1..=8"));
@@ -156,6 +185,7 @@ pub struct Bbr {
     probe_rtt_round_done: bool,
     /// Packets sent in PROBE_RTT are app-limited (tcp_bbr.c sets `tp->app_limited` there).
     probe_rtt_app_limited: AppLimitedSpan,
+    ack_aggregation: AckAggregation,
     /// cwnd before recovery or PROBE_RTT, restored after (draft §4.2.3.4 BBRSaveCwnd).
     prior_cwnd: u32,
     packet_conservation: bool,
@@ -196,6 +226,7 @@ impl Bbr {
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
             probe_rtt_app_limited: AppLimitedSpan::default(),
+            ack_aggregation: AckAggregation::default(),
             prior_cwnd: 0,
             packet_conservation: false,
             prev_ca_state: CaState::Open,
@@ -223,6 +254,11 @@ impl Bbr {
     /// BtlBw in packets per second (0 before the first valid sample).
     pub fn max_bw(&self) -> f64 {
         self.max_bw.get()
+    }
+
+    /// tcp_bbr.c `bbr_extra_acked`: the ACK-aggregation estimate, packets.
+    pub fn extra_acked(&self) -> u32 {
+        self.ack_aggregation.extra_acked()
     }
 
     pub fn min_rtt(&self) -> Option<Dur> {
@@ -462,7 +498,17 @@ impl Bbr {
             if let Some(c) = self.recover_or_restore(state, acked, in_flight) {
                 self.cwnd = c;
             } else {
-                let target = self.inflight(self.max_bw.get(), self.cwnd_gain);
+                // tcp_bbr.c bbr_ack_aggregation_cwnd: room for ACK bursts once the pipe is full.
+                let aggr = if self.full_bw_reached {
+                    let max_s = self.p.extra_acked_max_ms / 1e3;
+                    let bw = self.max_bw.get();
+                    self.ack_aggregation
+                        .cwnd(self.p.extra_acked_gain, bw, max_s)
+                } else {
+                    0
+                };
+                let bdp = self.bdp(self.max_bw.get(), self.cwnd_gain);
+                let target = self.quantization_budget(bdp.saturating_add(aggr));
                 let mut cwnd = self.cwnd;
                 if self.full_bw_reached {
                     // Grow toward the target, never past it.
@@ -481,10 +527,14 @@ impl Bbr {
 }
 
 impl Controller for Bbr {
-    fn on_send(&mut self, _now: Time, ev: &SendEvent) -> u64 {
+    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
         self.bytes = ev.bytes.max(1);
         if !ev.retransmission {
             self.highest_sent = self.highest_sent.max(ev.seq);
+        }
+        // tcp_bbr.c bbr_cwnd_event(CA_EVENT_TX_START): an app-limited restart opens a new ACK epoch.
+        if ev.in_flight == 1 && ev.app_limited {
+            self.ack_aggregation.restart_epoch(now);
         }
         0
     }
@@ -498,6 +548,12 @@ impl Controller for Bbr {
         self.round_start = false;
         if let Some(rs) = &ev.rate {
             self.update_bw(rs);
+        }
+        if ev.rate.is_some_and(|r| r.interval > Dur::ZERO) && self.p.extra_acked_gain > 0.0 {
+            // tcp_bbr.c bbr_update_ack_aggregation (bbr_update_model, after bbr_update_bw).
+            let (bw, cwnd, win) = (self.max_bw.get(), self.cwnd, self.p.extra_acked_win_rounds);
+            self.ack_aggregation
+                .update(now, acked, self.round_start, win, bw, cwnd);
         }
         if self.mode == Mode::ProbeBw && self.is_next_cycle_phase(now, prior_in_flight) {
             self.advance_cycle_phase(now);
@@ -617,14 +673,43 @@ mod tests {
         let phase = s.cc.cycle_idx();
         // tcp_bbr.c: the random start phase is never the 3/4 (draining) one.
         assert_ne!(phase, 1);
-        // cwnd = 2 BDP (40) + 3 send quanta of 2 packets, even, +2 in phase 0; pacing 1% under gain x bw.
+        // cwnd = 2 BDP (40) + the 20-packet ACK burst of each scripted round (all its ACKs arrive at
+        // one instant: bbr_ack_aggregation_cwnd, under its 100 ms = 50 cap) + 3 send quanta of 2
+        // packets, even, +2 in phase 0; pacing 1% under gain x bw.
+        assert_eq!(s.cc.extra_acked(), 20);
         let extra = if phase == 0 { 2 } else { 0 };
-        assert_eq!(s.cc.cwnd(), 46 + extra);
+        assert_eq!(s.cc.cwnd(), 66 + extra);
         let pps = s.cc.pacing_rate().expect("paced").bps() as f64 / (1500.0 * 8.0);
         assert!(
             (pps - PACING_GAIN[phase] * 500.0 * 0.99).abs() < 1e-3,
             "{pps}"
         );
+    }
+
+    #[test]
+    fn the_ack_aggregation_term_joins_the_cwnd_only_once_the_pipe_is_full() {
+        let with = |gain: f64| {
+            Script::new(Bbr::new(Params {
+                seed: 1,
+                extra_acked_gain: gain,
+                ..Default::default()
+            }))
+        };
+        let (mut on, mut off) = (with(1.0), with(0.0));
+        // STARTUP already measures each round's burst (10, then 20 packets at one instant), but its
+        // cwnd is the same without the term (tcp_bbr.c v1 gates it on bbr_full_bw_reached).
+        while on.cc.mode() == Mode::Startup {
+            round(&mut on);
+            round(&mut off);
+            if on.cc.mode() == Mode::Startup {
+                assert_eq!(on.cc.cwnd(), off.cc.cwnd());
+            }
+        }
+        assert_eq!((on.cc.extra_acked(), off.cc.extra_acked()), (20, 0));
+        assert_eq!(on.cc.mode(), Mode::ProbeBw);
+        assert_eq!(on.cc.cycle_idx(), off.cc.cycle_idx());
+        let phase = if on.cc.cycle_idx() == 0 { 2 } else { 0 };
+        assert_eq!((on.cc.cwnd(), off.cc.cwnd()), (66 + phase, 46 + phase));
     }
 
     #[test]
@@ -658,7 +743,7 @@ mod tests {
         assert_eq!(left, Some(Time::from_ms(10_320)));
         assert_eq!(s.cc.mode(), Mode::ProbeBw);
         // The cwnd saved on entry comes back (capped by the target of the new phase).
-        let target = 46 + if s.cc.cycle_idx() == 0 { 2 } else { 0 };
+        let target = 66 + if s.cc.cycle_idx() == 0 { 2 } else { 0 };
         assert_eq!(s.cc.cwnd(), prior.min(target));
         assert_eq!(s.cc.counters()[0], ("probe_rtt_entries", 1));
     }

@@ -11,9 +11,13 @@
 //! PROBE_RTT (cwnd 0.5 BDP for max(200 ms, one round)) when the min RTT has not been re-measured for
 //! 5 s. The max-bandwidth filter keeps the best sample of the last two PROBE_BW cycles.
 //!
+//! The cwnd target adds the ACK-aggregation estimate (`common::bbr::AckAggregation`, at most 100 ms
+//! of the bandwidth); restarting from idle while app-limited paces at 1.0 x bw in PROBE_BW, may end
+//! PROBE_RTT, and holds off a new PROBE_RTT until the first ACK of new data.
+//!
 //! Units are packets and packets per second. Choices (docs/deviations.md): ECN is ignored (the ACK
-//! events carry no CE marks); the ACK-aggregation cwnd, the idle-restart, the app-limited fast path
-//! and TLP-repaired-loss signals are not modelled; each packet's send-time flight and loss count ride
+//! events carry no CE marks); the app-limited fast path and TLP-repaired-loss signals are not
+//! modelled; each packet's send-time flight and loss count ride
 //! in its tag (Linux `skb->tx.in_flight`, `tx.lost`); a lost packet's app-limited bit is unknown
 //! (taken as not app-limited); the Loss state after an RTO ends as in `model/bbr.rs`.
 
@@ -21,7 +25,7 @@ use ccscope_core::rng::{self, RngExt};
 use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::bbr::{bdp, AppLimitedSpan, CaState, LossTracker};
+use crate::common::bbr::{bdp, AckAggregation, AppLimitedSpan, CaState, LossTracker};
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
 
@@ -85,6 +89,13 @@ pub struct Params {
     pub probe_rand_rounds: u32,
     /// Rounds after which a Reno flow of this BDP would probe, at most (`bbr_bw_probe_max_rounds`: 63).
     pub probe_max_rounds: u32,
+    /// Gain on the ACK-aggregation estimate in the cwnd target; 0 turns it off (tcp_bbr.c
+    /// `bbr_extra_acked_gain`: 1).
+    pub extra_acked_gain: f64,
+    /// Rounds per slot of the two-slot aggregation max filter (tcp_bbr.c `bbr_extra_acked_win_rtts`: 5).
+    pub extra_acked_win_rounds: u32,
+    /// Cap on the aggregation cwnd, as time at the bandwidth (tcp_bbr.c `bbr_extra_acked_max_us`: 100 ms).
+    pub extra_acked_max_ms: f64,
     /// Seed of the probe timing (the simulator gives each flow its own).
     pub seed: u64,
 }
@@ -116,6 +127,9 @@ impl Default for Params {
             probe_wait_rand_s: 1.0,
             probe_rand_rounds: 2,
             probe_max_rounds: 63,
+            extra_acked_gain: 1.0,
+            extra_acked_win_rounds: 5,
+            extra_acked_max_ms: 100.0,
             seed: 0,
         }
     }
@@ -246,6 +260,22 @@ impl crate::params::Params for Params {
             doc: "most packet-timed rounds between probes (tcp_bbr.c bbr_bw_probe_max_rounds: 63)",
         },
         ParamSpec {
+            name: "extra_acked_gain",
+            unit: "ratio",
+            doc:
+                "gain on the ACK-aggregation cwnd term, 0 = off (tcp_bbr.c bbr_extra_acked_gain: 1)",
+        },
+        ParamSpec {
+            name: "extra_acked_win_rounds",
+            unit: "rounds",
+            doc: "rounds per slot of the 2-slot aggregation max filter (tcp_bbr.c: 5)",
+        },
+        ParamSpec {
+            name: "extra_acked_max_ms",
+            unit: "ms",
+            doc: "cap on the aggregation cwnd as time at the bandwidth (tcp_bbr.c: 100)",
+        },
+        ParamSpec {
             name: "seed",
             unit: "integer",
             doc: "seed of the random probe timing (the simulator sets one per flow)",
@@ -278,6 +308,18 @@ impl crate::params::Params for Params {
         }
         if !(self.probe_up_cwnd_gain_add >= 0.0 && self.probe_up_cwnd_gain_add.is_finite()) {
             return Err(invalid("probe_up_cwnd_gain_add", "must be >= 0 and finite"));
+        }
+        for (key, v) in [
+            ("extra_acked_gain", self.extra_acked_gain),
+            ("extra_acked_max_ms", self.extra_acked_max_ms),
+        ] {
+            if !(v >= 0.0 && v.is_finite()) {
+                return Err(invalid(key, "must be >= 0 and finite"));
+            }
+        }
+        if !(1..=31).contains(&self.extra_acked_win_rounds) {
+            // tcp_bbr.c: "Max allowed val is 31" (a 5-bit counter).
+            return Err(invalid("extra_acked_win_rounds", "must be in 1..=31"));
         }
         if !(self.probe_wait_rand_s >= 0.0 && self.probe_wait_rand_s.is_finite()) {
             return Err(invalid("probe_wait_rand_s", "must be >= 0 and finite"));
@@ -412,6 +454,10 @@ pub struct Bbr3 {
     probe_rtt_done_stamp: Option<Time>,
     probe_rtt_round_done: bool,
     probe_rtt_app_limited: AppLimitedSpan,
+    /// Sending restarted from idle while app-limited; cleared by the first ACK of new data
+    /// (tcp_bbr.c `idle_restart`).
+    idle_restart: bool,
+    ack_aggregation: AckAggregation,
     prior_cwnd: u32,
     prev_ca_state: CaState,
     loss: LossTracker,
@@ -479,6 +525,8 @@ impl Bbr3 {
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
             probe_rtt_app_limited: AppLimitedSpan::default(),
+            idle_restart: false,
+            ack_aggregation: AckAggregation::default(),
             prior_cwnd: 0,
             prev_ca_state: CaState::Open,
             loss: LossTracker::default(),
@@ -544,6 +592,11 @@ impl Bbr3 {
 
     pub fn full_bw_reached(&self) -> bool {
         self.full_bw_reached
+    }
+
+    /// tcp_bbr.c `bbr_extra_acked`: the ACK-aggregation estimate, packets.
+    pub fn extra_acked(&self) -> u32 {
+        self.ack_aggregation.extra_acked()
     }
 
     /// The wall-clock wait drawn for the current PROBE_BW cycle.
@@ -930,7 +983,7 @@ impl Bbr3 {
     }
 
     /// tcp_bbr.c `bbr_update_min_rtt` (draft BBRUpdateMinRTT, BBRCheckProbeRTT).
-    fn update_min_rtt(&mut self, now: Time, rtt: Dur, in_flight: u32) {
+    fn update_min_rtt(&mut self, now: Time, rtt: Dur, in_flight: u32, delivered: u64) {
         let interval = Dur::from_secs_f64(self.p.probe_rtt_interval_s);
         let probe_rtt_expired = now > self.probe_rtt_min_stamp + interval;
         if self.probe_rtt_min.is_none_or(|m| rtt < m) || probe_rtt_expired {
@@ -943,7 +996,8 @@ impl Bbr3 {
             self.min_rtt = self.probe_rtt_min;
             self.min_rtt_stamp = self.probe_rtt_min_stamp;
         }
-        if probe_rtt_expired && self.mode != Mode::ProbeRtt {
+        // tcp_bbr.c: no PROBE_RTT while restarting from idle (the idle time already drained the queue).
+        if probe_rtt_expired && !self.idle_restart && self.mode != Mode::ProbeRtt {
             self.mode = Mode::ProbeRtt;
             self.save_cwnd();
             self.probe_rtt_done_stamp = None;
@@ -952,9 +1006,17 @@ impl Bbr3 {
             self.probe_rtt_app_limited.clear();
             self.probe_rtt_entries += 1;
         }
-        if self.mode != Mode::ProbeRtt {
-            return;
+        if self.mode == Mode::ProbeRtt {
+            self.update_probe_rtt(now, in_flight);
         }
+        // tcp_bbr.c: the restart from idle ends with the first ACK of new data.
+        if delivered > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    /// tcp_bbr.c `bbr_update_min_rtt`, PROBE_RTT part (draft BBRHandleProbeRTT).
+    fn update_probe_rtt(&mut self, now: Time, in_flight: u32) {
         self.probe_rtt_app_limited.extend(self.delivered, in_flight);
         match self.probe_rtt_done_stamp {
             None if in_flight <= self.probe_rtt_cwnd() => {
@@ -962,19 +1024,27 @@ impl Bbr3 {
                 self.probe_rtt_round_done = false;
                 self.next_rtt_delivered = self.delivered;
             }
-            Some(done) => {
+            Some(_) => {
                 if self.round_start {
                     self.probe_rtt_round_done = true;
                 }
-                if self.probe_rtt_round_done && now > done {
-                    // tcp_bbr.c bbr_check_probe_rtt_done: the next PROBE_RTT is 5 s from now.
-                    self.probe_rtt_min_stamp = now;
-                    self.cwnd = self.cwnd.max(self.prior_cwnd);
-                    self.exit_probe_rtt(now);
+                if self.probe_rtt_round_done {
+                    self.check_probe_rtt_done(now);
                 }
             }
             None => {}
         }
+    }
+
+    /// tcp_bbr.c `bbr_check_probe_rtt_done` (draft BBRCheckProbeRTTDone): 200 ms at the low flight
+    /// are over; the next PROBE_RTT is 5 s from now.
+    fn check_probe_rtt_done(&mut self, now: Time) {
+        if self.probe_rtt_done_stamp.is_none_or(|done| now <= done) {
+            return;
+        }
+        self.probe_rtt_min_stamp = now;
+        self.cwnd = self.cwnd.max(self.prior_cwnd);
+        self.exit_probe_rtt(now);
     }
 
     /// tcp_bbr.c `bbr_exit_probe_rtt` (draft BBRExitProbeRTT).
@@ -1007,7 +1077,7 @@ impl Bbr3 {
     }
 
     /// tcp_bbr.c `bbr_set_pacing_rate` (draft BBRSetPacingRateWithGain).
-    fn set_pacing_rate(&mut self, bw: f64, rtt: Dur) {
+    fn set_pacing_rate(&mut self, bw: f64, gain: f64, rtt: Dur) {
         let margin = 1.0 - self.p.pacing_margin_percent / 100.0;
         if !self.has_seen_rtt && rtt > Dur::ZERO {
             // tcp_bbr.c bbr_init_pacing_rate_from_rtt.
@@ -1015,16 +1085,23 @@ impl Bbr3 {
             self.pacing_rate =
                 self.p.startup_pacing_gain * self.cwnd as f64 / rtt.as_secs_f64() * margin;
         }
-        let rate = self.pacing_gain * bw * margin;
+        let rate = gain * bw * margin;
         if rate > 0.0 && (self.full_bw_reached || rate > self.pacing_rate) {
             self.pacing_rate = rate;
         }
     }
 
-    /// tcp_bbr.c `bbr_set_cwnd` (v3, draft BBRSetCwnd) without the ACK-aggregation allowance.
+    /// tcp_bbr.c `bbr_set_cwnd` (v3, draft BBRSetCwnd).
     fn set_cwnd(&mut self, acked: u32, bw: f64) {
         if acked > 0 {
-            let target = self.quantization_budget(self.bdp(bw, self.cwnd_gain));
+            // tcp_bbr.c bbr_ack_aggregation_cwnd (draft BBRUpdateMaxInflight): room for ACK bursts.
+            let aggr = self.ack_aggregation.cwnd(
+                self.p.extra_acked_gain,
+                self.bw(),
+                self.p.extra_acked_max_ms / 1e3,
+            );
+            let target =
+                self.quantization_budget(self.bdp(bw, self.cwnd_gain).saturating_add(aggr));
             let mut cwnd = self.cwnd;
             if self.full_bw_reached {
                 cwnd = cwnd.saturating_add(acked).min(target);
@@ -1051,6 +1128,19 @@ impl Bbr3 {
         self.cwnd = self.cwnd.min(cap);
     }
 
+    /// tcp_bbr.c `bbr_cwnd_event(CA_EVENT_TX_START)` (draft BBRHandleRestartFromIdle): restarting
+    /// while app-limited opens a new aggregation epoch and paces at 1.0 x bw, which is all the
+    /// application needs; a PROBE_RTT whose 200 ms are over ends now.
+    fn on_restart_from_idle(&mut self, now: Time) {
+        self.idle_restart = true;
+        self.ack_aggregation.restart_epoch(now);
+        match self.mode {
+            Mode::ProbeBw => self.set_pacing_rate(self.bw(), 1.0, Dur::ZERO),
+            Mode::ProbeRtt => self.check_probe_rtt_done(now),
+            _ => {}
+        }
+    }
+
     fn sample(&self, ev: &AckEvent) -> Sample {
         let (tx_in_flight, tx_lost) = untag(ev.tag);
         let mut rs = Sample {
@@ -1073,13 +1163,17 @@ impl Bbr3 {
 }
 
 impl Controller for Bbr3 {
-    fn on_send(&mut self, _now: Time, ev: &SendEvent) -> u64 {
+    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
         self.bytes = ev.bytes.max(1);
         if !ev.retransmission {
             self.highest_sent = self.highest_sent.max(ev.seq);
         }
         // Linux tcp_cwnd_validate: the window was the limit at this send.
         self.cwnd_limited_now |= ev.in_flight >= self.cwnd;
+        // tcp_bbr.c bbr_cwnd_event(CA_EVENT_TX_START): the first send with nothing in flight.
+        if ev.in_flight == 1 && ev.app_limited {
+            self.on_restart_from_idle(now);
+        }
         tag_of(ev.in_flight, self.lost_total)
     }
 
@@ -1111,14 +1205,25 @@ impl Controller for Bbr3 {
         }
         // bbr_update_model.
         self.update_congestion_signals(&rs);
+        if rs.valid && self.p.extra_acked_gain > 0.0 {
+            // tcp_bbr.c bbr_update_ack_aggregation (v3: one-round slots until the pipe is full).
+            let win = if self.full_bw_reached {
+                self.p.extra_acked_win_rounds
+            } else {
+                1
+            };
+            let (bw, cwnd) = (self.bw(), self.cwnd);
+            self.ack_aggregation
+                .update(now, rs.acked, self.round_start, win, bw, cwnd);
+        }
         self.check_loss_too_high_in_startup(state, &rs);
         self.check_full_bw_reached(&rs);
         self.check_drain(now, ev.in_flight);
         self.update_cycle_phase(now, &rs);
-        self.update_min_rtt(now, ev.rtt, ev.in_flight);
+        self.update_min_rtt(now, ev.rtt, ev.in_flight, rs.delivered);
         self.update_gains();
         let bw = self.bw();
-        self.set_pacing_rate(bw, ev.rtt);
+        self.set_pacing_rate(bw, self.pacing_gain, ev.rtt);
         // bbr_set_state: leaving the Loss state restores the saved cwnd (bbr_exit_loss_recovery).
         if self.prev_ca_state == CaState::Loss && state != CaState::Loss {
             self.cwnd = self.cwnd.max(self.prior_cwnd);
@@ -1272,8 +1377,11 @@ mod tests {
         assert_eq!(s.cc.min_rtt(), Some(RTT));
         // DRAIN, ProbeBW_DOWN and CRUISE on that ACK: the flight (19 + the 1 ACKed) is one BDP (20).
         assert_eq!(s.cc.state_name(), "probe_bw_cruise");
-        // cwnd = 2 BDP (3 send quanta of 2 packets do not raise it); pacing at 1.0 x bw less 1%.
-        assert_eq!(s.cc.cwnd(), 40);
+        // A scripted round's 20 ACKs arrive at one instant: 20 beyond what 0 s at 500 packets/s
+        // delivers, so cwnd = 2 BDP + 20 (bbr_ack_aggregation_cwnd, under its 100 ms = 50 cap; 3
+        // send quanta of 2 packets do not raise it); pacing at 1.0 x bw less 1%.
+        assert_eq!(s.cc.extra_acked(), 20);
+        assert_eq!(s.cc.cwnd(), 60);
         assert!((pps(&s) - 495.0).abs() < 1e-3, "{}", pps(&s));
         assert_eq!(s.cc.inflight_hi(), None);
         assert_eq!(s.cc.bw_lo(), None);
@@ -1367,16 +1475,17 @@ mod tests {
         s.send(20);
         s.congestion(LossCause::Reordering);
         // The next ACK starts a loss round: bw_lo = max(latest round's 500, 0.7 x 500) = 500 and
-        // inflight_lo = max(latest round's 20 delivered, floor(0.7 x cwnd 40) = 28) = 28.
+        // inflight_lo = max(latest round's 20 delivered, floor(0.7 x cwnd 60) = 42) = 42 (the cwnd is
+        // 2 BDP + the 20-packet ACK burst of each scripted round).
         s.ack_oldest(RTT);
-        assert_eq!(s.cc.inflight_lo(), Some(28));
+        assert_eq!(s.cc.inflight_lo(), Some(42));
         assert_close(s.cc.bw_lo().expect("set"), 500.0);
-        assert_eq!(s.cc.cwnd(), 28);
+        assert_eq!(s.cc.cwnd(), 42);
         // Another loss-free round does not restore it; the next REFILL does (bbr_reset_lower_bounds).
         s.ack_all(RTT);
         s.recovery_exit();
         round(&mut s);
-        assert_eq!(s.cc.cwnd(), 28);
+        assert_eq!(s.cc.cwnd(), 42);
         while s.cc.state_name() != "probe_bw_refill" {
             round(&mut s);
         }
@@ -1432,10 +1541,121 @@ mod tests {
         s.send(20);
         s.rto();
         assert_eq!(s.cc.cwnd(), 1);
-        // Cruising, with no inflight_lo yet: it is set from the cwnd before the RTO.
-        assert_eq!(s.cc.inflight_lo(), Some(40));
+        // Cruising, with no inflight_lo yet: it is set from the cwnd before the RTO (2 BDP + the
+        // 20-packet ACK burst of each scripted round).
+        assert_eq!(s.cc.inflight_lo(), Some(60));
         s.cc.on_undo(s.now);
-        assert_eq!(s.cc.cwnd(), 40);
+        assert_eq!(s.cc.cwnd(), 60);
+    }
+
+    /// A round whose `n` ACKs come 2 ms apart, the spacing of a 500 packets/s bottleneck.
+    fn spaced_round(s: &mut Script<Bbr3>, n: usize) {
+        let room = (s.cc.cwnd() as usize).saturating_sub(s.in_flight.len());
+        s.send(n.min(room));
+        for i in 0..s.in_flight.len() {
+            s.ack_oldest(RTT + Dur::from_ms(2 * i as u64));
+        }
+    }
+
+    #[test]
+    fn an_ack_burst_adds_its_excess_to_the_cwnd_until_two_windows_of_rounds_forget_it() {
+        let mut off = Script::new(Bbr3::new(Params {
+            seed: 1,
+            extra_acked_gain: 0.0,
+            ..Default::default()
+        }));
+        let mut s = bbr3(1);
+        for _ in 0..5 {
+            round(&mut s);
+            round(&mut off);
+        }
+        // Same path model; only the 20-packet burst of each round separates the windows.
+        assert_eq!(s.cc.state_name(), "probe_bw_cruise");
+        assert_eq!(off.cc.state_name(), "probe_bw_cruise");
+        assert_eq!((s.cc.extra_acked(), s.cc.cwnd()), (20, 60));
+        assert_eq!((off.cc.extra_acked(), off.cc.cwnd()), (0, 40));
+        // ACKs at the bottleneck's pace: each is 1 beyond the floor of what 2 ms delivered. The burst
+        // stays in the older slot for 5-10 rounds (tcp_bbr.c bbr_extra_acked_win_rtts 5, two slots).
+        let mut kept = 0;
+        while s.cc.extra_acked() == 20 {
+            spaced_round(&mut s, 20);
+            kept += 1;
+        }
+        assert!((5..=10).contains(&kept), "{kept}");
+        assert_eq!(s.cc.extra_acked(), 1);
+        assert_eq!(s.cc.cwnd(), 41);
+    }
+
+    /// Five rounds to PROBE_BW, everything ACKed, then `idle` of silence with the application dry
+    /// (or not) before one packet goes out.
+    fn restart(s: &mut Script<Bbr3>, idle: Dur, app_limited: bool) {
+        if app_limited {
+            s.app_limited();
+        }
+        s.advance(idle);
+        s.send(1);
+    }
+
+    #[test]
+    fn restarting_from_idle_while_app_limited_paces_at_the_bandwidth_in_probe_up() {
+        for app_limited in [true, false] {
+            let mut s = bbr3(1);
+            while s.cc.state_name() != "probe_bw_up" {
+                round(&mut s);
+            }
+            assert!((pps(&s) - 1.25 * 495.0).abs() < 1e-3, "{}", pps(&s));
+            restart(&mut s, Dur::from_ms(500), app_limited);
+            let want = if app_limited { 495.0 } else { 1.25 * 495.0 };
+            assert!((pps(&s) - want).abs() < 1e-3, "{app_limited}: {}", pps(&s));
+            assert_eq!(s.cc.idle_restart, app_limited);
+            // The first ACK of new data ends the restart.
+            s.ack_all(RTT);
+            assert!(!s.cc.idle_restart);
+        }
+    }
+
+    #[test]
+    fn an_app_limited_restart_after_the_probe_rtt_interval_skips_probe_rtt() {
+        for app_limited in [true, false] {
+            let mut s = bbr3(1);
+            for _ in 0..5 {
+                round(&mut s);
+            }
+            // 6 s of silence: the 5 s probe-RTT clock has run out when the next ACK comes.
+            restart(&mut s, Dur::from_ms(6000), app_limited);
+            s.ack_all(RTT);
+            // (In PROBE_BW, the 2-3 s wall-clock probe wait is over too: a bandwidth probe starts.)
+            let want = if app_limited {
+                Mode::ProbeBw
+            } else {
+                Mode::ProbeRtt
+            };
+            assert_eq!(s.cc.mode(), want, "app-limited {app_limited}");
+            assert_eq!(s.cc.counters()[0].1, u64::from(!app_limited));
+            // That ACK restarted the clock: the next round does not enter PROBE_RTT either.
+            round(&mut s);
+            assert_eq!(s.cc.counters()[0].1, u64::from(!app_limited));
+        }
+    }
+
+    #[test]
+    fn an_app_limited_restart_ends_a_probe_rtt_whose_200_ms_are_over() {
+        for app_limited in [true, false] {
+            let mut s = bbr3(1);
+            while s.cc.mode() != Mode::ProbeRtt {
+                round(&mut s);
+            }
+            // The flight is down to half a BDP on that round's ACKs: the 200 ms clock runs.
+            s.ack_all(RTT);
+            assert!(s.cc.probe_rtt_done_stamp.is_some());
+            restart(&mut s, Dur::from_ms(300), app_limited);
+            let want = if app_limited {
+                Mode::ProbeBw
+            } else {
+                Mode::ProbeRtt
+            };
+            assert_eq!(s.cc.mode(), want, "app-limited {app_limited}");
+        }
     }
 
     #[test]

@@ -964,6 +964,7 @@ mod tests {
                 in_flight: self.pending.len() as u32,
                 after_timeout: false,
                 retransmission: false,
+                app_limited: false,
             };
             cc.on_send(self.now, &ev);
         }

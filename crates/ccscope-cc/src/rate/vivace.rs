@@ -14,9 +14,15 @@
 //! back with the tag, so the MI's sent, acked and lost counts and its RTT regression need no side
 //! table. The delivery-rate sample is not used: Vivace scores the rate it sent at.
 //!
-//! Choices (docs/deviations.md): the reference's trending-gradient and RTT-deviation tolerance and its
-//! early termination of STARTING on RTT inflation are not modelled (only the per-MI regression-error
-//! test that zeroes a noisy gradient); the in-flight cap is 2.5 x rate x min RTT (the reference's
+//! RTT handling as the reference's (pcc_monitor_interval_queue.cpp, pcc_utility_manager.cpp): an ACK's
+//! RTT sample joins its MI one ACK later, once the next ACK interval shows whether it came in an ACK
+//! burst (then it is unreliable); an MI ends only after 4 reliable samples and one min RTT, doubled once
+//! if under 80% of its samples are reliable; its RTT gradient counts when it exceeds its fitting error
+//! or when the trend of the last 6 MIs' mean RTTs rises outside 2 deviations of its running average;
+//! STARTING ends early when the smoothed RTT exceeds (1 + 100) x the RTT at the MI's start.
+//!
+//! Choices (docs/deviations.md): the reference's RTT-deviation tolerance is not modelled (it feeds only
+//! the Scavenger utility's deviation penalty, not Vivace's); the in-flight cap is 2.5 x rate x min RTT (the reference's
 //! `bytes_in_flight_gain` over `GetCongestionWindow`), a window the transport needs.
 
 use std::collections::VecDeque;
@@ -34,6 +40,18 @@ const MEGABIT: f64 = 1024.0 * 1024.0;
 const MAX_PACKET_BYTES: f64 = 1500.0;
 /// Useful MIs kept at once: 2 x the largest number of probing pairs accepted.
 const MAX_USEFUL: usize = 16;
+/// pcc_utility_manager.cpp `kRttHistoryLen`: MIs in the RTT trend.
+const RTT_HISTORY: usize = 6;
+/// pcc_utility_manager.cpp `kAlpha`: weight of a new trend in its running average and deviation.
+const TREND_ALPHA: f64 = 0.1;
+/// pcc_utility_manager.cpp `kBeta`: a trend this many times below the least seen restarts tracking.
+const TREND_BETA: f64 = 100.0;
+/// pcc_utility_manager.cpp `kInflationToleranceGainHigh`/`Low` (both 2): deviations a trend may stray.
+const TREND_GAIN: f64 = 2.0;
+/// pcc_monitor_interval_queue.cpp: an ACK interval 50 x the running ratio marks an ACK burst.
+const BURST_RATIO: f64 = 50.0;
+/// pcc_sender.cpp `FLAGS_max_rtt_fluctuation_tolerance_ratio_in_decision_made`: tolerance outside STARTING.
+const TOLERANCE_AFTER_STARTING: f64 = 1.0;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -66,8 +84,16 @@ pub struct Params {
     pub initial_rtt_ms: f64,
     /// MI length in min RTTs (pcc_sender.cpp `monitor_duration_ = min_rtt_ * 1.0`).
     pub mi_rtts: f64,
-    /// Fewest packets in a useful MI (pcc_sender.cpp kMinPacketPerInterval: 5).
-    pub min_mi_packets: u32,
+    /// Reliable RTT samples an MI needs before it can end or be scored (pcc_monitor_interval_queue.cpp
+    /// kMinReliableRtt: 4).
+    pub min_reliable_rtts: u32,
+    /// Share of reliable RTT samples under which an MI is lengthened once, x2 (pcc_sender.cpp
+    /// kMinReliabilityRatio: 0.8).
+    pub min_reliability_ratio: f64,
+    /// RTT fluctuation tolerance ratio in STARTING: gradients under 1000/duration are ignored when it
+    /// exceeds 50, and STARTING ends once the smoothed RTT passes (1 + it) x the MI's starting RTT
+    /// (pcc_sender.cpp FLAGS_max_rtt_fluctuation_tolerance_ratio_in_starting: 100).
+    pub starting_rtt_tolerance: f64,
     /// In-flight cap as a multiple of rate x min RTT (pcc_sender.cpp FLAGS_bytes_in_flight_gain: 2.5).
     pub cwnd_gain: f64,
     /// Seed of the random order within each probing pair (the simulator sets one per flow).
@@ -91,7 +117,9 @@ impl Default for Params {
             initial_window: 10,
             initial_rtt_ms: 100.0,
             mi_rtts: 1.0,
-            min_mi_packets: 5,
+            min_reliable_rtts: 4,
+            min_reliability_ratio: 0.8,
+            starting_rtt_tolerance: 100.0,
             cwnd_gain: 2.5,
             seed: 0,
         }
@@ -114,7 +142,9 @@ impl crate::params::Params for Params {
         ParamSpec { name: "initial_window", unit: "packets", doc: "initial rate = this many packets per initial RTT (PCC-Uspace: 10)" },
         ParamSpec { name: "initial_rtt_ms", unit: "ms", doc: "RTT before the first sample (PCC-Uspace kInitialRtt: 100)" },
         ParamSpec { name: "mi_rtts", unit: "min RTTs", doc: "monitor interval length (PCC-Uspace: 1 min RTT)" },
-        ParamSpec { name: "min_mi_packets", unit: "packets", doc: "fewest packets in a useful MI (PCC-Uspace: 5)" },
+        ParamSpec { name: "min_reliable_rtts", unit: "samples", doc: "reliable RTT samples an MI needs to end (PCC-Uspace kMinReliableRtt: 4)" },
+        ParamSpec { name: "min_reliability_ratio", unit: "ratio", doc: "reliable share under which an MI is doubled once (PCC-Uspace: 0.8)" },
+        ParamSpec { name: "starting_rtt_tolerance", unit: "ratio", doc: "RTT fluctuation tolerance in STARTING (PCC-Uspace: 100)" },
         ParamSpec { name: "cwnd_gain", unit: "ratio", doc: "in-flight cap as a multiple of rate x min RTT (PCC-Uspace bytes_in_flight_gain: 2.5)" },
         ParamSpec { name: "seed", unit: "integer", doc: "seed of the probing order (the simulator sets one per flow)" },
     ];
@@ -143,13 +173,17 @@ impl crate::params::Params for Params {
         if !(1..=(MAX_USEFUL as u32 / 2)).contains(&self.probing_pairs) {
             return Err(invalid("probing_pairs", "must be in 1..=8"));
         }
-        for (key, v) in [
-            ("initial_window", self.initial_window),
-            ("min_mi_packets", self.min_mi_packets),
-        ] {
-            if v < 2 {
-                return Err(invalid(key, "must be >= 2"));
-            }
+        if self.initial_window < 2 {
+            return Err(invalid("initial_window", "must be >= 2"));
+        }
+        if self.min_reliable_rtts < 2 {
+            return Err(invalid("min_reliable_rtts", "must be >= 2"));
+        }
+        if !(self.min_reliability_ratio >= 0.0 && self.min_reliability_ratio < 1.0) {
+            return Err(invalid("min_reliability_ratio", "must be in [0, 1)"));
+        }
+        if !(self.starting_rtt_tolerance >= 0.0 && self.starting_rtt_tolerance.is_finite()) {
+            return Err(invalid("starting_rtt_tolerance", "must be >= 0 and finite"));
         }
         Ok(())
     }
@@ -185,6 +219,15 @@ struct Mi {
     bytes_lost: u64,
     /// No more packets will join it (a newer MI has started).
     closed: bool,
+    /// RTT fluctuation tolerance ratio of the mode it was created in (`rtt_fluctuation_tolerance_ratio`).
+    tolerance: f64,
+    /// Smoothed RTT (us) when it started, then at its first ACK (`rtt_on_monitor_start`); 0 if none.
+    rtt_on_start_us: f64,
+    /// RTT samples taken, and how many were reliable (`packet_rtt_samples`, `num_reliable_rtt`).
+    samples: u32,
+    reliable: u32,
+    /// Lengthened once for too few reliable samples (`is_monitor_duration_extended`).
+    extended: bool,
     /// Sums for the least-squares line of RTT (us) over packet number (pcc_utility_manager.cpp
     /// ComputeRttGradient), x taken from `first_seq`.
     n: f64,
@@ -196,8 +239,89 @@ struct Mi {
 }
 
 impl Mi {
-    fn done(&self) -> bool {
-        self.closed && self.acked + self.lost >= self.sent
+    /// pcc_monitor_interval_queue.cpp `IsUtilityAvailable`: enough reliable RTTs and every packet resolved.
+    fn done(&self, min_reliable: u32) -> bool {
+        self.closed && self.reliable >= min_reliable && self.acked + self.lost >= self.sent
+    }
+}
+
+/// An ACK whose RTT sample waits for the next ACK interval (pcc_monitor_interval_queue.cpp
+/// `pending_acked_packets_`, `pending_rtt_`, `pending_avg_rtt_`, `pending_ack_interval_`).
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    tag: u64,
+    seq: u64,
+    rtt_us: f64,
+    avg_rtt_us: f64,
+    ack_interval_us: f64,
+}
+
+/// The trend of recent MIs' mean RTTs and its running statistics (pcc_utility_manager.cpp
+/// `mi_avg_rtt_history_`, `avg_/min_/dev_/last_trending_gradient_`; -1 is unset).
+#[derive(Clone, Debug)]
+struct RttTrend {
+    history: VecDeque<f64>,
+    avg: f64,
+    min: f64,
+    dev: f64,
+    last: f64,
+}
+
+impl Default for RttTrend {
+    fn default() -> Self {
+        RttTrend {
+            history: VecDeque::with_capacity(RTT_HISTORY + 1),
+            avg: -1.0,
+            min: -1.0,
+            dev: -1.0,
+            last: -1.0,
+        }
+    }
+}
+
+impl RttTrend {
+    /// pcc_utility_manager.cpp `ProcessRttTrend` and `DetermineToleranceInflation`: add an MI's mean
+    /// RTT (us); true when the trend (least-squares slope over the last 6) rises outside
+    /// avg +- 2 dev, so the MI's RTT gradient is not to be tolerated.
+    fn rising_outlier(&mut self, avg_rtt_us: f64) -> bool {
+        self.history.push_back(avg_rtt_us);
+        if self.history.len() > RTT_HISTORY {
+            self.history.pop_front();
+        }
+        if self.history.len() < RTT_HISTORY {
+            return false;
+        }
+        // ComputeTrendingGradient: slope of mean RTT over MI index.
+        let n = self.history.len() as f64;
+        let x_avg = (n - 1.0) / 2.0;
+        let y_avg = self.history.iter().sum::<f64>() / n;
+        let (mut gx, mut gy) = (0.0, 0.0);
+        for (i, y) in self.history.iter().enumerate() {
+            let dx = i as f64 - x_avg;
+            gx += dx * dx;
+            gy += dx * (y - y_avg);
+        }
+        let tg = gy / gx;
+        if self.min < 0.000001 || tg.abs() < self.min / TREND_BETA {
+            // A new (or far smaller) trend scale: restart the running statistics from it.
+            self.avg = 0.0;
+            self.min = tg.abs();
+            self.dev = tg.abs();
+            self.last = tg;
+            return false;
+        }
+        let (lo, hi) = (
+            self.avg - TREND_GAIN * self.dev,
+            self.avg + TREND_GAIN * self.dev,
+        );
+        let outlier = tg < lo || tg > hi;
+        if !outlier {
+            self.dev = self.dev * (1.0 - TREND_ALPHA) + (tg - self.last).abs() * TREND_ALPHA;
+            self.avg = self.avg * (1.0 - TREND_ALPHA) + tg * TREND_ALPHA;
+            self.last = tg;
+        }
+        self.min = self.min.min(tg.abs());
+        outlier && tg > 0.0
     }
 }
 
@@ -227,6 +351,20 @@ pub struct Vivace {
     pair_first: Direction,
     latest_rtt: Option<Dur>,
     min_rtt: Option<Dur>,
+    /// Smoothed RTT, us, 0 before a sample (pcc_sender.cpp `avg_rtt_`: 7/8 old + 1/8 new).
+    avg_rtt_us: f64,
+    /// Smoothed RTT when the current MI started (its `rtt_on_monitor_start` if it is not useful).
+    current_rtt_on_start_us: f64,
+    last_ack: Option<Time>,
+    pending: Option<Pending>,
+    /// Running ratio of consecutive ACK intervals, -1 unset (`avg_interval_ratio_`), and the ACK
+    /// burst in progress (`burst_flag_`).
+    avg_interval_ratio: f64,
+    burst: bool,
+    /// How long the current useful MI must last (pcc_sender.cpp `monitor_duration_`).
+    monitor_duration: Dur,
+    trend: RttTrend,
+    starting_rtt_exits: u64,
     bytes: u32,
     rng: rng::Rng,
     decisions: u64,
@@ -251,6 +389,15 @@ impl Vivace {
             pair_first: Direction::Increase,
             latest_rtt: None,
             min_rtt: None,
+            avg_rtt_us: 0.0,
+            current_rtt_on_start_us: 0.0,
+            last_ack: None,
+            pending: None,
+            avg_interval_ratio: -1.0,
+            burst: false,
+            monitor_duration: Dur::ZERO,
+            trend: RttTrend::default(),
+            starting_rtt_exits: 0,
             bytes: 1500,
             rng: rng::stream(p.seed, 0),
             decisions: 0,
@@ -286,22 +433,119 @@ impl Vivace {
         self.p.probing_pairs as usize
     }
 
-    /// pcc_sender.cpp `CreateNewInterval`.
-    fn create_new_interval(&self, now: Time) -> bool {
-        let Some((_, useful, _, first, sent)) = self.current else {
+    /// pcc_sender.cpp `CreateNewInterval`: a useful MI ends after `min_reliable_rtts` reliable RTT
+    /// samples and the monitor duration; with 80% or fewer of its samples reliable, the duration is
+    /// doubled once first.
+    fn create_new_interval(&mut self, now: Time) -> bool {
+        let Some((id, useful, _, first, _)) = self.current else {
             return true;
         };
-        let Some(min_rtt) = self.min_rtt else {
+        if self.latest_rtt.is_none() {
             return false;
-        };
+        }
         if self.useful.is_empty() {
             return true;
         }
         if !useful {
             return false;
         }
-        let duration = Dur::from_secs_f64(self.p.mi_rtts * min_rtt.as_secs_f64());
-        now.since(first) >= duration && sent >= self.p.min_mi_packets
+        let Some(m) = self.useful.iter_mut().find(|m| m.id == id) else {
+            return true;
+        };
+        if m.reliable < self.p.min_reliable_rtts || now.since(first) < self.monitor_duration {
+            return false;
+        }
+        if m.reliable as f64 / m.samples as f64 > self.p.min_reliability_ratio || m.extended {
+            return true;
+        }
+        self.monitor_duration = self.monitor_duration + self.monitor_duration;
+        m.extended = true;
+        false
+    }
+
+    /// pcc_sender.cpp `GetMaxRttFluctuationTolerance` (its deviation-based branch is unreachable there).
+    fn tolerance(&self) -> f64 {
+        if self.mode == Mode::Starting {
+            self.p.starting_rtt_tolerance
+        } else {
+            TOLERANCE_AFTER_STARTING
+        }
+    }
+
+    /// pcc_sender.cpp `CheckForRttInflation`: in STARTING, the smoothed RTT has passed (1 + tolerance)
+    /// x the current MI's starting RTT while the latest sample is above it.
+    fn rtt_inflated(&self, latest_rtt_us: f64) -> bool {
+        let Some((id, useful, ..)) = self.current else {
+            return false;
+        };
+        let oldest = self
+            .useful
+            .front()
+            .map_or(self.current_rtt_on_start_us, |m| m.rtt_on_start_us);
+        if oldest == 0.0 || latest_rtt_us <= self.avg_rtt_us {
+            return false;
+        }
+        let start = if useful {
+            self.useful
+                .iter()
+                .find(|m| m.id == id)
+                .map_or(self.current_rtt_on_start_us, |m| m.rtt_on_start_us)
+        } else {
+            self.current_rtt_on_start_us
+        };
+        (1.0 + self.tolerance()) * start < self.avg_rtt_us
+    }
+
+    /// pcc_monitor_interval_queue.cpp `OnCongestionEvent`: the pending ACK's RTT sample joins its MI,
+    /// reliable unless it came in an ACK burst (the interval before it 50 x the running ratio to the
+    /// one after it, until an RTT below the smoothed one is followed by a larger one).
+    fn record_sample(&mut self, p: Pending, latest_rtt_us: f64, ack_interval_us: f64) {
+        let Some(idx) = p
+            .tag
+            .checked_sub(1)
+            .and_then(|id| self.useful.iter().position(|m| m.id == id))
+        else {
+            return;
+        };
+        if self.useful[idx].done(self.p.min_reliable_rtts) {
+            return;
+        }
+        let mut reliable = false;
+        if p.ack_interval_us != 0.0 {
+            let mut ratio = p.ack_interval_us / ack_interval_us;
+            if ratio < 1.0 {
+                ratio = 1.0 / ratio;
+            }
+            if self.avg_interval_ratio < 0.0 {
+                self.avg_interval_ratio = ratio;
+            }
+            if ratio > BURST_RATIO * self.avg_interval_ratio {
+                self.burst = true;
+            } else if self.burst {
+                if latest_rtt_us > p.rtt_us && p.rtt_us < p.avg_rtt_us {
+                    self.burst = false;
+                }
+            } else {
+                reliable = true;
+            }
+            self.avg_interval_ratio = self.avg_interval_ratio * 0.9 + ratio * 0.1;
+        }
+        let m = &mut self.useful[idx];
+        if m.acked == 0 {
+            m.rtt_on_start_us = p.avg_rtt_us;
+        }
+        m.acked += 1;
+        m.samples += 1;
+        if reliable {
+            m.reliable += 1;
+            let (x, y) = (p.seq.saturating_sub(m.first_seq) as f64, p.rtt_us);
+            m.n += 1.0;
+            m.sx += x;
+            m.sy += y;
+            m.sxx += x * x;
+            m.sxy += x * y;
+            m.syy += y * y;
+        }
     }
 
     /// pcc_sender.cpp `CreateUsefulInterval`: one useful MI at a time, 2 x pairs while probing.
@@ -343,8 +587,9 @@ impl Vivace {
         }
     }
 
-    /// pcc_utility_manager.cpp `CalculateUtilityProportional` with Vivace's coefficients (Vivace §3).
-    fn utility(&self, mi: &Mi, starting: bool) -> f64 {
+    /// pcc_utility_manager.cpp `CalculateUtilityProportional` with Vivace's coefficients (Vivace §3),
+    /// after `PrepareStatistics` (which also feeds the RTT trend).
+    fn utility(&mut self, mi: &Mi) -> f64 {
         // ComputeSimpleMetrics: the MI lasts from its first to its last send plus one packet's transfer.
         let pkt_us = MAX_PACKET_BYTES * 8.0 / mi.rate_bps * 1e6;
         let duration_us = mi.last_sent.since(mi.first_sent).as_ns() as f64 / 1e3 + pkt_us;
@@ -354,7 +599,7 @@ impl Vivace {
         } else {
             0.0
         };
-        let mut gradient = 0.0;
+        let (mut g, mut error, mut avg_rtt) = (0.0, 0.0, None);
         if mi.n >= 2.0 {
             let sxx = mi.sxx - mi.sx * mi.sx / mi.n;
             if sxx > 0.0 {
@@ -364,17 +609,23 @@ impl Vivace {
                 let avg = mi.sy / mi.n;
                 // ComputeRttGradientError: RMS residual of the line relative to the mean RTT.
                 let rss = (syy - slope * sxy).max(0.0);
-                let error = (rss / mi.n).sqrt() / avg.max(1e-9);
+                error = (rss / mi.n).sqrt() / avg.max(1e-9);
                 // us of RTT per packet over us per packet at the MI's rate: dRTT/dT.
-                let g = slope / pkt_us;
-                // DetermineToleranceGeneral: a gradient smaller than its fitting error is noise.
-                if error < g.abs() {
-                    gradient = g;
-                }
+                g = slope / pkt_us;
+                avg_rtt = Some(avg);
             }
         }
-        // STARTING tolerates RTT fluctuation (tolerance ratio 100 > 50): gradients under 1000/duration.
-        if starting && gradient.abs() < 1000.0 / duration_us {
+        // DetermineToleranceGeneral: a gradient within its fitting error is noise...
+        let mut tolerable = error >= g.abs();
+        // ...unless the RTT trend over recent MIs rises beyond its usual spread (ProcessRttTrend).
+        if let Some(avg) = avg_rtt {
+            if self.trend.rising_outlier(avg) {
+                tolerable = false;
+            }
+        }
+        let mut gradient = if tolerable { 0.0 } else { g };
+        // A tolerance ratio over 50 (STARTING) ignores gradients under 1000/duration.
+        if mi.tolerance > 50.0 && gradient.abs() < 1000.0 / duration_us {
             gradient = 0.0;
         }
         gradient = gradient.max(0.0);
@@ -570,16 +821,16 @@ impl Vivace {
 
     /// When every useful MI is accounted for, score them all and act (pcc_mi_queue.cpp).
     fn maybe_finish(&mut self) {
-        if self.useful.is_empty() || !self.useful.iter().all(Mi::done) {
+        let min_reliable = self.p.min_reliable_rtts;
+        if self.useful.is_empty() || !self.useful.iter().all(|m| m.done(min_reliable)) {
             return;
         }
-        let starting = self.mode == Mode::Starting;
         let n = self.useful.len();
         for i in 0..n {
             let mi = self.useful[i];
             self.utilities[i] = UtilityInfo {
                 rate_bps: mi.rate_bps,
-                utility: self.utility(&mi, starting),
+                utility: self.utility(&mi),
             };
         }
         self.useful.clear();
@@ -618,16 +869,23 @@ impl Controller for Vivace {
             }
             let useful = self.create_useful_interval();
             let rate = self.next_mi_rate(useful);
+            // pcc_sender.cpp OnPacketSent: each new MI lasts one min RTT (doubled at most once).
+            self.monitor_duration = self.min_rtt.map_or(Dur::ZERO, |r| {
+                Dur::from_secs_f64(self.p.mi_rtts * r.as_secs_f64())
+            });
             let id = self.next_id;
             self.next_id += 1;
             self.mis += 1;
             self.current = Some((id, useful, rate, now, 0));
+            self.current_rtt_on_start_us = self.avg_rtt_us;
             if useful {
                 self.useful.push_back(Mi {
                     id,
                     rate_bps: rate,
                     first_sent: now,
                     first_seq: ev.seq,
+                    tolerance: self.tolerance(),
+                    rtt_on_start_us: self.avg_rtt_us,
                     ..Default::default()
                 });
             }
@@ -650,29 +908,51 @@ impl Controller for Vivace {
         id + 1
     }
 
-    fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
+    /// pcc_sender.cpp `OnCongestionEvent`.
+    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         self.bytes = ev.bytes.max(1);
+        let ack_interval_us = self
+            .last_ack
+            .map_or(0.0, |t| now.since(t).as_ns() as f64 / 1e3);
+        self.last_ack = Some(now);
+        let rtt_us = ev.rtt.as_ns() as f64 / 1e3;
+        // UpdateRtt.
+        self.avg_rtt_us = if self.avg_rtt_us == 0.0 {
+            rtt_us
+        } else {
+            0.875 * self.avg_rtt_us + 0.125 * rtt_us
+        };
+        self.min_rtt = Some(self.min_rtt.map_or(ev.rtt, |m| m.min(ev.rtt)));
         if self.latest_rtt.is_none() && ev.rtt > Dur::ZERO {
-            // pcc_sender.cpp OnCongestionEvent: a first RTT under kInitialRtt scales the initial rate up.
+            // A first RTT under kInitialRtt scales the initial rate up.
             let initial = Dur::from_ms_f64(self.p.initial_rtt_ms);
             if ev.rtt < initial {
                 self.rate_bps *= initial.as_secs_f64() / ev.rtt.as_secs_f64();
             }
         }
         self.latest_rtt = Some(ev.rtt);
-        self.min_rtt = Some(self.min_rtt.map_or(ev.rtt, |m| m.min(ev.rtt)));
-        let rtt_us = ev.rtt.as_ns() as f64 / 1e3;
-        let seq = ev.seq;
-        if let Some(m) = self.mi_of(ev.tag) {
-            m.acked += 1;
-            let x = seq.saturating_sub(m.first_seq) as f64;
-            m.n += 1.0;
-            m.sx += x;
-            m.sy += rtt_us;
-            m.sxx += x * x;
-            m.sxy += x * rtt_us;
-            m.syy += rtt_us * rtt_us;
+        if self.mode == Mode::Starting && self.rtt_inflated(rtt_us) {
+            // OnRttInflationInStarting drops every MI; EnterProbing halves the rate.
+            self.useful.clear();
+            self.current = None;
+            self.starting_rtt_exits += 1;
+            self.enter_probing();
+            return;
         }
+        // pcc_monitor_interval_queue.cpp: with no useful MI the ACK is skipped altogether.
+        if self.useful.is_empty() {
+            return;
+        }
+        if let Some(p) = self.pending.take() {
+            self.record_sample(p, rtt_us, ack_interval_us);
+        }
+        self.pending = Some(Pending {
+            tag: ev.tag,
+            seq: ev.seq,
+            rtt_us,
+            avg_rtt_us: self.avg_rtt_us,
+            ack_interval_us,
+        });
         self.maybe_finish();
     }
 
@@ -713,6 +993,7 @@ impl Controller for Vivace {
         vec![
             ("decisions", self.decisions),
             ("monitor_intervals", self.mis),
+            ("starting_rtt_exits", self.starting_rtt_exits),
         ]
     }
 }
@@ -732,47 +1013,35 @@ mod tests {
         }))
     }
 
-    /// A 10 Mbit/s bottleneck as an MI sees it: each packet of an MI sent at r > C finds 12000/C -
-    /// 12000/r seconds more queue than the one before (the RTT climbs); at r <= C the queue stays empty.
-    const C_BPS: f64 = 10e6;
+    /// A 10 Mbit/s FIFO bottleneck: a packet's ACK comes one base RTT after it was sent, or one
+    /// packet time (1.2 ms) after the previous ACK if the queue holds it back (so the RTT climbs
+    /// while the rate exceeds 10 Mbit/s and the queue drains at 10 Mbit/s after).
+    const PKT_TIME: Dur = Dur::from_us(1200);
 
-    fn path_rtt(rate_bps: Option<f64>, k: usize) -> Dur {
-        let per_packet = rate_bps.map_or(0.0, |r| (12_000.0 / C_BPS - 12_000.0 / r).max(0.0));
-        RTT + Dur::from_secs_f64(k as f64 * per_packet)
-    }
-
-    /// Send one MI's worth at the pacing rate (one min RTT, at least 5 packets) while the ACKs of the
-    /// packets sent before it come back with `path_rtt` (MIs overlap their ACKs as on a real path).
-    fn mi(s: &mut Script<Vivace>) {
-        let prev = s.in_flight.len();
+    /// Send for one min RTT (at least 5 packets) at the pacing rate, ACKing each packet at its time on
+    /// the bottleneck above (MIs overlap their ACKs as on a real path); `last_ack` is the previous ACK.
+    fn mi(s: &mut Script<Vivace>, last_ack: &mut Time) {
         let start = s.now;
         let mut n = 0;
         while n < 5 || s.now.since(start) < RTT {
             s.send(1);
-            let gap = s.cc.pacing_rate().expect("paced").tx_time(1500);
-            s.advance(gap);
-            n += 1;
-        }
-        let mut k = 0;
-        let mut last_tag = None;
-        for _ in 0..prev {
-            let (_, _, tag) = *s.in_flight.front().expect("in flight");
-            if last_tag != Some(tag) {
-                (k, last_tag) = (0, Some(tag));
+            let next = s.now + s.cc.pacing_rate().expect("paced").tx_time(1500);
+            while let Some(&(_, sent, _)) = s.in_flight.front() {
+                let at = (sent + RTT).max(*last_ack + PKT_TIME);
+                if at > next {
+                    break;
+                }
+                s.ack_oldest(at.since(sent));
+                *last_ack = at;
             }
-            let rate =
-                s.cc.useful
-                    .iter()
-                    .find(|m| m.id + 1 == tag)
-                    .map(|m| m.rate_bps);
-            s.ack_oldest(path_rtt(rate, k));
-            k += 1;
+            s.advance(next.since(s.now));
+            n += 1;
         }
     }
 
     #[test]
     fn the_latency_utility_is_x_to_the_0_9_less_rtt_gradient_and_loss_penalties() {
-        let v = Vivace::new(Params::default());
+        let mut v = Vivace::new(Params::default());
         // 100 packets of 1500 B over 99 ms + one packet's transfer at 12 Mbit/s (1 ms): 12 Mbit/s.
         let mut m = Mi {
             rate_bps: 12e6,
@@ -784,10 +1053,10 @@ mod tests {
             ..Default::default()
         };
         // Vivace §3: no RTT samples and no loss leaves x^0.9.
-        assert_close(v.utility(&m, false), 12f64.powf(0.9));
+        assert_close(v.utility(&m), 12f64.powf(0.9));
         // 5% loss: - 11.35 x 0.05 x 12.
         m.bytes_lost = 7_500;
-        assert_close(v.utility(&m, false), 12f64.powf(0.9) - 11.35 * 0.05 * 12.0);
+        assert_close(v.utility(&m), 12f64.powf(0.9) - 11.35 * 0.05 * 12.0);
         // RTT rising exactly 0.1 ms per packet (1 ms apart): dRTT/dT = 0.1, fitted with no error.
         m.bytes_lost = 0;
         for k in 0..10 {
@@ -799,10 +1068,10 @@ mod tests {
             m.sxy += x * y;
             m.syy += y * y;
         }
-        assert_close(v.utility(&m, false), 12f64.powf(0.9) - 900.0 * 0.1 * 12.0);
+        assert_close(v.utility(&m), 12f64.powf(0.9) - 900.0 * 0.1 * 12.0);
         // A falling RTT earns nothing (pcc_utility_manager.cpp clamps the gradient at 0).
         m.sxy = m.sx * m.sy / m.n - (m.sxy - m.sx * m.sy / m.n);
-        assert_close(v.utility(&m, false), 12f64.powf(0.9));
+        assert_close(v.utility(&m), 12f64.powf(0.9));
     }
 
     #[test]
@@ -814,31 +1083,30 @@ mod tests {
         s.ack_oldest(RTT);
         assert_close(s.cc.rate_bps(), 3e6);
         // STARTING: one useful MI at a time (then a non-useful one while its ACKs return); each flat-RTT
-        // MI scores higher than the last, so the rate doubles: 3, 6, 12 Mbit/s.
+        // MI scores higher than the last, so the rate doubles: 3, 6, 12 Mbit/s. An MI's last RTT sample
+        // joins it one ACK later and it needs 4 reliable samples, so each rate lasts two sends or more.
         let mut rates = Vec::new();
-        for _ in 0..5 {
-            mi(&mut s);
-            assert_eq!(s.cc.mode(), Mode::Starting);
+        let mut k = Time::ZERO;
+        while s.cc.mode() == Mode::Starting {
             rates.push(s.cc.rate_bps() / 1e6);
+            mi(&mut s, &mut k);
+            assert!(rates.len() < 20);
         }
-        assert_eq!(rates, [3.0, 6.0, 6.0, 12.0, 12.0]);
-        // The 12 Mbit/s MI overfills the 10 Mbit/s path: its RTT climbs, its utility falls; STARTING
-        // ends at half the rate, 6 Mbit/s, the last rate that scored better.
-        mi(&mut s);
+        assert_eq!(rates, [3.0, 3.0, 3.0, 6.0, 6.0, 12.0, 12.0]);
         assert_eq!(s.cc.mode(), Mode::Probing);
         assert_close(s.cc.rate_bps(), 6e6);
-        // PROBING: three pairs at 6 x 1.05 and 6 x 0.95 Mbit/s, each pair in a seeded random order.
+        // PROBING: three pairs at 6 x 1.05 and 6 x 0.95 Mbit/s, each pair in a seeded random order (an
+        // MI lasts until 4 reliable RTTs are in, so some span two of these sends), then the central rate.
         let mut probes = Vec::new();
         while s.cc.mode() == Mode::Probing {
-            mi(&mut s);
+            mi(&mut s, &mut k);
             probes.push(s.cc.mi_rate_bps());
-            assert!(probes.len() <= 8, "{probes:?}");
+            assert!(probes.len() <= 12, "{probes:?}");
         }
-        for pair in probes[..6].chunks(2) {
-            let (hi, lo) = (pair[0].max(pair[1]), pair[0].min(pair[1]));
-            assert_close(hi, 6.3e6);
-            assert_close(lo, 5.7e6);
-        }
+        assert_eq!(
+            probes,
+            [6.3e6, 5.7e6, 6.3e6, 5.7e6, 5.7e6, 5.7e6, 6.3e6, 6e6, 6.8e6]
+        );
         // Under the capacity x^0.9 rewards the higher rate in every pair: DECISION_MADE upwards from
         // 6.3; the gradient's step, over the 5% boundary, is clamped to it (allowance 1), then raised to
         // the 500 kbit/s floor.
@@ -849,8 +1117,8 @@ mod tests {
         // Each better MI moves on, the boundary growing by 5% per clamped step: x1.10, x1.15, x1.20.
         let mut expect = 6.8e6;
         for step in [1.10, 1.15, 1.20] {
-            mi(&mut s);
-            mi(&mut s);
+            mi(&mut s, &mut k);
+            mi(&mut s, &mut k);
             expect *= step;
             assert_eq!(s.cc.mode(), Mode::DecisionMade);
             assert_close(s.cc.rate_bps(), expect);
@@ -858,11 +1126,84 @@ mod tests {
         assert_eq!((s.cc.allowance, s.cc.rounds), (4, 4));
         // 10.32 Mbit/s overfills the path: the utility falls with the rate up, so the step is undone
         // with the boundary now 5% + 4 x 5% = 25%, and PROBING starts again around 7.74 Mbit/s.
-        mi(&mut s);
-        mi(&mut s);
+        mi(&mut s, &mut k);
+        mi(&mut s, &mut k);
         assert_eq!(s.cc.mode(), Mode::Probing);
         assert_close(s.cc.rate_bps(), expect * 0.75);
         assert_eq!(s.cc.counters()[0], ("decisions", 1));
+    }
+
+    #[test]
+    fn a_rising_rtt_trend_outside_two_deviations_of_its_average_is_not_tolerated() {
+        let mut t = RttTrend::default();
+        // Six MIs whose mean RTT climbs 10 us each: the first trend (10 us/MI) sets the scale.
+        for i in 0..6 {
+            assert!(!t.rising_outlier(40_000.0 + 10.0 * i as f64));
+        }
+        assert_eq!((t.avg, t.min, t.dev, t.last), (0.0, 10.0, 10.0, 10.0));
+        // The same slope again is within 0 +- 2 x 10: dev = 0.9 x 10, avg = 0.1 x 10.
+        assert!(!t.rising_outlier(40_060.0));
+        assert_close(t.dev, 9.0);
+        assert_close(t.avg, 1.0);
+        // A jump to 41 ms: slope 2500 / 17.5 = 142.9 us/MI > 1 + 2 x 9: the gradient counts.
+        assert!(t.rising_outlier(41_000.0));
+        // A fall as steep is an outlier too, but never makes a gradient count.
+        let mut f = RttTrend::default();
+        for i in 0..7 {
+            f.rising_outlier(40_000.0 + 10.0 * i as f64);
+        }
+        assert!(!f.rising_outlier(39_000.0));
+    }
+
+    #[test]
+    fn an_mi_with_80_percent_or_fewer_reliable_rtts_is_lengthened_once_to_twice_the_min_rtt() {
+        let setup = |samples: u32, reliable: u32| {
+            let mut v = Vivace::new(Params::default());
+            v.latest_rtt = Some(RTT);
+            v.current = Some((0, true, 6e6, Time::ZERO, 10));
+            v.monitor_duration = RTT;
+            v.useful.push_back(Mi {
+                id: 0,
+                samples,
+                reliable,
+                ..Default::default()
+            });
+            v
+        };
+        let ms = Time::from_ms;
+        // 4 of 10 reliable: not before one min RTT; at it, doubled instead; then at 80 ms it ends.
+        let mut v = setup(10, 4);
+        assert!(!v.create_new_interval(ms(39)));
+        assert!(!v.create_new_interval(ms(40)));
+        assert_eq!(v.monitor_duration, Dur::from_ms(80));
+        assert!(!v.create_new_interval(ms(79)));
+        assert!(v.create_new_interval(ms(80)));
+        // 5 of 5 reliable ends at one min RTT; 3 reliable samples never end it.
+        assert!(setup(5, 5).create_new_interval(ms(40)));
+        assert!(!setup(3, 3).create_new_interval(ms(400)));
+    }
+
+    #[test]
+    fn starting_ends_at_half_the_rate_when_the_smoothed_rtt_passes_the_tolerance() {
+        for (tolerance, mode) in [(0.3, Mode::Probing), (100.0, Mode::Starting)] {
+            let mut s = Script::new(Vivace::new(Params {
+                starting_rtt_tolerance: tolerance,
+                ..Default::default()
+            }));
+            s.send(1);
+            s.ack_oldest(RTT);
+            // A useful MI starts at a smoothed RTT of 40 ms; its ACKs come back at 100 ms.
+            s.send(10);
+            s.ack_oldest(Dur::from_ms(100));
+            // 7/8 x 40 + 1/8 x 100 = 47.5 ms, under 1.3 x 40 = 52.
+            assert_eq!(s.cc.mode(), Mode::Starting);
+            // 7/8 x 47.5 + 1/8 x 100 = 54.06 ms > 52: with the 0.3 tolerance STARTING ends.
+            s.ack_oldest(Dur::from_ms(100));
+            assert_eq!(s.cc.mode(), mode, "tolerance {tolerance}");
+            let halved = if mode == Mode::Probing { 0.5 } else { 1.0 };
+            assert_close(s.cc.rate_bps(), 3e6 * halved);
+            assert_eq!(s.cc.counters()[2].1, u64::from(mode == Mode::Probing));
+        }
     }
 
     #[test]
@@ -893,10 +1234,10 @@ mod tests {
         );
         bad(
             Params {
-                min_mi_packets: 1,
+                min_reliable_rtts: 1,
                 ..Default::default()
             },
-            "min_mi_packets",
+            "min_reliable_rtts",
         );
     }
 }

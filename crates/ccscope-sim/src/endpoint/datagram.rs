@@ -170,6 +170,7 @@ impl DatagramSender {
             in_flight: self.in_flight,
             after_timeout,
             retransmission: false,
+            app_limited: self.rate.is_app_limited(),
         };
         let tag = self.cc.on_send(now, &ev);
         debug_assert_eq!(self.base_seq + self.ring.len() as u64, seq);

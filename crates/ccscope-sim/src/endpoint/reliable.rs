@@ -382,6 +382,7 @@ impl ReliableSender {
             in_flight: self.in_flight,
             after_timeout: false,
             retransmission,
+            app_limited: self.rate.is_app_limited(),
         };
         let tag = self.cc.on_send(now, &ev);
         // Draft §3.2: with nothing unacknowledged before this packet, the rate clocks restart.
