@@ -11,7 +11,7 @@ import pytest
 
 from ccscope.models.cmt import CmtInputError, mathis_throughput, pftk_throughput, renewal_throughput
 from ccscope.models.cmt.reference import pftk_q_hat
-from ccscope.models.cmt.renewal import lost_eq62, p_timeout_eq44, reference_rtt, rtt_eq8, time_eb_eq46
+from ccscope.models.cmt.renewal import lost_eq62, p_timeout_eq44, ramp_time_eq8, reference_rtt, rtt_eq8, time_eb_eq46
 
 FOCUS = dict(p=1e-3, b_mbps=21.0, d_ms=40.0, rbuf_bytes=128_000)  # §6.1.1's focus point, KB = 1000 B (A11)
 
@@ -180,6 +180,15 @@ def test_eq62_window_solves_eq31_with_eq62_losses():
 def test_eq8_queues_a_window_above_the_bdp():
     assert rtt_eq8(40, 1000.0, 0.05) == pytest.approx(0.05 + 1e-3)  # b d = 50 >= 40
     assert rtt_eq8(80, 1000.0, 0.05) == pytest.approx(0.08)  # CWND / b
+
+
+@pytest.mark.parametrize("bdp", [5.0, 33.3, 40.0, 60.0])
+def test_ramp_time_is_eq8_summed_over_a_fine_ramp_of_windows(bdp):
+    # Eq. 36 per round: the closed form of ramp_time_eq8 against eq. 8 at 200,000 evenly spaced windows in [25, 50].
+    b, n = 1000.0, 200_000
+    d = bdp / b
+    fine = sum(rtt_eq8(25.0 + 25.0 * (i + 0.5) / n, b, d) for i in range(n)) / n
+    assert ramp_time_eq8(25.0, 50.0, 10.0, b, d) == pytest.approx(10.0 * fine, rel=1e-6)
 
 
 def test_reference_rtt_is_the_renewal_models_rtt():
