@@ -582,7 +582,7 @@ def claims(single: list[dict], gains: list[dict], steps: list[dict], st: Setting
 def _read_csv(path: FsPath) -> list[dict]:
     """Rows of one of the report's CSVs, numbers read back as numbers (the figures not rerun by `--figs`)."""
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: run the whole report (no --figs) first")
+        raise FileNotFoundError(f"{path} is missing: run the whole report (no --figs, no --report-only) first")
 
     def value(key: str, text: str):
         if key in TEXT_COLUMNS:
@@ -615,7 +615,8 @@ def reproduce(out: FsPath, st: Settings, log: Callable[[str], None] = print, fig
     """Run the figures in `figs` (all by default) and write the report; the other figures' rows come from the
     `cmt/*.csv` an earlier run wrote next to `out`."""
     t0 = time.perf_counter()
-    ran = tuple(f for f in FIGS if f in figs)
+    # Figs. 13 and 14 come from the same runs: naming one runs both.
+    ran = tuple(f for f in FIGS if f in figs or (f in STEP_FIGS and set(STEP_FIGS) & set(figs)))
     outdir = out.parent
     (outdir / "cmt").mkdir(parents=True, exist_ok=True)
     old = {name: _read_csv(outdir / "cmt" / f"{name}.csv") for name, group in
