@@ -3,6 +3,7 @@ dynamic congestion-window management. Writes docs/reproductions/cmt.md, its figu
 them (cmt/*.csv), from fresh runs.
 
     python experiments/cmt/repro.py -o docs/reproductions/cmt.md        (or: ccscope repro cmt)
+    ccscope repro cmt --figs 5 6 7 8     (rerun Figs. 5-8 only; the rest of the report from its cmt/*.csv)
 
 Every number in the report is computed here; the paper's numbers are quoted with their section. The
 paper prints no curve data, so its figures are judged on shape and on the numbers its text quotes
@@ -55,6 +56,11 @@ FIG12_D2 = (10.0, 40.0, 100.0, 200.0)
 FIG13_B1 = (5.0, 10.0, 20.0, 30.0, 40.0, 50.0)
 FIG13_K = (1, 2, 5, 10)
 SOLVE_RBUF = (16_000, 64_000, 128_000, 176_000, 256_000, 512_000, 1_000_000, 2_000_000, 4_000_000)
+# The figures `--figs` can select, and the runs behind each group (Figs. 13 and 14 come from the same runs).
+FIGS = ("5", "6", "7", "8", "9", "10", "11", "12", "13", "14")
+SINGLE_FIGS, GAIN_FIGS, STEP_FIGS = ("5", "6", "7", "8"), ("9", "10", "11", "12"), ("13", "14")
+# Columns of the report's CSVs that are text; every other column is read back as a number.
+TEXT_COLUMNS = {"fig", "curve", "loss", "solver"}
 # Paper 002 §6.1.2 and §7: the quoted accuracies and gain.
 PAPER_MARKOV_MAX_ERR = 0.011
 PAPER_RENEWAL_MAX_ERR = 0.147
@@ -93,6 +99,7 @@ def _simulate(run: Run) -> dict:
         "first_tx_mbps": float(flow["first_tx_mbps"]),
         "loss_events": int(flow["loss_events"]),
         "fast_retransmits": int(flow["fast_retransmits"]),
+        "fast_retransmitted_tsns": int(flow["fast_retransmitted_tsns"]),
         "timeouts": int(flow["timeouts"]),
         "duration_s": secs,
     }
@@ -140,6 +147,14 @@ class ModelPoint:
         return ci95([s["goodput_mbps"] for s in self.sim])
 
     @property
+    def no_fast_rtx_mbps(self) -> tuple[float, float]:
+        """Goodput less the fast-retransmitted TSNs: what eq. 20 counts (first transmissions and the packets a
+        timeout resends, EB and the slow-start rounds after it; a fast retransmission is in no round). The
+        round-correlated dropper spares retransmissions (A12), so every fast-retransmitted TSN arrives once."""
+        return ci95([s["goodput_mbps"] - s["fast_retransmitted_tsns"] * PACKET_BYTES * 8 / s["duration_s"] / 1e6
+                     for s in self.sim])
+
+    @property
     def loss_events(self) -> int:
         return min(s["loss_events"] for s in self.sim)
 
@@ -178,12 +193,17 @@ def run_single_path(pts: list[ModelPoint], st: Settings, log: Callable[[str], No
         log(f"single path: {len(todo) - len(again)} points done, {len(again)} need longer runs")
         todo = again
     for pt in pts:
-        p = pt.path
-        m = markov_throughput(p.p, p.b_mbps, p.d_ms, pt.rbuf, loss="correlated")
-        pt.markov_mbps, pt.markov_residual = m.throughput_mbps, m.residual
-        pt.renewal_mbps = renewal_throughput(p.p, p.b_mbps, p.d_ms, pt.rbuf, loss="correlated").throughput_mbps
-        # Mathis with the path's propagation RTT (eq. 8 with an empty queue): the loss-limited reference.
-        pt.mathis_mbps = mathis_throughput(p.p, p.d_ms / 1e3 + PACKET_BYTES * 8 / (p.b_mbps * 1e6))
+        set_models(pt)
+
+
+def set_models(pt: ModelPoint) -> None:
+    """The Markov, renewal and Mathis throughputs of one point (correlated loss, as the runs)."""
+    p = pt.path
+    m = markov_throughput(p.p, p.b_mbps, p.d_ms, pt.rbuf, loss="correlated")
+    pt.markov_mbps, pt.markov_residual = m.throughput_mbps, m.residual
+    pt.renewal_mbps = renewal_throughput(p.p, p.b_mbps, p.d_ms, pt.rbuf, loss="correlated").throughput_mbps
+    # Mathis with the path's propagation RTT (eq. 8 with an empty queue): the loss-limited reference.
+    pt.mathis_mbps = mathis_throughput(p.p, p.d_ms / 1e3 + PACKET_BYTES * 8 / (p.b_mbps * 1e6))
 
 
 def relative_error(model: float, sim: float) -> float:
@@ -311,7 +331,8 @@ def solve_table() -> list[dict]:
 def _write_csv(path: FsPath, rows: list[dict]) -> None:
     def write(tmp: FsPath) -> None:
         with tmp.open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            # Every column any row has (rows read back from an older CSV may lack a newer one: written "nan").
+            w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval="nan")
             w.writeheader()
             w.writerows(rows)
 
@@ -336,6 +357,7 @@ def single_path_rows(pts: list[ModelPoint]) -> list[dict]:
         m, h = pt.sim_mbps
         rows.append({"fig": pt.fig, "x": pt.x, "b_mbps": pt.path.b_mbps, "d_ms": pt.path.d_ms, "p": pt.path.p,
                      "rbuf_bytes": pt.rbuf, "sim_mbps": m, "sim_ci95": h, "goodput_mbps": pt.goodput_mbps[0],
+                     "no_fast_rtx_mbps": pt.no_fast_rtx_mbps[0],
                      "seeds": len(pt.sim),
                      "min_loss_events": pt.loss_events, "sim_s": max(s["duration_s"] for s in pt.sim),
                      "markov_mbps": pt.markov_mbps, "markov_residual": pt.markov_residual,
@@ -439,13 +461,25 @@ def _pct(x: float) -> str:
 
 
 def report(single: list[dict], gains: list[dict], steps: list[dict], solves: list[dict], figs: list[str],
-           st: Settings, wall_s: float) -> str:
+           st: Settings, wall_s: float, ran: Sequence[str] = FIGS) -> str:
     merr = [r["markov_err"] for r in single]
     rerr = [r["renewal_err"] for r in single]
+    if tuple(ran) == FIGS:
+        made = [f"Generated by `{COMMAND}` (experiments/cmt/repro.py) in {wall_s / 60:.1f} min; the data behind every"]
+    elif not ran:
+        made = [f"Written by `{COMMAND} --report-only` from the `cmt/*.csv` of the runs that made each figure, the",
+                "models recomputed by this checkout (the settings below are the defaults). The data behind every"]
+    else:
+        kept = [f for f in FIGS if f not in ran]
+        made = [f"Figs. {', '.join(ran)} (and the solve-time table) generated by `{COMMAND} --figs {' '.join(ran)}`",
+                f"(experiments/cmt/repro.py) in {wall_s / 60:.1f} min; Figs. {', '.join(kept)} read back from the",
+                "`cmt/*.csv` of the earlier run that made them (the settings below are this run's). The data behind every"]
+    nofr = [abs(r["markov_mbps"] - r["no_fast_rtx_mbps"]) / r["no_fast_rtx_mbps"] for r in single
+            if not math.isnan(r.get("no_fast_rtx_mbps", math.nan))] or [math.nan]
     out = [
         "# Paper 002: CMT-SCTP modelling and congestion-window management",
         "",
-        f"Generated by `{COMMAND}` (experiments/cmt/repro.py) in {wall_s / 60:.1f} min; the data behind every",
+        *made,
         "figure is in `cmt/*.csv`. The paper prints no curve data, so the figures are judged on shape and on",
         "the numbers its text quotes (specs/002-cmt.md §4). Readings: docs/deviations.md (paper 002).",
         "",
@@ -464,16 +498,20 @@ def report(single: list[dict], gains: list[dict], steps: list[dict], solves: lis
         "## Figs. 5-8: models against simulation (single path)",
         "",
         f"Markov chain error against the simulation mean: median {_pct(statistics.median(merr))}, worst "
-        f"{_pct(max(merr))} (paper: at most {_pct(PAPER_MARKOV_MAX_ERR)}; issue: median 2%, worst 5%).",
+        f"{_pct(max(merr))} (paper: at most {_pct(PAPER_MARKOV_MAX_ERR)}; issue: median 2%, worst 5%); against the",
+        f"\"no FR\" column: median {_pct(statistics.median(nofr))}, worst {_pct(max(nofr))}.",
         f"Renewal model: median {_pct(statistics.median(rerr))}, worst {_pct(max(rerr))} (paper: at most "
         f"{_pct(PAPER_RENEWAL_MAX_ERR)}; issue: 15%).",
         "",
-        "The simulation column counts packets received on their first transmission (what eq. 19 counts:",
-        "a round's x packets are new data, a retransmission belongs to no round); goodput, which also",
-        "counts the retransmitted data, is beside it.",
+        "The simulation column counts packets received on their first transmission. Eq. 19 counts a round's",
+        "x packets less its losses: new data in CA and slow-start rounds (a fast retransmission is in no",
+        "round, §4.3.1), but also the packet of each back-off round (eq. 20), which resends data. Beside it:",
+        "goodput (every retransmission counted) and goodput less the fast-retransmitted TSNs (\"no FR\", the",
+        "count eq. 20 makes; it differs from the first column only by what timeouts resend).",
         "",
-        _md_table(["Fig.", "x", "simulation (Mbit/s)", "goodput", "Markov", "err", "renewal", "err", "Mathis", "loss events (min)", "residual"],
-                  [(r["fig"], f"{r['x']:g}", f"{r['sim_mbps']:.3f} ± {r['sim_ci95']:.3f}", f"{r['goodput_mbps']:.3f}", f"{r['markov_mbps']:.3f}",
+        _md_table(["Fig.", "x", "simulation (Mbit/s)", "goodput", "no FR", "Markov", "err", "renewal", "err", "Mathis", "loss events (min)", "residual"],
+                  [(r["fig"], f"{r['x']:g}", f"{r['sim_mbps']:.3f} ± {r['sim_ci95']:.3f}", f"{r['goodput_mbps']:.3f}",
+                    f"{r.get('no_fast_rtx_mbps', math.nan):.3f}", f"{r['markov_mbps']:.3f}",
                     _pct(r["markov_err"]), f"{r['renewal_mbps']:.3f}", _pct(r["renewal_err"]), f"{r['mathis_mbps']:.3f}",
                     r["min_loss_events"], f"{r['markov_residual']:.1e}") for r in single]),
         "",
@@ -541,22 +579,72 @@ def claims(single: list[dict], gains: list[dict], steps: list[dict], st: Setting
     return lines
 
 
-def reproduce(out: FsPath, st: Settings, log: Callable[[str], None] = print) -> FsPath:
+def _read_csv(path: FsPath) -> list[dict]:
+    """Rows of one of the report's CSVs, numbers read back as numbers (the figures not rerun by `--figs`)."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: run the whole report (no --figs, no --report-only) first")
+
+    def value(key: str, text: str):
+        if key in TEXT_COLUMNS:
+            return text
+        try:
+            return int(text)
+        except ValueError:
+            return float(text)
+
+    with path.open(newline="") as f:
+        return [{k: value(k, v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def _keep(rows: list[dict], figs: Sequence[str]) -> list[dict]:
+    return [r for r in rows if str(r["fig"]) in figs]
+
+
+def _refresh_models(row: dict) -> dict:
+    """A single-path row read back from its CSV with the models recomputed by this checkout's code (they take
+    milliseconds; only the simulation columns are the earlier run's)."""
+    pt = ModelPoint(str(row["fig"]), row["x"], Path(row["b_mbps"], row["d_ms"], row["p"]), int(row["rbuf_bytes"]))
+    set_models(pt)
+    fresh = {"markov_mbps": pt.markov_mbps, "markov_residual": pt.markov_residual, "renewal_mbps": pt.renewal_mbps,
+             "mathis_mbps": pt.mathis_mbps, "markov_err": relative_error(pt.markov_mbps, row["sim_mbps"]),
+             "renewal_err": relative_error(pt.renewal_mbps, row["sim_mbps"])}
+    return {**row, **fresh}
+
+
+def reproduce(out: FsPath, st: Settings, log: Callable[[str], None] = print, figs: Sequence[str] = FIGS) -> FsPath:
+    """Run the figures in `figs` (all by default) and write the report; the other figures' rows come from the
+    `cmt/*.csv` an earlier run wrote next to `out`."""
     t0 = time.perf_counter()
+    # Figs. 13 and 14 come from the same runs: naming one runs both.
+    ran = tuple(f for f in FIGS if f in figs or (f in STEP_FIGS and set(STEP_FIGS) & set(figs)))
     outdir = out.parent
     (outdir / "cmt").mkdir(parents=True, exist_ok=True)
-    pts = single_path_points()
-    run_single_path(pts, st, log)
-    single = single_path_rows(pts)
-    gp = gain_points()
-    run_gains(gp, st, log)
-    gains = gain_rows(gp)
-    steps = step_rows(run_steps(st, log))
+    old = {name: _read_csv(outdir / "cmt" / f"{name}.csv") for name, group in
+           (("single_path", SINGLE_FIGS), ("gains", GAIN_FIGS), ("steps", STEP_FIGS))
+           if not set(group) <= set(ran)}
+    single_run = [f for f in SINGLE_FIGS if f in ran]
+    if single_run:
+        pts = [pt for pt in single_path_points() if pt.fig in single_run]
+        run_single_path(pts, st, log)
+        fresh = single_path_rows(pts)
+        carried = _keep(old.get("single_path", []), [f for f in SINGLE_FIGS if f not in single_run])
+        single = sorted(fresh + [_refresh_models(r) for r in carried], key=lambda r: SINGLE_FIGS.index(str(r["fig"])))
+    else:
+        single = [_refresh_models(r) for r in old["single_path"]]
+    gain_run = [f for f in GAIN_FIGS if f in ran]
+    if gain_run:
+        gp = [pt for pt in gain_points() if pt.fig in gain_run]
+        run_gains(gp, st, log)
+        carried = _keep(old.get("gains", []), [f for f in GAIN_FIGS if f not in gain_run])
+        gains = sorted(gain_rows(gp) + carried, key=lambda r: GAIN_FIGS.index(str(r["fig"])))
+    else:
+        gains = old["gains"]
+    steps = step_rows(run_steps(st, log)) if set(STEP_FIGS) & set(ran) else old["steps"]
     solves = solve_table()
     for name, rows in (("single_path", single), ("gains", gains), ("steps", steps), ("solve", solves)):
         _write_csv(outdir / "cmt" / f"{name}.csv", rows)
-    figs = plot_single(single, outdir) + plot_gains(gains, outdir) + plot_steps(steps, outdir)
-    text = report(single, gains, steps, solves, figs, st, time.perf_counter() - t0)
+    figs_out = plot_single(single, outdir) + plot_gains(gains, outdir) + plot_steps(steps, outdir)
+    text = report(single, gains, steps, solves, figs_out, st, time.perf_counter() - t0, ran)
     store.write_text(out, text)
     return out
 
@@ -569,11 +657,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--two-path-seeds", type=int, default=Settings.two_path_seeds)
     ap.add_argument("--two-path-loss-events", type=int, default=Settings.two_path_loss_events)
     ap.add_argument("--cap-s", type=float, default=Settings.cap_s)
+    ap.add_argument("--figs", nargs="+", default=list(FIGS), choices=FIGS,
+                    help="the figures to run (default all; 13 and 14 share runs); the others are read back from "
+                         "the cmt/*.csv next to the report, with the models recomputed")
+    ap.add_argument("--report-only", action="store_true",
+                    help="run nothing: rewrite the report from cmt/*.csv, the models recomputed")
     add_runner_options(ap, Settings.jobs)
     a = ap.parse_args(argv)
     st = Settings(seeds=a.seeds, loss_events=a.loss_events, cap_s=a.cap_s, jobs=a.jobs, quiet=a.quiet,
                   two_path_seeds=a.two_path_seeds, two_path_loss_events=a.two_path_loss_events)
-    return run_report(lambda: reproduce(a.out, st), a.out, "cmt")
+    figs = () if a.report_only else a.figs
+    return run_report(lambda: reproduce(a.out, st, figs=figs), a.out, "cmt")
 
 
 if __name__ == "__main__":

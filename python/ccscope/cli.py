@@ -468,8 +468,8 @@ def find_experiment(name: str) -> Path:
 def repro_cmt(ctx: typer.Context) -> None:
     """Paper 002: SCTP-CMT simulation against the Markov and renewal models; static vs dynamic windows.
 
-    Runs experiments/cmt/repro.py of this checkout; its options (-o, --seeds, --loss-events, --jobs,
-    --quiet, ...) pass through.
+    Runs experiments/cmt/repro.py of this checkout; its options (-o, --figs, --report-only, --seeds,
+    --loss-events, --jobs, --quiet, ...) pass through.
     """
     _run_experiment("cmt", ctx.args)
 

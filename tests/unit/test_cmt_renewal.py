@@ -11,7 +11,7 @@ import pytest
 
 from ccscope.models.cmt import CmtInputError, mathis_throughput, pftk_throughput, renewal_throughput
 from ccscope.models.cmt.reference import pftk_q_hat
-from ccscope.models.cmt.renewal import lost_eq62, p_timeout_eq44, reference_rtt, rtt_eq8, time_eb_eq46
+from ccscope.models.cmt.renewal import lost_eq62, p_timeout_eq44, ramp_time_eq8, reference_rtt, rtt_eq8, time_eb_eq46
 
 FOCUS = dict(p=1e-3, b_mbps=21.0, d_ms=40.0, rbuf_bytes=128_000)  # §6.1.1's focus point, KB = 1000 B (A11)
 
@@ -60,8 +60,36 @@ def test_window_limited_point_uses_eqs_39_to_41_as_printed():
     assert r.expected_rounds_x == pytest.approx(129.010294, abs=1e-6)
     # Eq. 39 with eq. 40 equals eq. 28 at W = W_max: 9999 + 85 = 10084.
     assert r.sent_ca == pytest.approx(10084.0, abs=1e-9)
-    # Eq. 8: 85 > b d = 70, so RTT = 85 / 1750 (A8: CWND = W_max).
-    assert r.rtt_s == pytest.approx(85 / 1750, rel=1e-12)
+    # Eq. 36 with eq. 8 per round: E[X] - E[V] = 42.5 rounds rise from 42.5 to 85 packets, d + 1/b = 0.0405714 s up
+    # to b d = 70, CWND/b above: 27.5 * 0.0405714 + (85^2 - 70^2) / 3500 = 1.115714 + 0.664286 = 1.78 s; then
+    # E[V] + 1 = 87.510294 rounds at 85 / 1750 = 0.0485714 s = 4.250500 s; E[T^CA] = 6.030500 s over 130.010294 rounds.
+    assert r.time_ca_s == pytest.approx(6.030500, abs=1e-6)
+    assert r.rtt_s == pytest.approx(6.030500 / 130.010294, rel=1e-6)
+    # Eq. 10: RTO = 3 RTT of the last round, 3 * 85 / 1750.
+    assert r.rtt_last_s == pytest.approx(85 / 1750, rel=1e-12) and r.rto_s == pytest.approx(3 * 85 / 1750, rel=1e-12)
+
+
+def test_small_bandwidth_point_charges_each_round_eq8_at_its_own_window():
+    # Fig. 6 at b = 1 Mbit/s (p 1e-3, d 40 ms, 128 KB): b = 1e6 / 12000 = 83.3333 packets/s, b d = 3.33 packets,
+    # below E[W]/2 = 25.6408 (eq. 33: E[W] = 51.2817), so every CA round is queued: eq. 8 gives CWND / b.
+    r = renewal_throughput(1e-3, 1.0, 40.0, 128_000)
+    assert r.regime == "loss-limited" and r.expected_window == pytest.approx(51.28169, abs=1e-5)
+    # Eq. 36: E[X] = 26.64085 rounds rising from 25.6408 to 51.2817 (eqs. 25, 29), mean 3 E[W] / 4 = 38.4613
+    # packets, 0.461535 s each: 12.295690 s; eq. 35's last round at E[W]: 51.2817 / 83.3333 = 0.615380 s.
+    assert r.time_ca_s == pytest.approx(12.295690 + 0.615380, abs=2e-6)
+    assert r.rtt_s == pytest.approx(12.911071 / 27.640847, rel=1e-6)
+    # Eq. 10: RTO = 3 * 0.615380 = 1.846141 s; eq. 18: M = floor(log2(60 / 1.846141)) = floor(5.022) = 5;
+    # eq. 46: 0.999 * (1 + 0.002 + ... + 0.002^4) * 1.846141 + 1e-15 * 60 / 0.999 = 1.847991 s.
+    assert r.rto_s == pytest.approx(1.846141, abs=1e-6) and r.backoff_m == 5
+    assert r.time_eb_s == pytest.approx(1.847991, abs=1e-6)
+    # Eq. 54 with eq. 8 per round: log2(51.2817) = 5.680372 rounds of CWND 1, 2 (d + 1/b = 0.052 s each), 4, 8, 16
+    # (CWND / b: 0.048, 0.096, 0.192 s) and 0.680372 of a round of 32 (0.384 s): 0.701263 s.
+    assert r.time_ss_s == pytest.approx(0.701263, abs=1e-6)
+    # Eq. 55: (1050.281695 - 25.640847 + 0.0835338 * 50.281695) / (12.911071 + 0.0835338 * (1.847991 + 0.701263))
+    #       = 1028.841069 / 13.124023 = 78.3937 packets/s = 0.940725 Mbit/s: 94% of b, not the 0.707 b that eq. 8
+    #       at the peak window E[W] for every round gave (docs/deviations.md, paper 002 renewal).
+    assert r.throughput_pps == pytest.approx(78.3937, abs=1e-4)
+    assert r.throughput_mbps == pytest.approx(0.940725, abs=1e-6)
 
 
 def test_mathis_matches_the_hand_worked_formula():
@@ -154,6 +182,15 @@ def test_eq8_queues_a_window_above_the_bdp():
     assert rtt_eq8(80, 1000.0, 0.05) == pytest.approx(0.08)  # CWND / b
 
 
+@pytest.mark.parametrize("bdp", [5.0, 33.3, 40.0, 60.0])
+def test_ramp_time_is_eq8_summed_over_a_fine_ramp_of_windows(bdp):
+    # Eq. 36 per round: the closed form of ramp_time_eq8 against eq. 8 at 200,000 evenly spaced windows in [25, 50].
+    b, n = 1000.0, 200_000
+    d = bdp / b
+    fine = sum(rtt_eq8(25.0 + 25.0 * (i + 0.5) / n, b, d) for i in range(n)) / n
+    assert ramp_time_eq8(25.0, 50.0, 10.0, b, d) == pytest.approx(10.0 * fine, rel=1e-6)
+
+
 def test_reference_rtt_is_the_renewal_models_rtt():
     r = renewal_throughput(**FOCUS)
     assert reference_rtt(**FOCUS) == (r.rtt_s, r.rto_s)
@@ -195,12 +232,18 @@ def test_throughput_rises_with_rbuf_and_saturates_once_loss_limited():
         assert all(limited[first:]) and np.all(t[first:] == t[first])
 
 
-def test_throughput_falls_with_rbuf_above_the_bdp_when_window_limited():
-    # A8 charges every round of a window-limited CA period CWND/b once W_max > b d, while eq. 41's rounds grow as
-    # W_max/8: above the BDP (70 packets here) the model loses throughput as RBUF grows (docs/deviations.md).
-    t = [renewal_throughput(1e-4, 21.0, 40.0, w * 1500).throughput_mbps for w in range(2, 160)]
-    rise, fall = np.diff(t[:68]), np.diff(t[72:])
-    assert np.all(rise > 0) and np.all(fall < 0)
+def test_throughput_rises_with_rbuf_until_every_window_limited_round_queues():
+    # p = 1e-4, b d = 70 packets: throughput rises with W_max while part of the CA period runs below the BDP; once
+    # nearly every round is queued (W_max/2 about b d) eq. 36 costs ((1-p)/p + 7W/4)/b against eq. 39's sends
+    # ((1-p)/p + W), so it falls, by under 0.3%, until E[W] (162.96) < W_max makes it loss-limited and flat.
+    rs = {w: renewal_throughput(1e-4, 21.0, 40.0, w * 1500) for w in range(2, 200)}
+    t = {w: r.throughput_mbps for w, r in rs.items()}
+    peak = max(range(2, 163), key=t.get)
+    assert 135 <= peak <= 140  # about 2 b d
+    assert all(t[w + 1] > t[w] for w in range(2, peak))
+    assert all(t[w + 1] < t[w] for w in range(peak, 162)) and t[162] > 0.997 * t[peak]
+    assert rs[162].regime == "window-limited" and rs[163].regime == "loss-limited"
+    assert all(t[w] == t[163] for w in range(163, 200))
 
 
 def test_same_input_gives_identical_output():

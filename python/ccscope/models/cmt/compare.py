@@ -27,7 +27,7 @@ def compare_models(
     """{"inputs", "markov" (+ "markov_error"), "renewal" (+ "renewal_error"), "reference"}, JSON-ready.
 
     Inputs are checked first (CmtInputError names the field); the reference formulas use the renewal model's
-    RTT and RTO (eq. 8 with CWND = min(W_max, E[W]), eq. 10)."""
+    RTT and RTO (eq. 36's mean round time, eq. 8 per round, over the CA period of min(W_max, E[W]); eq. 10)."""
     p, b_mbps, d_ms, w, loss, rto_max_s, packet_bytes = check_path(
         p, b_mbps, d_ms, rbuf_bytes, loss, rto_max_s, packet_bytes
     )

@@ -5,8 +5,11 @@ by a timeout followed by exponential back-off (EB) and slow start (SS); the thro
 Readings (docs/deviations.md, "Paper 002: renewal model (§4.4) and window allocation (§5)"):
 - A7: eq. 32 reads E[W] = 2E[X] - 2 (its printed second line "2E[X] + 1" does not follow from its first);
   eqs. 33, 34, 39-41 and 44-55 are implemented as printed, inconsistencies noted there.
-- A8: RTT from eq. 8 with CWND = E[W] (loss-limited) or W_max (window-limited); RTO = 3 RTT (eq. 10),
-  capped at RTO_max, and M consecutive doublings (eq. 18).
+- Round times: every round lasts eq. 8's RTT at its own CWND (§4.2), so E[T^CA] (eq. 36) sums eq. 8 over the
+  CA period's rounds (CWND rising one packet a round from W/2 to W, eqs. 25 and 29; then E[V] rounds at W_max,
+  Fig. 4) and E[T^SS] (eq. 54) over the slow-start rounds 1, 2, 4, ... (eq. 47). Once CWND > b d, a round
+  lasts CWND/b: the model then carries queueing delay and no window cap at the BDP. RTO = 3 RTT (eq. 10) of
+  the round that timed out (CWND = W), capped at RTO_max, and M consecutive doublings (eq. 18).
 - The model is derived for the correlated loss model (eqs. 26-27); loss="independent" is refused, and so is a
   p whose E[W] is below one packet (p > 8/13 with eq. 33), where eq. 55 turns negative.
 """
@@ -37,8 +40,9 @@ class RenewalResult:
     expected_v: Optional[float]  # E[V], rounds at W_max (eq. 40); None when loss-limited
     rounds: float  # E[R] = E[X] + 1 (eq. 35)
     p_timeout: float  # P^TO (eq. 44)
-    rtt_s: float  # eq. 8 with CWND = window
-    rto_s: float  # 3 RTT (eq. 10), capped at RTO_max
+    rtt_s: float  # eq. 36's RTT: E[T^CA] / E[R], the mean of eq. 8 over the CA period's rounds
+    rtt_last_s: float  # eq. 8 at CWND = window, the last round of the period
+    rto_s: float  # 3 rtt_last_s (eq. 10), capped at RTO_max
     backoff_m: int  # M (eq. 18)
     sent_ca: float  # E[S^CA] (eq. 28; eq. 39 when window-limited)
     lost_ca: float  # E[L^CA] = window/2 (§4.4.1), or eq. 62
@@ -90,6 +94,33 @@ def rtt_eq8(cwnd: float, b_pps: float, d_s: float) -> float:
     return cwnd / b_pps
 
 
+def ramp_time_eq8(w_lo: float, w_hi: float, rounds: float, b_pps: float, d_s: float) -> float:
+    """Time of `rounds` rounds whose CWND rises evenly from w_lo to w_hi (eq. 25: one packet a round), each
+    lasting eq. 8 at its own CWND: rounds x the mean of eq. 8 over [w_lo, w_hi] (d + 1/b up to b d, CWND/b above)."""
+    if w_hi <= w_lo:
+        return rounds * rtt_eq8(w_hi, b_pps, d_s)
+    bdp = b_pps * d_s
+    flat = max(0.0, min(w_hi, bdp) - w_lo) * (d_s + 1.0 / b_pps)  # eq. 8, first case: b d >= CWND
+    start = max(w_lo, bdp)
+    queued = (w_hi * w_hi - start * start) / (2.0 * b_pps) if w_hi > start else 0.0  # eq. 8, second case
+    return rounds * (flat + queued) / (w_hi - w_lo)
+
+
+def ca_time_eq36(w: float, ramp_rounds: float, flat_rounds: float, b_pps: float, d_s: float) -> float:
+    """E[T^CA] (eq. 36, E[R] rounds) with each round at eq. 8 of its CWND: E[X] - E[V] rounds rising from W/2 to
+    W (eqs. 25, 29, 37), E[V] rounds at W_max (Fig. 4; 0 when loss-limited), and eq. 35's last round at W."""
+    return ramp_time_eq8(w / 2.0, w, ramp_rounds, b_pps, d_s) + (flat_rounds + 1.0) * rtt_eq8(w, b_pps, d_s)
+
+
+def ss_time_eq54(w: float, b_pps: float, d_s: float) -> float:
+    """E[T^SS] (eq. 54): max(1, log2 W) rounds of CWND 1, 2, 4, ... (eq. 47), each at eq. 8 of its CWND; a
+    fractional last round counts by its fraction."""
+    h = max(1.0, math.log2(w))
+    full = math.floor(h)
+    t = sum(rtt_eq8(2.0**k, b_pps, d_s) for k in range(full))
+    return t + (h - full) * rtt_eq8(2.0**full, b_pps, d_s)
+
+
 def backoff_m(rto_s: float, rto_max_s: float) -> int:
     """Paper 002 eq. 18: M = max(1, floor(log2(RTO_max / RTO)))."""
     return max(1, math.floor(math.log2(rto_max_s / rto_s)))
@@ -112,6 +143,19 @@ def time_eb_eq46(p: float, rto_s: float, rto_max_s: float, m: int) -> float:
     The first term is summed as the finite geometric series it comes from, so p = 1/2 needs no special case."""
     geometric = sum((2.0 * p) ** j for j in range(m))  # sum_{j=1}^{M} (2p)^{j-1}
     return (1.0 - p) * geometric * rto_s + p**m / (1.0 - p) * rto_max_s
+
+
+def _ca_period(p: float, e_w: float, w_max: int, eq62: bool) -> tuple:
+    """(regime, W, E[X], E[V] or None, E[S^CA]) of a CA period (§4.4.1): eqs. 28, 34 below W_max, 39-41 at it."""
+    if e_w < w_max:
+        # Eq. 34 as printed; with eq. 62, E[X] = E[W]/2 + 1 (eq. 32 under A7); E[S^CA] from eq. 28.
+        e_x = e_w / 2.0 + 1.0 if eq62 else _expected_rounds_eq34(p)
+        return LOSS_LIMITED, e_w, e_x, None, (1.0 - p) / p + e_w
+    w = float(w_max)
+    e_v = (1.0 - p) / (p * w) - 3.0 * w / 8.0 + 3.0 / 4.0  # eq. 40
+    e_x = (1.0 - p) / (p * w) + w / 8.0 + 3.0 / 4.0  # eq. 41, as printed
+    sent_ca = 3.0 / 8.0 * w * w + w * e_v + w / 4.0  # eq. 39 (equals eq. 28 at W = W_max by eq. 40)
+    return WINDOW_LIMITED, w, e_x, e_v, sent_ca
 
 
 def renewal_throughput(
@@ -142,29 +186,19 @@ def renewal_throughput(
     if e_w < 1.0:
         # Below one packet eqs. 53-55 turn negative (E[S^SS] = E[W] - 1); eq. 33 gives E[W] >= 1 iff p <= 8/13.
         raise CmtInputError("p", f"{p!r} is outside the renewal model's domain (E[W] = {e_w:.3f} < 1 packet)")
-    if e_w < w_max:
-        regime = LOSS_LIMITED
-        w = e_w
-        # Eq. 34 as printed; with eq. 62, E[X] = E[W]/2 + 1 (eq. 32 under A7).
-        e_x = e_w / 2.0 + 1.0 if eq62 else _expected_rounds_eq34(p)
-        e_v = None
-        sent_ca = (1.0 - p) / p + w  # eq. 28
-    else:
-        regime = WINDOW_LIMITED
-        w = float(w_max)
-        e_v = (1.0 - p) / (p * w) - 3.0 * w / 8.0 + 3.0 / 4.0  # eq. 40
-        e_x = (1.0 - p) / (p * w) + w / 8.0 + 3.0 / 4.0  # eq. 41, as printed
-        sent_ca = 3.0 / 8.0 * w * w + w * e_v + w / 4.0  # eq. 39 (equals eq. 28 at W = W_max by eq. 40)
+    regime, w, e_x, e_v, sent_ca = _ca_period(p, e_w, w_max, eq62)
     lost_ca = lost_eq62(p, w) if eq62 else w / 2.0  # §4.4.1: L uniform on 1..W, E[L] = W/2; or eq. 62
     rounds = e_x + 1.0  # eq. 35
-    rtt = rtt_eq8(w, b_pps, d_s)  # eq. 8 with CWND = E[W] or W_max (A8)
-    time_ca = rounds * rtt  # eq. 36
-    rto = min(3.0 * rtt, rto_max_s)  # eq. 10, never above RTO_max
-    m = backoff_m(rto, rto_max_s)
-    p_to = p_timeout_eq44(p, w)
-    time_eb = time_eb_eq46(p, rto, rto_max_s, m)
+    # Eq. 36, each round at eq. 8 of its own CWND: E[X] - E[V] rising rounds, E[V] at W_max, the last at W.
+    time_ca = ca_time_eq36(w, e_x - (e_v or 0.0), e_v or 0.0, b_pps, d_s)
+    rtt = time_ca / rounds  # the mean round time, eq. 36's RTT
+    rtt_last = rtt_eq8(w, b_pps, d_s)  # eq. 8 at CWND = W: the round that ends the period (and may time out)
+    rto = min(3.0 * rtt_last, rto_max_s)  # eq. 10 for the round that timed out, never above RTO_max
+    m = backoff_m(rto, rto_max_s)  # eq. 18
+    p_to = p_timeout_eq44(p, w)  # eq. 44
+    time_eb = time_eb_eq46(p, rto, rto_max_s, m)  # eq. 46
     sent_ss = w - 1.0  # eq. 53
-    time_ss = max(1.0, math.log2(w)) * rtt  # eq. 54 (w >= 1)
+    time_ss = ss_time_eq54(w, b_pps, d_s)  # eq. 54 (w >= 1)
     # Eq. 55: (E[S^CA] - E[L^CA] + P^TO E[S^SS]) / (E[T^CA] + P^TO (E[T^EB] + E[T^SS])).
     eta = (sent_ca - lost_ca + p_to * sent_ss) / (time_ca + p_to * (time_eb + time_ss))
     return RenewalResult(
@@ -179,6 +213,7 @@ def renewal_throughput(
         rounds=rounds,
         p_timeout=p_to,
         rtt_s=rtt,
+        rtt_last_s=rtt_last,
         rto_s=rto,
         backoff_m=m,
         sent_ca=sent_ca,
@@ -193,10 +228,13 @@ def renewal_throughput(
 
 def reference_rtt(p: float, b_mbps: float, d_ms: float, rbuf_bytes: int, rto_max_s: float = 60.0,
                   packet_bytes: int = 1500) -> tuple:
-    """(RTT, RTO) in s for the reference formulas: eq. 8 with CWND = min(W_max, E[W] of eq. 33), the renewal
-    model's own RTT (A8), and RTO = 3 RTT (eq. 10) capped at RTO_max; the same for both loss models."""
+    """(RTT, RTO) in s for the reference formulas: the renewal model's own (eq. 36's mean round time over the CA
+    period of eq. 33's E[W], capped at W_max, and RTO = 3 RTT of its last round, eq. 10, capped at RTO_max);
+    the same for both loss models."""
     p, b_mbps, d_ms, w_max, _, rto_max_s, packet_bytes = check_path(
         p, b_mbps, d_ms, rbuf_bytes, "correlated", rto_max_s, packet_bytes
     )
-    rtt = rtt_eq8(min(float(w_max), _expected_window_eq33(p)), packets_per_second(b_mbps, packet_bytes), d_ms / 1000.0)
-    return rtt, min(3.0 * rtt, rto_max_s)
+    b_pps, d_s = packets_per_second(b_mbps, packet_bytes), d_ms / 1000.0
+    _, w, e_x, e_v, _ = _ca_period(p, _expected_window_eq33(p), w_max, False)
+    rtt = ca_time_eq36(w, e_x - (e_v or 0.0), e_v or 0.0, b_pps, d_s) / (e_x + 1.0)
+    return rtt, min(3.0 * rtt_eq8(w, b_pps, d_s), rto_max_s)

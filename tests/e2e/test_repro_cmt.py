@@ -1,0 +1,57 @@
+"""`ccscope repro cmt --figs` and `--report-only` (experiments/cmt/repro.py): a partial rerun keeps the rows of the
+figures it did not run, read back from the report's cmt/*.csv, and recomputes their models."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+from _experiments import load_experiment
+
+from ccscope.models.cmt import renewal_throughput
+
+repro = load_experiment("cmt")
+COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "reproductions"
+
+
+def copy_report(tmp_path: Path) -> Path:
+    shutil.copy(COMMITTED / "cmt.md", tmp_path / "cmt.md")
+    shutil.copytree(COMMITTED / "cmt", tmp_path / "cmt", ignore=shutil.ignore_patterns("*.png"))
+    return tmp_path / "cmt.md"
+
+
+def rows(path: Path) -> list[dict]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_report_only_rewrites_the_report_from_its_csvs_with_the_current_models(tmp_path):
+    out = copy_report(tmp_path)
+    gains_before = rows(tmp_path / "cmt" / "gains.csv")
+    single_before = rows(tmp_path / "cmt" / "single_path.csv")
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 0
+    assert "--report-only" in out.read_text().splitlines()[2]
+    assert rows(tmp_path / "cmt" / "gains.csv") == gains_before
+    single = rows(tmp_path / "cmt" / "single_path.csv")
+    assert [r["sim_mbps"] for r in single] == [r["sim_mbps"] for r in single_before]
+    for r in single:
+        model = renewal_throughput(float(r["p"]), float(r["b_mbps"]), float(r["d_ms"]), int(r["rbuf_bytes"]))
+        assert float(r["renewal_mbps"]) == model.throughput_mbps
+
+
+def test_figs_reruns_only_the_named_figures_and_keeps_the_other_rows(tmp_path):
+    out = copy_report(tmp_path)
+    before = rows(tmp_path / "cmt" / "single_path.csv")
+    steps_before = rows(tmp_path / "cmt" / "steps.csv")
+    args = ["-o", str(out), "--figs", "6", "--seeds", "2", "--loss-events", "5", "--cap-s", "60", "--jobs", "1", "-q"]
+    assert repro.main(args) == 0
+    after = rows(tmp_path / "cmt" / "single_path.csv")
+    assert [(r["fig"], r["x"]) for r in after] == [(r["fig"], r["x"]) for r in before]
+    for b, a in zip(before, after):
+        # Fig. 6 was rerun at 2 seeds; every other figure's simulation columns are the CSV's.
+        assert (a["seeds"] == "2") == (a["fig"] == "6")
+        if a["fig"] != "6":
+            assert (a["sim_mbps"], a["goodput_mbps"], a["min_loss_events"]) == (b["sim_mbps"], b["goodput_mbps"], b["min_loss_events"])
+    assert rows(tmp_path / "cmt" / "steps.csv") == steps_before
+    assert "`ccscope repro cmt --figs 6`" in out.read_text()
