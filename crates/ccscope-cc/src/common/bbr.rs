@@ -5,6 +5,7 @@
 
 use ccscope_core::{Dur, Time};
 
+use crate::params::{invalid, ParamError};
 use crate::AckEvent;
 
 /// tcp_bbr.c `bbr_bdp` (draft-ietf-ccwg-bbr BBRBDPMultiple): ceil(bw x min_rtt x gain) packets, or the
@@ -42,6 +43,24 @@ impl AppLimitedSpan {
         self.0
             .is_some_and(|(lo, hi)| prior_delivered >= lo && prior_delivered <= hi)
     }
+}
+
+/// Range checks of the ACK-aggregation parameters both BBR versions take.
+pub fn check_ack_aggregation_params(
+    gain: f64,
+    max_ms: f64,
+    win_rounds: u32,
+) -> Result<(), ParamError> {
+    for (key, v) in [("extra_acked_gain", gain), ("extra_acked_max_ms", max_ms)] {
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(invalid(key, "must be >= 0 and finite"));
+        }
+    }
+    if !(1..=31).contains(&win_rounds) {
+        // tcp_bbr.c: "Max allowed val is 31" (a 5-bit counter).
+        return Err(invalid("extra_acked_win_rounds", "must be in 1..=31"));
+    }
+    Ok(())
 }
 
 /// tcp_bbr.c `bbr_ack_epoch_acked_reset_thresh`: an epoch this many packets long is restarted.

@@ -22,7 +22,9 @@ use ccscope_core::rng::{self, RngExt};
 use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::bbr::{bdp, AckAggregation, AppLimitedSpan, CaState, LossTracker};
+use crate::common::bbr::{
+    bdp, check_ack_aggregation_params, AckAggregation, AppLimitedSpan, CaState, LossTracker,
+};
 use crate::common::{Minmax, RateSample};
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
@@ -134,18 +136,11 @@ impl crate::params::Params for Params {
                 return Err(invalid(key, "must be >= 1"));
             }
         }
-        for (key, v) in [
-            ("extra_acked_gain", self.extra_acked_gain),
-            ("extra_acked_max_ms", self.extra_acked_max_ms),
-        ] {
-            if !(v >= 0.0 && v.is_finite()) {
-                return Err(invalid(key, "must be >= 0 and finite"));
-            }
-        }
-        if !(1..=31).contains(&self.extra_acked_win_rounds) {
-            // tcp_bbr.c: "Max allowed val is 31" (a 5-bit counter).
-            return Err(invalid("extra_acked_win_rounds", "must be in 1..=31"));
-        }
+        check_ack_aggregation_params(
+            self.extra_acked_gain,
+            self.extra_acked_max_ms,
+            self.extra_acked_win_rounds,
+        )?;
         if !(1..=8).contains(&self.cycle_rand) {
             return Err(invalid("cycle_rand", "must be in 1..=8"));
         }

@@ -25,7 +25,9 @@ use ccscope_core::rng::{self, RngExt};
 use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::common::bbr::{bdp, AckAggregation, AppLimitedSpan, CaState, LossTracker};
+use crate::common::bbr::{
+    bdp, check_ack_aggregation_params, AckAggregation, AppLimitedSpan, CaState, LossTracker,
+};
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
 
@@ -309,18 +311,11 @@ impl crate::params::Params for Params {
         if !(self.probe_up_cwnd_gain_add >= 0.0 && self.probe_up_cwnd_gain_add.is_finite()) {
             return Err(invalid("probe_up_cwnd_gain_add", "must be >= 0 and finite"));
         }
-        for (key, v) in [
-            ("extra_acked_gain", self.extra_acked_gain),
-            ("extra_acked_max_ms", self.extra_acked_max_ms),
-        ] {
-            if !(v >= 0.0 && v.is_finite()) {
-                return Err(invalid(key, "must be >= 0 and finite"));
-            }
-        }
-        if !(1..=31).contains(&self.extra_acked_win_rounds) {
-            // tcp_bbr.c: "Max allowed val is 31" (a 5-bit counter).
-            return Err(invalid("extra_acked_win_rounds", "must be in 1..=31"));
-        }
+        check_ack_aggregation_params(
+            self.extra_acked_gain,
+            self.extra_acked_max_ms,
+            self.extra_acked_win_rounds,
+        )?;
         if !(self.probe_wait_rand_s >= 0.0 && self.probe_wait_rand_s.is_finite()) {
             return Err(invalid("probe_wait_rand_s", "must be >= 0 and finite"));
         }
