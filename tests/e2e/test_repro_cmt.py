@@ -55,3 +55,17 @@ def test_figs_reruns_only_the_named_figures_and_keeps_the_other_rows(tmp_path):
             assert (a["sim_mbps"], a["goodput_mbps"], a["min_loss_events"]) == (b["sim_mbps"], b["goodput_mbps"], b["min_loss_events"])
     assert rows(tmp_path / "cmt" / "steps.csv") == steps_before
     assert "`ccscope repro cmt --figs 6`" in out.read_text()
+
+
+def snapshot(folder: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_report_only_with_figs_is_one_error_line_and_writes_nothing(tmp_path, capsys):
+    # --report-only runs nothing: a --figs beside it is a contradiction, not something to drop silently.
+    out = copy_report(tmp_path)
+    before = snapshot(tmp_path)
+    assert repro.main(["-o", str(out), "--report-only", "--figs", "6", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "--figs" in err[0]
+    assert snapshot(tmp_path) == before
