@@ -61,6 +61,15 @@ FIGS = ("5", "6", "7", "8", "9", "10", "11", "12", "13", "14")
 SINGLE_FIGS, GAIN_FIGS, STEP_FIGS = ("5", "6", "7", "8"), ("9", "10", "11", "12"), ("13", "14")
 # Columns of the report's CSVs that are text; every other column is read back as a number.
 TEXT_COLUMNS = {"fig", "curve", "loss", "solver"}
+# The columns each CSV read back must have (what the report and the model refresh read; "no FR" may be absent).
+NEEDED_COLUMNS = {
+    "single_path": ("fig", "x", "b_mbps", "d_ms", "p", "rbuf_bytes", "sim_mbps", "sim_ci95", "goodput_mbps", "seeds",
+                    "min_loss_events", "sim_s", "markov_mbps", "markov_residual", "renewal_mbps", "mathis_mbps",
+                    "markov_err", "renewal_err"),
+    "gains": ("fig", "curve", "p1", "rbuf_bytes", "limit1", "limit2", "static_mbps", "dynamic_mbps",
+              "predicted_static_mbps", "gain", "gain_ci95", "seeds", "min_loss_events"),
+    "steps": ("b1_mbps", "k", "limit1", "limit2", "predicted_mbps", "sim_mbps", "sim_ci95", "solve_s", "search_s"),
+}
 # Paper 002 §6.1.2 and §7: the quoted accuracies and gain.
 PAPER_MARKOV_MAX_ERR = 0.011
 PAPER_RENEWAL_MAX_ERR = 0.147
@@ -593,7 +602,17 @@ def _read_csv(path: FsPath) -> list[dict]:
             return float(text)
 
     with path.open(newline="") as f:
-        return [{k: value(k, v) for k, v in row.items()} for row in csv.DictReader(f)]
+        reader = csv.DictReader(f)
+        missing = [c for c in NEEDED_COLUMNS.get(path.stem, ()) if c not in (reader.fieldnames or ())]
+        if missing:
+            raise ValueError(f"{path}: no column {', '.join(missing)}; rerun the whole report (no --figs, no --report-only)")
+        try:
+            rows = [{k: value(k, v) for k, v in row.items()} for row in reader]
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{path}: line {reader.line_num}: {e}") from None
+    if not rows:
+        raise ValueError(f"{path} has no rows; rerun the whole report (no --figs, no --report-only)")
+    return rows
 
 
 def _keep(rows: list[dict], figs: Sequence[str]) -> list[dict]:

@@ -7,6 +7,8 @@ import csv
 import shutil
 from pathlib import Path
 
+import pytest
+
 from _experiments import load_experiment
 
 from ccscope.models.cmt import renewal_throughput
@@ -68,4 +70,22 @@ def test_report_only_with_figs_is_one_error_line_and_writes_nothing(tmp_path, ca
     assert repro.main(["-o", str(out), "--report-only", "--figs", "6", "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and "--figs" in err[0]
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("damage", ["drop_column", "header_only"])
+def test_a_damaged_csv_read_back_is_one_error_line_and_writes_nothing(tmp_path, capsys, damage):
+    # A cmt/*.csv without a column the report needs, or without rows, is bad input: one error line naming the
+    # file, exit 2, and no CSV, figure or report rewritten from it.
+    out = copy_report(tmp_path)
+    csv_path = tmp_path / "cmt" / "single_path.csv"
+    lines = csv_path.read_text().splitlines()
+    if damage == "drop_column":
+        csv_path.write_text("\n".join(",".join(c for i, c in enumerate(l.split(",")) if i != 6) for l in lines) + "\n")
+    else:
+        csv_path.write_text(lines[0] + "\n")
+    before = snapshot(tmp_path)
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "single_path.csv" in err[0]
     assert snapshot(tmp_path) == before
