@@ -89,3 +89,25 @@ def test_a_damaged_csv_read_back_is_one_error_line_and_writes_nothing(tmp_path, 
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and "single_path.csv" in err[0]
     assert snapshot(tmp_path) == before
+
+
+def test_report_only_recomputes_the_models_of_stale_rows(tmp_path):
+    # The committed CSV already holds this checkout's models, so the test above cannot tell a refresh from a copy:
+    # stale model columns must come back recomputed, the errors with them, the simulation columns untouched.
+    out = copy_report(tmp_path)
+    path = tmp_path / "cmt" / "single_path.csv"
+    before = rows(path)
+    stale = [{**r, "markov_mbps": "1.0", "renewal_mbps": "1.0", "mathis_mbps": "1.0", "markov_err": "9.0",
+              "renewal_err": "9.0"} for r in before]
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(before[0]))
+        w.writeheader()
+        w.writerows(stale)
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 0
+    after = rows(path)
+    for b, a in zip(before, after):
+        assert a["sim_mbps"] == b["sim_mbps"]
+        for k in ("markov_mbps", "renewal_mbps", "mathis_mbps", "markov_err", "renewal_err"):
+            assert float(a[k]) == pytest.approx(float(b[k]), rel=1e-9), (a["fig"], a["x"], k)
+    text = out.read_text()
+    assert "900.0%" not in text and f"{float(after[0]['renewal_mbps']):.3f}" in text
