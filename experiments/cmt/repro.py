@@ -637,10 +637,11 @@ def reproduce(out: FsPath, st: Settings, log: Callable[[str], None] = print, fig
     # Figs. 13 and 14 come from the same runs: naming one runs both.
     ran = tuple(f for f in FIGS if f in figs or (f in STEP_FIGS and set(STEP_FIGS) & set(figs)))
     outdir = out.parent
-    (outdir / "cmt").mkdir(parents=True, exist_ok=True)
+    # Read back first: a missing or damaged CSV is refused before any folder or file is made.
     old = {name: _read_csv(outdir / "cmt" / f"{name}.csv") for name, group in
            (("single_path", SINGLE_FIGS), ("gains", GAIN_FIGS), ("steps", STEP_FIGS))
            if not set(group) <= set(ran)}
+    (outdir / "cmt").mkdir(parents=True, exist_ok=True)
     single_run = [f for f in SINGLE_FIGS if f in ran]
     if single_run:
         pts = [pt for pt in single_path_points() if pt.fig in single_run]

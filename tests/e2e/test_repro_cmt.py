@@ -111,3 +111,12 @@ def test_report_only_recomputes_the_models_of_stale_rows(tmp_path):
             assert float(a[k]) == pytest.approx(float(b[k]), rel=1e-9), (a["fig"], a["x"], k)
     text = out.read_text()
     assert "900.0%" not in text and f"{float(after[0]['renewal_mbps']):.3f}" in text
+
+
+def test_report_only_without_an_earlier_run_is_one_error_line_and_creates_no_folder(tmp_path, capsys):
+    # Nothing to read back: the error comes before any folder is made for the report's CSVs and figures.
+    out = tmp_path / "new" / "cmt.md"
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "single_path.csv" in err[0]
+    assert not (tmp_path / "new").exists()
