@@ -120,3 +120,12 @@ def test_report_only_without_an_earlier_run_is_one_error_line_and_creates_no_fol
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and "single_path.csv" in err[0]
     assert not (tmp_path / "new").exists()
+
+
+def test_report_only_says_which_models_it_recomputed(tmp_path):
+    # Only Figs. 5-8's model columns are recomputed; the gains' static predictions are the earlier run's (their
+    # static runs used those limits), so the report must not claim every model was recomputed.
+    out = copy_report(tmp_path)
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 0
+    head = " ".join(out.read_text().splitlines()[2:6])
+    assert "Figs. 5-8 models recomputed" in head and "Figs. 9-14's predictions" in head
