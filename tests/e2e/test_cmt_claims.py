@@ -58,9 +58,11 @@ def test_every_model_run_saw_the_loss_events_it_was_sized_for(model_points):
 
 
 def test_markov_model_is_within_five_percent_of_the_simulation_in_every_regime(model_points):
-    # Issue 10: within 5% (worst) over Figs. 5-8; paper 002 §6.1.2: at most 1.1%.
+    # Issue 10: within 5% (worst) over Figs. 5-8; paper 002 §6.1.2: at most 1.1%. The median within 3% (the bound
+    # this test held before the issue's 2%, below, became a strict xfail): measured 2.09% over these points.
     errs = markov_errors(model_points)
     assert max(errs) <= 0.05, errs
+    assert statistics.median(errs) <= 0.03, errs
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason=(

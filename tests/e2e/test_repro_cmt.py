@@ -7,6 +7,8 @@ import csv
 import shutil
 from pathlib import Path
 
+import pytest
+
 from _experiments import load_experiment
 
 from ccscope.models.cmt import renewal_throughput
@@ -55,3 +57,75 @@ def test_figs_reruns_only_the_named_figures_and_keeps_the_other_rows(tmp_path):
             assert (a["sim_mbps"], a["goodput_mbps"], a["min_loss_events"]) == (b["sim_mbps"], b["goodput_mbps"], b["min_loss_events"])
     assert rows(tmp_path / "cmt" / "steps.csv") == steps_before
     assert "`ccscope repro cmt --figs 6`" in out.read_text()
+
+
+def snapshot(folder: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_report_only_with_figs_is_one_error_line_and_writes_nothing(tmp_path, capsys):
+    # --report-only runs nothing: a --figs beside it is a contradiction, not something to drop silently.
+    out = copy_report(tmp_path)
+    before = snapshot(tmp_path)
+    assert repro.main(["-o", str(out), "--report-only", "--figs", "6", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "--figs" in err[0]
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("damage", ["drop_column", "header_only"])
+def test_a_damaged_csv_read_back_is_one_error_line_and_writes_nothing(tmp_path, capsys, damage):
+    # A cmt/*.csv without a column the report needs, or without rows, is bad input: one error line naming the
+    # file, exit 2, and no CSV, figure or report rewritten from it.
+    out = copy_report(tmp_path)
+    csv_path = tmp_path / "cmt" / "single_path.csv"
+    lines = csv_path.read_text().splitlines()
+    if damage == "drop_column":
+        csv_path.write_text("\n".join(",".join(c for i, c in enumerate(l.split(",")) if i != 6) for l in lines) + "\n")
+    else:
+        csv_path.write_text(lines[0] + "\n")
+    before = snapshot(tmp_path)
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "single_path.csv" in err[0]
+    assert snapshot(tmp_path) == before
+
+
+def test_report_only_recomputes_the_models_of_stale_rows(tmp_path):
+    # The committed CSV already holds this checkout's models, so the test above cannot tell a refresh from a copy:
+    # stale model columns must come back recomputed, the errors with them, the simulation columns untouched.
+    out = copy_report(tmp_path)
+    path = tmp_path / "cmt" / "single_path.csv"
+    before = rows(path)
+    stale = [{**r, "markov_mbps": "1.0", "renewal_mbps": "1.0", "mathis_mbps": "1.0", "markov_err": "9.0",
+              "renewal_err": "9.0"} for r in before]
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(before[0]))
+        w.writeheader()
+        w.writerows(stale)
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 0
+    after = rows(path)
+    for b, a in zip(before, after):
+        assert a["sim_mbps"] == b["sim_mbps"]
+        for k in ("markov_mbps", "renewal_mbps", "mathis_mbps", "markov_err", "renewal_err"):
+            assert float(a[k]) == pytest.approx(float(b[k]), rel=1e-9), (a["fig"], a["x"], k)
+    text = out.read_text()
+    assert "900.0%" not in text and f"{float(after[0]['renewal_mbps']):.3f}" in text
+
+
+def test_report_only_without_an_earlier_run_is_one_error_line_and_creates_no_folder(tmp_path, capsys):
+    # Nothing to read back: the error comes before any folder is made for the report's CSVs and figures.
+    out = tmp_path / "new" / "cmt.md"
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "single_path.csv" in err[0]
+    assert not (tmp_path / "new").exists()
+
+
+def test_report_only_says_which_models_it_recomputed(tmp_path):
+    # Only Figs. 5-8's model columns are recomputed; the gains' static predictions are the earlier run's (their
+    # static runs used those limits), so the report must not claim every model was recomputed.
+    out = copy_report(tmp_path)
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 0
+    head = " ".join(out.read_text().splitlines()[2:6])
+    assert "Figs. 5-8 models recomputed" in head and "Figs. 9-14's predictions" in head
