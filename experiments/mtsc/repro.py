@@ -509,12 +509,12 @@ def run_sac(args, out: FsPath, d: FsPath) -> str:
             out_runs = {**sac_runs.load_cache(cache), **out_runs}
     res = sac_report.Results(out_runs, sc)
     sac_report.write_csv(res, d / "sac_runs.csv")
-    sac_report.plot_all(res, d)
+    figures = sac_report.plot_all(res, d)
     grids = "".join(f" --{k.replace('_', '-')} " + " ".join(map(str, v)) for k, v in
                     (("thetas", sc.thetas), ("shift_thetas", sc.shift_thetas), ("n_thetas", sc.n_thetas)))
     command = (f"ccscope repro mtsc --part sac --sac-seeds {len(seeds)} --first-seed {seeds[0]} "
                f"--sac-duration-s {sc.duration_s:g}{grids}")
-    return sac_report.section(res, out.stem, time.perf_counter() - t0, args.jobs, command)
+    return sac_report.section(res, out.stem, time.perf_counter() - t0, args.jobs, command, figures)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

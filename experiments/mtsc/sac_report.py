@@ -605,8 +605,16 @@ def _row_pps(xs: Sequence[float]) -> str:
     return f"{m:.1f} ± {h:.1f}"
 
 
-def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "ccscope repro mtsc --part sac") -> str:
+def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "ccscope repro mtsc --part sac",
+            figures: Sequence[str] = ()) -> str:
+    """The report's SAC part; `figures` are the files `plot_all` drew (only those are linked)."""
     sc = res.sc
+
+    def img(title: str, name: str) -> str:
+        if name in figures:
+            return f"![{title}]({rel}/{name})"
+        return f"*{title}: not drawn, its runs were not made at this size.*"
+
     full = sc.duration_s >= 10_000 and len(sc.seeds) >= 5 and sc.thetas == THETAS and sc.n_thetas == THETAS
     L = ["# Paper 003 reproduction, part 2: SAC (Figs. 9-18, Tables 2-3)", "",
          f"**Size: {len(sc.seeds)} report seeds ({', '.join(map(str, sc.seeds))}) x {sc.duration_s:,.0f} s a run; "
@@ -749,18 +757,18 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
             cells.append(f"{statistics.fmean(res.metric('generic', bottleneck_mbps=20.0, n=n)):.0f}")
             L.append(f"| {n} | " + " | ".join(cells) + " |")
 
-    L += ["", "## Figs. 9-10: threshold schedule (alpha 1.05)", "", f"![Figs. 9-10]({rel}/fig9_10_threshold.png)", "",
+    L += ["", "## Figs. 9-10: threshold schedule (alpha 1.05)", "", img("Figs. 9-10", "fig9_10_threshold.png"), "",
           "| theta | " + " | ".join(f"{x:g} Mbit/s" for x in LOADS) + " |", "|---|" + "---|" * len(LOADS)]
     rows(t9)
     L += ["", "Delivered packets/s, mean ± 95% CI over seeds.", "",
-          "## Fig. 11: schedule shift (2.5 Mbit/s)", "", f"![Fig. 11]({rel}/fig11_shift.png)", "",
+          "## Fig. 11: schedule shift (2.5 Mbit/s)", "", img("Fig. 11", "fig11_shift.png"), "",
           "| theta | " + " | ".join(f"s = {s:g}" for s in SHIFTS) + " |", "|---|" + "---|" * len(SHIFTS)]
     rows(t11)
     L += ["", "## Figs. 12-13: perfect prediction, on-line, threshold, generic (5 Mbit/s)", "",
-          f"![Figs. 12-13]({rel}/fig12_13_variants.png)", "",
+          img("Figs. 12-13", "fig12_13_variants.png"), "",
           "| variant | alpha 1.05 pkt/s | loss | gamma_k | alpha 1.95 pkt/s | loss | gamma_k |", "|---|---|---|---|---|---|---|"]
     rows(t12)
-    L += ["", "## Figs. 14-15: gain against alpha and RTT", "", f"![Figs. 14-15]({rel}/fig14_15_gain.png)", "",
+    L += ["", "## Figs. 14-15: gain against alpha and RTT", "", img("Figs. 14-15", "fig14_15_gain.png"), "",
           "| alpha | generic pkt/s | on-line pkt/s | gain, mean ± CI | median |", "|---|---|---|---|---|"]
     rows(t14)
     L += ["", "| base RTT (ms) | generic pkt/s | on-line pkt/s | gain, mean ± CI |", "|---|---|---|---|"]
@@ -779,15 +787,15 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
           "| own-signal gain (Fig. 14) | receiver_aggregate - own on-line, paired, pkt/s |", "|---|---|---|---|---|---|---|---|"]
     rows(ra)
     L += ["", "## Fig. 16: training time, foreign and random tables (alpha 1.05)", "",
-          f"![Fig. 16]({rel}/fig16_training.png)", "", "| table | pkt/s |", "|---|---|"]
+          img("Fig. 16", "fig16_training.png"), "", "| table | pkt/s |", "|---|---|"]
     rows(t16)
     L += ["", "## Fig. 17, Tables 2-3: N SAC flows on 20 Mbit/s (alpha 1.05, 5 Mbit/s background)", "",
-          f"![Fig. 17]({rel}/fig17_nsac.png)", "",
+          img("Fig. 17", "fig17_nsac.png"), "",
           "Total SAC throughput, pkt/s (mean over seeds); in brackets the paper's Table 2/3 value (1 KiB pkt/s).", "",
           "| N | " + " | ".join(f"theta {t}" for t in sc.n_thetas) + " | inverse | generic |",
           "|---|" + "---|" * (len(sc.n_thetas) + 2)]
     rows(t17)
-    L += ["", "## Fig. 18: fairness among 10 inverse SAC flows", "", f"![Fig. 18]({rel}/fig18_fairness.png)", "",
+    L += ["", "## Fig. 18: fairness among 10 inverse SAC flows", "", img("Fig. 18", "fig18_fairness.png"), "",
           "## Data", "", f"- `{rel}/sac_runs.csv`: every run's description, throughput, loss, gamma_k, realised "
           "background load and wall time; `{rel}/sac_runs.jsonl`: every run's full output.", ""]
     return "\n".join(L)

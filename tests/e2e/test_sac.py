@@ -78,3 +78,24 @@ def test_the_receiver_aggregate_signal_is_chosen_from_toml_or_python_and_steers_
     # The same run either way; a different one from the own signal's.
     assert by_kwarg["delivered"] == by_toml["delivered"] and by_kwarg["sac_a_sum_micro"] == by_toml["sac_a_sum_micro"]
     assert by_toml["sac_a_sum_micro"] != own["sac_a_sum_micro"]
+
+
+def test_a_partial_sac_report_links_only_the_figures_it_drew(tmp_path):
+    """`repro mtsc --part sac --figs 14` runs Figs. 14-15 left only: Fig. 15 right's runs are missing, so
+    its figure is not drawn and the report must not link it (nor any other figure it did not draw)."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    out = tmp_path / "mtsc.md"
+    res = subprocess.run([sys.executable, str(repo / "experiments/mtsc/repro.py"), "-o", str(out), "--part", "sac",
+                          "--figs", "14", "--sac-seeds", "2", "--first-seed", "11", "--sac-duration-s", "20",
+                          "--jobs", "1", "-q"], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    text = out.read_text()
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    missing = [p for p in links if not (tmp_path / p).is_file()]
+    assert not missing, missing
+    assert "Figs. 14-15: not drawn" in text
