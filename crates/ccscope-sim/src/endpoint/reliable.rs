@@ -1870,6 +1870,72 @@ mod tests {
     }
 
     #[test]
+    fn sack_run_skipping_counts_what_a_full_walk_counts_as_blocks_shrink_shift_and_carry_dsack() {
+        // A real receiver (DSACK on) gets the 64 packets in a scrambled order with duplicates, so its
+        // blocks grow, shift, merge, drop out of the three reported and carry DSACK blocks; every ACK
+        // goes to the sender, whose counts must equal a walk of every block the ACKs ever carried.
+        for seed in 1..=20u64 {
+            let mut s = windowed(64);
+            s.start(Time::ZERO);
+            let mut out = Vec::new();
+            s.try_send(Time::ZERO, &mut out);
+            let pkts: Vec<Packet> = out.drain(..).collect();
+            assert_eq!(pkts.len(), 64);
+            let mut r = super::super::receiver::Receiver::new(true, 40).with_dsack(true);
+            let mut x = seed;
+            let mut next = |n: u64| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 33) % n
+            };
+            let mut order: Vec<usize> = (0..64).collect();
+            for i in (1..64).rev() {
+                order.swap(i, next(i as u64 + 1) as usize);
+            }
+            let mut arrivals = Vec::new();
+            for (k, &i) in order.iter().enumerate() {
+                arrivals.push(i);
+                if k > 0 && next(3) == 0 {
+                    arrivals.push(order[next(k as u64) as usize]);
+                }
+            }
+            let mut known = vec![false; 64];
+            for (k, &i) in arrivals.iter().enumerate() {
+                let now = ms(100 + k as u64);
+                let (a, _) = r.on_data(&pkts[i], now);
+                let dsack = a.sack[0].0 < a.sack[0].1
+                    && (a.sack[0].1 <= a.ack_cum
+                        || (a.sack[1].0 < a.sack[1].1
+                            && a.sack[0].0 >= a.sack[1].0
+                            && a.sack[0].1 <= a.sack[1].1));
+                for seq in 0..a.ack_cum.min(64) {
+                    known[seq as usize] = true;
+                }
+                for (b, &(lo, hi)) in a.sack.iter().enumerate() {
+                    if !(b == 0 && dsack) {
+                        for seq in lo..hi.min(64) {
+                            known[seq as usize] = true;
+                        }
+                    }
+                }
+                s.on_ack(now, &a, &mut out);
+                let total = known.iter().filter(|&&k| k).count() as u64;
+                let above = known[a.ack_cum.min(64) as usize..]
+                    .iter()
+                    .filter(|&&k| k)
+                    .count();
+                assert_eq!(
+                    (s.acked, s.sacked_out),
+                    (total, above as u32),
+                    "seed {seed} arrival {k}"
+                );
+            }
+            assert_eq!((s.acked, s.sacked_out), (64, 0), "seed {seed}");
+        }
+    }
+
+    #[test]
     fn pacing_spaces_every_transmission_by_one_packet_time_at_the_rate() {
         // 12 Mbit/s: one 1500-byte packet per ms.
         let (mut s, _) = recorder(Some(ccscope_core::Bandwidth::from_mbps(12.0)));
