@@ -614,9 +614,6 @@ impl ReliableSender {
             return self.try_send(now, out);
         }
         let rtt = now - ack.sent;
-        if self.rack_enabled {
-            self.rack.on_rtt_sample(now, rtt);
-        }
         let echoed_tag = if ack.seq >= self.snd_una && ack.seq < self.snd_nxt {
             self.seg(ack.seq).tag
         } else {
@@ -726,6 +723,11 @@ impl ReliableSender {
         if sample {
             // Linux ends its RTTVAR round on the SND.UNA this ACK leaves.
             self.rtt.on_sample(rtt, self.snd_una, self.snd_nxt);
+        }
+        // tcp_ack_update_rtt -> tcp_update_rtt_min: only an ACK that delivers something is a sample, and
+        // it comes after tcp_rack_advance has judged this ACK's packets against the previous minimum.
+        if self.rack_enabled && (advanced || newly > 0) {
+            self.rack.on_rtt_sample(now, rtt);
         }
         // RFC 6582 §3.2 step 5 (Impatient, as ns-3.37): in recovery only the first partial ACK restarts.
         let partial = self.recovery_point.is_some_and(|rp| self.snd_una <= rp);
@@ -1867,6 +1869,21 @@ mod tests {
         // The cumulative ACK passes the SACKed runs: only 0 and 7 are newly delivered.
         s.on_ack(ms(44), &ack(10, 100, &[]), &mut out);
         assert_eq!((s.acked, s.sacked_out), (10, 0));
+    }
+
+    #[test]
+    fn rack_min_rtt_takes_no_sample_from_a_duplicate_ack_that_delivers_nothing() {
+        let mut s = switched("fixed", 10, |r| r.rack = true);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(ms(100), &cum_ack(1), &mut out);
+        assert_eq!(s.rack.min_rtt(), Some(Dur::from_ms(100)));
+        // A pure duplicate (no new data, no SACK) echoing a send time 5 ms ago: Linux has no RTT sample
+        // for it (tcp_ack_update_rtt returns before tcp_update_rtt_min), so RACK's min RTT stands.
+        let mut dup = cum_ack(1);
+        dup.sent = ms(95);
+        s.on_ack(ms(100), &dup, &mut out);
+        assert_eq!(s.rack.min_rtt(), Some(Dur::from_ms(100)));
     }
 
     #[test]
