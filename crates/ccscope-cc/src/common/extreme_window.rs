@@ -33,9 +33,10 @@ impl ExtremeWindow {
     /// Add `v` at time `t` and return the extreme of the samples no older than `win` (the newest
     /// sample always stays, as genericCC keeps its last one).
     pub fn update(&mut self, win: u64, t: u64, v: f64) -> f64 {
-        // rtt-window.cc new_sample: drop the samples the new one dominates.
+        // rtt-window.cc new_sample: drop the samples the new one dominates; an equal older sample is
+        // dominated too (same value, expires sooner), so a steady RTT keeps one entry, not one per ACK.
         while let Some(&(_, back)) = self.vals.back() {
-            let dominated = if self.find_min { back > v } else { back < v };
+            let dominated = if self.find_min { back >= v } else { back <= v };
             if !dominated {
                 break;
             }
@@ -98,5 +99,22 @@ mod tests {
         assert_eq!(w.update(10, 12, 1.0), 3.0);
         assert_eq!(w.update(10, 100, 0.5), 0.5);
         assert!(ExtremeWindow::min().get().is_nan());
+    }
+
+    #[test]
+    fn equal_samples_keep_one_entry_and_the_newest_one_expires_last() {
+        let mut w = ExtremeWindow::min();
+        // A steady RTT (the simulator's common case with an empty queue): 10 000 equal samples.
+        for t in 0..10_000 {
+            assert_eq!(w.update(1_000_000, t, 0.05), 0.05);
+        }
+        assert_eq!(w.vals.len(), 1);
+        // The kept one is the newest: at t = 10 050 the equal sample from t = 9 999 is still inside.
+        assert_eq!(w.update(100, 10_050, 0.07), 0.05);
+        let mut m = ExtremeWindow::max();
+        for t in 0..100 {
+            m.update(1_000, t, 2.0);
+        }
+        assert_eq!(m.vals.len(), 1);
     }
 }

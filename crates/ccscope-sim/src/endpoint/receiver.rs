@@ -303,7 +303,8 @@ impl Receiver {
     /// A data packet arrived at `now`: returns the ACK and how many packets became deliverable in order.
     pub fn on_data(&mut self, p: &Packet, now: Time) -> (Ack, u64) {
         let mut ack = Ack::of(p, self.ack_bytes, now);
-        ack.info.host_bytes = self.host_total;
+        // The host total belongs to this packet only (set by `on_data_at_host` just before).
+        ack.info.host_bytes = self.host_total.take();
         if !self.reliable {
             // Datagrams: every packet is delivered as it comes.
             self.delivered_in_order += 1;
@@ -507,6 +508,17 @@ mod tests {
                 packets: 3
             }
         );
+    }
+
+    #[test]
+    fn a_packet_delivered_without_the_host_counter_carries_no_stale_host_total() {
+        let mut host = HostArrivals::default();
+        let mut r = Receiver::new(true, 40).with_host_report(true);
+        let (a, _) = r.on_data_at_host(&data(0), Time::ZERO, &mut host);
+        assert_eq!(a.host_bytes, Some(1500));
+        // Delivered through `on_data` (no host seen): the ACK must not repeat the previous packet's total.
+        let (b, _) = r.on_data(&data(1), Time::ZERO);
+        assert_eq!(b.host_bytes, None);
     }
 
     #[test]

@@ -614,9 +614,6 @@ impl ReliableSender {
             return self.try_send(now, out);
         }
         let rtt = now - ack.sent;
-        if self.rack_enabled {
-            self.rack.on_rtt_sample(now, rtt);
-        }
         let echoed_tag = if ack.seq >= self.snd_una && ack.seq < self.snd_nxt {
             self.seg(ack.seq).tag
         } else {
@@ -726,6 +723,11 @@ impl ReliableSender {
         if sample {
             // Linux ends its RTTVAR round on the SND.UNA this ACK leaves.
             self.rtt.on_sample(rtt, self.snd_una, self.snd_nxt);
+        }
+        // tcp_ack_update_rtt -> tcp_update_rtt_min: only an ACK that delivers something is a sample, and
+        // it comes after tcp_rack_advance has judged this ACK's packets against the previous minimum.
+        if self.rack_enabled && (advanced || newly > 0) {
+            self.rack.on_rtt_sample(now, rtt);
         }
         // RFC 6582 §3.2 step 5 (Impatient, as ns-3.37): in recovery only the first partial ACK restarts.
         let partial = self.recovery_point.is_some_and(|rp| self.snd_una <= rp);
@@ -1867,6 +1869,87 @@ mod tests {
         // The cumulative ACK passes the SACKed runs: only 0 and 7 are newly delivered.
         s.on_ack(ms(44), &ack(10, 100, &[]), &mut out);
         assert_eq!((s.acked, s.sacked_out), (10, 0));
+    }
+
+    #[test]
+    fn rack_min_rtt_takes_no_sample_from_a_duplicate_ack_that_delivers_nothing() {
+        let mut s = switched("fixed", 10, |r| r.rack = true);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        s.on_ack(ms(100), &cum_ack(1), &mut out);
+        assert_eq!(s.rack.min_rtt(), Some(Dur::from_ms(100)));
+        // A pure duplicate (no new data, no SACK) echoing a send time 5 ms ago: Linux has no RTT sample
+        // for it (tcp_ack_update_rtt returns before tcp_update_rtt_min), so RACK's min RTT stands.
+        let mut dup = cum_ack(1);
+        dup.sent = ms(95);
+        s.on_ack(ms(100), &dup, &mut out);
+        assert_eq!(s.rack.min_rtt(), Some(Dur::from_ms(100)));
+    }
+
+    #[test]
+    fn sack_run_skipping_counts_what_a_full_walk_counts_as_blocks_shrink_shift_and_carry_dsack() {
+        // A real receiver (DSACK on) gets the 64 packets in a scrambled order with duplicates, so its
+        // blocks grow, shift, merge, drop out of the three reported and carry DSACK blocks; every ACK
+        // goes to the sender, whose counts must equal a walk of every block the ACKs ever carried.
+        for seed in 1..=20u64 {
+            let mut s = windowed(64);
+            s.start(Time::ZERO);
+            let mut out = Vec::new();
+            s.try_send(Time::ZERO, &mut out);
+            let pkts: Vec<Packet> = out.drain(..).collect();
+            assert_eq!(pkts.len(), 64);
+            let mut r = super::super::receiver::Receiver::new(true, 40).with_dsack(true);
+            let mut x = seed;
+            let mut next = |n: u64| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 33) % n
+            };
+            let mut order: Vec<usize> = (0..64).collect();
+            for i in (1..64).rev() {
+                order.swap(i, next(i as u64 + 1) as usize);
+            }
+            let mut arrivals = Vec::new();
+            for (k, &i) in order.iter().enumerate() {
+                arrivals.push(i);
+                if k > 0 && next(3) == 0 {
+                    arrivals.push(order[next(k as u64) as usize]);
+                }
+            }
+            let mut known = vec![false; 64];
+            for (k, &i) in arrivals.iter().enumerate() {
+                let now = ms(100 + k as u64);
+                let (a, _) = r.on_data(&pkts[i], now);
+                let dsack = a.sack[0].0 < a.sack[0].1
+                    && (a.sack[0].1 <= a.ack_cum
+                        || (a.sack[1].0 < a.sack[1].1
+                            && a.sack[0].0 >= a.sack[1].0
+                            && a.sack[0].1 <= a.sack[1].1));
+                for seq in 0..a.ack_cum.min(64) {
+                    known[seq as usize] = true;
+                }
+                for (b, &(lo, hi)) in a.sack.iter().enumerate() {
+                    if !(b == 0 && dsack) {
+                        for seq in lo..hi.min(64) {
+                            known[seq as usize] = true;
+                        }
+                    }
+                }
+                s.on_ack(now, &a, &mut out);
+                let total = known.iter().filter(|&&k| k).count() as u64;
+                let above = known[a.ack_cum.min(64) as usize..]
+                    .iter()
+                    .filter(|&&k| k)
+                    .count();
+                assert_eq!(
+                    (s.acked, s.sacked_out),
+                    (total, above as u32),
+                    "seed {seed} arrival {k}"
+                );
+            }
+            assert_eq!((s.acked, s.sacked_out), (64, 0), "seed {seed}");
+        }
     }
 
     #[test]
