@@ -51,6 +51,11 @@ pub trait WindowRule: std::fmt::Debug + Send {
     fn decrease(&self, cwnd: f64) -> f64;
 }
 
+/// Paper 001 §2.1's additive increase: `packets_per_rtt` spread over the ACKs of one window.
+pub fn additive_increase(cwnd: f64, packets_per_rtt: f64) -> f64 {
+    cwnd + packets_per_rtt / cwnd.max(1.0)
+}
+
 /// A window moved by a [`WindowRule`] under the shared delay trigger.
 #[derive(Debug)]
 pub struct TriggeredWindow<R> {

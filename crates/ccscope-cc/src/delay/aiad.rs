@@ -86,7 +86,7 @@ impl WindowRule for Params {
     }
     // Paper 001 §3.2: the same additive increase as AIMD (§2.1), spread over one window of ACKs.
     fn increase(&self, cwnd: f64) -> f64 {
-        cwnd + self.additive_increase / cwnd.max(1.0)
+        shared::additive_increase(cwnd, self.additive_increase)
     }
     // Paper 001 §3.2: additive decrease, once per round trip like AIMD's.
     fn decrease(&self, cwnd: f64) -> f64 {

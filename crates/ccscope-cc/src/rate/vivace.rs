@@ -239,6 +239,16 @@ struct Mi {
 }
 
 impl Mi {
+    /// One reliable (packet number, RTT us) point of the least-squares line.
+    fn add_rtt_point(&mut self, x: f64, y: f64) {
+        self.n += 1.0;
+        self.sx += x;
+        self.sy += y;
+        self.sxx += x * x;
+        self.sxy += x * y;
+        self.syy += y * y;
+    }
+
     /// pcc_monitor_interval_queue.cpp `IsUtilityAvailable`: enough reliable RTTs and every packet resolved.
     fn done(&self, min_reliable: u32) -> bool {
         self.closed && self.reliable >= min_reliable && self.acked + self.lost >= self.sent
@@ -538,13 +548,7 @@ impl Vivace {
         m.samples += 1;
         if reliable {
             m.reliable += 1;
-            let (x, y) = (p.seq.saturating_sub(m.first_seq) as f64, p.rtt_us);
-            m.n += 1.0;
-            m.sx += x;
-            m.sy += y;
-            m.sxx += x * x;
-            m.sxy += x * y;
-            m.syy += y * y;
+            m.add_rtt_point(p.seq.saturating_sub(m.first_seq) as f64, p.rtt_us);
         }
     }
 
@@ -1060,13 +1064,7 @@ mod tests {
         // RTT rising exactly 0.1 ms per packet (1 ms apart): dRTT/dT = 0.1, fitted with no error.
         m.bytes_lost = 0;
         for k in 0..10 {
-            let (x, y) = (k as f64, 40_000.0 + 100.0 * k as f64);
-            m.n += 1.0;
-            m.sx += x;
-            m.sy += y;
-            m.sxx += x * x;
-            m.sxy += x * y;
-            m.syy += y * y;
+            m.add_rtt_point(k as f64, 40_000.0 + 100.0 * k as f64);
         }
         assert_close(v.utility(&m), 12f64.powf(0.9) - 900.0 * 0.1 * 12.0);
         // A falling RTT earns nothing (pcc_utility_manager.cpp clamps the gradient at 0).

@@ -90,7 +90,7 @@ impl WindowRule for Params {
     }
     // Paper 001 §2.1: additive increase, spread over the ACKs of one window.
     fn increase(&self, cwnd: f64) -> f64 {
-        cwnd + self.additive_increase / cwnd.max(1.0)
+        shared::additive_increase(cwnd, self.additive_increase)
     }
     // Paper 001 §2.2: multiplicative decrease, once per round trip.
     fn decrease(&self, cwnd: f64) -> f64 {
