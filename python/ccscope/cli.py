@@ -668,6 +668,11 @@ def _rbuf_line(text: str, rbuf_bytes: int, w: int, packet_bytes: int) -> str:
     return line
 
 
+def _timeout_share(mk: dict) -> float:
+    """Timeouts over loss events of a Markov answer (MarkovResult.timeout_share from its dict)."""
+    return mk["timeouts_per_round"] / (mk["timeouts_per_round"] + mk["fast_retransmits_per_round"])
+
+
 @cmt_app.command("model")
 def cmt_model(
     p: float = typer.Option(..., "--p", help="Loss probability, in (0, 1)"),
@@ -705,7 +710,8 @@ def cmt_model(
     else:
         t.add_row("Markov (§4.3)", f"{mk['throughput_mbps']:.4f}",
                   f"{mk['states']} states, {mk['nonzeros']} non-zeros, {mk['iterations']} iterations, "
-                  f"residual {mk['residual']:.2e}, {mk['solve_time_s'] * 1e3:.1f} ms")
+                  f"residual {mk['residual']:.2e}, {mk['solve_time_s'] * 1e3:.1f} ms, "
+                  f"timeouts {_timeout_share(mk):.1%} of loss events")
     rn = rep["renewal"]
     if rn is None:
         t.add_row("renewal (§4.4)", "-", rep["renewal_error"])

@@ -33,6 +33,17 @@ def test_focus_point_reports_throughput_and_every_diagnostic():
         r.throughput_mbps = 0.0  # type: ignore[misc]
 
 
+def test_timeout_share_of_loss_events_rises_with_p_as_eq_14_times_out_more_rounds():
+    # Eq. 14: a loss round leaving x < 4 packets, or losing floor(w/2) or more, ends in a timeout;
+    # smaller windows at higher p make that likelier (docs/deviations.md, paper 002 issue 10).
+    shares = [markov_throughput(p, 21.0, 40.0, 128_000).timeout_share for p in (1e-3, 1e-2, 1e-1)]
+    assert 0 < shares[0] < shares[1] < shares[2] < 1
+    r = markov_throughput(**FOCUS)
+    events = r.timeouts_per_round + r.fast_retransmits_per_round
+    assert r.timeout_share == pytest.approx(r.timeouts_per_round / events, rel=1e-12)
+    assert r.loss_events_per_s == pytest.approx(events / r.mean_duration_s, rel=1e-12)
+
+
 def test_explicit_and_structured_agree_to_1e9():
     for loss in ("correlated", "independent"):
         a = markov_throughput(**FOCUS, loss=loss, solver="explicit")

@@ -39,6 +39,8 @@ fn solution<'py>(py: Python<'py>, s: &Solution) -> PyResult<Bound<'py, PyDict>> 
     d.set_item("mean_sent", s.mean_sent)?;
     d.set_item("mean_lost", s.mean_lost)?;
     d.set_item("mean_duration_s", s.mean_duration_s)?;
+    d.set_item("fast_retransmits_per_round", s.fast_retransmits_per_round)?;
+    d.set_item("timeouts_per_round", s.timeouts_per_round)?;
     Ok(d)
 }
 

@@ -187,6 +187,10 @@ pub struct Moments {
     pub sent: f64,
     pub lost: f64,
     pub duration_s: f64,
+    /// Rounds ending in a fast retransmit and halving (CA (w, x < w) -> (floor(w/2), .), eq. 14), per round.
+    pub fast_retransmits: f64,
+    /// Rounds ending in a timeout (into backoff, §4.3.1-§4.3.3, a failed backoff round included), per round.
+    pub timeouts: f64,
 }
 
 /// The chain for one path: sizes, numbering, loss table and durations.
@@ -426,6 +430,7 @@ impl Chain {
     pub fn moments(&self, pi: &[f64]) -> Moments {
         let l = &self.loss;
         let (mut sent, mut lost, mut dur) = (0.0, 0.0, 0.0);
+        let (mut fast, mut timeouts) = (0.0, 0.0);
         for w in 2..=self.w_max {
             let base = Chain::level_start(w);
             let rtt = self.rtt(w);
@@ -437,11 +442,16 @@ impl Chain {
                 }
                 s += v * x as f64;
                 g += v * l.mean(x);
-                to += v * self.ca_timeout(w, x);
+                let t = self.ca_timeout(w, x);
+                to += v * t;
                 mass += v;
+                if x < w {
+                    fast += v * (1.0 - t); // eq. 14: every round of (w, x < w) not timing out halves
+                }
             }
             sent += s;
             lost += g;
+            timeouts += to;
             // A round lasts one RTT, or one RTO = 3 RTT when it ends in a timeout (eqs. 8, 10).
             dur += rtt * (mass + 2.0 * to);
         }
@@ -451,11 +461,13 @@ impl Chain {
                     let p = l.p();
                     sent += v;
                     lost += v * p;
+                    timeouts += v * p;
                     dur += v * ((1.0 - p) * self.rtt(1) + p * self.backoff_duration(k));
                 }
                 State::Ss { w, .. } => {
                     sent += v * w as f64;
                     lost += v * l.mean(w);
+                    timeouts += v * l.tail(w - 1, w);
                     dur += v * self.rtt(w) * (1.0 + 2.0 * l.tail(w - 1, w));
                 }
                 State::Ca { .. } => unreachable!("CA states come first"),
@@ -465,6 +477,8 @@ impl Chain {
             sent,
             lost,
             duration_s: dur,
+            fast_retransmits: fast,
+            timeouts,
         }
     }
 }

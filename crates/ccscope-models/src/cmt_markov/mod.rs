@@ -244,6 +244,10 @@ pub struct Solution {
     pub mean_lost: f64,
     /// E[delta], seconds per round (eq. 22 read as A4).
     pub mean_duration_s: f64,
+    /// Fast-retransmit halvings per round: the chain's side of the simulation's loss-event counters.
+    pub fast_retransmits_per_round: f64,
+    /// Timeouts per round, repeated backoff timeouts included (the simulation counts each T3 expiry).
+    pub timeouts_per_round: f64,
 }
 
 /// The stationary vector with the chain it belongs to (tests and tools look inside).
@@ -301,6 +305,8 @@ pub fn solve_full(
         mean_sent: m.sent,
         mean_lost: m.lost,
         mean_duration_s: m.duration_s,
+        fast_retransmits_per_round: m.fast_retransmits,
+        timeouts_per_round: m.timeouts,
     };
     Ok((sol, st))
 }

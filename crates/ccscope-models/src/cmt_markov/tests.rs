@@ -197,6 +197,53 @@ fn the_two_window_chain_matches_its_hand_solved_stationary_distribution() {
 }
 
 #[test]
+fn loss_event_rates_of_the_two_window_chain_match_the_hand_solution() {
+    // The chain of the test above: a times out with probability p (g = w = 2), c always (x = 1 < 4,
+    // §4.3.1), e fails with probability p (another timeout); no state can fast-retransmit.
+    let (p, q) = (0.1f64, 0.9f64);
+    let params = Params {
+        rto_max_s: 0.5,
+        ..small_path(p, LossModel::Correlated, 2)
+    };
+    let sol = solve(&params, Solver::Explicit).unwrap();
+    let pa = 1.0 / (1.0 + p * q + (1.0 - q * q) / q);
+    let (pc, pe) = (p * q * pa, pa * (1.0 - q * q) / q);
+    assert_eq!(sol.fast_retransmits_per_round, 0.0);
+    assert_close(sol.timeouts_per_round, pa * p + pc + pe * p, 1e-12);
+}
+
+#[test]
+fn loss_event_rates_equal_the_transition_mass_into_fast_retransmit_and_backoff() {
+    // Fast retransmit: CA (w, x < w) -> CA (floor(w/2), .) (eq. 14); timeout: any move into a backoff
+    // state (§4.3.1-§4.3.3), counted from `transitions()` under the explicit solver's pi.
+    for loss in [LossModel::Correlated, LossModel::Independent] {
+        for p in [1e-3, 0.03] {
+            let params = small_path(p, loss, 24);
+            let (sol, st) = solve_full(&params, Solver::Explicit).unwrap();
+            let ch = Chain::new(&params, 24, true);
+            let (mut fr, mut to) = (0.0, 0.0);
+            for (i, &v) in st.pi.iter().enumerate() {
+                let s = ch.state(i);
+                for (t, prob, _) in ch.transitions(s) {
+                    match (s, t) {
+                        (_, State::Eb { .. }) => to += v * prob,
+                        (State::Ca { w, x }, State::Ca { .. }) if x < w => fr += v * prob,
+                        _ => {}
+                    }
+                }
+            }
+            assert!(fr > 0.0 && to > 0.0);
+            // 1 - P(timeout) against a sum of transition masses: equal up to rounding (1e-10 seen).
+            assert_close(sol.fast_retransmits_per_round / fr, 1.0, 1e-9);
+            assert_close(sol.timeouts_per_round / to, 1.0, 1e-9);
+            let structured = solve(&params, Solver::Structured).unwrap();
+            assert_close(structured.fast_retransmits_per_round / fr, 1.0, 1e-9);
+            assert_close(structured.timeouts_per_round / to, 1.0, 1e-9);
+        }
+    }
+}
+
+#[test]
 fn explicit_and_structured_solvers_agree_to_1e9() {
     for loss in both() {
         for p in [1e-4, 1e-3, 1e-2, 0.2, 0.7] {

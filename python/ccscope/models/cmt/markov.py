@@ -54,6 +54,20 @@ class MarkovResult:
     """E[g], packets lost per round (eq. 21)."""
     mean_duration_s: float
     """E[delta], seconds per round (eq. 22)."""
+    fast_retransmits_per_round: float
+    """Rounds ending in a fast retransmit and halving (eq. 14), per round."""
+    timeouts_per_round: float
+    """Rounds ending in a timeout (failed backoff rounds included), per round."""
+
+    @property
+    def timeout_share(self) -> float:
+        """Timeouts over loss events (timeouts + halvings): the simulation's ``timeouts / loss_events``."""
+        return self.timeouts_per_round / (self.timeouts_per_round + self.fast_retransmits_per_round)
+
+    @property
+    def loss_events_per_s(self) -> float:
+        """Halvings and timeouts per second (the simulation's ``loss_events / duration``)."""
+        return (self.timeouts_per_round + self.fast_retransmits_per_round) / self.mean_duration_s
 
 
 def _check_choice(field: str, value: str, allowed: tuple) -> None:
