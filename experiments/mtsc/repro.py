@@ -517,7 +517,7 @@ def mechanism_section(results: Sequence[dict], ref: Sequence[dict]) -> list[str]
          f"series (eq. 2) r = 2^(2H-1) - 1 = {2 ** (2 * h - 1) - 1:.3f} at every T. top level: share of the blocks in the "
          "most-occupied level; levels: levels holding >= 1% of the blocks; H(L2) the entropy of the level alone, "
          "H(L2 | L1) the h-weighted conditional entropy, nats.", "",
-         "| T (s) | r | tau_b | top level | levels | H(L2) | H(L2 \| L1) | fGn r | fGn tau_b | fGn S-bar | fGn shuffled |",
+         r"| T (s) | r | tau_b | top level | levels | H(L2) | H(L2 \| L1) | fGn r | fGn tau_b | fGn S-bar | fGn shuffled |",
          "|---|---|---|---|---|---|---|---|---|---|---|"]
     m = {k: _mech_median(lo, k) for k in ("r", "tau", "top_share", "levels_1pct", "h_marginal", "h_conditional")}
     f = {k: _mech_median(ref, k) for k in ("r", "tau")}
