@@ -36,6 +36,7 @@ from ccscope.experiment import add_runner_options, check_report_destination  # n
 from ccscope.runner import default_jobs  # noqa: E402
 from ccscope import stats  # noqa: E402
 from ccscope.stats import hurst as hurst_mod  # noqa: E402
+from ccscope.stats.condprob import block_sums  # noqa: E402
 from mtsc_scenarios import BIN_S, EXAMPLE_IDLE_MEAN_S, IDLE_MEAN_S, MEAN_BYTES, background, idle_mean_for  # noqa: E402
 from mtsc_scenarios import pareto_k_bytes  # noqa: E402
 from sac_report import GROUPS, ci95  # noqa: E402
@@ -112,6 +113,43 @@ def realised_load_mbps(res) -> float:
     return float(row["throughput_mbps"].iloc[0])
 
 
+def _entropy_nats(counts: np.ndarray) -> float:
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log(p)).sum())
+
+
+def scale_mechanism(x: np.ndarray) -> dict:
+    """What sets S-bar at each Fig. 3 scale T1 = T2 = T: Pearson r and tau_b of adjacent windows (V1, V2), the
+    share of blocks in the most-occupied level, the number of levels holding >= 1% of the blocks, the entropy of
+    the marginal H(L2) and the conditional H(L2 | L1) (their difference is the information L1 gives on L2)."""
+    keys = ("r", "tau", "top_share", "levels_1pct", "h_marginal", "h_conditional")
+    out: dict = {k: [] for k in keys}
+    for t in FIG3_T_S:
+        b = int(round(t / BIN_S))
+        v1, v2 = block_sums(x, b, b)
+        tab = stats.condprob_table(x, b, b)
+        h = tab.h.astype(float)
+        out["r"].append(float(np.corrcoef(v1, v2)[0, 1]))
+        out["tau"].append(float(tab.kendall_tau()))
+        out["top_share"].append(float(h.max() / h.sum()))
+        out["levels_1pct"].append(int((h >= 0.01 * h.sum()).sum()))
+        out["h_marginal"].append(_entropy_nats(tab.counts[:, :8].sum(axis=0).astype(float)))
+        out["h_conditional"].append(float(stats.average_entropy(tab, min_count=1, weighted=True)))
+    return out
+
+
+def fgn_reference(seeds: Sequence[int], n: int) -> list[dict]:
+    """The Fig. 2/3 statistics on exact fGn of the same length at H = (3 - 1.05)/2, one series per report seed: an
+    exactly second-order self-similar series (paper 003 eq. 2) with the theory's H for alpha 1.05."""
+    out = []
+    for s in seeds:
+        x = stats.fgn(n, theory_h(1.05), seed=s)
+        curve = stats.entropy_curve(x, BIN_S, FIG3_T_S, control_seed=s + CONTROL_SEED_OFFSET)
+        out.append({"seed": s, "entropy": curve.entropy.tolist(), "control": curve.control_entropy.tolist(),
+                    "mechanism": scale_mechanism(x)})
+    return out
+
+
 def analyse(job: Job) -> dict:
     """One background-only run and everything the report needs from it (the series is not kept)."""
     t0 = time.perf_counter()
@@ -135,6 +173,7 @@ def analyse(job: Job) -> dict:
             "entropy": curve.entropy.tolist(), "weighted": curve.weighted.tolist(), "blocks": curve.blocks.tolist(),
             "control": curve.control_entropy.tolist(), "control_weighted": curve.control_weighted.tolist(),
         }
+        out["mechanism"] = scale_mechanism(x)
     out["wall_s"] = time.perf_counter() - t0
     return out
 
@@ -205,8 +244,11 @@ def entropy_median(results: Sequence[dict], alpha: float, key: str) -> np.ndarra
 
 def fig3_checks(results: Sequence[dict], alpha: float) -> dict:
     """The spec's Fig. 3 criteria on the median curve over seeds (and its shuffled control)."""
-    s = entropy_median(results, alpha, "entropy")
-    c = entropy_median(results, alpha, "control")
+    return fig3_checks_of(entropy_median(results, alpha, "entropy"), entropy_median(results, alpha, "control"))
+
+
+def fig3_checks_of(s: np.ndarray, c: np.ndarray) -> dict:
+    """The spec's Fig. 3 criteria on an entropy curve `s` over FIG3_T_S and its shuffled control `c`."""
     ts = list(FIG3_T_S)
     rises = [float(s[i + 1] - s[i]) for i in range(len(s) - 1) if s[i + 1] > s[i]]
     i5 = ts.index(5.0)
@@ -263,8 +305,11 @@ def plot_fig2(results: Sequence[dict], path: FsPath) -> None:
     _savefig(fig, path)
 
 
-def plot_fig3(results: Sequence[dict], path: FsPath) -> None:
+def plot_fig3(results: Sequence[dict], path: FsPath, ref: Sequence[dict] = ()) -> None:
     fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    if ref:
+        ax.plot(FIG3_T_S, np.nanmedian([r["entropy"] for r in ref], axis=0), "s--", color="0.4", ms=4,
+                label=f"exact fGn, H = {theory_h(1.05):g}")
     for a, colour in zip(TABLE_ALPHAS, ("C0", "C3")):
         ax.plot(FIG3_T_S, entropy_median(results, a, "entropy"), "o-", color=colour, label=f"alpha {a}")
         ax.plot(FIG3_T_S, entropy_median(results, a, "control"), "x:", color=colour, label=f"alpha {a}, shuffled 10 ms bins")
@@ -287,7 +332,7 @@ def _write_csv(path: FsPath, rows: list[dict]) -> None:
         w.writerows(rows)
 
 
-def write_csvs(results: Sequence[dict], d: FsPath) -> None:
+def write_csvs(results: Sequence[dict], d: FsPath, ref: Sequence[dict] = ()) -> None:
     _write_csv(d / "fig1_hurst.csv", [
         {"alpha": r["alpha"], "seed": r["seed"], "load_mbps": round(r["load_mbps"], 4), "bins": r["bins"],
          **{f"h_{m}": round(r["hurst"][m], 5) for m in METHODS}} for r in results])
@@ -311,6 +356,15 @@ def write_csvs(results: Sequence[dict], d: FsPath) -> None:
                          "entropy": round(e["entropy"][k], 5), "weighted": round(e["weighted"][k], 5),
                          "control": round(e["control"][k], 5), "control_weighted": round(e["control_weighted"][k], 5)})
     _write_csv(d / "fig3_entropy.csv", rows)
+    rows = []
+    for r in [*results, *ref]:
+        if "mechanism" not in r:
+            continue
+        mech = r["mechanism"]
+        for k, t in enumerate(FIG3_T_S):
+            rows.append({"series": f"alpha {r['alpha']}" if "alpha" in r else f"fgn H {theory_h(1.05):g}",
+                         "seed": r["seed"], "T_s": t, **{key: round(float(v[k]), 5) for key, v in mech.items()}})
+    _write_csv(d / "fig3_mechanism.csv", rows)
 
 
 def _mark(ok: bool) -> str:
@@ -322,7 +376,7 @@ def _fmt_ci(m: float, h: float, nd: int = 3) -> str:
 
 
 def report(results: Sequence[dict], st: Settings, alphas: Sequence[float], wall_s: float, outdir: FsPath,
-           rel: str) -> str:
+           rel: str, ref: Sequence[dict] = ()) -> str:
     L: list[str] = []
     seeds = sorted({r["seed"] for r in results})
     full = st.seeds >= 5 and st.duration_s >= 10_000
@@ -347,7 +401,8 @@ def report(results: Sequence[dict], st: Settings, alphas: Sequence[float], wall_
           "- Series: the bottleneck (G1 -> G2) link's throughput in 10 ms bins, 10^6 bins per 10,000 s.",
           "- Hurst fit ranges (spec §3.1 [D], ccscope.stats defaults, fixed before any run): R/S (Anis-Lloyd corrected) and "
           "variance-time over block sizes 10 bins (0.1 s) to N/100; wavelet (Daubechies 3) octaves j = 7 (1.28 s) to "
-          "j_max - 3; Whittle on the fGn spectrum over all Fourier frequencies.",
+          "j_max - 3; Whittle on the fGn spectrum of the series aggregated over 2^7 = 128 bins (1.28 s, the wavelet's finest "
+          "scale; block means X^(m) of §2.1, the traffic literature's Whittle for series whose fine scales are not fGn).",
           "- CondProb: off-line (Appendix A.1), T1 = T2 = T, m = 8 levels at mu +- k sigma of each V_k. Entropy in nats, "
           "averaged over rows with h_l >= 10 (spec §3.2 [D]); the control is the same series with its 10 ms bins "
           f"permuted (seed + {CONTROL_SEED_OFFSET}).", ""]
@@ -430,6 +485,8 @@ def report(results: Sequence[dict], st: Settings, alphas: Sequence[float], wall_
           f"excess {f3['excess']:.3f} >= 0.2: {_mark(f3['excess'] >= FIG3_EXCESS_DROP)}.",
           f"- T reaching 90% of the drop to S-bar(20): {f3['knee_s']:g} s, in [1, 5] s: "
           f"{_mark(FIG3_KNEE[0] <= f3['knee_s'] <= FIG3_KNEE[1])}.", ""]
+    if ref:
+        L += mechanism_section(results, ref)
     i2 = FIG3_T_S.index(TABLE1_T_S)
     L += ["Table 1's reference (per-connection, **on-line** table of the SAC flow's own throughput, T = 2 s) against ours "
           "(**off-line** table of the bottleneck **aggregate**, background only, T = 2 s): not the same series, so the "
@@ -440,8 +497,44 @@ def report(results: Sequence[dict], st: Settings, alphas: Sequence[float], wall_
     L += ["", "## Data", "",
           f"- `{rel}/fig1_hurst.csv`: every run's realised load and four Hurst estimates.",
           f"- `{rel}/fig2_condprob.csv`: every table's counts (8 x 9, row-major, column 9 = h_l) and tau_b.",
-          f"- `{rel}/fig3_entropy.csv`: every run's entropy curve and its shuffled control.", ""]
+          f"- `{rel}/fig3_entropy.csv`: every run's entropy curve and its shuffled control.",
+          f"- `{rel}/fig3_mechanism.csv`: per run (alpha 1.05, 1.95) and per exact-fGn series, r, tau_b, level "
+          "occupancy and the marginal and conditional entropies at each T.", ""]
     return "\n".join(L)
+
+
+def _mech_median(rows: Sequence[dict], key: str) -> np.ndarray:
+    return np.nanmedian(np.array([r["mechanism"][key] for r in rows], dtype=float), axis=0)
+
+
+def mechanism_section(results: Sequence[dict], ref: Sequence[dict]) -> list[str]:
+    """What sets Figs. 2-3 at each scale, at alpha 1.05 and on exact fGn at the theory's H (medians over seeds)."""
+    h = theory_h(1.05)
+    lo = by_alpha(results, 1.05)
+    L = ["### What sets S-bar at each scale (alpha 1.05, and exact fGn at H = "
+         f"{h:g}, the theory's value for alpha 1.05)", "",
+         "Medians over seeds. r and tau_b: correlation of adjacent windows (V1, V2); for an exactly self-similar "
+         f"series (eq. 2) r = 2^(2H-1) - 1 = {2 ** (2 * h - 1) - 1:.3f} at every T. top level: share of the blocks in the "
+         "most-occupied level; levels: levels holding >= 1% of the blocks; H(L2) the entropy of the level alone, "
+         "H(L2 | L1) the h-weighted conditional entropy, nats.", "",
+         r"| T (s) | r | tau_b | top level | levels | H(L2) | H(L2 \| L1) | fGn r | fGn tau_b | fGn S-bar | fGn shuffled |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
+    m = {k: _mech_median(lo, k) for k in ("r", "tau", "top_share", "levels_1pct", "h_marginal", "h_conditional")}
+    f = {k: _mech_median(ref, k) for k in ("r", "tau")}
+    fe = np.nanmedian([r["entropy"] for r in ref], axis=0)
+    fc = np.nanmedian([r["control"] for r in ref], axis=0)
+    for i, t in enumerate(FIG3_T_S):
+        L.append(f"| {t:g} | {m['r'][i]:.3f} | {m['tau'][i]:.3f} | {m['top_share'][i]:.2f} | {m['levels_1pct'][i]:.0f} | "
+                 f"{m['h_marginal'][i]:.3f} | {m['h_conditional'][i]:.3f} | {f['r'][i]:.3f} | {f['tau'][i]:.3f} | "
+                 f"{fe[i]:.3f} | {fc[i]:.3f} |")
+    chk = fig3_checks_of(fe, fc)
+    rises = ", ".join(f"{v:+.3f}" for v in chk["rises"]) or "none"
+    L += ["", f"The same Fig. 3 criteria on exact fGn (H = {h:g}, {len(ref)} series of the runs' length, seeds "
+          f"{ref[0]['seed']}-{ref[-1]['seed']}): rises {rises} ({_mark(chk['monotone'])}); drop S-bar(0.25) - S-bar(5) "
+          f"{chk['drop']:.3f} against the control's {chk['control_drop']:.3f}, excess {chk['excess']:.3f} >= 0.2: "
+          f"{_mark(chk['excess'] >= FIG3_EXCESS_DROP)}. An exactly self-similar series has no scale at which "
+          "prediction gets better, so a fall of S-bar with T needs fine-scale structure that is not self-similar.", ""]
+    return L
 
 
 # The report holds one section per part, between these markers; a part's run replaces its own section only.
@@ -476,11 +569,12 @@ def run_traffic(args, out: FsPath, d: FsPath) -> str:
     jobs = make_jobs(st)
     print(f"{len(jobs)} runs of {st.duration_s:g} s on {st.jobs} worker(s)", flush=True)
     results = run_all(jobs, st.jobs, st.quiet)
-    write_csvs(results, d)
+    ref = fgn_reference(sorted({r["seed"] for r in results}), by_alpha(results, 1.05)[0]["bins"])
+    write_csvs(results, d, ref)
     plot_fig1(results, ALPHAS, d / "fig1_hurst.png")
     plot_fig2(results, d / "fig2_condprob.png")
-    plot_fig3(results, d / "fig3_entropy.png")
-    return report(results, st, ALPHAS, time.perf_counter() - t0, d, out.stem)
+    plot_fig3(results, d / "fig3_entropy.png", ref)
+    return report(results, st, ALPHAS, time.perf_counter() - t0, d, out.stem, ref)
 
 
 def run_sac(args, out: FsPath, d: FsPath) -> str:

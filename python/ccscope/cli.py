@@ -791,7 +791,7 @@ def _stats_fail(e: ValueError) -> "typer.Exit":
         if msg.startswith(word):
             msg = opt + msg[len(word):]
     # "wavelet: j2 (3) must be above j1 (5)" names the fit argument: say which option set it.
-    m = re.match(r"^(rs|aggvar|wavelet): (min_scale|max_scale|j1|j2)\b", msg)
+    m = re.match(r"^(rs|aggvar|wavelet|whittle): (min_scale|max_scale|j1|j2|aggregation)\b", msg)
     if m:
         msg = f"--{m.group(2).replace('_', '-')} ({m.group(1)}): {msg[len(m.group(1)) + 2:]}"
     return fail(ValueError(msg))
@@ -806,6 +806,8 @@ def stats_hurst(
     max_scale: Optional[int] = typer.Option(None, "--max-scale", help="R/S, aggvar: largest block, bins (default n/100)"),
     j1: Optional[int] = typer.Option(None, "--j1", help="wavelet: first octave of the fit (default 7)"),
     j2: Optional[int] = typer.Option(None, "--j2", help="wavelet: last octave of the fit (default j_max - 3)"),
+    aggregation: Optional[int] = typer.Option(
+        None, "--aggregation", help="whittle: fit the means over blocks of this many bins (default 128; 1: full band)"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table"),
 ) -> None:
     """Hurst parameter of a series: R/S (Anis-Lloyd), aggregated variance, Abry-Veitch wavelet, Whittle."""
@@ -817,7 +819,7 @@ def stats_hurst(
     if method != "all" and method not in stats.METHODS:
         raise fail(ValueError(f"--method {method}: not one of all, {', '.join(stats.METHODS)}"))
     blocks = {"min_scale": min_scale, "max_scale": max_scale}
-    fits = {"rs": blocks, "aggvar": blocks, "wavelet": {"j1": j1, "j2": j2}, "whittle": {}}
+    fits = {"rs": blocks, "aggvar": blocks, "wavelet": {"j1": j1, "j2": j2}, "whittle": {"aggregation": aggregation}}
     try:
         s = stats.load_series(series, column)
         res = [stats.hurst(s.values, m, **{k: v for k, v in fits[m].items() if v is not None}) for m in methods]

@@ -140,7 +140,8 @@ def test_repro_mtsc_passes_its_options_through_and_writes_the_report(tmp_path):
         assert heading in text
     names = sorted(p.name for p in (tmp_path / "mtsc").iterdir())
     assert names == ["fig1_hurst.csv", "fig1_hurst.png", "fig2_condprob.csv", "fig2_condprob.png",
-                     "fig3_entropy.csv", "fig3_entropy.png"]
+                     "fig3_entropy.csv", "fig3_entropy.png", "fig3_mechanism.csv"]
+    assert "### What sets S-bar at each scale" in text and "exact fGn" in text
 
 
 def test_console_script_runs_the_contest_example(tmp_path):

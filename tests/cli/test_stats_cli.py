@@ -54,7 +54,12 @@ def test_stats_hurst_reads_the_link_series_of_a_results_folder(link_file):
     # The same numbers as the API on the flow -1 series.
     assert got["whittle"]["hurst"] == stats.hurst(x, "whittle").hurst
     assert got["aggvar"]["fit_range"] == [10.0, 200.0]
-    assert abs(got["whittle"]["hurst"] - 0.8) < 0.03
+    # --aggregation 1 is the full-band Whittle, accurate on exact fGn.
+    res = runner.invoke(app, ["stats", "hurst", str(folder), "--method", "whittle", "--aggregation", "1", "--json"])
+    assert res.exit_code == 0, all_output(res)
+    full = json.loads(res.stdout)["estimates"][0]
+    assert full["hurst"] == stats.hurst(x, "whittle", aggregation=1).hurst
+    assert abs(full["hurst"] - 0.8) < 0.03
 
 
 def test_stats_hurst_table_and_one_method_with_a_fit_range(link_file):
@@ -84,7 +89,8 @@ def test_stats_on_a_simulated_run_uses_its_10_ms_link_series(tmp_path):
     assert res.exit_code == 0, all_output(res)
     d = json.loads(res.stdout)
     assert d["bin_s"] == pytest.approx(0.01) and d["blocks"] == 30
-    res = runner.invoke(app, ["stats", "hurst", str(out), "--method", "whittle", "--json"])
+    # 30 s = 3,000 bins: too short for the default aggregation (128 blocks of 128 bins), enough at 10.
+    res = runner.invoke(app, ["stats", "hurst", str(out), "--method", "whittle", "--aggregation", "10", "--json"])
     assert res.exit_code == 0, all_output(res)
 
 
@@ -118,6 +124,10 @@ BAD = [
                                  "wavelet", "--j1", "5", "--j2", "3"], "--j2"),
     ("block too small", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.arange(5000.0) % 7}), "--min-scale",
                                    "1"], "--min-scale"),
+    ("bad aggregation", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.arange(5000.0) % 7}), "--method",
+                                   "whittle", "--aggregation", "0"], "--aggregation"),
+    ("too short for whittle's aggregation", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.arange(5000.0) % 7}),
+                                                     "--method", "whittle"], "--method whittle"),
     ("unknown method", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.ones(9)}), "--method", "dfa"], "--method"),
     ("t1 off the bins", lambda p: ["stats", "condprob", _write(p, "a.parquet", {"time_s": np.arange(900) * 0.01,
                                                                             "x": np.ones(900)}), "--t1", "0.015"], "--t1"),

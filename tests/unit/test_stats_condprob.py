@@ -80,9 +80,16 @@ def test_online_table_classifies_each_block_with_the_running_statistics_it_has_s
     v1, v2 = block_sums(x, 2, 2)
     on = CondProbOnline(2, 2)
     want = np.zeros((8, 9), dtype=int)
+    def second(v, first):
+        # Two values lie exactly at mu -+ sigma, so the second sits on a boundary that closes below: level 4
+        # under the first, 6 above it (8 if equal, sigma = 0); numpy's prefix mean and std round either way.
+        return 4 if v < first else 6 if v > first else 8
+
     for i, (a, b) in enumerate(zip(v1, v2)):
         l1 = int(levels(a, sigma_edges(v1[: i + 1].mean(), v1[: i + 1].std())))
         l2 = int(levels(b, sigma_edges(v2[: i + 1].mean(), v2[: i + 1].std())))
+        if i == 1:
+            l1, l2 = second(a, v1[0]), second(b, v2[0])
         want[l1 - 1, l2 - 1] += 1
         want[l1 - 1, 8] += 1
         assert on.update(a, b) == (l1, l2)
@@ -145,6 +152,19 @@ def test_entropy_curve_of_a_long_range_dependent_series_lies_below_its_shuffled_
     assert np.all(c.entropy < c.control_entropy - 0.2)
     assert np.all(c.weighted < c.control_weighted - 0.2)
     assert entropy_curve(x, 0.01, [0.05]).control_entropy is None
+
+
+def test_an_exactly_self_similar_series_predicts_no_better_at_coarser_scales():
+    # Paper 003 eq. 2: r^(m)(k) = r(k), so adjacent windows of T bins correlate as 2^(2H-1) - 1 at every T and
+    # S-bar(T1 = T2 = T) has nothing to fall by. On exact fGn at alpha 1.05's H = 0.975, 10^6 bins (10^4 s),
+    # the spec's Fig. 3 excess drop S-bar(0.25 s) - S-bar(5 s) over the shuffled control's stays below its 0.2.
+    for seed in (0, 1, 2):
+        x = fgn(10**6, 0.975, seed=seed)
+        c = entropy_curve(x, 0.01, (0.25, 5.0), control_seed=seed + 1000)
+        excess = (c.entropy[0] - c.entropy[1]) - (c.control_entropy[0] - c.control_entropy[1])
+        assert excess < 0.2, (seed, c.entropy, c.control_entropy)
+        r = [np.corrcoef(*block_sums(x, b, b))[0, 1] for b in (25, 500)]
+        assert r[1] <= r[0] + 0.05, (seed, r)
 
 
 def test_shuffle_is_a_seeded_permutation():

@@ -51,6 +51,25 @@ def test_fgn_of_odd_and_tiny_lengths_has_that_length():
         assert fgn(n, 0.7, seed=1).shape == (n,)
 
 
+def test_gamma_k_keeps_its_precision_at_large_lags():
+    # At k = 10^6 the three terms are about 10^11.7 each (H = 0.975); gamma(k) ~ H (2H - 1) k^(2H - 2)
+    # there (Beran 1994, Sec. 2.1), to relative O(1/k^2).
+    k = np.array([1e5, 1e6, 4e6])
+    for h in (0.6, 0.975):
+        assert np.allclose(fgn_autocovariance(k, h), h * (2 * h - 1) * k ** (2 * h - 2), rtol=1e-9)
+    small = np.arange(2, 60, dtype=np.float64)
+    direct = 0.5 * ((small + 1) ** 1.95 - 2 * small**1.95 + (small - 1) ** 1.95)
+    assert np.allclose(fgn_autocovariance(small, 0.975), direct, rtol=1e-11)
+
+
+@pytest.mark.parametrize("h", [0.975, 0.99])
+def test_fgn_of_a_million_points_near_h_one_has_a_non_negative_embedding(h):
+    # Paper 003's alpha = 1.05 gives H = 0.975 on 10^6 bins (10^4 s at 10 ms); the direct gamma(k) lost
+    # 5e-5 per lag to cancellation and made eigenvalues of -0.08 here.
+    lam = embedding_eigenvalues(10**6, h)
+    assert lam.min() > -1e-10 * lam.max()
+
+
 @pytest.mark.parametrize("h", [0.01, 0.25, 0.5, 0.75, 0.99])
 def test_fgn_embedding_is_non_negative_across_h(h):
     for n in (10, 1000, 1 << 14):

@@ -18,10 +18,18 @@ MAX_FGN_N = 1 << 23
 
 
 def fgn_autocovariance(k, hurst: float) -> np.ndarray:
-    """gamma(k) of unit-variance fGn: (|k+1|^{2H} - 2|k|^{2H} + |k-1|^{2H}) / 2."""
+    """gamma(k) of unit-variance fGn: (|k+1|^{2H} - 2|k|^{2H} + |k-1|^{2H}) / 2.
+
+    For k >= 2 it is evaluated as k^{2H} (expm1(2H log1p(1/k)) + expm1(2H log1p(-1/k))) / 2, the same
+    quantity without the cancellation of three terms of size k^{2H}: at k = 10^6 and H = 0.975 the direct
+    form loses about 5e-5 per lag, enough to make the embedding's eigenvalues negative."""
     k = np.abs(np.asarray(k, dtype=np.float64))
     h2 = 2.0 * hurst
-    return 0.5 * (np.abs(k + 1.0) ** h2 - 2.0 * k**h2 + np.abs(k - 1.0) ** h2)
+    direct = 0.5 * (np.abs(k + 1.0) ** h2 - 2.0 * k**h2 + np.abs(k - 1.0) ** h2)
+    big = k >= 2.0
+    kb = np.where(big, k, 2.0)
+    stable = 0.5 * kb**h2 * (np.expm1(h2 * np.log1p(1.0 / kb)) + np.expm1(h2 * np.log1p(-1.0 / kb)))
+    return np.where(big, stable, direct)
 
 
 def _check_hurst(hurst: float) -> float:

@@ -2,9 +2,10 @@
 wavelet and Whittle on the fGn spectrum.
 
 Default fit ranges are the spec's [D] for 10 ms traffic series (docs/deviations.md): block sizes from 10
-bins (0.1 s) to n/100 for R/S and aggregated variance, and wavelet octaves 7 (2^7 bins = 1.28 s) to
-j_max - 3. Each estimator takes its range as arguments, and a series too short for it raises
-:class:`SeriesTooShortError` naming the method and the minimum length.
+bins (0.1 s) to n/100 for R/S and aggregated variance, wavelet octaves 7 (2^7 bins = 1.28 s) to j_max - 3,
+and Whittle on the series aggregated over 2^7 bins (the wavelet's finest scale; aggregation=1 is the
+plain full-band Whittle of exact fGn). Each estimator takes its range as arguments, and a series too short
+for it raises :class:`SeriesTooShortError` naming the method and the minimum length.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ WAVELET_TOP_GAP = 3
 WAVELET = "db3"
 #: Whittle needs a spectrum to fit; fewer points than this leave too few Fourier frequencies.
 WHITTLE_MIN_N = 128
+#: Whittle's default aggregation, in bins: the fGn model is fitted to the block means X^(m) over 2^WAVELET_J1 bins
+#: (1.28 s at 10 ms), the finest scale of the wavelet fit (Taqqu, Teverovsky & Willinger 1995; Leland et al. 1994).
+WHITTLE_AGGREGATION = 2**WAVELET_J1
 #: Terms of the fGn spectral sum kept exactly on each side (Paxson 1997 keeps 3) before the integral tail.
 WHITTLE_TERMS = 3
 #: 95% normal quantile for the confidence intervals.
@@ -75,7 +79,7 @@ def hurst(x, method: str = "whittle", **fit) -> HurstEstimate:
     """Estimate the Hurst parameter of series `x` with `method` (one of :data:`METHODS`).
 
     Keyword arguments set the fit: ``rs``: min_scale, max_scale, scales_per_decade, correction;
-    ``aggvar``: min_scale, max_scale, scales_per_decade; ``wavelet``: j1, j2, wavelet; ``whittle``: none."""
+    ``aggvar``: min_scale, max_scale, scales_per_decade; ``wavelet``: j1, j2, wavelet; ``whittle``: aggregation."""
     fns = {"rs": rescaled_range, "aggvar": aggregated_variance, "wavelet": wavelet, "whittle": whittle}
     if method not in fns:
         raise StatsError(f"method: {method!r} is not one of {', '.join(METHODS)}")
@@ -270,22 +274,39 @@ def fgn_log_spectrum(h: float, logs) -> np.ndarray:
     return l1c + np.log(b)
 
 
-def whittle(x) -> HurstEstimate:
-    """Whittle's approximate maximum likelihood for fGn (Beran 1994, Sec. 5.5): the scale profiled out,
-    minimise log(mean I(l_j)/f(l_j; H)) + mean log f(l_j; H) over the Fourier frequencies l_j in (0, pi)
-    for H in (0, 1). The 95% CI uses the Fisher information: Var H = 2 / (n Var_l d log f/dH)."""
+def whittle(x, aggregation: int = WHITTLE_AGGREGATION) -> HurstEstimate:
+    """Whittle's approximate maximum likelihood for fGn (Beran 1994, Sec. 5.5) on the aggregated series.
+
+    The series is first replaced by its means over non-overlapping blocks of `aggregation` bins (paper 003
+    §2.1's X^(m); an incomplete last block is dropped): aggregating an asymptotically self-similar series
+    keeps its correlation structure (eq. 2) and brings it towards fGn, which is how the traffic literature fits
+    the fGn model to data whose fine scales are not fGn (Leland et al. 1994; Taqqu, Teverovsky & Willinger
+    1995). Then, the scale profiled out, minimise log(mean I(l_j)/f(l_j; H)) + mean log f(l_j; H) over the
+    Fourier frequencies l_j in (0, pi) of the aggregated series for H in (0, 1). The 95% CI uses the Fisher
+    information: Var H = 2 / (n_m Var_l d log f/dH), n_m the aggregated length. ``aggregation=1`` is the
+    plain full-band Whittle. ``fit_range`` and the plot points are in radians per original bin (l_j / m)."""
     from scipy.optimize import minimize_scalar
 
     a = check_series(x)
     n = len(a)
-    if n < WHITTLE_MIN_N:
-        raise SeriesTooShortError("whittle", n, WHITTLE_MIN_N, "enough Fourier frequencies to fit")
+    if isinstance(aggregation, bool) or not isinstance(aggregation, (int, np.integer)) or aggregation < 1:
+        raise StatsError(f"whittle: aggregation must be a whole number of bins >= 1, got {aggregation!r}")
+    agg = int(aggregation)
+    need = WHITTLE_MIN_N * agg
+    if n < need:
+        why = ("enough Fourier frequencies to fit" if agg == 1 else
+               f"{WHITTLE_MIN_N} blocks of the aggregation {agg} bins")
+        raise SeriesTooShortError("whittle", n, need, why)
+    if agg > 1:
+        k = n // agg
+        a = a[: k * agg].reshape(k, agg).mean(axis=1)
+    na = len(a)
     a = a - a.mean()
-    m = (n - 1) // 2
-    per = (np.abs(np.fft.rfft(a)[1 : m + 1]) ** 2) / (2.0 * np.pi * n)
+    m = (na - 1) // 2
+    per = (np.abs(np.fft.rfft(a)[1 : m + 1]) ** 2) / (2.0 * np.pi * na)
     if not np.any(per > 0):
         raise StatsError("whittle: the series is constant")
-    lam = 2.0 * np.pi * np.arange(1, m + 1) / n
+    lam = 2.0 * np.pi * np.arange(1, m + 1) / na
     logs = _fgn_spectrum_logs(lam, WHITTLE_TERMS)
 
     def objective(h: float) -> float:
@@ -296,13 +317,14 @@ def whittle(x) -> HurstEstimate:
     h = float(res.x)
     eps = 1e-5
     dlog = (fgn_log_spectrum(min(h + eps, 1 - 1e-6), logs) - fgn_log_spectrum(max(h - eps, 1e-6), logs)) / (2 * eps)
-    sd = math.sqrt(2.0 / (n * float(np.var(dlog))))
-    # Plot points: the periodogram averaged in 60 log-spaced frequency bins.
-    edges = np.logspace(math.log10(lam[0]), math.log10(lam[-1]) + 1e-12, 61)
-    idx = np.clip(np.searchsorted(edges, lam, side="right") - 1, 0, 59)
+    sd = math.sqrt(2.0 / (na * float(np.var(dlog))))
+    # Plot points: the periodogram averaged in 60 log-spaced frequency bins, frequencies per original bin.
+    lam0 = lam / agg
+    edges = np.logspace(math.log10(lam0[0]), math.log10(lam0[-1]) + 1e-12, 61)
+    idx = np.clip(np.searchsorted(edges, lam0, side="right") - 1, 0, 59)
     cnt = np.bincount(idx, minlength=60)[:60]
     sums = np.bincount(idx, weights=per, minlength=60)[:60]
-    lsum = np.bincount(idx, weights=np.log10(lam), minlength=60)[:60]
+    lsum = np.bincount(idx, weights=np.log10(lam0), minlength=60)[:60]
     ok = cnt > 0
-    return HurstEstimate(h, "whittle", (float(lam[0]), float(lam[-1])), "frequency (rad/bin)",
+    return HurstEstimate(h, "whittle", (float(lam0[0]), float(lam0[-1])), "frequency (rad/bin)",
                          (h - Z95 * sd, h + Z95 * sd), n, lsum[ok] / cnt[ok], np.log10(sums[ok] / cnt[ok]))
