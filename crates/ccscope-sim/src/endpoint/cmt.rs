@@ -274,6 +274,15 @@ pub struct CmtSender {
     pub max_cwnd_sum: u64,
     /// Chunks visited by missing-report processing (the per-SACK work, for its test).
     strike_steps: u64,
+    /// Window management diagnostics: growth asked for and denied, window taken from others (bytes).
+    wm_denied: u64,
+    wm_taken: u64,
+    /// Time with sum(CWND) + one MTU > RBUF (the buffer full for window management), ns.
+    full_ns: u64,
+    /// Time with a destination's window open but the peer's window (rwnd) holding it back, ns.
+    rwnd_blocked_ns: u64,
+    rwnd_blocked: bool,
+    accounted_to: Time,
 }
 
 impl CmtSender {
@@ -326,12 +335,19 @@ impl CmtSender {
             max_outstanding: 0,
             max_cwnd_sum: 0,
             strike_steps: 0,
+            wm_denied: 0,
+            wm_taken: 0,
+            full_ns: 0,
+            rwnd_blocked_ns: 0,
+            rwnd_blocked: false,
+            accounted_to: Time::ZERO,
         }
     }
 
     pub fn start(&mut self, now: Time) {
         self.active = true;
         self.start = now;
+        self.accounted_to = now;
         for d in &mut self.dests {
             d.area_since = now;
         }
@@ -364,6 +380,17 @@ impl CmtSender {
         for d in &mut self.dests {
             d.account(now);
         }
+        // Windows and the rwnd state change only at SACKs and timeouts, which all call this first.
+        if now > self.accounted_to {
+            let dt = (now - self.accounted_to).as_ns();
+            if self.cwnd_sum() + self.packet_bytes as u64 > self.rbuf {
+                self.full_ns += dt;
+            }
+            if self.rwnd_blocked {
+                self.rwnd_blocked_ns += dt;
+            }
+            self.accounted_to = now;
+        }
     }
 
     pub fn timeout_deadline(&self) -> Option<Time> {
@@ -394,6 +421,11 @@ impl CmtSender {
                 break;
             }
         }
+        // Blocked by the peer's window: some destination has window room the rwnd does not allow.
+        let pkt = self.packet_bytes as u64;
+        self.rwnd_blocked = self.out_total > 0
+            && self.out_total + pkt > self.a_rwnd
+            && self.dests.iter().any(|d| d.out < d.cc.cwnd_bytes());
         self.note_windows();
         None
     }
@@ -600,7 +632,10 @@ impl CmtSender {
             };
             let want = dest.cc.on_sack(&u);
             let mtu = dest.cc.mtu();
+            let others: u64 = self.cwnd_sum() - self.dests[d].cc.cwnd_bytes();
             let granted = self.wm.grant(d, want, self.rbuf, mtu, &mut self.dests);
+            self.wm_denied += want - granted;
+            self.wm_taken += others - (self.cwnd_sum() - self.dests[d].cc.cwnd_bytes());
             let dest = &mut self.dests[d];
             dest.cc.grow(granted);
             // RFC 4960 §6.3.2 R2-R3: stop the timer when nothing is outstanding, else restart it
@@ -831,6 +866,10 @@ impl CmtSender {
             ("loss_events", self.loss_events),
             ("max_outstanding_bytes", self.max_outstanding),
             ("max_cwnd_sum_bytes", self.max_cwnd_sum),
+            ("wm_denied_bytes", self.wm_denied),
+            ("wm_taken_bytes", self.wm_taken),
+            ("cwnd_sum_full_ms", self.full_ns / 1_000_000),
+            ("rwnd_blocked_ms", self.rwnd_blocked_ns / 1_000_000),
         ]
     }
 
