@@ -117,6 +117,8 @@ pub struct Dest {
     last_send: Option<(u64, Time)>,
     /// (TSN, time) of the last SACK triggered by a TSN sent to it.
     last_sack: Option<(u64, Time)>,
+    /// When it last sent a retransmission (Karn for stale SACKs, see `sample_stale`).
+    last_retx_at: Option<Time>,
     /// Largest packet-pair bottleneck estimate, bytes per second.
     btl_rate: f64,
     cwnd_area: f64,
@@ -150,6 +152,7 @@ impl Dest {
             timed: None,
             last_send: None,
             last_sack: None,
+            last_retx_at: None,
             btl_rate: 0.0,
             cwnd_area: 0.0,
             area_since: Time::ZERO,
@@ -479,6 +482,7 @@ impl CmtSender {
             self.retransmitted += 1;
             self.prune(d);
             let dest = &mut self.dests[d];
+            dest.last_retx_at = Some(now);
             if watch {
                 dest.rtx_watch.push_back(tsn);
             }
@@ -539,7 +543,12 @@ impl CmtSender {
     ) -> Option<Time> {
         let k = ack.arrivals;
         if k <= self.arrivals_seen {
-            // RFC 4960 §6.2.1: a SACK older than one already processed is dropped.
+            // RFC 4960 §6.2.1: a SACK older than one already processed is dropped. Model mode still
+            // times its trigger (A9: a sample per SACK): when a faster path's SACKs overtake a slower
+            // one's, that destination would otherwise never be timed, nor its T3 back-off cleared.
+            if self.mode == Mode::Model {
+                self.sample_stale(now, ack);
+            }
             return self.try_send(now, out);
         }
         self.account(now);
@@ -667,6 +676,27 @@ impl CmtSender {
         }
         self.note_windows();
         self.try_send(now, out)
+    }
+
+    /// Model mode: the RTT sample of a stale SACK, whose trigger is already acknowledged. Karn as in
+    /// `on_trigger`: a TSN still held must be a first transmission; one gone from the ring counts
+    /// as one if it was sent after the destination's last retransmission.
+    fn sample_stale(&mut self, now: Time, ack: &Ack) {
+        let d = ack.path as usize;
+        let held = ack
+            .seq
+            .checked_sub(self.cum)
+            .and_then(|i| self.ring.get(i as usize));
+        let Some(dest) = self.dests.get_mut(d) else {
+            return;
+        };
+        let first = match held {
+            Some(c) => c.dest as usize == d && !c.retransmitted,
+            None => dest.last_retx_at.is_none_or(|t| ack.sent > t),
+        };
+        if first && now > ack.sent {
+            dest.sample_rtt(now - ack.sent);
+        }
     }
 
     /// RTT (model mode) and packet-pair samples from the TSN that triggered a SACK.
@@ -931,6 +961,28 @@ mod tests {
 
     fn tsns(ps: &[Packet]) -> Vec<(u64, u8)> {
         ps.iter().map(|p| (p.seq, p.path)).collect()
+    }
+
+    #[test]
+    fn model_mode_times_a_destination_from_its_sack_even_when_a_faster_paths_sack_came_first() {
+        // Destination 0 has the longer path: its TSN 0 arrives after destination 1's TSN 1, and
+        // destination 1's later SACK (TSN 3) reaches the sender before TSN 0's own SACK, which is
+        // then stale. Its echo still times TSN 0's round trip exactly: 40 ms (A9: a sample per SACK).
+        let (mut s, mut r, out) = started(2, 1_000_000);
+        assert_eq!(tsns(&out), [(0, 0), (1, 1), (2, 0), (3, 1)]);
+        let (a1, _) = r.on_data(&out[1], ms(5));
+        let (a0, _) = r.on_data(&out[0], ms(20));
+        let (a3, _) = r.on_data(&out[3], ms(21));
+        let mut sent = Vec::new();
+        for (at, a) in [(10, &a1), (26, &a3), (40, &a0)] {
+            s.on_sack(ms(at), a, r.arrival_log().expect("cmt receiver"), &mut sent);
+        }
+        assert_eq!(s.dests[0].rtt.srtt(), Some(Dur::from_ms(40)));
+        assert_eq!(
+            s.dests[1].rtt.srtt(),
+            Some(Dur::from_ms(12)),
+            "7/8 of 10 ms + 1/8 of 26 ms"
+        );
     }
 
     #[test]
