@@ -125,3 +125,28 @@ def test_the_gain_grows_with_the_second_paths_bandwidth():
     # Fig. 9: "when b2 is low ... the static method has little impact"; larger b2, larger gain.
     low, high = statistics.fmean(gains(5.0, 1e-3)), statistics.fmean(gains(20.0, 1e-3))
     assert abs(low) < 0.01 < high, (low, high)
+
+
+def test_every_two_path_run_is_lengthened_to_the_loss_events_asked_for():
+    # Fig. 10 r = 64 KB, p1 = 0.1: the first guess (60 s) gives ~175 loss events; the runner lengthens it.
+    pts = [pt for pt in repro.gain_points() if (pt.fig, pt.curve, pt.p1) == ("10", "r = 64 KB", 0.1)]
+    repro.run_gains(pts, repro.Settings(two_path_seeds=2, two_path_loss_events=400, jobs=2), log=lambda m: None)
+    runs = pts[0].static + pts[0].dynamic
+    assert len(runs) == 4 and min(r["loss_events"] for r in runs) >= 400
+    assert max(r["duration_s"] for r in runs) > 60.0
+
+
+def test_window_management_acts_only_where_the_windows_fill_the_buffer():
+    # Fig. 9 b2 = 10 Mbit/s, p1 = 1e-2 (gain ~0): path 1's loss-limited window and path 2's BDP never fill
+    # 128 KB together, so the buffer is never full and both schemes send the same; at the gain's peak
+    # (b2 = 20, p1 = 1e-3) it is full most of the time, more under static limits than dynamic ranks.
+    def shares(b2, p1):
+        paths = (Path(21.0, 40.0, p1), Path(b2, 40.0, 1e-4))
+        a = allocate(repro.dests(paths), 128_000, solver="dp")
+        s = simulate(paths, 128_000, loss="bernoulli", management="static", limits=a.limits_packets, events=300, seeds=(1,))
+        d = simulate(paths, 128_000, loss="bernoulli", management="dynamic", events=300, seeds=(1,))
+        return s[0], d[0]
+    s, d = shares(10.0, 1e-2)
+    assert s["full_s"] == d["full_s"] == 0.0 and s["goodput_mbps"] == d["goodput_mbps"]
+    s, d = shares(20.0, 1e-3)
+    assert s["full_s"] / s["duration_s"] > 0.5 and s["full_s"] > d["full_s"] > 0.0

@@ -117,6 +117,8 @@ pub struct Dest {
     last_send: Option<(u64, Time)>,
     /// (TSN, time) of the last SACK triggered by a TSN sent to it.
     last_sack: Option<(u64, Time)>,
+    /// When it last sent a retransmission (Karn for stale SACKs, see `sample_stale`).
+    last_retx_at: Option<Time>,
     /// Largest packet-pair bottleneck estimate, bytes per second.
     btl_rate: f64,
     cwnd_area: f64,
@@ -150,6 +152,7 @@ impl Dest {
             timed: None,
             last_send: None,
             last_sack: None,
+            last_retx_at: None,
             btl_rate: 0.0,
             cwnd_area: 0.0,
             area_since: Time::ZERO,
@@ -274,6 +277,15 @@ pub struct CmtSender {
     pub max_cwnd_sum: u64,
     /// Chunks visited by missing-report processing (the per-SACK work, for its test).
     strike_steps: u64,
+    /// Window management diagnostics: growth asked for and denied, window taken from others (bytes).
+    wm_denied: u64,
+    wm_taken: u64,
+    /// Time with sum(CWND) + one MTU > RBUF (the buffer full for window management), ns.
+    full_ns: u64,
+    /// Time with a destination's window open but the peer's window (rwnd) holding it back, ns.
+    rwnd_blocked_ns: u64,
+    rwnd_blocked: bool,
+    accounted_to: Time,
 }
 
 impl CmtSender {
@@ -326,12 +338,19 @@ impl CmtSender {
             max_outstanding: 0,
             max_cwnd_sum: 0,
             strike_steps: 0,
+            wm_denied: 0,
+            wm_taken: 0,
+            full_ns: 0,
+            rwnd_blocked_ns: 0,
+            rwnd_blocked: false,
+            accounted_to: Time::ZERO,
         }
     }
 
     pub fn start(&mut self, now: Time) {
         self.active = true;
         self.start = now;
+        self.accounted_to = now;
         for d in &mut self.dests {
             d.area_since = now;
         }
@@ -364,6 +383,17 @@ impl CmtSender {
         for d in &mut self.dests {
             d.account(now);
         }
+        // Windows and the rwnd state change only at SACKs and timeouts, which all call this first.
+        if now > self.accounted_to {
+            let dt = (now - self.accounted_to).as_ns();
+            if self.cwnd_sum() + self.packet_bytes as u64 > self.rbuf {
+                self.full_ns += dt;
+            }
+            if self.rwnd_blocked {
+                self.rwnd_blocked_ns += dt;
+            }
+            self.accounted_to = now;
+        }
     }
 
     pub fn timeout_deadline(&self) -> Option<Time> {
@@ -394,6 +424,11 @@ impl CmtSender {
                 break;
             }
         }
+        // Blocked by the peer's window: some destination has window room the rwnd does not allow.
+        let pkt = self.packet_bytes as u64;
+        self.rwnd_blocked = self.out_total > 0
+            && self.out_total + pkt > self.a_rwnd
+            && self.dests.iter().any(|d| d.out < d.cc.cwnd_bytes());
         self.note_windows();
         None
     }
@@ -447,6 +482,7 @@ impl CmtSender {
             self.retransmitted += 1;
             self.prune(d);
             let dest = &mut self.dests[d];
+            dest.last_retx_at = Some(now);
             if watch {
                 dest.rtx_watch.push_back(tsn);
             }
@@ -507,7 +543,12 @@ impl CmtSender {
     ) -> Option<Time> {
         let k = ack.arrivals;
         if k <= self.arrivals_seen {
-            // RFC 4960 §6.2.1: a SACK older than one already processed is dropped.
+            // RFC 4960 §6.2.1: a SACK older than one already processed is dropped. Model mode still
+            // times its trigger (A9: a sample per SACK): when a faster path's SACKs overtake a slower
+            // one's, that destination would otherwise never be timed, nor its T3 back-off cleared.
+            if self.mode == Mode::Model {
+                self.sample_stale(now, ack);
+            }
             return self.try_send(now, out);
         }
         self.account(now);
@@ -600,7 +641,10 @@ impl CmtSender {
             };
             let want = dest.cc.on_sack(&u);
             let mtu = dest.cc.mtu();
+            let others: u64 = self.cwnd_sum() - self.dests[d].cc.cwnd_bytes();
             let granted = self.wm.grant(d, want, self.rbuf, mtu, &mut self.dests);
+            self.wm_denied += want - granted;
+            self.wm_taken += others - (self.cwnd_sum() - self.dests[d].cc.cwnd_bytes());
             let dest = &mut self.dests[d];
             dest.cc.grow(granted);
             // RFC 4960 §6.3.2 R2-R3: stop the timer when nothing is outstanding, else restart it
@@ -632,6 +676,27 @@ impl CmtSender {
         }
         self.note_windows();
         self.try_send(now, out)
+    }
+
+    /// Model mode: the RTT sample of a stale SACK, whose trigger is already acknowledged. Karn as in
+    /// `on_trigger`: a TSN still held must be a first transmission; one gone from the ring counts
+    /// as one if it was sent after the destination's last retransmission.
+    fn sample_stale(&mut self, now: Time, ack: &Ack) {
+        let d = ack.path as usize;
+        let held = ack
+            .seq
+            .checked_sub(self.cum)
+            .and_then(|i| self.ring.get(i as usize));
+        let Some(dest) = self.dests.get_mut(d) else {
+            return;
+        };
+        let first = match held {
+            Some(c) => c.dest as usize == d && !c.retransmitted,
+            None => dest.last_retx_at.is_none_or(|t| ack.sent > t),
+        };
+        if first && now > ack.sent {
+            dest.sample_rtt(now - ack.sent);
+        }
     }
 
     /// RTT (model mode) and packet-pair samples from the TSN that triggered a SACK.
@@ -831,6 +896,10 @@ impl CmtSender {
             ("loss_events", self.loss_events),
             ("max_outstanding_bytes", self.max_outstanding),
             ("max_cwnd_sum_bytes", self.max_cwnd_sum),
+            ("wm_denied_bytes", self.wm_denied),
+            ("wm_taken_bytes", self.wm_taken),
+            ("cwnd_sum_full_ms", self.full_ns / 1_000_000),
+            ("rwnd_blocked_ms", self.rwnd_blocked_ns / 1_000_000),
         ]
     }
 
@@ -892,6 +961,28 @@ mod tests {
 
     fn tsns(ps: &[Packet]) -> Vec<(u64, u8)> {
         ps.iter().map(|p| (p.seq, p.path)).collect()
+    }
+
+    #[test]
+    fn model_mode_times_a_destination_from_its_sack_even_when_a_faster_paths_sack_came_first() {
+        // Destination 0 has the longer path: its TSN 0 arrives after destination 1's TSN 1, and
+        // destination 1's later SACK (TSN 3) reaches the sender before TSN 0's own SACK, which is
+        // then stale. Its echo still times TSN 0's round trip exactly: 40 ms (A9: a sample per SACK).
+        let (mut s, mut r, out) = started(2, 1_000_000);
+        assert_eq!(tsns(&out), [(0, 0), (1, 1), (2, 0), (3, 1)]);
+        let (a1, _) = r.on_data(&out[1], ms(5));
+        let (a0, _) = r.on_data(&out[0], ms(20));
+        let (a3, _) = r.on_data(&out[3], ms(21));
+        let mut sent = Vec::new();
+        for (at, a) in [(10, &a1), (26, &a3), (40, &a0)] {
+            s.on_sack(ms(at), a, r.arrival_log().expect("cmt receiver"), &mut sent);
+        }
+        assert_eq!(s.dests[0].rtt.srtt(), Some(Dur::from_ms(40)));
+        assert_eq!(
+            s.dests[1].rtt.srtt(),
+            Some(Dur::from_ms(12)),
+            "7/8 of 10 ms + 1/8 of 26 ms"
+        );
     }
 
     #[test]

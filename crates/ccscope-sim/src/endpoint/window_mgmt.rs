@@ -9,12 +9,13 @@
 //!   b2)"); [`Rank::Throughput`] ranks by instantaneous throughput CWND/SRTT. A destination with no
 //!   bandwidth estimate yet is ranked by CWND/SRTT; one with no RTT sample ranks last. A window at or
 //!   past its BDP does not grow (growth there cannot raise throughput). Below it, a growth that fits
-//!   under RBUF is granted; one that does not takes one MTU from the lowest-ranked destination below
-//!   the grower that has more than one MTU (one MTU per granted increase, floor one MTU); if none
-//!   has, the growth is denied.
+//!   under RBUF is granted; one that does not takes the same amount (one MTU) from the lowest-ranked
+//!   destination below the grower that can give it and keep one MTU; if none can, the growth is
+//!   denied and no window is touched.
 //! - `Static` (§5.2, A15): destination i has a limit c_i (packets). Growth within the limit is
 //!   granted when it fits under RBUF, otherwise windows above their limits give way one MTU at a time
-//!   (the most over its limit first), only as much as needed; if that is not enough, it is denied.
+//!   (the most over its limit first), only as much as needed; if that is not enough, it is denied
+//!   and no window is touched.
 //!   Growth past the limit is granted only while it fits under RBUF and the window is below the
 //!   destination's bandwidth-delay product (BDP, see [`Managed::bdp_bytes`]).
 //!
@@ -95,13 +96,17 @@ impl WindowManagement {
                 if fits {
                     return want;
                 }
-                // §5.1: a higher-ranked destination takes window from a lower-ranked one.
+                // §5.1: a higher-ranked destination takes window from a lower-ranked one, the same
+                // amount (A15: one MTU, floor one MTU); one that cannot give it all gives nothing.
                 let order = |a: usize, b: usize| rank_order(*rank, &dests[a], a, &dests[b], b);
                 let lowest = (0..dests.len())
-                    .filter(|&j| j != i && dests[j].cwnd() > mtu && order(i, j).is_gt())
+                    .filter(|&j| j != i && dests[j].cwnd() >= mtu + want && order(i, j).is_gt())
                     .min_by(|&a, &b| order(a, b));
                 match lowest {
-                    Some(j) if sum - dests[j].shrink(mtu) + want <= rbuf => want,
+                    Some(j) if sum <= rbuf => {
+                        dests[j].shrink(want);
+                        want
+                    }
                     _ => 0,
                 }
             }
@@ -113,7 +118,15 @@ impl WindowManagement {
                     let below_bdp = dests[i].bdp_bytes().is_some_and(|b| c < b);
                     return if fits && below_bdp { want } else { 0 };
                 }
-                // Windows above their limits give way, one MTU at a time, only as needed.
+                // Windows above their limits give way, one MTU at a time, only as needed; if all
+                // they hold above their limits cannot make room, nobody gives way and growth is denied.
+                let spare: u64 = (0..dests.len())
+                    .filter(|&j| j != i)
+                    .map(|j| dests[j].cwnd().saturating_sub(limit(j).max(mtu)))
+                    .sum();
+                if sum + want > rbuf + spare {
+                    return 0;
+                }
                 let mut sum = sum;
                 while sum + want > rbuf {
                     let over = (0..dests.len())
@@ -348,6 +361,39 @@ mod tests {
             0,
             "no BDP estimate yet"
         );
+    }
+
+    #[test]
+    fn dynamic_denial_leaves_the_lower_ranked_window_untouched() {
+        // RFC-mode windows need not be whole MTUs: the lower-ranked one can give only 750 bytes of
+        // the 1500 asked, so the growth is denied (§5.1 "if none can") and nothing is taken.
+        let mut ds = [
+            d(6, 40),
+            D {
+                cwnd: MTU + 750,
+                ..d(1, 40)
+            },
+        ];
+        let rbuf = 7 * MTU + 750;
+        assert_eq!(DYN.grant(0, MTU, rbuf, MTU, &mut ds), 0);
+        assert_eq!([ds[0].cwnd, ds[1].cwnd], [6 * MTU, MTU + 750]);
+    }
+
+    #[test]
+    fn static_denial_leaves_windows_over_their_limits_untouched() {
+        // Destination 1 is 750 bytes over its 2-packet limit; the grower needs 1500: denied, and the
+        // 750 stay (§5.2 reduces an over-limit window only for a growth it makes possible).
+        let wm = WindowManagement::Static(vec![6, 2]);
+        let mut ds = [
+            d(5, 40),
+            D {
+                cwnd: 2 * MTU + 750,
+                ..d(1, 40)
+            },
+        ];
+        let rbuf = 7 * MTU + 750;
+        assert_eq!(wm.grant(0, MTU, rbuf, MTU, &mut ds), 0);
+        assert_eq!([ds[0].cwnd, ds[1].cwnd], [5 * MTU, 2 * MTU + 750]);
     }
 
     #[test]
