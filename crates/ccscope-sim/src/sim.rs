@@ -172,6 +172,9 @@ pub struct Simulation {
     controllers: Vec<String>,
     stats: Vec<FlowStats>,
     total: FlowStats,
+    /// One flow measured where the run measures, keeping every series the total keeps: the total is
+    /// that flow's statistics, taken at the end ([`FlowStats::link_total`]) instead of kept twice.
+    total_derived: bool,
     bin_ns: u64,
     end: Time,
     log: Option<PacketLog>,
@@ -453,6 +456,11 @@ impl Simulation {
         }
         // One flow measured where the run measures: its histograms are the total's (taken at the end).
         let mirror = nets.len() == 1 && nets[0].monitor == sc.monitor as u32;
+        let flow_bins = sc
+            .flows
+            .first()
+            .is_some_and(|f| f.timeseries.unwrap_or(sc.timeseries == TimeSeries::Flows));
+        let total_derived = mirror && (sc.timeseries == TimeSeries::None || flow_bins);
         Ok(Simulation {
             events,
             hops,
@@ -482,6 +490,7 @@ impl Simulation {
                 bins_only: mirror,
                 ..FlowStats::new((sc.timeseries != TimeSeries::None).then_some(bin))
             },
+            total_derived,
             bin_ns: bin.as_ns(),
             end: Time(sc.duration.as_ns()),
             log: sc.packet_log.then(PacketLog::default),
@@ -635,7 +644,9 @@ impl Simulation {
             p.hop = 0;
             self.path_stats[net.path_base + path].sent += 1;
             self.stats[p.flow as usize].sent += 1;
-            self.total.sent += 1;
+            if !self.total_derived {
+                self.total.sent += 1;
+            }
             let first = self.route_hops[self.routes[p.route as usize].0 as usize];
             self.arrive(now, first, p);
         }
@@ -649,7 +660,7 @@ impl Simulation {
         if data && h == self.nets[p.flow as usize].monitor {
             self.stats[p.flow as usize].on_link_arrival(now, p.bytes);
         }
-        if data && at_monitor {
+        if data && at_monitor && !self.total_derived {
             self.total.on_link_arrival(now, p.bytes);
         }
         let hop = &mut self.hops[h as usize];
@@ -789,7 +800,9 @@ impl Simulation {
                     self.stats[f].on_link_departure(now, p.enqueued, p.bytes);
                 }
                 if h == self.monitor {
-                    self.total.on_link_departure(now, p.enqueued, p.bytes);
+                    if !self.total_derived {
+                        self.total.on_link_departure(now, p.enqueued, p.bytes);
+                    }
                     if let Some(log) = &mut self.log {
                         log.push(
                             now.as_ns(),
@@ -841,15 +854,20 @@ impl Simulation {
     fn receive_data(&mut self, now: Time, p: Packet) {
         let f = p.flow as usize;
         self.stats[f].on_delivery(now, p.sent, p.bytes);
-        self.total.on_delivery(now, p.sent, p.bytes);
         let host = &mut self.hosts[self.route_host[p.route as usize] as usize];
         let (ack, in_order) = self.receivers[f].on_data_at_host(&p, now, host);
         let good = in_order * p.bytes as u64;
         self.stats[f].goodput_bytes += good;
-        self.total.goodput_bytes += good;
-        if p.round & Packet::RETX == 0 {
-            self.stats[f].first_tx_bytes += p.bytes as u64;
-            self.total.first_tx_bytes += p.bytes as u64;
+        let first_tx = if p.round & Packet::RETX == 0 {
+            p.bytes as u64
+        } else {
+            0
+        };
+        self.stats[f].first_tx_bytes += first_tx;
+        if !self.total_derived {
+            self.total.on_delivery(now, p.sent, p.bytes);
+            self.total.goodput_bytes += good;
+            self.total.first_tx_bytes += first_tx;
         }
         self.path_stats[self.nets[f].path_base + p.path as usize].delivered += 1;
         self.send_ack(now, ack);
@@ -881,7 +899,10 @@ impl Simulation {
 
     fn finish(mut self) -> (RunResult, Option<PacketLog>) {
         let end = self.end;
-        if self.total.bins_only {
+        if self.total_derived {
+            let bins = self.total.bins.is_some();
+            self.total = self.stats[0].link_total(bins);
+        } else if self.total.bins_only {
             self.total.adopt(&mut self.stats[0]);
         }
         for hop in &mut self.hops {
