@@ -93,6 +93,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Schedule `ev` at `at`; `at` earlier than the last popped time is clamped to it.
+    #[inline]
     pub fn push(&mut self, at: Time, phase: Phase, ev: E) {
         let (mut t, mut phase) = (at.0, phase);
         if t <= self.last {
@@ -110,6 +111,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Remove and return the earliest event.
+    #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         if self.at_last[0].is_empty() && self.at_last[1].is_empty() {
             if self.occupied == 0 {

@@ -94,6 +94,9 @@ pub struct Bins {
     start_ns: u64,
     end_ns: u64,
     bins: Vec<TimeBin>,
+    /// Bins up to the last one a packet event wrote (a window record is not one): the link total's
+    /// length when it is derived from one flow's bins ([`FlowStats::link_total`]).
+    packet_len: usize,
 }
 
 impl Bins {
@@ -104,6 +107,7 @@ impl Bins {
             start_ns: 0,
             end_ns: 0,
             bins: Vec::new(),
+            packet_len: 0,
         }
     }
 
@@ -119,6 +123,31 @@ impl Bins {
             self.seek(ns);
         }
         &mut self.bins[self.cur]
+    }
+
+    /// The bin holding time `t`, written by a packet event (arrival, departure, delivery, drop).
+    #[inline]
+    pub fn at_packet(&mut self, t: Time) -> &mut TimeBin {
+        let ns = t.as_ns();
+        if ns >= self.end_ns || ns < self.start_ns {
+            self.seek(ns);
+        }
+        self.packet_len = self.packet_len.max(self.cur + 1);
+        &mut self.bins[self.cur]
+    }
+
+    /// The bins packet events alone would have made: window records left out.
+    fn packets_only(&self) -> Bins {
+        let mut bins = self.bins[..self.packet_len].to_vec();
+        bins.iter_mut().for_each(|b| b.cwnd = 0);
+        Bins {
+            bin_ns: self.bin_ns,
+            cur: 0,
+            start_ns: 0,
+            end_ns: 0,
+            packet_len: bins.len(),
+            bins,
+        }
     }
 
     #[cold]
@@ -188,6 +217,20 @@ impl FlowStats {
         }
     }
 
+    /// The link total of a run whose one flow is measured where the run measures: every statistic is
+    /// the flow's, and the bins (when `bins`) are the flow's without its window records.
+    pub fn link_total(&mut self, bins: bool) -> FlowStats {
+        let mine = self.bins.take();
+        let mut total = self.clone();
+        total.bins = if bins {
+            mine.as_ref().map(Bins::packets_only)
+        } else {
+            None
+        };
+        self.bins = mine;
+        total
+    }
+
     /// Take every statistic but the bins from `other` (see `bins_only`).
     pub fn adopt(&mut self, other: &mut FlowStats) {
         let theirs = other.bins.take();
@@ -223,7 +266,7 @@ impl FlowStats {
         self.arrived_link += 1;
         self.touch(now.as_ms_floor());
         if let Some(b) = &mut self.bins {
-            b.at(now).ingress_bytes += bytes as u64;
+            b.at_packet(now).ingress_bytes += bytes as u64;
         }
     }
 
@@ -231,7 +274,7 @@ impl FlowStats {
     pub fn on_drop(&mut self, now: Time) {
         self.dropped += 1;
         if let Some(b) = &mut self.bins {
-            b.at(now).dropped += 1;
+            b.at_packet(now).dropped += 1;
         }
     }
 
@@ -248,7 +291,7 @@ impl FlowStats {
             self.signal.on_departure(arr_ms, delay);
         }
         if let Some(b) = &mut self.bins {
-            let b = b.at(now);
+            let b = b.at_packet(now);
             b.departed_bytes += bytes as u64;
             b.departures += 1;
             b.queue_delay_sum_ms += delay;
@@ -265,7 +308,7 @@ impl FlowStats {
             self.one_way.record(owd);
         }
         if let Some(b) = &mut self.bins {
-            let b = b.at(now);
+            let b = b.at_packet(now);
             b.delivered_bytes += bytes as u64;
             b.deliveries += 1;
             b.one_way_sum_ns += owd;
@@ -610,6 +653,31 @@ mod tests {
             with.queue_delay.percentile(0.5),
             without.queue_delay.percentile(0.5)
         );
+    }
+
+    #[test]
+    fn link_total_equals_the_total_kept_apart_without_the_window_records() {
+        let bin = Some(Dur(1_000_000));
+        let (mut flow, mut total) = (FlowStats::new(bin), FlowStats::new(bin));
+        for s in [&mut flow, &mut total] {
+            s.on_link_arrival(Time(500_000), 1500);
+            s.on_drop(Time(700_000));
+            s.on_link_departure(Time(2_500_000), Time(500_000), 1500);
+            s.on_delivery(Time(22_500_000), Time(500_000), 1500);
+        }
+        // Window records: one inside a packet bin, two past the last packet event.
+        flow.on_cwnd(Time(22_600_000), 10);
+        flow.on_cwnd(Time(30_000_000), 12);
+        let derived = flow.link_total(true);
+        assert_eq!(derived.bins(), total.bins());
+        assert_eq!(flow.bins().len(), 31);
+        assert_eq!(flow.bins()[30].cwnd, 12);
+        assert_eq!(
+            (derived.delivered, derived.dropped, derived.first_ms, derived.last_ms),
+            (total.delivered, total.dropped, total.first_ms, total.last_ms)
+        );
+        assert_eq!(derived.queue_delay.percentile(0.95), Some(2));
+        assert_eq!(flow.link_total(false).bins(), &[]);
     }
 
     #[test]

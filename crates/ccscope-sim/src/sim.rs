@@ -67,6 +67,9 @@ struct HopStats {
     /// Left the delay line for the next hop or the endpoint.
     forwarded: u64,
     queue_delay_ms: IntHistogram,
+    /// Every packet crossing this link is data of a flow measured here: its queue-delay histogram is
+    /// the sum of those flows' (merged at the end) instead of recorded a second time per packet.
+    delay_from_flows: bool,
 }
 
 /// A hop: a link (loss, queue, serializer) or nothing, then a constant delay line.
@@ -125,8 +128,10 @@ impl HopStats {
     fn on_departure(&mut self, p: &Packet, left: Time) {
         self.departures += 1;
         self.departed_bytes += p.bytes as u64;
-        self.queue_delay_ms
-            .record(left.as_ms_floor() - p.enqueued.as_ms_floor());
+        if !self.delay_from_flows {
+            self.queue_delay_ms
+                .record(left.as_ms_floor() - p.enqueued.as_ms_floor());
+        }
     }
 }
 
@@ -168,10 +173,15 @@ pub struct Simulation {
     /// `u32::MAX` for ACK routes): the far end of the last link a data route crosses.
     hosts: Vec<HostArrivals>,
     route_host: Vec<u32>,
+    /// Some flow's controller reads its receiving host's byte count: only then is it kept.
+    host_feedback: bool,
     sched: Vec<FlowSched>,
     controllers: Vec<String>,
     stats: Vec<FlowStats>,
     total: FlowStats,
+    /// One flow measured where the run measures, keeping every series the total keeps: the total is
+    /// that flow's statistics, taken at the end ([`FlowStats::link_total`]) instead of kept twice.
+    total_derived: bool,
     bin_ns: u64,
     end: Time,
     log: Option<PacketLog>,
@@ -353,6 +363,24 @@ impl Simulation {
                 l.capacity.keep_bins = k == sc.monitor && sc.timeseries != TimeSeries::None;
             }
         }
+        // A link that only data of flows measured there crosses (once per route): see `delay_from_flows`.
+        let mut own_data_only = vec![true; hops.len()];
+        for n in &nets {
+            for &(data, ack) in &n.paths {
+                for (route, is_data) in [(data, true), (ack, false)] {
+                    let (start, len) = rt.routes[route as usize];
+                    let route = &rt.hops[start as usize..(start + len) as usize];
+                    for (i, &h) in route.iter().enumerate() {
+                        if !is_data || n.monitor != h || route[..i].contains(&h) {
+                            own_data_only[h as usize] = false;
+                        }
+                    }
+                }
+            }
+        }
+        for (h, hop) in hops.iter_mut().enumerate() {
+            hop.stats.delay_from_flows = hop.link.is_some() && own_data_only[h];
+        }
         let mut monitored = vec![false; hops.len()];
         monitored[sc.monitor] = true;
         for n in &nets {
@@ -372,6 +400,7 @@ impl Simulation {
         let mut senders = Vec::with_capacity(sc.flows.len());
         let mut events = EventQueue::new();
         let mut receivers = Vec::with_capacity(sc.flows.len());
+        let mut host_feedback = false;
         for (i, f) in sc.flows.iter().enumerate() {
             // Controllers that draw random numbers declare a `seed` parameter; unless the scenario
             // sets it, each flow gets its own stream derived from the scenario seed.
@@ -432,6 +461,7 @@ impl Simulation {
                     Sender::Cmt(CmtSender::new(i as u32, f.packet_bytes, f.paths.len(), cfg))
                 }
             });
+            host_feedback |= senders[i].wants_host_feedback();
             let receiver = Receiver::new(transport != Transport::Datagram, f.ack_bytes)
                 .with_buffer(f.buffers.recv_buffer())
                 .with_host_report(senders[i].wants_host_feedback());
@@ -453,6 +483,11 @@ impl Simulation {
         }
         // One flow measured where the run measures: its histograms are the total's (taken at the end).
         let mirror = nets.len() == 1 && nets[0].monitor == sc.monitor as u32;
+        let flow_bins = sc
+            .flows
+            .first()
+            .is_some_and(|f| f.timeseries.unwrap_or(sc.timeseries == TimeSeries::Flows));
+        let total_derived = mirror && (sc.timeseries == TimeSeries::None || flow_bins);
         Ok(Simulation {
             events,
             hops,
@@ -466,6 +501,7 @@ impl Simulation {
             receivers,
             hosts: vec![HostArrivals::default(); n_hosts as usize],
             route_host,
+            host_feedback,
             controllers: sc.flows.iter().map(|f| f.controller.clone()).collect(),
             stats: sc
                 .flows
@@ -482,6 +518,7 @@ impl Simulation {
                 bins_only: mirror,
                 ..FlowStats::new((sc.timeseries != TimeSeries::None).then_some(bin))
             },
+            total_derived,
             bin_ns: bin.as_ns(),
             end: Time(sc.duration.as_ns()),
             log: sc.packet_log.then(PacketLog::default),
@@ -635,7 +672,9 @@ impl Simulation {
             p.hop = 0;
             self.path_stats[net.path_base + path].sent += 1;
             self.stats[p.flow as usize].sent += 1;
-            self.total.sent += 1;
+            if !self.total_derived {
+                self.total.sent += 1;
+            }
             let first = self.route_hops[self.routes[p.route as usize].0 as usize];
             self.arrive(now, first, p);
         }
@@ -649,7 +688,7 @@ impl Simulation {
         if data && h == self.nets[p.flow as usize].monitor {
             self.stats[p.flow as usize].on_link_arrival(now, p.bytes);
         }
-        if data && at_monitor {
+        if data && at_monitor && !self.total_derived {
             self.total.on_link_arrival(now, p.bytes);
         }
         let hop = &mut self.hops[h as usize];
@@ -789,7 +828,9 @@ impl Simulation {
                     self.stats[f].on_link_departure(now, p.enqueued, p.bytes);
                 }
                 if h == self.monitor {
-                    self.total.on_link_departure(now, p.enqueued, p.bytes);
+                    if !self.total_derived {
+                        self.total.on_link_departure(now, p.enqueued, p.bytes);
+                    }
                     if let Some(log) = &mut self.log {
                         log.push(
                             now.as_ns(),
@@ -841,15 +882,24 @@ impl Simulation {
     fn receive_data(&mut self, now: Time, p: Packet) {
         let f = p.flow as usize;
         self.stats[f].on_delivery(now, p.sent, p.bytes);
-        self.total.on_delivery(now, p.sent, p.bytes);
-        let host = &mut self.hosts[self.route_host[p.route as usize] as usize];
-        let (ack, in_order) = self.receivers[f].on_data_at_host(&p, now, host);
+        let (ack, in_order) = if self.host_feedback {
+            let host = &mut self.hosts[self.route_host[p.route as usize] as usize];
+            self.receivers[f].on_data_at_host(&p, now, host)
+        } else {
+            self.receivers[f].on_data(&p, now)
+        };
         let good = in_order * p.bytes as u64;
         self.stats[f].goodput_bytes += good;
-        self.total.goodput_bytes += good;
-        if p.round & Packet::RETX == 0 {
-            self.stats[f].first_tx_bytes += p.bytes as u64;
-            self.total.first_tx_bytes += p.bytes as u64;
+        let first_tx = if p.round & Packet::RETX == 0 {
+            p.bytes as u64
+        } else {
+            0
+        };
+        self.stats[f].first_tx_bytes += first_tx;
+        if !self.total_derived {
+            self.total.on_delivery(now, p.sent, p.bytes);
+            self.total.goodput_bytes += good;
+            self.total.first_tx_bytes += first_tx;
         }
         self.path_stats[self.nets[f].path_base + p.path as usize].delivered += 1;
         self.send_ack(now, ack);
@@ -881,12 +931,22 @@ impl Simulation {
 
     fn finish(mut self) -> (RunResult, Option<PacketLog>) {
         let end = self.end;
-        if self.total.bins_only {
+        if self.total_derived {
+            let bins = self.total.bins.is_some();
+            self.total = self.stats[0].link_total(bins);
+        } else if self.total.bins_only {
             self.total.adopt(&mut self.stats[0]);
         }
-        for hop in &mut self.hops {
+        for (h, hop) in self.hops.iter_mut().enumerate() {
             if let Some(l) = &mut hop.link {
                 l.finish(end);
+            }
+            if hop.stats.delay_from_flows {
+                for (net, st) in self.nets.iter().zip(&self.stats) {
+                    if net.monitor as usize == h {
+                        hop.stats.queue_delay_ms.merge(&st.queue_delay);
+                    }
+                }
             }
         }
         self.log_opportunities();
