@@ -627,6 +627,10 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
          "deterministic given its seed, so runs made in several invocations with `--reuse` are the same). "
          "Parameters registered before the runs (spec A1): experiments/mtsc/registered.toml. Readings: "
          "docs/deviations.md, \"Paper 003: SAC figures\".", "",
+         "Changed after registration (spec A1): LIED's update at its upper clamp. An epoch held at the access rate is "
+         "judged against the last epoch sent below it (eq. 3); before, such an epoch always counted as an increase, so "
+         "a flow that reached the access rate never cut again. Every run of this part was made after the change "
+         "(docs/deviations.md, \"Paper 003: LIED and SAC\").", "",
          "## Setup", "",
          "- The Figs. 1-3 background (32 NewReno Pareto ON/OFF clients, access links, 10 Mbit/s DropTail-50 bottleneck) "
          "with the idle mean registered for each (alpha, load); connection 33 (and up) runs generic LIED or SAC over the "

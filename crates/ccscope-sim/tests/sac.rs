@@ -244,3 +244,56 @@ fn receiver_aggregate_series_equals_the_host_arrivals_in_the_packet_log() {
     assert!(host > own + 1_000_000, "host {host} B, own {own} B");
     eprintln!("{} epochs, largest difference {worst} B", samples.len());
 }
+
+/// Paper 003 eq. 3 at LIED's upper clamp: alone on a 10 Mbit/s path, LIED climbs to the access rate (the
+/// clamp, 1,250 packets/s of 1000 B) without a cut; when a NewReno flow arrives at 30 s its gamma there
+/// falls below the last epoch's under the clamp, so it cuts and keeps its loss low. Before the fix an epoch
+/// held at the clamp always counted as an increase: no cut in the whole run, LIED stayed at the access rate.
+#[test]
+fn lied_leaves_the_access_rate_when_a_competitor_makes_its_gamma_fall_there() {
+    let text = r#"
+seed = 1
+duration_s = 90
+bin_ms = 1000
+
+[data_link]
+rate_mbps = 10
+delay_ms = 15
+queue = { kind = "droptail", packets = 50 }
+
+[ack_link]
+rate_mbps = 10
+delay_ms = 15
+
+[[flows]]
+controller = "lied"
+transport = "datagram"
+packet_bytes = 1000
+ack_bytes = 40
+
+[[flows]]
+controller = "newreno"
+packet_bytes = 1000
+start_s = 30
+"#;
+    let sc = load_scenario(text, None, &[]).unwrap();
+    let (res, _) = Simulation::new(&sc).unwrap().run();
+    let lied = &res.flows[0];
+    assert_eq!(
+        lied.sent,
+        lied.delivered + lied.dropped + lied.in_flight,
+        "conservation"
+    );
+    let cuts = counter(&res, 0, "lied_decreases");
+    let loss = lied.dropped as f64 / lied.sent as f64;
+    assert!(cuts > 0, "no cut at the clamp");
+    assert!(
+        loss < 0.05,
+        "LIED lost {loss:.3} of its packets ({cuts} cuts)"
+    );
+    assert!(
+        res.flows[1].throughput_mbps > 1.0,
+        "{}",
+        res.flows[1].throughput_mbps
+    );
+}

@@ -16,7 +16,9 @@
 //!   and no span; the previous epoch's span then runs to the next arrival.
 //! - **Update**, once per measured epoch: s = sign(gamma_e - gamma_{e-1}) sign(lambda_e - lambda_{e-1});
 //!   s >= 0 (or no earlier epoch): lambda += delta / tau; s < 0: lambda *= 1 - a; then lambda is clamped
-//!   to [1 packet / tau, `max_rate_mbps`].
+//!   to [1 packet / tau, `max_rate_mbps`]. An epoch held at the upper clamp (lambda_e = lambda_{e-1} =
+//!   the clamp) is compared with the last epoch sent below it: otherwise s = 0 at every epoch there and
+//!   the decrease could never fire again (docs/deviations.md, "Paper 003: LIED and SAC").
 //! - **Sending.** Packets are paced at lambda as it was at the epoch's start (an update takes effect at
 //!   the next epoch); `cwnd` is `window_pkts` (huge), so only pacing limits sending (spec §1.2).
 
@@ -229,6 +231,8 @@ pub struct Lied {
     epochs: VecDeque<Epoch>,
     /// (lambda, gamma) of the last measured epoch.
     prev: Option<(f64, f64)>,
+    /// (lambda, gamma) of the last measured epoch sent below the upper clamp.
+    below_cap: Option<(f64, f64)>,
     measured: u64,
     increases: u64,
     decreases: u64,
@@ -249,6 +253,7 @@ impl Lied {
             epoch_end: None,
             epochs: VecDeque::new(),
             prev: None,
+            below_cap: None,
             measured: 0,
             increases: 0,
             decreases: 0,
@@ -288,11 +293,20 @@ impl Lied {
 
     /// Eq. 3 discretised (spec §2.1 [D]): the update for an epoch sent at `lambda_e` that measured `gamma_e`.
     pub(crate) fn apply(&mut self, lambda_e: f64, gamma_e: f64) -> Step {
-        let s = match self.prev {
-            None => 0.0,
-            Some((l0, g0)) => sign(gamma_e - g0) * sign(lambda_e - l0),
+        let cap = self.max_rate_pkts();
+        let s = match (self.prev, self.below_cap) {
+            (None, _) => 0.0,
+            // Eq. 3 reads dgamma/dlambda from a rate change: held at the upper clamp an increase cannot move
+            // lambda, so the rate is judged against the last epoch sent below it (else s = 0 for ever).
+            (Some((l0, _)), Some((l1, g1))) if lambda_e == l0 && lambda_e >= cap => {
+                sign(gamma_e - g1) * sign(lambda_e - l1)
+            }
+            (Some((l0, g0)), _) => sign(gamma_e - g0) * sign(lambda_e - l0),
         };
         self.prev = Some((lambda_e, gamma_e));
+        if lambda_e < cap {
+            self.below_cap = Some((lambda_e, gamma_e));
+        }
         let step = if s >= 0.0 {
             // dgamma/dlambda > 0 (or no evidence of < 0): lambda += delta, delta in packets per tau.
             self.lambda += self.p.delta_pkts / self.tau.as_secs_f64();
@@ -578,6 +592,32 @@ mod tests {
         l.apply(1.0, 1.0);
         // 10 Mbit/s of 1000 B packets = 1250 packets/s.
         assert_close(l.lambda(), 1250.0);
+    }
+
+    #[test]
+    fn held_at_the_access_rate_a_gamma_below_the_last_epoch_under_it_cuts_lambda() {
+        // 24 packets per 20 ms = 1200 packets/s; the clamp is 1250 (10 Mbit/s of 1000 B).
+        let mut l = Lied::new(Params {
+            initial_pkts_per_tau: 24.0,
+            ..Default::default()
+        });
+        assert_eq!(l.apply(1200.0, 1_200_000.0), Step::Increase);
+        assert_close(l.lambda(), 1250.0);
+        // Rate up to the clamp, gamma up: increase (a no-op at the clamp).
+        assert_eq!(l.apply(1250.0, 1_240_000.0), Step::Increase);
+        assert_close(l.lambda(), 1250.0);
+        // Held at the clamp (lambda_e = lambda_e-1): eq. 3's dgamma/dlambda is read against the last epoch
+        // sent below it (1200 packets/s, 1.2 MB/s); gamma above it keeps the rate.
+        assert_eq!(l.apply(1250.0, 1_210_000.0), Step::Increase);
+        assert_close(l.lambda(), 1250.0);
+        // Gamma below it: the rate rose and gamma fell, dgamma/dlambda < 0: lambda *= 1 - a.
+        assert_eq!(l.apply(1250.0, 1_100_000.0), Step::Decrease);
+        assert_close(l.lambda(), 1093.75);
+        // Rate down, gamma down: increase; below the clamp an unchanged rate still increases whatever
+        // gamma did (spec §2.1 [D]).
+        assert_eq!(l.apply(1093.75, 1_000_000.0), Step::Increase);
+        assert_eq!(l.apply(1093.75, 900_000.0), Step::Increase);
+        assert_close(l.lambda(), 1193.75);
     }
 
     #[test]
