@@ -881,7 +881,8 @@ impl ReliableSender {
             }
             if fresh {
                 self.sacked_out += 1;
-                self.rate.on_delivered(now, &before.rate(), before.sent, seq);
+                self.rate
+                    .on_delivered(now, &before.rate(), before.sent, seq);
                 if self.rack_enabled {
                     self.rack
                         .advance(now, seq, before.sent, before.retransmitted);
