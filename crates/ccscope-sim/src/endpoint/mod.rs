@@ -3,6 +3,7 @@
 
 pub mod cmt;
 pub mod datagram;
+pub mod packed;
 pub mod prr;
 pub mod rack;
 pub mod receiver;
@@ -156,7 +157,11 @@ impl Sender {
     }
     /// The application's transfer plan, if it is not bulk.
     pub fn plan(&self) -> Option<&TransferPlan> {
-        each!(self, s => s.plan.as_ref())
+        match self {
+            Sender::Datagram(s) => s.plan.as_ref(),
+            Sender::Reliable(s) => s.plan.as_deref(),
+            Sender::Cmt(s) => s.plan.as_ref(),
+        }
     }
     /// Delay/window samples of every controller this flow used (retired ones first).
     pub fn take_samples(&mut self) -> Vec<ccscope_cc::DelayWindowSample> {

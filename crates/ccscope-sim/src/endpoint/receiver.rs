@@ -15,8 +15,10 @@ const BYTE_BIT_NS: u128 = 8 * 1_000_000_000;
 
 /// A receive buffer accounted in bytes: data held out of order and in-order data the application
 /// has not read yet. It knows nothing of sequence numbers, so a receiver fed by several paths can
-/// share one (rwnd = buffer - held bytes).
+/// share one (rwnd = buffer - held bytes). Fields in declaration order (`repr(C)`): those every
+/// packet reads first.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct RecvBuffer {
     /// Capacity in bytes; `None` = unlimited.
     capacity: Option<u64>,
@@ -24,14 +26,14 @@ pub struct RecvBuffer {
     read_rate: Option<Bandwidth>,
     /// Bytes held out of order (waiting for a hole below them to fill).
     out_of_order: u64,
+    /// Bytes the application has read.
+    pub read_bytes: u64,
     /// In-order bytes the application has not read yet.
     unread: u64,
     /// Reading is accounted up to this time.
     read_at: Time,
     /// Reading progress short of a whole byte, in bit-ns.
     credit: u128,
-    /// Bytes the application has read.
-    pub read_bytes: u64,
 }
 
 impl RecvBuffer {
@@ -188,44 +190,48 @@ impl HostArrivals {
     }
 }
 
+/// Fields in declaration order (`repr(C)`): what every data packet reads or writes first, in a few
+/// contiguous cache lines (with many flows each packet finds its flow's receiver out of cache);
+/// the window-update, SCTP-CMT and counter fields after.
+#[repr(C)]
 pub struct Receiver {
-    reliable: bool,
-    /// Stamp the host's arrivals on ACKs (the flow's controller asked, `wants_host_feedback`).
-    report_host: bool,
-    /// The host's running total when the packet being ACKed arrived, if reported.
-    host_total: Option<u64>,
-    /// Report duplicates with DSACK (RFC 2883; Linux `tcp_dsack`).
-    dsack: bool,
-    /// SCTP-CMT: the arrival log SACKs refer to (`None` for the other transports).
-    log: Option<ArrivalLog>,
-    /// SCTP-CMT: gap blocks the receiver holds now, and the most it held (paper 002: up to ~W/2).
-    gap_blocks: u64,
-    pub max_gap_blocks: u64,
-    ack_bytes: u32,
     /// Next in-order sequence number expected.
     rcv_nxt: u64,
     /// got[i]: packet rcv_nxt + i arrived (out of order); got[0] is always false.
     got: VecDeque<bool>,
     /// SACK blocks last reported, most recent first.
     recent: [(u64, u64); 3],
-    buf: RecvBuffer,
-    /// Size of the flow's data packets, learned from the first one (buffer accounting unit).
-    packet_bytes: u64,
-    /// Right edge of the window last advertised, in packets: rcv_nxt + floor(rwnd / packet).
-    adv_edge: u64,
-    /// The last ACK sent, template of a window update.
-    last_ack: Option<Ack>,
-    /// When the application's reading will have reopened the window enough for an update.
-    update_at: Option<Time>,
-    /// The earliest wake-up handed out by `take_wake` that has not fired yet.
-    wake_pending: Option<Time>,
     /// Distinct packets delivered to the application in order.
     pub delivered_in_order: u64,
+    /// Size of the flow's data packets, learned from the first one (buffer accounting unit).
+    packet_bytes: u64,
+    /// The host's running total when the packet being ACKed arrived, if reported.
+    host_total: Option<u64>,
+    /// When the application's reading will have reopened the window enough for an update.
+    update_at: Option<Time>,
+    ack_bytes: u32,
+    reliable: bool,
+    /// Stamp the host's arrivals on ACKs (the flow's controller asked, `wants_host_feedback`).
+    report_host: bool,
+    /// Report duplicates with DSACK (RFC 2883; Linux `tcp_dsack`).
+    dsack: bool,
+    buf: RecvBuffer,
+    /// SCTP-CMT: the arrival log SACKs refer to (`None` for the other transports).
+    log: Option<ArrivalLog>,
+    /// SCTP-CMT: gap blocks the receiver holds now, and the most it held (paper 002: up to ~W/2).
+    gap_blocks: u64,
+    pub max_gap_blocks: u64,
+    /// Right edge of the window last advertised, in packets: rcv_nxt + floor(rwnd / packet).
+    adv_edge: u64,
+    /// The earliest wake-up handed out by `take_wake` that has not fired yet.
+    wake_pending: Option<Time>,
     pub duplicates: u64,
     /// New packets dropped because the buffer had no room for them.
     pub discarded: u64,
     /// Window updates sent (ACKs not triggered by a data packet).
     pub window_updates: u64,
+    /// The last ACK sent, template of a window update.
+    last_ack: Option<Ack>,
 }
 
 impl Receiver {

@@ -52,6 +52,7 @@ use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent,
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
 
+use super::packed::Packed;
 use super::prr::{Prr, PrrFlavour};
 use super::rack::{probe_timeout, Rack, TIMEOUT_MIN};
 use super::rto::{RtoEstimator, RtoEstimatorKind, RtoParams};
@@ -79,43 +80,73 @@ enum State {
     Lost,
 }
 
+/// One outstanding packet's record. The delivery-rate state at its (latest) transmission is kept
+/// field by field, so its flag shares a word with `state` and `retransmitted`: 48 bytes a packet
+/// instead of 56 with a nested `PacketSendState` (fewer cache lines per ACK with many flows).
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     sent: Time,
     tag: u64,
+    delivered: u64,
+    delivered_time: Time,
+    first_sent_time: Time,
     state: State,
     retransmitted: bool,
-    /// Delivery-rate state at its (latest) transmission.
-    rate: PacketSendState,
+    is_app_limited: bool,
 }
 
+impl Seg {
+    fn new(sent: Time, tag: u64, retransmitted: bool, rate: PacketSendState) -> Seg {
+        Seg {
+            sent,
+            tag,
+            delivered: rate.delivered,
+            delivered_time: rate.delivered_time,
+            first_sent_time: rate.first_sent_time,
+            state: State::Outstanding,
+            retransmitted,
+            is_app_limited: rate.is_app_limited,
+        }
+    }
+
+    /// Its delivery-rate state (draft-cheng-iccrg-delivery-rate-estimation §3.2, P.*).
+    fn rate(&self) -> PacketSendState {
+        PacketSendState {
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            is_app_limited: self.is_app_limited,
+        }
+    }
+}
+
+/// Fields in declaration order (`repr(C)`): what every ACK and transmission reads or writes comes
+/// first, packed into a few contiguous cache lines; counters read only at the end, the RACK and PRR
+/// state of optional mechanisms and the application's plan (boxed) follow. With many flows each ACK
+/// finds its flow's state out of cache, so the number of lines it touches sets its cost.
+#[repr(C)]
 pub struct ReliableSender {
-    pub flow: u32,
-    pub cc: AnyController,
-    pub packet_bytes: u32,
-    pub active: bool,
-    /// The application's transfers; `None` = bulk.
-    pub plan: Option<TransferPlan>,
     snd_una: u64,
     snd_nxt: u64,
     ring: VecDeque<Seg>,
+    pub cc: AnyController,
     in_flight: u32,
-    /// Lowest sequence that may be in state Lost (retransmission scan start).
-    lost_scan: u64,
     lost_waiting: u32,
-    /// Sequences below this were already examined by the SACK-based loss rule.
-    sack_scan: u64,
-    highest_sacked: Option<u64>,
-    /// The SACK blocks the last ACK covered (clipped to what was outstanding): every packet in them
-    /// is SACKed, and a SACKed packet stays so until the cumulative ACK passes it.
-    sacked_runs: [(u64, u64); 3],
+    /// Packets SACKed above SND.UNA (Linux `sacked_out`).
+    sacked_out: u32,
     dupacks: u32,
+    backoff: u32,
+    /// The window on the last ACK, in bytes (RFC 5681 §2: a duplicate ACK leaves it unchanged).
+    last_rwnd: u32,
+    pub packet_bytes: u32,
+    /// The current round (1, 2, ...; 0 before the first packet); its first packet is `round_first`.
+    round: u32,
+    pub flow: u32,
+    persist_backoff: u32,
+    pub active: bool,
     /// RFC 6675 §5 step 3: on entering recovery the first lost packet is resent at once, whatever
     /// the pipe says.
     fast_retransmit: bool,
-    recovery_point: Option<u64>,
-    /// After an RTO, losses of packets sent before it do not start a new episode.
-    rto_point: Option<u64>,
     /// A partial ACK has come in the current recovery episode (ns-3 `!m_isFirstPartialAck`).
     partial_acked: bool,
     /// F-RTO switched on for this flow (RFC 5682).
@@ -124,64 +155,71 @@ pub struct ReliableSender {
     frto: bool,
     /// F-RTO step 2.b: send new data before retransmissions on this ACK (Linux `REXMIT_NEW`).
     frto_new_data: bool,
-    /// SND.NXT when F-RTO last let new data out (Linux `tp->high_seq` in CA_Loss).
-    high_seq: u64,
-    rtt: RtoEstimator,
-    rate: RateSampler,
-    /// Earliest time pacing allows the next transmission.
-    next_send_at: Time,
-    backoff: u32,
-    rto_deadline: Option<Time>,
-    /// Right edge of the peer's receive window in packets (RFC 9293 §3.8.6: SND.UNA + SND.WND);
-    /// `u64::MAX` = unlimited.
-    snd_wnd_edge: u64,
-    /// The window on the last ACK, in bytes (RFC 5681 §2: a duplicate ACK leaves it unchanged).
-    last_rwnd: u32,
-    /// At most this many packets unacknowledged (snd_nxt - snd_una); `u64::MAX` = unlimited.
-    sndbuf_packets: u64,
-    /// RFC 9293 §3.8.6.1 persist timer, armed while the window is closed and nothing is outstanding.
-    persist_deadline: Option<Time>,
-    persist_backoff: u32,
-    /// The current round (1, 2, ...; 0 before the first packet) and its first packet, until that
-    /// packet is acknowledged (`None`: the next packet sent starts a round).
-    round: u32,
-    round_first: Option<u64>,
-    pub sent: u64,
-    pub retransmitted: u64,
-    pub lost: u64,
-    pub rtos: u64,
-    /// Timeouts F-RTO found spurious and undid.
-    pub spurious_rtos: u64,
     /// RFC 3042 switched on; a duplicate ACK lets one packet beyond the window go (this ACK only).
     lt_enabled: bool,
     lt_credit: bool,
     prr_enabled: bool,
-    /// The current recovery episode's PRR state (with `prr` on and the controller not setting its
-    /// own window in recovery).
-    prr: Option<Prr>,
-    /// Packets SACKed above SND.UNA (Linux `sacked_out`).
-    sacked_out: u32,
     rack_enabled: bool,
-    rack: Rack,
-    /// Sequences below this are SACKed or waiting for retransmission: RACK's walk starts here.
-    rack_lo: u64,
-    /// RFC 8985 §6.2 step 5: the reordering timer (Linux ICSK_TIME_REO_TIMEOUT).
-    reo_deadline: Option<Time>,
     tlp_enabled: bool,
-    /// RFC 8985 §7.2: the probe timer (Linux ICSK_TIME_LOSS_PROBE).
-    tlp_deadline: Option<Time>,
-    /// SND.NXT when the outstanding probe was sent (Linux `tlp_high_seq`); one probe at a time.
-    tlp_high_seq: Option<u64>,
     /// The outstanding probe resent a packet rather than sending new data (Linux `tlp_retrans`).
     tlp_retrans: bool,
+    highest_sacked: Packed<u64>,
+    recovery_point: Packed<u64>,
+    /// After an RTO, losses of packets sent before it do not start a new episode.
+    rto_point: Packed<u64>,
+    /// The current round's first packet, until it is acknowledged (`None`: the next packet sent
+    /// starts a round).
+    round_first: Packed<u64>,
+    /// SND.NXT when the outstanding probe was sent (Linux `tlp_high_seq`); one probe at a time.
+    tlp_high_seq: Packed<u64>,
+    rto_deadline: Packed<Time>,
+    /// RFC 8985 §6.2 step 5: the reordering timer (Linux ICSK_TIME_REO_TIMEOUT).
+    reo_deadline: Packed<Time>,
+    /// RFC 8985 §7.2: the probe timer (Linux ICSK_TIME_LOSS_PROBE).
+    tlp_deadline: Packed<Time>,
+    /// RFC 9293 §3.8.6.1 persist timer, armed while the window is closed and nothing is outstanding.
+    persist_deadline: Packed<Time>,
+    /// SND.NXT when F-RTO last let new data out (Linux `tp->high_seq` in CA_Loss).
+    high_seq: u64,
+    /// Right edge of the peer's receive window in packets (RFC 9293 §3.8.6: SND.UNA + SND.WND);
+    /// `u64::MAX` = unlimited.
+    snd_wnd_edge: u64,
+    /// At most this many packets unacknowledged (snd_nxt - snd_una); `u64::MAX` = unlimited.
+    sndbuf_packets: u64,
+    /// Lowest sequence that may be in state Lost (retransmission scan start).
+    lost_scan: u64,
+    /// Sequences below this were already examined by the SACK-based loss rule.
+    sack_scan: u64,
+    /// Sequences below this are SACKed or waiting for retransmission: RACK's walk starts here.
+    rack_lo: u64,
+    pub sent: u64,
+    pub acked: u64,
+    pub lost: u64,
+    /// Earliest time pacing allows the next transmission.
+    next_send_at: Time,
+    /// The SACK blocks the last ACK covered (clipped to what was outstanding): every packet in them
+    /// is SACKed, and a SACKed packet stays so until the cumulative ACK passes it.
+    sacked_runs: [(u64, u64); 3],
+    /// The application's transfers; `None` = bulk.
+    pub plan: Option<Box<TransferPlan>>,
+    rate: RateSampler,
+    rtt: RtoEstimator,
+    // Cold: counters read at the end of a run, optional mechanisms' state.
+    pub retransmitted: u64,
+    pub rtos: u64,
+    /// Timeouts F-RTO found spurious and undid.
+    pub spurious_rtos: u64,
     /// Loss probes sent (Linux TCPLossProbes) and tail losses they repaired (TCPLossProbeRecovery).
     pub tlp_probes: u64,
     pub tlp_recoveries: u64,
     /// RACK reordering-timer expiries that found losses.
     pub rack_reo_timeouts: u64,
-    pub acked: u64,
     /// Zero-window probes sent.
     pub probes: u64,
+    /// The current recovery episode's PRR state (with `prr` on and the controller not setting its
+    /// own window in recovery).
+    prr: Option<Prr>,
+    rack: Rack,
 }
 
 impl ReliableSender {
@@ -197,7 +235,7 @@ impl ReliableSender {
             cc,
             packet_bytes,
             active: false,
-            plan,
+            plan: plan.map(Box::new),
             snd_una: 0,
             snd_nxt: 0,
             ring: VecDeque::with_capacity(16),
@@ -205,12 +243,12 @@ impl ReliableSender {
             lost_scan: 0,
             lost_waiting: 0,
             sack_scan: 0,
-            highest_sacked: None,
+            highest_sacked: Packed::NONE,
             sacked_runs: [(0, 0); 3],
             dupacks: 0,
             fast_retransmit: false,
-            recovery_point: None,
-            rto_point: None,
+            recovery_point: Packed::NONE,
+            rto_point: Packed::NONE,
             partial_acked: false,
             frto_enabled: rto.frto,
             frto: false,
@@ -220,14 +258,14 @@ impl ReliableSender {
             rate: RateSampler::default(),
             next_send_at: Time::ZERO,
             backoff: 0,
-            rto_deadline: None,
+            rto_deadline: Packed::NONE,
             snd_wnd_edge: u64::MAX,
             last_rwnd: Ack::RWND_UNLIMITED,
             sndbuf_packets: u64::MAX,
-            persist_deadline: None,
+            persist_deadline: Packed::NONE,
             persist_backoff: 0,
             round: 0,
-            round_first: None,
+            round_first: Packed::NONE,
             probes: 0,
             sent: 0,
             retransmitted: 0,
@@ -242,10 +280,10 @@ impl ReliableSender {
             rack_enabled: rto.rack,
             rack: Rack::new(),
             rack_lo: 0,
-            reo_deadline: None,
+            reo_deadline: Packed::NONE,
             tlp_enabled: rto.tlp,
-            tlp_deadline: None,
-            tlp_high_seq: None,
+            tlp_deadline: Packed::NONE,
+            tlp_high_seq: Packed::NONE,
             tlp_retrans: false,
             tlp_probes: 0,
             tlp_recoveries: 0,
@@ -285,14 +323,14 @@ impl ReliableSender {
         self.rtt = RtoEstimator::new(*self.rtt.params());
         self.rate = RateSampler::default();
         self.backoff = 0;
-        self.rto_deadline = None;
+        self.rto_deadline = Packed::NONE;
         self.dupacks = 0;
         self.fast_retransmit = false;
-        self.recovery_point = None;
-        self.rto_point = None;
+        self.recovery_point = Packed::NONE;
+        self.rto_point = Packed::NONE;
         self.frto = false;
         self.frto_new_data = false;
-        self.highest_sacked = None;
+        self.highest_sacked = Packed::NONE;
         self.sacked_runs = [(0, 0); 3];
         self.lost_scan = self.snd_una;
         self.sack_scan = self.snd_una;
@@ -301,9 +339,9 @@ impl ReliableSender {
         self.sacked_out = 0;
         self.rack = Rack::new();
         self.rack_lo = self.snd_una;
-        self.reo_deadline = None;
-        self.tlp_deadline = None;
-        self.tlp_high_seq = None;
+        self.reo_deadline = Packed::NONE;
+        self.tlp_deadline = Packed::NONE;
+        self.tlp_high_seq = Packed::NONE;
         self.tlp_retrans = false;
     }
 
@@ -325,9 +363,10 @@ impl ReliableSender {
 
     /// What may be in flight now: PRR's limit during its recovery episode, else the controller's window.
     fn send_window(&self) -> u32 {
-        match (&self.prr, self.recovery_point) {
-            (Some(p), Some(_)) => p.window(),
-            _ => self.cc.cwnd(),
+        // PRR's state is looked at only in recovery (it sits with the cold fields).
+        match self.recovery_point.get().and_then(|_| self.prr.as_ref()) {
+            Some(p) => p.window(),
+            None => self.cc.cwnd(),
         }
     }
 
@@ -393,25 +432,13 @@ impl ReliableSender {
         if retransmission {
             self.retransmitted += 1;
             let s = self.seg(seq);
-            *s = Seg {
-                sent: now,
-                tag,
-                state: State::Outstanding,
-                retransmitted: true,
-                rate,
-            };
+            *s = Seg::new(now, tag, true, rate);
         } else {
-            self.ring.push_back(Seg {
-                sent: now,
-                tag,
-                state: State::Outstanding,
-                retransmitted: false,
-                rate,
-            });
+            self.ring.push_back(Seg::new(now, tag, false, rate));
         }
         // RFC 6298 §5.1: start the timer when sending with none running.
         if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rto());
+            self.rto_deadline = Some(now + self.rto()).into();
         }
         if self.round_first.is_none() {
             // Rounds count in 31 bits (the top one is `Packet::RETX`) and skip 0, "no rounds".
@@ -420,7 +447,7 @@ impl ReliableSender {
             } else {
                 self.round + 1
             };
-            self.round_first = Some(seq);
+            self.round_first = Some(seq).into();
         }
         out.push(self.data_packet(seq, retransmission, now));
     }
@@ -533,14 +560,14 @@ impl ReliableSender {
             && !self.window_open()
             && self.has_new_data();
         if !blocked {
-            self.persist_deadline = None;
+            self.persist_deadline = Packed::NONE;
             self.persist_backoff = 0;
         } else if self.persist_deadline.is_none() {
             let base = self.rto();
             let d = Dur(base
                 .as_ns()
                 .saturating_mul(1u64 << self.persist_backoff.min(30)));
-            self.persist_deadline = Some(now + d.min(self.rtt.params().max));
+            self.persist_deadline = Some(now + d.min(self.rtt.params().max)).into();
         }
     }
 
@@ -560,7 +587,7 @@ impl ReliableSender {
         let new_episode = self.recovery_point.is_none() && self.rto_point.is_none_or(|p| seq > p);
         if new_episode {
             // RFC 6582 §3.2 step 2: record the recovery point; RFC 5681 §3.2 step 2: one reduction.
-            self.recovery_point = Some(self.snd_nxt.saturating_sub(1));
+            self.recovery_point = Some(self.snd_nxt.saturating_sub(1)).into();
             self.partial_acked = false;
             let ev = CongestionEvent {
                 in_flight: in_flight_before,
@@ -582,8 +609,8 @@ impl ReliableSender {
             }
             // Linux tcp_schedule_loss_probe: probes only in the Open and CWR states;
             // tcp_init_cwnd_reduction ends the probe episode.
-            self.tlp_deadline = None;
-            self.tlp_high_seq = None;
+            self.tlp_deadline = Packed::NONE;
+            self.tlp_high_seq = Packed::NONE;
         }
         self.seg(seq).state = State::Lost;
         self.in_flight -= 1;
@@ -655,7 +682,7 @@ impl ReliableSender {
                     State::Sacked => self.sacked_out -= 1,
                 }
                 if s.state != State::Sacked {
-                    self.rate.on_delivered(now, &s.rate, s.sent, self.snd_una);
+                    self.rate.on_delivered(now, &s.rate(), s.sent, self.snd_una);
                     if self.rack_enabled {
                         self.rack
                             .advance(now, self.snd_una, s.sent, s.retransmitted);
@@ -668,7 +695,7 @@ impl ReliableSender {
             self.dupacks = 0;
             self.backoff = 0;
             if self.rto_point.is_some_and(|p| self.snd_una > p) {
-                self.rto_point = None;
+                self.rto_point = Packed::NONE;
             }
         } else if cum == self.snd_una
             && self.snd_una < self.snd_nxt
@@ -710,7 +737,8 @@ impl ReliableSender {
             }
             if hi > lo {
                 covered[i] = (lo, hi);
-                self.highest_sacked = Some(self.highest_sacked.map_or(hi - 1, |h| h.max(hi - 1)));
+                self.highest_sacked =
+                    Some(self.highest_sacked.map_or(hi - 1, |h| h.max(hi - 1))).into();
             }
         }
         self.sacked_runs = covered;
@@ -734,7 +762,9 @@ impl ReliableSender {
         let held = self.rtt.params().impatient && partial && self.partial_acked;
         if advanced && !held {
             // RFC 6298 §5.2-5.3: stop the timer when all is ACKed, else restart it (with this ACK's sample).
-            self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
+            self.rto_deadline = (self.snd_una < self.snd_nxt)
+                .then(|| now + self.rto())
+                .into();
         }
         if advanced && partial {
             self.partial_acked = true;
@@ -765,7 +795,7 @@ impl ReliableSender {
             .round_first
             .is_some_and(|f| f < self.snd_una || self.seg(f).state == State::Sacked)
         {
-            self.round_first = None;
+            self.round_first = Packed::NONE;
         }
         if in_loss && self.frto {
             self.frto_step(now, advanced, orig_acked, sacked || dup);
@@ -776,7 +806,7 @@ impl ReliableSender {
         self.detect_losses(now, advanced);
         // RFC 6582 §3.2 step 6: a full ACK ends recovery.
         if self.recovery_point.is_some_and(|rp| self.snd_una > rp) {
-            self.recovery_point = None;
+            self.recovery_point = Packed::NONE;
             self.prr = None;
             if self.rack_enabled {
                 self.rack.on_recovery_exit();
@@ -815,7 +845,7 @@ impl ReliableSender {
         }
         // Linux has one timer: RACK's reordering timer, or leaving the Open state, replaces the probe.
         if self.reo_deadline.is_some() || self.sacked_out > 0 || self.lost_waiting > 0 {
-            self.tlp_deadline = None;
+            self.tlp_deadline = Packed::NONE;
         }
         // Linux tcp_set_xmit_timer on an ACK of new data: the probe timer unless RACK armed its own.
         if advanced && self.reo_deadline.is_none() {
@@ -851,7 +881,8 @@ impl ReliableSender {
             }
             if fresh {
                 self.sacked_out += 1;
-                self.rate.on_delivered(now, &before.rate, before.sent, seq);
+                self.rate
+                    .on_delivered(now, &before.rate(), before.sent, seq);
                 if self.rack_enabled {
                     self.rack
                         .advance(now, seq, before.sent, before.retransmitted);
@@ -877,7 +908,7 @@ impl ReliableSender {
     /// Linux `tcp_schedule_loss_probe` (RFC 8985 §7.2): arm the probe timer in the Open state with
     /// packets outstanding; `advancing`: called on an ACK of new data (the RTO restarts from now).
     fn schedule_tlp(&mut self, now: Time, advancing: bool) {
-        self.tlp_deadline = None;
+        self.tlp_deadline = Packed::NONE;
         // Only in the Open state: nothing SACKed or waiting to be resent (Linux TCP_CA_Open/CWR).
         if !self.tlp_enabled
             || self.snd_una >= self.snd_nxt
@@ -899,13 +930,13 @@ impl ReliableSender {
             self.rtt.params().initial,
             rto_left,
         );
-        self.tlp_deadline = Some(now + pto);
+        self.tlp_deadline = Some(now + pto).into();
     }
 
     /// Linux `tcp_send_loss_probe` (RFC 8985 §7.3): new data if the peer's window allows it
     /// (whatever cwnd says), else the highest packet sent again; then the RTO restarts from now.
     fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Packet>) {
-        self.tlp_deadline = None;
+        self.tlp_deadline = Packed::NONE;
         // At most one probe outstanding.
         if self.tlp_high_seq.is_some() || self.snd_una >= self.snd_nxt {
             return;
@@ -925,15 +956,15 @@ impl ReliableSender {
             self.in_flight -= 1;
             self.tlp_retrans = true;
         }
-        self.tlp_high_seq = Some(self.snd_nxt);
+        self.tlp_high_seq = Some(self.snd_nxt).into();
         self.tlp_probes += 1;
-        self.rto_deadline = Some(now + self.rto());
+        self.rto_deadline = Some(now + self.rto()).into();
     }
 
     /// Linux `tcp_process_tlp_ack` (RFC 8985 §7.4): an ACK past the probe shows whether it repaired
     /// a loss; if it did, the window is reduced once (the CWR state: at once, no recovery episode).
     fn process_tlp_ack(&mut self, now: Time, ack: &Ack, advanced: bool, sacked: bool, dsack: bool) {
-        let Some(high) = self.tlp_high_seq else {
+        let Some(high) = self.tlp_high_seq.get() else {
             return;
         };
         let cum = ack.ack_cum;
@@ -943,9 +974,9 @@ impl ReliableSender {
         let probe_dsacked = dsack && ack.sack[0].0 < high && ack.sack[0].1 >= high;
         if !self.tlp_retrans || probe_dsacked {
             // New data was the probe, or the DSACK shows both original and probe arrived.
-            self.tlp_high_seq = None;
+            self.tlp_high_seq = Packed::NONE;
         } else if cum > high {
-            self.tlp_high_seq = None;
+            self.tlp_high_seq = Packed::NONE;
             self.tlp_recoveries += 1;
             if self.recovery_point.is_none() {
                 let ev = CongestionEvent {
@@ -958,7 +989,7 @@ impl ReliableSender {
             }
         } else if !advanced && !sacked {
             // A pure duplicate ACK: the original and the probe both arrived.
-            self.tlp_high_seq = None;
+            self.tlp_high_seq = Packed::NONE;
         }
     }
 
@@ -996,7 +1027,7 @@ impl ReliableSender {
         // as Linux re-marks them from its scoreboard after the undo.
         self.sack_scan = self.snd_una;
         self.rack_lo = self.snd_una;
-        self.rto_point = None;
+        self.rto_point = Packed::NONE;
         self.frto = false;
         self.frto_new_data = false;
         self.backoff = 0;
@@ -1006,7 +1037,7 @@ impl ReliableSender {
 
     fn detect_losses(&mut self, now: Time, advanced: bool) {
         if self.snd_una >= self.snd_nxt {
-            self.reo_deadline = None;
+            self.reo_deadline = Packed::NONE;
             return;
         }
         if self.rack_enabled {
@@ -1026,7 +1057,7 @@ impl ReliableSender {
             }
         }
         // RFC 6675 IsLost: three packets SACKed above an outstanding one.
-        if let Some(h) = self.highest_sacked {
+        if let Some(h) = self.highest_sacked.get() {
             let limit = h.saturating_sub(2).min(self.snd_nxt);
             let mut seq = self.sack_scan.max(self.snd_una);
             while seq < limit {
@@ -1077,13 +1108,14 @@ impl ReliableSender {
             }
             seq += 1;
         }
-        self.reo_deadline =
-            (wait > 0).then(|| now + (Dur(wait as u64) + TIMEOUT_MIN).min(self.rto()));
+        self.reo_deadline = (wait > 0)
+            .then(|| now + (Dur(wait as u64) + TIMEOUT_MIN).min(self.rto()))
+            .into();
     }
 
     /// Linux `tcp_rack_reo_timeout`: the reordering window has passed; mark what is due and resend.
     fn on_reo_timeout(&mut self, now: Time) {
-        self.reo_deadline = None;
+        self.reo_deadline = Packed::NONE;
         if self.snd_una >= self.snd_nxt {
             return;
         }
@@ -1111,7 +1143,7 @@ impl ReliableSender {
     /// RFC 6298 §5.4-5.7 and RFC 5681 §3.1: the retransmission timer expired.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
         if self.persist_deadline.is_some_and(|t| t <= now) {
-            self.persist_deadline = None;
+            self.persist_deadline = Packed::NONE;
             if self.snd_una == self.snd_nxt && !self.window_open() {
                 self.send_probe(now, out);
                 self.persist_backoff += 1;
@@ -1134,9 +1166,9 @@ impl ReliableSender {
             return self.try_send(now, out);
         }
         self.rtos += 1;
-        self.tlp_deadline = None;
-        self.tlp_high_seq = None;
-        self.reo_deadline = None;
+        self.tlp_deadline = Packed::NONE;
+        self.tlp_high_seq = Packed::NONE;
+        self.reo_deadline = Packed::NONE;
         self.prr = None;
         let reo_zero = Dur::ZERO;
         // Every outstanding packet is presumed lost (RFC 6675 §5.1); they leave the pipe.
@@ -1170,8 +1202,8 @@ impl ReliableSender {
         self.frto = self.frto_enabled && (self.recovery_point.is_none() || self.backoff > 0);
         self.frto_new_data = false;
         self.high_seq = self.snd_nxt;
-        self.recovery_point = None;
-        self.rto_point = Some(self.snd_nxt.saturating_sub(1));
+        self.recovery_point = Packed::NONE;
+        self.rto_point = Some(self.snd_nxt.saturating_sub(1)).into();
         self.dupacks = 0;
         if self.backoff > 0 {
             self.cc.on_rto_repeated(now);
@@ -1182,7 +1214,9 @@ impl ReliableSender {
         // Linux tcp_enter_loss sets cwnd = in flight + 1: with RACK's recent packets left in flight,
         // the first lost packet still goes out at once.
         self.fast_retransmit = self.lost_waiting > 0 && self.in_flight > 0;
-        self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
+        self.rto_deadline = (self.snd_una < self.snd_nxt)
+            .then(|| now + self.rto())
+            .into();
         self.try_send(now, out)
     }
 
@@ -1192,10 +1226,10 @@ impl ReliableSender {
             (x, y) => x.or(y),
         };
         earliest(
-            earliest(self.rto_deadline, self.reo_deadline),
-            self.tlp_deadline,
+            earliest(self.rto_deadline.get(), self.reo_deadline.get()),
+            self.tlp_deadline.get(),
         )
-        .or(self.persist_deadline)
+        .or(self.persist_deadline.get())
         .or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
     }
 
@@ -1209,6 +1243,8 @@ mod tests {
     use super::*;
 
     const PKT: u32 = 1500;
+    /// Cache lines of per-flow sender state an ACK may touch (the ring and controller apart).
+    const HOT_LINES: usize = 10;
 
     /// A bulk sender with a 100-packet fixed window, so only flow control holds it back.
     fn sender(rbuf_packets: Option<u64>, sndbuf_packets: Option<u64>) -> ReliableSender {
@@ -1233,6 +1269,29 @@ mod tests {
             None,
             RtoParams::default(),
         )
+    }
+
+    #[test]
+    fn what_every_ack_touches_sits_in_the_first_cache_lines_before_the_cold_fields() {
+        use std::mem::{offset_of, size_of};
+        // The first cold field ends the hot prefix; counters, PRR and RACK come after it.
+        let hot = offset_of!(ReliableSender, retransmitted);
+        eprintln!(
+            "ReliableSender {} bytes, hot prefix {hot}, Seg {}",
+            size_of::<ReliableSender>(),
+            size_of::<Seg>()
+        );
+        assert!(hot <= HOT_LINES * 64, "hot prefix {hot} bytes");
+        for cold in [
+            offset_of!(ReliableSender, probes),
+            offset_of!(ReliableSender, prr),
+            offset_of!(ReliableSender, rack),
+        ] {
+            assert!(cold >= hot);
+        }
+        // The optional sequence numbers and deadlines take 8 bytes each, not an Option's 16.
+        assert_eq!(size_of::<Packed<Time>>(), 8);
+        assert_eq!(size_of::<Packed<u64>>(), 8);
     }
 
     /// (seq, round) of each packet, with `Packet::RETX` kept in the round.
@@ -2066,9 +2125,9 @@ mod tests {
         out.clear();
         // 10 lost; 11 SACKed at 115 ms: RACK arms its reordering timer, which replaces the probe.
         s.on_ack(ms(115), &unlimited(ack(10, 0, &[(11, 12)])), &mut out);
-        assert_eq!(s.tlp_deadline, None);
+        assert_eq!(s.tlp_deadline.get(), None);
         let d = s.timeout_deadline().expect("the reordering timer");
-        assert_eq!(Some(d), s.reo_deadline);
+        assert_eq!(Some(d), s.reo_deadline.get());
         s.on_timeout(d, &mut out);
         assert_eq!(s.tlp_probes, 0);
         assert_eq!(seqs(&out), [10], "RACK resends the hole, not the tail");
@@ -2098,7 +2157,7 @@ mod tests {
         for cum in 1..=10 {
             s.on_ack(ms(40), &unlimited(ack(cum, 0, &[])), &mut out);
         }
-        assert_eq!(s.tlp_deadline, None);
+        assert_eq!(s.tlp_deadline.get(), None);
     }
 
     #[test]

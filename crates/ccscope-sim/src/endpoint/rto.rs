@@ -111,8 +111,10 @@ impl RtoParams {
     }
 }
 
-/// RTT smoothing and the RTO it gives (before back-off).
+/// RTT smoothing and the RTO it gives (before back-off). Fields in declaration order (`repr(C)`):
+/// the Linux state, unused by the default estimator, last, so an ACK touches fewer cache lines.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct RtoEstimator {
     params: RtoParams,
     sampled: bool,
