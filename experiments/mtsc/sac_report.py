@@ -401,7 +401,9 @@ def _checks_17_18(res: Results, C: list) -> None:
                    unimodal(inv) and pk in (2, 4, 8)))
     bad = [t for i, t in enumerate(nt) if t >= 2 and not unimodal([tot[n][i] for n in N_SAC])]
     C.append(Check("Table 2", "threshold total over N unimodal for each theta >= 2",
-                   "not unimodal at theta " + (", ".join(map(str, bad)) or "none"), not bad))
+                   "peak N per theta: " + ", ".join(
+                       f"{t}: {N_SAC[int(np.argmax([tot[n][i] for n in N_SAC]))]}" for i, t in enumerate(nt) if t >= 2)
+                   + "; not unimodal at theta " + (", ".join(map(str, bad)) or "none"), not bad))
     g10 = statistics.fmean(res.metric("generic", bottleneck_mbps=20.0, n=10))
     t8 = tot[10][nt.index(8)] if 8 in nt else math.nan
     C.append(Check("Fig. 17", "N = 10, theta = 8: threshold < generic", f"{t8:.0f} against {g10:.0f} pkt/s", t8 < g10))
