@@ -621,6 +621,23 @@ mod tests {
     }
 
     #[test]
+    fn an_epoch_sent_at_the_clamp_before_the_cut_took_effect_does_not_cut_again() {
+        let mut l = Lied::new(Params {
+            initial_pkts_per_tau: 24.0,
+            ..Default::default()
+        });
+        l.apply(1200.0, 1_200_000.0);
+        l.apply(1250.0, 1_240_000.0);
+        assert_eq!(l.apply(1250.0, 1_100_000.0), Step::Decrease);
+        assert_close(l.lambda(), 1093.75);
+        // The next epoch was sent at the clamp before that cut (an update takes effect at the next
+        // epoch): lambda is no longer held there, so the same evidence must not cut a second time;
+        // an unchanged rate increases (spec §2.1 [D]).
+        assert_eq!(l.apply(1250.0, 1_150_000.0), Step::Increase);
+        assert_close(l.lambda(), 1143.75);
+    }
+
+    #[test]
     fn an_epoch_is_measured_from_arrival_times_and_losses() {
         let mut s = Script::new(lied());
         s.bytes = 1000;
