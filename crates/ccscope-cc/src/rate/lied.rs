@@ -297,8 +297,11 @@ impl Lied {
         let s = match (self.prev, self.below_cap) {
             (None, _) => 0.0,
             // Eq. 3 reads dgamma/dlambda from a rate change: held at the upper clamp an increase cannot move
-            // lambda, so the rate is judged against the last epoch sent below it (else s = 0 for ever).
-            (Some((l0, _)), Some((l1, g1))) if lambda_e == l0 && lambda_e >= cap => {
+            // lambda, so the rate is judged against the last epoch sent below it (else s = 0 for ever);
+            // only while lambda is still held there, so an epoch in flight across a cut does not cut again.
+            (Some((l0, _)), Some((l1, g1)))
+                if lambda_e == l0 && lambda_e >= cap && self.lambda >= cap =>
+            {
                 sign(gamma_e - g1) * sign(lambda_e - l1)
             }
             (Some((l0, g0)), _) => sign(gamma_e - g0) * sign(lambda_e - l0),
