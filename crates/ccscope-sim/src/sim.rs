@@ -1176,3 +1176,67 @@ impl Simulation {
         (result, self.log)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load_scenario;
+
+    /// The run as it was before the derived statistics: the link total and every link's queue-delay
+    /// histogram recorded per packet.
+    fn run_both(toml: &str) -> (String, String) {
+        run_both_sc(&load_scenario(toml, None, &[]).unwrap())
+    }
+
+    fn run_both_sc(sc: &Scenario) -> (String, String) {
+        let derived = Simulation::new(sc).unwrap();
+        let mut recorded = Simulation::new(sc).unwrap();
+        recorded.total_derived = false;
+        for hop in &mut recorded.hops {
+            hop.stats.delay_from_flows = false;
+        }
+        let show =
+            |r: RunResult| format!("{:?}\n{:?}\n{:?}\n{}", r.total, r.links, r.bins, r.events);
+        (show(derived.run().0), show(recorded.run().0))
+    }
+
+    #[test]
+    fn derived_link_total_and_link_delays_equal_per_packet_recording() {
+        // One lossy flow starting and stopping mid-run (window records after its last packet), a
+        // datagram flow, and a two-path CMT flow whose second link carries only its data.
+        let link = "rate_mbps = 8\ndelay_ms = 10\nqueue = { kind = \"droptail\", packets = 20 }\n\
+                    loss = { kind = \"bernoulli\", p = 0.01 }\n[ack_link]\nrate_mbps = 8\ndelay_ms = 10\n";
+        for ts in ["flows", "link", "none"] {
+            for flow in [
+                "controller = \"cubic\"\nstart_s = 1\nstop_s = 6\n",
+                "controller = \"cubic\"\ntimeseries = true\n",
+                "controller = \"lied\"\ntransport = \"datagram\"\nstop_s = 5\n",
+            ] {
+                let toml = format!(
+                    "seed = 3\nduration_s = 8\nbin_ms = 100\ntimeseries = \"{ts}\"\n[data_link]\n{link}[[flows]]\n{flow}"
+                );
+                let (d, r) = run_both(&toml);
+                assert!(d == r, "{ts} / {flow}:\n{d}\n---\n{r}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_example_gives_the_same_link_statistics_derived_or_recorded() {
+        // The examples cover parking lots, cross traffic, ACK-only links and CMT over two links.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope");
+        let mut names: Vec<_> = std::fs::read_dir(root.join("examples"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        names.sort();
+        for p in names {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let mut sc = load_scenario(&text, Some(&p), &[root.join("data/traces")]).unwrap();
+            sc.duration = sc.duration.min(Dur::from_ms(3_000));
+            let (d, r) = run_both_sc(&sc);
+            assert!(d == r, "{}:\n{d}\n---\n{r}", p.display());
+        }
+    }
+}

@@ -297,8 +297,11 @@ impl Lied {
         let s = match (self.prev, self.below_cap) {
             (None, _) => 0.0,
             // Eq. 3 reads dgamma/dlambda from a rate change: held at the upper clamp an increase cannot move
-            // lambda, so the rate is judged against the last epoch sent below it (else s = 0 for ever).
-            (Some((l0, _)), Some((l1, g1))) if lambda_e == l0 && lambda_e >= cap => {
+            // lambda, so the rate is judged against the last epoch sent below it (else s = 0 for ever);
+            // only while lambda is still held there, so an epoch in flight across a cut does not cut again.
+            (Some((l0, _)), Some((l1, g1)))
+                if lambda_e == l0 && lambda_e >= cap && self.lambda >= cap =>
+            {
                 sign(gamma_e - g1) * sign(lambda_e - l1)
             }
             (Some((l0, g0)), _) => sign(gamma_e - g0) * sign(lambda_e - l0),
@@ -618,6 +621,23 @@ mod tests {
         assert_eq!(l.apply(1093.75, 1_000_000.0), Step::Increase);
         assert_eq!(l.apply(1093.75, 900_000.0), Step::Increase);
         assert_close(l.lambda(), 1193.75);
+    }
+
+    #[test]
+    fn an_epoch_sent_at_the_clamp_before_the_cut_took_effect_does_not_cut_again() {
+        let mut l = Lied::new(Params {
+            initial_pkts_per_tau: 24.0,
+            ..Default::default()
+        });
+        l.apply(1200.0, 1_200_000.0);
+        l.apply(1250.0, 1_240_000.0);
+        assert_eq!(l.apply(1250.0, 1_100_000.0), Step::Decrease);
+        assert_close(l.lambda(), 1093.75);
+        // The next epoch was sent at the clamp before that cut (an update takes effect at the next
+        // epoch): lambda is no longer held there, so the same evidence must not cut a second time;
+        // an unchanged rate increases (spec §2.1 [D]).
+        assert_eq!(l.apply(1250.0, 1_150_000.0), Step::Increase);
+        assert_close(l.lambda(), 1143.75);
     }
 
     #[test]
