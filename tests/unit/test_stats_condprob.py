@@ -81,18 +81,22 @@ def test_online_table_classifies_each_block_with_the_running_statistics_it_has_s
     on = CondProbOnline(2, 2)
     want = np.zeros((8, 9), dtype=int)
     def second(v, first):
-        # Two values lie exactly at mu -+ sigma, so the second sits on a boundary that closes below: level 4
-        # under the first, 6 above it (8 if equal, sigma = 0); numpy's prefix mean and std round either way.
-        return 4 if v < first else 6 if v > first else 8
+        # Two values lie exactly at mu -+ sigma, so the second sits on the edge between levels 3 and 4 under the
+        # first, 6 and 7 above it (8 if equal, sigma = 0): which side is the last bit of the running mean and
+        # std (numpy's prefix statistics and the online update each round either way, and the fGn's last bits
+        # move with gamma(k)'s evaluation), so only the edge is asserted.
+        return (3, 4) if v < first else (6, 7) if v > first else (8,)
 
     for i, (a, b) in enumerate(zip(v1, v2)):
         l1 = int(levels(a, sigma_edges(v1[: i + 1].mean(), v1[: i + 1].std())))
         l2 = int(levels(b, sigma_edges(v2[: i + 1].mean(), v2[: i + 1].std())))
+        got = on.update(a, b)
         if i == 1:
-            l1, l2 = second(a, v1[0]), second(b, v2[0])
+            assert got[0] in second(a, v1[0]) and got[1] in second(b, v2[0]), got
+            l1, l2 = got
         want[l1 - 1, l2 - 1] += 1
         want[l1 - 1, 8] += 1
-        assert on.update(a, b) == (l1, l2)
+        assert got == (l1, l2)
     assert np.array_equal(on.counts, want)
     t = on.table()
     assert t.mu[0] == pytest.approx(v1.mean()) and t.sigma[1] == pytest.approx(v2.std())
