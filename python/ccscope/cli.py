@@ -790,10 +790,12 @@ def _stats_fail(e: ValueError) -> "typer.Exit":
     for word, opt in (("column", "--column"), ("series", "SERIES")):
         if msg.startswith(word):
             msg = opt + msg[len(word):]
-    # "wavelet: j2 (3) must be above j1 (5)" names the fit argument: say which option set it.
-    m = re.match(r"^(rs|aggvar|wavelet|whittle): (min_scale|max_scale|j1|j2|aggregation)\b", msg)
+    # "whittle: aggregation must be ..., got 0" names the fit argument: name the option that set it, once.
+    m = re.match(r"^(rs|aggvar|wavelet|whittle): (min_scale|max_scale|j1|j2|aggregation)\b(.*)$", msg)
     if m:
-        msg = f"--{m.group(2).replace('_', '-')} ({m.group(1)}): {msg[len(m.group(1)) + 2:]}"
+        method, opt, rest = m.group(1), "--" + m.group(2).replace("_", "-"), m.group(3)
+        got = re.match(r"^ (must be .*), got (.+)$", rest)
+        msg = f"{opt} {got.group(2)}: {got.group(1)} ({method})" if got else f"{opt}{rest} ({method})"
     return fail(ValueError(msg))
 
 

@@ -147,3 +147,16 @@ def test_stats_bad_input_gives_one_error_line_naming_the_option(tmp_path, case, 
     assert len(lines) == 1, lines
     assert lines[0].startswith("error: ") and names in lines[0], lines[0]
     assert "Traceback" not in all_output(res)
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "x"])
+def test_a_bad_aggregation_is_one_line_naming_the_option_once(tmp_path, value):
+    res = runner.invoke(app, ["stats", "hurst", _write(tmp_path, "a.parquet", {"x": np.arange(5000.0) % 7}), "--method",
+                              "whittle", "--aggregation", value])
+    assert res.exit_code == 2, all_output(res)
+    lines = [ln for ln in all_output(res).splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    # The option is named once, with the value given; nothing is said twice.
+    assert lines[0].count("aggregation") == 1 and "--aggregation" in lines[0], lines[0]
+    if value != "x":
+        assert lines[0] == f"error: --aggregation {value}: must be a whole number of bins >= 1 (whittle)"
