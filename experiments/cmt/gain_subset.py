@@ -30,14 +30,28 @@ SUBSET = (
 )
 
 
+def select(points: list, subset) -> list:
+    """The points of `points` named by `subset`, in the report's order; an entry that names no point (a
+    mistyped curve label or p1) is an error naming it, not a silently shorter table."""
+    have = {(pt.fig, pt.curve, pt.p1) for pt in points}
+    for entry in subset:
+        if entry not in have:
+            raise ValueError(f"SUBSET entry {entry!r} (fig, curve, p1) matches no point of repro.gain_points()")
+    want = set(subset)
+    return [pt for pt in points if (pt.fig, pt.curve, pt.p1) in want]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", type=FsPath, default=FsPath("docs/reproductions/cmt_wm_subset.md"))
     ap.add_argument("--jobs", type=int, default=repro.Settings.jobs)
     a = ap.parse_args(argv)
     st = repro.Settings(jobs=a.jobs)
-    want = set(SUBSET)
-    pts = [pt for pt in repro.gain_points() if (pt.fig, pt.curve, pt.p1) in want]
+    try:
+        pts = select(repro.gain_points(), SUBSET)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     t0 = time.perf_counter()
     repro.run_gains(pts, st, lambda m: print(m, flush=True))
     rows = repro.gain_rows(pts)

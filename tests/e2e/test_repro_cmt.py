@@ -143,3 +143,27 @@ def test_committed_two_path_rows_short_of_the_stated_loss_events_say_so_where_th
     assert "predate" in section and "loss events" in section and "cmt_wm_subset.md" in section
     setup = text.split("## Setup", 1)[1].split("\n## ", 1)[0]
     assert "runs sized for 2000 loss events;" not in setup
+
+
+def _gain_subset(monkeypatch):
+    """experiments/cmt/gain_subset.py, with its `import repro` bound to this test's cmt repro module."""
+    import importlib.util
+
+    monkeypatch.setitem(__import__("sys").modules, "repro", repro)
+    spec = importlib.util.spec_from_file_location("cmt_gain_subset", Path(repro.__file__).with_name("gain_subset.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_gain_subset_refuses_an_entry_that_matches_no_point_and_names_it(tmp_path, monkeypatch, capsys):
+    gs = _gain_subset(monkeypatch)
+    # Every committed entry names a point of Figs. 9-12.
+    assert len(gs.select(repro.gain_points(), gs.SUBSET)) == len(set(gs.SUBSET))
+    bogus = ("10", "r = 65 KB", 3e-3)
+    monkeypatch.setattr(gs, "SUBSET", (*gs.SUBSET[:1], bogus))
+    out = tmp_path / "subset.md"
+    assert gs.main(["-o", str(out), "--jobs", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: SUBSET entry") and repr(bogus) in err[0], err
+    assert not out.exists()
