@@ -325,11 +325,15 @@ def plot_fig3(results: Sequence[dict], path: FsPath, ref: Sequence[dict] = ()) -
 
 
 def _write_csv(path: FsPath, rows: list[dict]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    """One CSV through the package's atomic writer (ccscope.store): a kill leaves the old file or the new."""
+
+    def write(tmp: FsPath) -> None:
+        with tmp.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+
+    store.write_file(path, write)
 
 
 def write_csvs(results: Sequence[dict], d: FsPath, ref: Sequence[dict] = ()) -> None:
