@@ -668,6 +668,11 @@ def _rbuf_line(text: str, rbuf_bytes: int, w: int, packet_bytes: int) -> str:
     return line
 
 
+def _fixed(v: float, digits: int) -> str:
+    """`digits` decimals, or 4 significant digits once the integer part is long (p -> 0 gives E[W] ~ 1/sqrt(p))."""
+    return f"{v:.{digits}f}" if abs(v) < 1e6 else f"{v:.4g}"
+
+
 def _timeout_share(mk: dict) -> float:
     """Timeouts over loss events of a Markov answer (MarkovResult.timeout_share from its dict)."""
     return mk["timeouts_per_round"] / (mk["timeouts_per_round"] + mk["fast_retransmits_per_round"])
@@ -708,7 +713,7 @@ def cmt_model(
     if mk is None:
         t.add_row("Markov (§4.3)", "-", rep["markov_error"])
     else:
-        t.add_row("Markov (§4.3)", f"{mk['throughput_mbps']:.4f}",
+        t.add_row("Markov (§4.3)", _fixed(mk['throughput_mbps'], 4),
                   f"{mk['states']} states, {mk['nonzeros']} non-zeros, {mk['iterations']} iterations, "
                   f"residual {mk['residual']:.2e}, {mk['solve_time_s'] * 1e3:.1f} ms, "
                   f"timeouts {_timeout_share(mk):.1%} of loss events")
@@ -716,13 +721,13 @@ def cmt_model(
     if rn is None:
         t.add_row("renewal (§4.4)", "-", rep["renewal_error"])
     else:
-        t.add_row("renewal (§4.4)" + (" eq. 62" if eq62 else ""), f"{rn['throughput_mbps']:.4f}",
-                  f"{rn['regime']}, E[W] {rn['expected_window']:.2f}, window {rn['window']:.2f}, E[X] "
-                  f"{rn['expected_rounds_x']:.2f}, P^TO {rn['p_timeout']:.4f}, RTT {rn['rtt_s'] * 1e3:.2f} ms")
+        t.add_row("renewal (§4.4)" + (" eq. 62" if eq62 else ""), _fixed(rn['throughput_mbps'], 4),
+                  f"{rn['regime']}, E[W] {_fixed(rn['expected_window'], 2)}, window {_fixed(rn['window'], 2)}, E[X] "
+                  f"{_fixed(rn['expected_rounds_x'], 2)}, P^TO {rn['p_timeout']:.4f}, RTT {rn['rtt_s'] * 1e3:.2f} ms")
     ref = rep["reference"]
     rtt_note = f"RTT {ref['rtt_s'] * 1e3:.2f} ms (eq. 8), RTO {ref['rto_s'] * 1e3:.1f} ms (eq. 10)"
-    t.add_row("Mathis 1997", f"{ref['mathis_mbps']:.4f}", rtt_note)
-    t.add_row("PFTK 1998", f"{ref['pftk_mbps']:.4f}", rtt_note + f", W_max {inp['w']}")
+    t.add_row("Mathis 1997", _fixed(ref['mathis_mbps'], 4), rtt_note)
+    t.add_row("PFTK 1998", _fixed(ref['pftk_mbps'], 4), rtt_note + f", W_max {inp['w']}")
     console.print(t)
 
 

@@ -213,6 +213,11 @@ CASES = [
     Case("sweep param seed", ["sweep", "{d}/s.toml", "--param", "seed=1,2", "-o", "{d}/sw"], ["--param", "--seeds"], {"s.toml": RATE}),
     Case("sweep bad grid value", ["sweep", "{d}/s.toml", "--param", "flows.0.window=1,big", "-o", "{d}/sw"], ["flows[0].window"],
          {"s.toml": RATE}),
+    Case("cmt model p subnormal", ["cmt", "model", "--p", "5e-324", "--b", "10", "--d", "40", "--rbuf", "128000"],
+         ["--p", "5e-324", "smallest normal float"]),
+    Case("cmt model p zero", ["cmt", "model", "--p", "0", "--b", "10", "--d", "40", "--rbuf", "128000"], ["--p", "(0, 1)"]),
+    Case("cmt model rbuf above the window limit", ["cmt", "model", "--p", "1e-300", "--b", "10", "--d", "40", "--rbuf",
+                                                   "26000MB"], ["--rbuf", "above the limit"]),
     # --- output paths ----------------------------------------------------------------------------
     run_case("-o names a file", RATE, ["-o", "out: is a file"], {"out": "my file"}),
     Case("-o below a file", ["run", "{d}/s.toml", "-o", "{d}/f/out"], ["-o", "f is a file, not a folder"], {"s.toml": RATE, "f": "x"}),

@@ -125,6 +125,7 @@ MODEL_BAD = [
     ("p zero", ["--p", "0", "--b", "21", "--d", "40", "--rbuf", "128KB"], "--p"),
     ("p one", ["--p", "1", "--b", "21", "--d", "40", "--rbuf", "128KB"], "--p"),
     ("p above one", ["--p", "1.5", "--b", "21", "--d", "40", "--rbuf", "128KB"], "--p"),
+    ("p subnormal", ["--p", "5e-324", "--b", "21", "--d", "40", "--rbuf", "128KB"], "--p"),
     ("zero bandwidth", ["--p", "1e-3", "--b", "0", "--d", "40", "--rbuf", "128KB"], "--b"),
     ("negative bandwidth", ["--p", "1e-3", "--b", "-2", "--d", "40", "--rbuf", "128KB"], "--b"),
     ("negative delay", ["--p", "1e-3", "--b", "21", "--d", "-1", "--rbuf", "128KB"], "--d"),
@@ -159,6 +160,22 @@ def test_bad_input_gives_one_line_naming_the_option_and_exit_2(command, case, ar
     assert len(lines) == 1, lines
     assert lines[0].startswith("error: ") and option in lines[0]
     assert "Traceback" not in all_output(res)
+
+
+@pytest.mark.parametrize("p", [1e-12, 1e-17, 1e-30, 1e-300])
+@pytest.mark.parametrize("rbuf", ["128000", "25000MB"])
+def test_a_vanishing_loss_rate_gives_every_model_the_window_limited_rate(p, rbuf):
+    # W = 85 (128 kB) or 16.7 M packets (25,000 MB), both above b d = 33 packets: as p -> 0 the renewal model
+    # and PFTK reach the link rate, 10 Mbit/s (eq. 8); 1 - p rounds to 1 below 1.1e-16.
+    res = runner.invoke(app, ["cmt", "model", "--p", repr(p), "--b", "10", "--d", "40", "--rbuf", rbuf, "--json"])
+    assert res.exit_code == 0, all_output(res)
+    out = json.loads(res.stdout)
+    assert out["renewal"]["throughput_mbps"] == pytest.approx(10.0, rel=1e-4)
+    assert out["reference"]["pftk_mbps"] == pytest.approx(10.0, rel=1e-4)
+    assert 0.0 < out["renewal"]["p_timeout"] <= 1.0
+    if rbuf == "128000" and markov_available():
+        assert out["markov"]["throughput_mbps"] == pytest.approx(10.0, rel=1e-4)
+    assert renewal_throughput(p, 10, 40, 128_000, eq62=True).throughput_mbps == pytest.approx(10.0, rel=1e-4)
 
 
 def test_milp_json_stays_one_object_on_the_real_stdout():

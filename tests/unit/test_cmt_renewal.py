@@ -286,3 +286,29 @@ def test_reference_formulas_refuse_bad_input(kwargs, field):
         pftk_throughput(0.01, 0.1, 0.3, 10, b=0)
     assert e.value.field == "b"
     assert math.isfinite(pftk_throughput(0.5, 0.1, 0.3, 2))
+
+
+@pytest.mark.parametrize("p", [1e-3, 1e-9, 1e-12, 1e-17, 1e-30, 1e-300])
+@pytest.mark.parametrize("w", [5.0, 85.0, 1e6])
+def test_stable_forms_of_eqs_44_and_62_equal_the_printed_forms_and_stay_finite(p, w):
+    from ccscope.models.cmt.reference import pftk_q_hat
+    from ccscope.models.cmt.renewal import lost_eq62, p_timeout_eq44
+
+    # Eq. 44, eq. 62 and PFTK's Q^ as printed, in exact rational arithmetic (the float p is a rational).
+    from fractions import Fraction
+
+    if w <= 85:  # the exact powers of a 1000-bit rational stay quick up to W = 85
+        P, W = Fraction(p), int(w)
+        Q = 1 - P
+        exact_pto = (1 - Q**8 - (1 - Q**4) * Q**W) / (1 - Q**W)
+        exact_lost = (1 - (1 + P * W) * Q**W) / P
+        exact_qhat = min(Fraction(1), (1 - Q**3) * (1 + Q**3 * (1 - Q ** (W - 3))) / (1 - Q**W))
+        assert p_timeout_eq44(p, w) == pytest.approx(float(exact_pto), rel=1e-12)
+        assert lost_eq62(p, w) == pytest.approx(float(exact_lost), rel=1e-12)
+        assert pftk_q_hat(p, w) == pytest.approx(float(exact_qhat), rel=1e-12)
+    assert math.isfinite(p_timeout_eq44(p, w)) and math.isfinite(lost_eq62(p, w))
+
+
+def test_a_subnormal_loss_rate_is_refused_naming_p():
+    with pytest.raises(CmtInputError, match="^p: 5e-324 is below"):
+        renewal_throughput(5e-324, 10, 40, 128_000)

@@ -148,6 +148,21 @@ impl Loss {
         }
     }
 
+    /// 1 - P(0, x), the chance a round of x packets loses one, without cancellation: 1 - q^x by
+    /// expm1 (1 - p rounds to 1 below p = 1.1e-16), or 1 where the binomial row trimmed P(0, x).
+    pub fn any_loss(&self, x: usize) -> f64 {
+        match self {
+            Loss::Correlated { omq, .. } => omq[x],
+            Loss::Independent { p, rows, .. } => {
+                if rows[x].lo > 0 {
+                    1.0
+                } else {
+                    -(x as f64 * (-p).ln_1p()).exp_m1()
+                }
+            }
+        }
+    }
+
     /// The largest mass any row lost to trimming (0 for eq. 7 and for exact rows).
     pub fn max_missing(&self) -> f64 {
         match self {

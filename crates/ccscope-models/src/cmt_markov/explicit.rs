@@ -87,21 +87,28 @@ pub fn residual(q: &Csr, pi: &[f64]) -> f64 {
 pub fn solve(ch: &Chain, tol: f64, max_sweeps: u32) -> Result<Stationary, CmtMarkovError> {
     let q = build(ch);
     let qt = q.transpose();
+    // 1 - Q(j, j) as the mass row j sends elsewhere: the subtraction is 0 once 1 - p rounds to 1.
+    let leave: Vec<f64> = (0..ch.n_states())
+        .map(|j| {
+            (q.row_ptr[j]..q.row_ptr[j + 1])
+                .filter(|&e| q.col[e] as usize != j)
+                .map(|e| q.val[e])
+                .sum()
+        })
+        .collect();
     let order = ch.sweep_order();
     let mut pi = ch.initial();
     let mut last = f64::INFINITY;
     for sweep in 1..=max_sweeps {
         for &j in &order {
-            let (mut inflow, mut selfp) = (0.0, 0.0);
+            let mut inflow = 0.0;
             for e in qt.row_ptr[j]..qt.row_ptr[j + 1] {
                 let i = qt.col[e] as usize;
-                if i == j {
-                    selfp = qt.val[e];
-                } else {
+                if i != j {
                     inflow += pi[i] * qt.val[e];
                 }
             }
-            pi[j] = inflow / (1.0 - selfp);
+            pi[j] = inflow / leave[j];
         }
         let total: f64 = pi.iter().sum();
         pi.iter_mut().for_each(|v| *v /= total);

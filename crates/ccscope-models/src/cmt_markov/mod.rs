@@ -102,7 +102,7 @@ impl fmt::Display for Solver {
 /// Bad input or a solve that could not meet its bound; each message names the field.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CmtMarkovError {
-    #[error("field `p`: {0} is not a loss probability in the open interval (0, 1)")]
+    #[error("field `p`: {0} is not a loss probability in the open interval (0, 1) (and at least 2.2e-308)")]
     LossRate(f64),
     #[error("field `b_mbps`: {0} Mbit/s is not a positive, finite bandwidth")]
     Bandwidth(f64),
@@ -171,7 +171,8 @@ impl Default for Params {
 impl Params {
     /// Check every field, then return W. Nothing is allocated before this passes.
     pub fn window(&self) -> Result<u64, CmtMarkovError> {
-        if !(self.p > 0.0 && self.p < 1.0) {
+        // Below the smallest normal float 1/p overflows and p q^k loses its bits (subnormal).
+        if !(self.p >= f64::MIN_POSITIVE && self.p < 1.0) {
             return Err(CmtMarkovError::LossRate(self.p));
         }
         if !(self.b_mbps > 0.0 && self.b_mbps.is_finite()) {

@@ -7,7 +7,8 @@
 //! from levels 2w and 2w + 1 lags a sweep, and a sawtooth halves once per cycle, so the error contracts
 //! like the embedded cycle-to-cycle chain instead of like the round chain (measured: 12-25 sweeps to a
 //! residual of 1e-12 from W = 85 to W = 2666, docs/performance.md).
-//! The (W, W) self-loop and the backoff self-loop are solved exactly (divide by 1 - Q(j, j)).
+//! The (W, W) self-loop and the backoff self-loop are solved exactly (divide by 1 - Q(j, j), taken as
+//! the row's leaving mass, not by subtraction, so a vanishing p does not give 0/0).
 //!
 //! The halving inflow into (w', w' - g) from level w in {2w', 2w' + 1} is sum_x pi(w, x) P(g, x) over
 //! g + 4 <= x <= w - 1 (eq. 14's fast-retransmit condition with A3, A6):
@@ -159,7 +160,8 @@ impl<'a> Kernel<'a> {
         if w2 == w_cap {
             let selfp = l.pmf(0, w_cap); // (W, W) stays at the cap
             top = if gs {
-                top / (1.0 - selfp)
+                // 1 - Q((W, W), (W, W)) without cancellation (it is 0 in floating point once 1 - p is 1).
+                top / l.any_loss(w_cap)
             } else {
                 top + selfp * own
             };

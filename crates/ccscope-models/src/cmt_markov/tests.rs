@@ -695,3 +695,31 @@ fn throughput_curve_matches_single_solves() {
         assert_eq!(s.throughput_pps, one.throughput_pps);
     }
 }
+
+#[test]
+fn a_vanishing_loss_rate_gives_the_window_limited_rate_with_both_solvers() {
+    // As p -> 0 the chain sits at (W, W): W packets per eq. 8 round, the link rate b once W > b d
+    // (W = 8 > b d = 4 here: 100 packets/s). 1 - p rounds to 1 below 1.1e-16. Eq. 6 under the
+    // structured solver is left out: its rows trim every loss below 1e-22 (docs/deviations.md).
+    for loss in both() {
+        for p in [1e-12, 1e-30, 1e-300] {
+            for solver in [Solver::Explicit, Solver::Structured] {
+                if loss == LossModel::Independent && solver == Solver::Structured && p < 1e-20 {
+                    continue;
+                }
+                let s = solve(&small_path(p, loss, 8), solver).unwrap_or_else(|e| panic!("{p} {solver:?}: {e}"));
+                assert_close(s.throughput_pps, 100.0, 1e-9);
+                assert!(s.residual <= 1e-12, "{p} {solver:?}: residual {}", s.residual);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_subnormal_loss_rate_is_refused_naming_p() {
+    // Below f64::MIN_POSITIVE, 1/p overflows and the chain's probabilities lose their precision.
+    let e = solve(&small_path(5e-324, LossModel::Correlated, 8), Solver::Structured).unwrap_err();
+    assert_eq!(e, CmtMarkovError::LossRate(5e-324));
+    assert!(e.to_string().starts_with("field `p`:"), "{e}");
+}
+

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 # Units of a receive-buffer size; A11 reads the paper's "KB" as 1000 B.
 BYTE_UNITS = {"": 1, "B": 1, "KB": 1000, "KIB": 1024, "MB": 1000**2, "MIB": 1024**2}
 # Bound before allocating: no model here needs a window above 2^24 packets (25 GB of 1500 B packets).
@@ -39,6 +40,9 @@ def check_loss_rate(p: float, field: str = "p") -> float:
     p = float(p)
     if not (0.0 < p < 1.0):
         raise CmtInputError(field, f"{p!r} must be in (0, 1)")
+    if p < sys.float_info.min:
+        # A subnormal float: 1/p overflows and p (1-p)^k keeps a few bits (the Markov solver refuses it too).
+        raise CmtInputError(field, f"{p!r} is below {sys.float_info.min:.1e}, the smallest normal float")
     return p
 
 

@@ -34,9 +34,11 @@ def pftk_unconstrained_window(p: float, b: int = 1) -> float:
 
 def pftk_q_hat(p: float, w: float) -> float:
     """PFTK 1998 §2.2: Q^(w) = min(1, (1-(1-p)^3)(1+(1-p)^3(1-(1-p)^(w-3))) / (1-(1-p)^w)),
-    the probability that a loss indication in a window of w is a timeout."""
-    q = 1.0 - p
-    return min(1.0, (1.0 - q**3) * (1.0 + q**3 * (1.0 - q ** (w - 3.0))) / (1.0 - q**w))
+    the probability that a loss indication in a window of w is a timeout. Each 1 - (1-p)^n is taken by
+    expm1 (the printed form is 0/0 once 1 - p rounds to 1)."""
+    ln_q = math.log1p(-p)
+    a3, a_w3, a_w = -math.expm1(3.0 * ln_q), -math.expm1((w - 3.0) * ln_q), -math.expm1(w * ln_q)
+    return min(1.0, a3 * (1.0 + math.exp(3.0 * ln_q) * a_w3) / a_w)
 
 
 def pftk_f(p: float) -> float:

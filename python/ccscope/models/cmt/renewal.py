@@ -66,9 +66,40 @@ def _expected_rounds_eq34(p: float) -> float:
     return math.sqrt(2.0 * (1.0 - p) / (3.0 * p) + 1.0 / 36.0) + 5.0 / 6.0
 
 
+def one_minus_q_pow(p: float, n: float) -> float:
+    """1 - (1-p)^n without cancellation: -expm1(n log1p(-p)) (1 - p rounds to 1 for p < 1.1e-16)."""
+    return -math.expm1(n * math.log1p(-p))
+
+
 def lost_eq62(p: float, w: float) -> float:
-    """Paper 002 eq. 62: E[L] = sum_{i=1}^{W} i p (1-p)^{i-1} = (1 - (1 + pW)(1-p)^W) / p, as printed."""
-    return (1.0 - (1.0 + p * w) * (1.0 - p) ** w) / p
+    """Paper 002 eq. 62: E[L] = sum_{i=1}^{W} i p (1-p)^{i-1} = (1 - (1 + pW)(1-p)^W) / p, as printed.
+
+    With y = -W log1p(-p) the closed form is e^-y (e^y - 1 - pW) / p; for y <= 1 the bracket is summed as
+    W (r S(y) + r - 1), r = y / (pW), S(y) = (e^y - 1 - y) / y, so small p neither cancels nor underflows."""
+    r = -math.log1p(-p) / p
+    y = w * p * r
+    if y > 1.0:
+        return (one_minus_q_pow(p, w) - p * w * math.exp(-y)) / p
+    # S(y) = sum_{k>=2} y^(k-1) / k!, to the last bit (y <= 1: 18 terms at most).
+    s, term, k = 0.0, 1.0, 1
+    while True:
+        k += 1
+        term *= y / k
+        if term <= 1e-17 * s:
+            break
+        s += term
+    # r - 1 = sum_{k>=2} p^(k-1) / k for p < 1/2 (the subtraction would cancel), else as is.
+    if p < 0.5:
+        rm1, pk, k = 0.0, 1.0, 1
+        while True:
+            k += 1
+            pk *= p
+            if pk / k <= 1e-17 * rm1:
+                break
+            rm1 += pk / k
+    else:
+        rm1 = r - 1.0
+    return math.exp(-y) * w * (r * s + rm1)
 
 
 def _expected_window_eq62(p: float) -> float:
@@ -130,11 +161,12 @@ def p_timeout_eq44(p: float, w: float) -> float:
     """Paper 002 eq. 44: P^TO = (1 - (1-p)^8 - (1 - (1-p)^4)(1-p)^W) / (1 - (1-p)^W).
 
     The closed form sums eq. 43 over j = 0..3 and j = 4..W-1; for W <= 4 every j < W is a timeout, P^TO = 1
-    (the closed form exceeds 1 there)."""
+    (the closed form exceeds 1 there). Evaluated as a_4 (1 + a_W - a_4) / a_W, a_n = 1 - (1-p)^n by expm1
+    (the numerator is (1 - q^4)(1 + q^4 - q^W)): the printed form is 0/0 once 1 - p rounds to 1."""
     if w <= 4.0:
         return 1.0
-    q = 1.0 - p
-    return (1.0 - q**8 - (1.0 - q**4) * q**w) / (1.0 - q**w)
+    a4, aw = one_minus_q_pow(p, 4.0), one_minus_q_pow(p, w)
+    return a4 * (1.0 + (aw - a4)) / aw
 
 
 def time_eb_eq46(p: float, rto_s: float, rto_max_s: float, m: int) -> float:
