@@ -42,6 +42,22 @@ impl WindowLimits {
     }
 }
 
+/// The [`WindowLimits`] of a rule's `Params`, whose shared settings carry the shared names (paper 001
+/// §2.2's parameters); `max_window` is the rule's cap, `f64::INFINITY` where it has none.
+macro_rules! window_limits {
+    ($params:expr, $max_window:expr) => {
+        $crate::common::triggered_window::WindowLimits {
+            initial_window: $params.initial_window,
+            min_window: $params.min_window,
+            max_window: $max_window,
+            rtt_threshold_ms: $params.rtt_threshold_ms,
+            decrease_on_loss: $params.decrease_on_loss,
+            timeout_ms: $params.timeout_ms,
+        }
+    };
+}
+pub(crate) use window_limits;
+
 /// How one controller moves its window; the floor and cap are applied by [`TriggeredWindow`].
 pub trait WindowRule: std::fmt::Debug + Send {
     fn limits(&self) -> WindowLimits;
@@ -135,3 +151,72 @@ pub const TIMEOUT_MS: ParamSpec = ParamSpec {
     unit: "ms",
     doc: "no-ACK time before a packet is sent anyway (datagrump: 1000)",
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::delay::{aiad, mimd};
+    use crate::window::aimd;
+
+    /// A `Params` of no controller: the shared mapping reads any struct with the shared names.
+    struct Shared {
+        initial_window: f64,
+        min_window: f64,
+        rtt_threshold_ms: f64,
+        decrease_on_loss: bool,
+        timeout_ms: f64,
+    }
+
+    fn fields(l: WindowLimits) -> (f64, f64, f64, f64, bool, f64) {
+        (
+            l.initial_window,
+            l.min_window,
+            l.max_window,
+            l.rtt_threshold_ms,
+            l.decrease_on_loss,
+            l.timeout_ms,
+        )
+    }
+
+    #[test]
+    fn every_delay_triggered_rule_reads_its_limits_through_the_one_shared_mapping() {
+        let s = Shared {
+            initial_window: 3.0,
+            min_window: 1.5,
+            rtt_threshold_ms: 77.0,
+            decrease_on_loss: false,
+            timeout_ms: 250.0,
+        };
+        let want = (3.0, 1.5, f64::INFINITY, 77.0, false, 250.0);
+        assert_eq!(fields(window_limits!(s, f64::INFINITY)), want);
+        let aimd = aimd::Params {
+            initial_window: 3.0,
+            min_window: 1.5,
+            rtt_threshold_ms: 77.0,
+            decrease_on_loss: false,
+            timeout_ms: 250.0,
+            ..Default::default()
+        };
+        assert_eq!(fields(aimd.limits()), want);
+        let aiad = aiad::Params {
+            initial_window: 3.0,
+            min_window: 1.5,
+            rtt_threshold_ms: 77.0,
+            decrease_on_loss: false,
+            timeout_ms: 250.0,
+            ..Default::default()
+        };
+        assert_eq!(fields(aiad.limits()), want);
+        // MIMD is the same mapping with its own cap.
+        let mimd = mimd::Params {
+            initial_window: 3.0,
+            min_window: 1.5,
+            max_window: 900.0,
+            rtt_threshold_ms: 77.0,
+            decrease_on_loss: false,
+            timeout_ms: 250.0,
+            ..Default::default()
+        };
+        assert_eq!(fields(mimd.limits()), (3.0, 1.5, 900.0, 77.0, false, 250.0));
+    }
+}

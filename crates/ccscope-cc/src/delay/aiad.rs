@@ -75,14 +75,7 @@ impl crate::params::Params for Params {
 
 impl WindowRule for Params {
     fn limits(&self) -> WindowLimits {
-        WindowLimits {
-            initial_window: self.initial_window,
-            min_window: self.min_window,
-            max_window: f64::INFINITY,
-            rtt_threshold_ms: self.rtt_threshold_ms,
-            decrease_on_loss: self.decrease_on_loss,
-            timeout_ms: self.timeout_ms,
-        }
+        shared::window_limits!(self, f64::INFINITY)
     }
     // Paper 001 §3.2: the same additive increase as AIMD (§2.1), spread over one window of ACKs.
     fn increase(&self, cwnd: f64) -> f64 {

@@ -87,14 +87,7 @@ impl crate::params::Params for Params {
 
 impl WindowRule for Params {
     fn limits(&self) -> WindowLimits {
-        WindowLimits {
-            initial_window: self.initial_window,
-            min_window: self.min_window,
-            max_window: self.max_window,
-            rtt_threshold_ms: self.rtt_threshold_ms,
-            decrease_on_loss: self.decrease_on_loss,
-            timeout_ms: self.timeout_ms,
-        }
+        shared::window_limits!(self, self.max_window)
     }
     // Paper 001 §3.3: multiplicative increase on every ACK, hence the bursts of Figure 6.
     fn increase(&self, cwnd: f64) -> f64 {
