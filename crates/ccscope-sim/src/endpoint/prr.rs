@@ -75,8 +75,10 @@ impl Prr {
     }
 
     /// An ACK delivered `newly` packets (`una_advanced`: SND.UNA moved; `newly_lost`: packets it
-    /// showed lost; `retx_acked`: it cumulatively acknowledged a retransmitted packet); `ssthresh` is
-    /// the controller's window, `pipe` the packets in flight now.
+    /// showed lost; `retx_acked`: it cumulatively acknowledged a retransmitted packet, ns-3's
+    /// `m_isRetransDataAcked`, read by the ns-3 flavour only; docs/deviations.md says why counting a
+    /// SACKed retransmission gives ns-3's value); `ssthresh` is the controller's window, `pipe` the
+    /// packets in flight now.
     pub fn on_ack(
         &mut self,
         ssthresh: u32,
