@@ -707,9 +707,14 @@ fn a_vanishing_loss_rate_gives_the_window_limited_rate_with_both_solvers() {
                 if loss == LossModel::Independent && solver == Solver::Structured && p < 1e-20 {
                     continue;
                 }
-                let s = solve(&small_path(p, loss, 8), solver).unwrap_or_else(|e| panic!("{p} {solver:?}: {e}"));
+                let s = solve(&small_path(p, loss, 8), solver)
+                    .unwrap_or_else(|e| panic!("{p} {solver:?}: {e}"));
                 assert_close(s.throughput_pps, 100.0, 1e-9);
-                assert!(s.residual <= 1e-12, "{p} {solver:?}: residual {}", s.residual);
+                assert!(
+                    s.residual <= 1e-12,
+                    "{p} {solver:?}: residual {}",
+                    s.residual
+                );
             }
         }
     }
@@ -718,8 +723,11 @@ fn a_vanishing_loss_rate_gives_the_window_limited_rate_with_both_solvers() {
 #[test]
 fn a_subnormal_loss_rate_is_refused_naming_p() {
     // Below f64::MIN_POSITIVE, 1/p overflows and the chain's probabilities lose their precision.
-    let e = solve(&small_path(5e-324, LossModel::Correlated, 8), Solver::Structured).unwrap_err();
+    let e = solve(
+        &small_path(5e-324, LossModel::Correlated, 8),
+        Solver::Structured,
+    )
+    .unwrap_err();
     assert_eq!(e, CmtMarkovError::LossRate(5e-324));
     assert!(e.to_string().starts_with("field `p`:"), "{e}");
 }
-
