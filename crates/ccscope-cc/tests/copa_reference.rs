@@ -19,8 +19,19 @@ fn copa_makes_generic_ccs_decisions_event_by_event_on_a_recorded_cellular_script
     // genericCC prints %.17g and ccscope keeps the intersend time in the same ms; every field is exact
     // but the intersend time, which the replay reads back through seconds (one rounding, 1e-15).
     for (o, r) in ours.iter().zip(&reference) {
-        assert_eq!((o.0, o.1, o.2, o.3, o.4, o.5, o.6), (r.0, r.1, r.2, r.3, r.4, r.5, r.6), "after script line {}", r.0);
-        assert!((o.7 - r.7).abs() <= 1e-12 * r.7.max(1.0), "intersend after line {}: {} vs {}", r.0, o.7, r.7);
+        assert_eq!(
+            (o.0, o.1, o.2, o.3, o.4, o.5, o.6),
+            (r.0, r.1, r.2, r.3, r.4, r.5, r.6),
+            "after script line {}",
+            r.0
+        );
+        assert!(
+            (o.7 - r.7).abs() <= 1e-12 * r.7.max(1.0),
+            "intersend after line {}: {} vs {}",
+            r.0,
+            o.7,
+            r.7
+        );
     }
     // The script exercises both modes, slow start and a loss halving of 1/delta.
     assert!(reference.iter().any(|r| r.4 == 1) && reference.iter().any(|r| r.4 == 0));

@@ -99,13 +99,17 @@ impl Controller for Recorder {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let trace = args.get(1).map_or("TMobile-LTE-driving.down", |s| s.as_str());
+    let trace = args
+        .get(1)
+        .map_or("TMobile-LTE-driving.down", |s| s.as_str());
     let seconds: f64 = args.get(2).map_or(30.0, |s| s.parse().expect("seconds"));
     let cubic = args.get(3).is_some_and(|s| s == "cubic");
     let data_link = if trace == "12mbps" {
         "rate_mbps = 12\ndelay_ms = 20\nqueue = { kind = \"droptail\", packets = 400 }".to_string()
     } else {
-        format!("trace = \"{trace}\"\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 500 }}")
+        format!(
+            "trace = \"{trace}\"\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 500 }}"
+        )
     };
     let competitor = if cubic {
         "\n[[flows]]\ncontroller = \"cubic\"\n"
@@ -137,7 +141,10 @@ fn main() {
     })
     .expect("scenario builds");
     let (r, _) = sim.run();
-    println!("# copa script: {trace}, {seconds} s, competitor: {}", if cubic { "cubic" } else { "none" });
+    println!(
+        "# copa script: {trace}, {seconds} s, competitor: {}",
+        if cubic { "cubic" } else { "none" }
+    );
     for f in &r.flows {
         println!("# flow {}: {:.3} Mbit/s", f.controller, f.throughput_mbps);
     }

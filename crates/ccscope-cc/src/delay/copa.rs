@@ -408,8 +408,7 @@ impl Copa {
         }
         match self.mode {
             Mode::Default => {
-                if self.prev_delta_update == 0.0 || self.prev_delta_update_loss + cur_rtt < now
-                {
+                if self.prev_delta_update == 0.0 || self.prev_delta_update_loss + cur_rtt < now {
                     self.delta = self.p.delta;
                     self.prev_delta_update = now;
                 }
@@ -576,7 +575,10 @@ impl Controller for Copa {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("mode_switches", self.mode_switches), ("restarts", self.restarts)]
+        vec![
+            ("mode_switches", self.mode_switches),
+            ("restarts", self.restarts),
+        ]
     }
 }
 

@@ -46,7 +46,8 @@ pub fn replay(script: &str) -> Vec<Decision> {
                 let (id, rtt) = (num(), Dur(num()));
                 // markoviancc.cc onACK: only an ACK of a packet still unacknowledged reveals losses.
                 if outstanding.contains_key(&id) {
-                    let lost: Vec<(u64, Time)> = outstanding.range(..id).map(|(&k, &t)| (k, t)).collect();
+                    let lost: Vec<(u64, Time)> =
+                        outstanding.range(..id).map(|(&k, &t)| (k, t)).collect();
                     for (seq, sent) in lost {
                         outstanding.remove(&seq);
                         let ev = LossEvent {
