@@ -1,0 +1,154 @@
+//! Record the events a Copa flow's controller sees in a simulation as a replayable script, for the
+//! differential test against genericCC (experiments/copa_reference/README.md):
+//! `cargo run --release -p ccscope-sim --example copa_script -- <trace> <seconds> [cubic] > script.txt`.
+//! Copa's data crosses `<trace>` (20 ms one way, a 500-packet droptail buffer) and its ACKs an
+//! uncongested 100 Mbit/s 20 ms link, the setup of tests/schemes.rs; `cubic` adds one Cubic flow from
+//! the same start (the competitive-mode run). `<trace>` may also be `12mbps` (the schemes.rs constant
+//! link, 400-packet buffer).
+//!
+//! Script lines (times in ns): `S t id` a transmission left (each transmission, retransmissions too,
+//! gets the next id, as genericCC numbers every datagram); `A t id rtt` its ACK came back; `T t` the
+//! retransmission timer fired. Losses are not written: genericCC's controller infers them itself from
+//! a gap in the ACKed ids, and the replay on both sides does the same.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use ccscope_cc::{AckEvent, AnyController, CongestionEvent, Controller, LossEvent, SendEvent};
+use ccscope_core::{Bandwidth, Dur, Time};
+use ccscope_sim::{load_scenario, Simulation};
+
+/// Wraps the flow's controller and writes each event it gets.
+struct Recorder {
+    inner: AnyController,
+    lines: Arc<Mutex<Vec<String>>>,
+    /// The id of the latest transmission of each sequence number.
+    ids: HashMap<u64, u64>,
+    next_id: u64,
+}
+
+impl Recorder {
+    fn log(&self, line: String) {
+        self.lines.lock().expect("recorder lock").push(line);
+    }
+}
+
+impl Controller for Recorder {
+    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.ids.insert(ev.seq, id);
+        self.log(format!("S {} {id}", now.as_ns()));
+        self.inner.on_send(now, ev)
+    }
+    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+        if let Some(&id) = self.ids.get(&ev.seq) {
+            self.log(format!("A {} {id} {}", now.as_ns(), ev.rtt.as_ns()));
+        }
+        self.inner.on_ack(now, ev)
+    }
+    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
+        self.inner.on_loss(now, ev)
+    }
+    fn on_rto(&mut self, now: Time) {
+        self.log(format!("T {}", now.as_ns()));
+        self.inner.on_rto(now)
+    }
+    fn on_rto_repeated(&mut self, now: Time) {
+        self.log(format!("T {}", now.as_ns()));
+        self.inner.on_rto_repeated(now)
+    }
+    fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent) {
+        self.inner.on_congestion_event(now, ev)
+    }
+    fn on_recovery_exit(&mut self, now: Time) {
+        self.inner.on_recovery_exit(now)
+    }
+    fn on_undo(&mut self, now: Time) {
+        self.inner.on_undo(now)
+    }
+    fn on_timeout(&mut self, now: Time) {
+        self.inner.on_timeout(now)
+    }
+    fn on_timer(&mut self, now: Time) {
+        self.inner.on_timer(now)
+    }
+    fn next_timer(&self) -> Option<Time> {
+        self.inner.next_timer()
+    }
+    fn sets_window_in_recovery(&self) -> bool {
+        self.inner.sets_window_in_recovery()
+    }
+    fn cwnd(&self) -> u32 {
+        self.inner.cwnd()
+    }
+    fn pacing_rate(&self) -> Option<Bandwidth> {
+        self.inner.pacing_rate()
+    }
+    fn timeout(&self) -> Dur {
+        self.inner.timeout()
+    }
+    fn state_name(&self) -> &'static str {
+        self.inner.state_name()
+    }
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        self.inner.counters()
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let trace = args
+        .get(1)
+        .map_or("TMobile-LTE-driving.down", |s| s.as_str());
+    let seconds: f64 = args.get(2).map_or(30.0, |s| s.parse().expect("seconds"));
+    let cubic = args.get(3).is_some_and(|s| s == "cubic");
+    let data_link = if trace == "12mbps" {
+        "rate_mbps = 12\ndelay_ms = 20\nqueue = { kind = \"droptail\", packets = 400 }".to_string()
+    } else {
+        format!(
+            "trace = \"{trace}\"\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 500 }}"
+        )
+    };
+    let competitor = if cubic {
+        "\n[[flows]]\ncontroller = \"cubic\"\n"
+    } else {
+        ""
+    };
+    let text = format!(
+        "seed = 1\nduration_s = {seconds}\n\n[data_link]\n{data_link}\n\n[ack_link]\nrate_mbps = 100\ndelay_ms = 20\n\n[[flows]]\ncontroller = \"copa\"\n{competitor}"
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dirs = [
+        root.join("../../python/ccscope/data/traces"),
+        root.join("../../../shared/traces"),
+    ];
+    let sc = load_scenario(&text, None, &dirs).unwrap_or_else(|e| panic!("{e}"));
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let mut first = true;
+    let sim = Simulation::with_factory(&sc, &mut |_, f| {
+        let cc = ccscope_cc::build(&f.controller, &f.params)?;
+        if f.controller != "copa" || !std::mem::take(&mut first) {
+            return Ok(cc);
+        }
+        Ok(Box::new(Recorder {
+            inner: cc,
+            lines: Arc::clone(&lines),
+            ids: HashMap::new(),
+            next_id: 0,
+        }) as AnyController)
+    })
+    .expect("scenario builds");
+    let (r, _) = sim.run();
+    println!(
+        "# copa script: {trace}, {seconds} s, competitor: {}",
+        if cubic { "cubic" } else { "none" }
+    );
+    for f in &r.flows {
+        println!("# flow {}: {:.3} Mbit/s", f.controller, f.throughput_mbps);
+    }
+    for l in lines.lock().expect("recorder lock").iter() {
+        println!("{l}");
+    }
+}
