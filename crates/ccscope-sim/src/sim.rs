@@ -19,7 +19,9 @@ use ccscope_net::{Ack, AckPool, AnyQueue, Link, LossModel, Packet, PacketKind, P
 use crate::endpoint::{
     CmtConfig, CmtSender, DatagramSender, HostArrivals, Receiver, ReliableSender, Sender,
 };
-use crate::metrics::{jain_index, FlowStats, FlowSummary, LinkSummary, PathSummary, RunResult};
+use crate::metrics::{
+    jain_index, FlowStats, FlowSummary, LinkSummary, PathSummary, RunResult, DEFER_FROM_FLOWS,
+};
 use crate::pktlog::{LogEvent, PacketLog};
 use crate::scenario::{AckPath, App, FlowSpec, Scenario, TimeSeries};
 use crate::traffic::TransferPlan;
@@ -512,6 +514,7 @@ impl Simulation {
                             .unwrap_or(sc.timeseries == TimeSeries::Flows)
                             .then_some(bin),
                     )
+                    .deferred(sc.flows.len() >= DEFER_FROM_FLOWS)
                 })
                 .collect(),
             total: FlowStats {
@@ -931,6 +934,7 @@ impl Simulation {
 
     fn finish(mut self) -> (RunResult, Option<PacketLog>) {
         let end = self.end;
+        self.stats.iter_mut().for_each(FlowStats::flush);
         if self.total_derived {
             let bins = self.total.bins.is_some();
             self.total = self.stats[0].link_total(bins);
@@ -944,7 +948,7 @@ impl Simulation {
             if hop.stats.delay_from_flows {
                 for (net, st) in self.nets.iter().zip(&self.stats) {
                     if net.monitor as usize == h {
-                        hop.stats.queue_delay_ms.merge(&st.queue_delay);
+                        hop.stats.queue_delay_ms.merge(st.queue_delay());
                     }
                 }
             }
