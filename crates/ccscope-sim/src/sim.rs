@@ -58,16 +58,12 @@ struct FlowSched {
     timer_gen: u32,
 }
 
-/// Counters of one hop, kept for every hop whatever the flows.
+/// Counters of one hop, kept for every hop whatever the flows (its arrivals and forwards: [`Hop`]).
 #[derive(Clone, Debug, Default)]
 struct HopStats {
-    arrivals: u64,
-    arrived_bytes: u64,
     dropped: u64,
     departures: u64,
     departed_bytes: u64,
-    /// Left the delay line for the next hop or the endpoint.
-    forwarded: u64,
     queue_delay_ms: IntHistogram,
     /// Every packet crossing this link is data of a flow measured here: its queue-delay histogram is
     /// the sum of those flows' (merged at the end) instead of recorded a second time per packet.
@@ -75,19 +71,27 @@ struct HopStats {
 }
 
 /// A hop: a link (loss, queue, serializer) or nothing, then a constant delay line.
+///
+/// Fields in declaration order (`repr(C)`), aligned to a cache line: what a packet crossing a flow's
+/// own delay line touches (the link's absence, the line, the two counters) fills the first line.
+#[repr(C, align(64))]
 struct Hop {
-    /// Index of the scenario link it is, or `None` for a dumbbell flow's own delay line.
-    spec: Option<usize>,
-    /// For a copy of a per-flow link: the flow that owns it.
-    owner: Option<u32>,
     /// Boxed: delay lines, most hops of a many-flow dumbbell, stay small and dense.
     link: Option<Box<Link>>,
     pipe: Pipe,
+    /// Packets that reached this hop.
+    arrivals: u64,
+    /// Left the delay line for the next hop or the endpoint.
+    forwarded: u64,
     /// A link with no propagation delay hands departures straight on (no event in between).
     direct: bool,
     /// Nobody measures this link's departures as they happen (no flow's or the run's monitor, not
     /// direct): a packet finding it idle goes onto its delay line at once, with no serializer event.
     cut_through: bool,
+    /// Index of the scenario link it is, or `None` for a dumbbell flow's own delay line.
+    spec: Option<usize>,
+    /// For a copy of a per-flow link: the flow that owns it.
+    owner: Option<u32>,
     stats: HopStats,
 }
 
@@ -117,6 +121,8 @@ impl Hop {
             owner,
             link: Some(Box::new(Link::new(&spec.service, q, loss, bin, log))),
             pipe: Pipe::new(spec.delay),
+            arrivals: 0,
+            forwarded: 0,
             direct: spec.delay == Dur::ZERO,
             cut_through: false,
             stats: HopStats::default(),
@@ -134,6 +140,27 @@ impl HopStats {
             self.queue_delay_ms
                 .record(left.as_ms_floor() - p.enqueued.as_ms_floor());
         }
+    }
+}
+
+#[cfg(test)]
+mod hop_layout {
+    use super::Hop;
+    use std::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn what_a_packet_on_a_delay_line_touches_sits_in_one_cache_line() {
+        eprintln!("Hop {} bytes", size_of::<Hop>());
+        assert_eq!(align_of::<Hop>(), 64);
+        for f in [
+            offset_of!(Hop, link),
+            offset_of!(Hop, pipe),
+            offset_of!(Hop, arrivals),
+            offset_of!(Hop, forwarded),
+        ] {
+            assert!(f < 64, "{f}");
+        }
+        assert_eq!(offset_of!(Hop, direct), 64);
     }
 }
 
@@ -273,6 +300,8 @@ impl Simulation {
                         owner: None,
                         link: None,
                         pipe: Pipe::with_capacity(delay, 4),
+                        arrivals: 0,
+                        forwarded: 0,
                         direct: false,
                         cut_through: false,
                         stats: HopStats::default(),
@@ -695,8 +724,7 @@ impl Simulation {
             self.total.on_link_arrival(now, p.bytes);
         }
         let hop = &mut self.hops[h as usize];
-        hop.stats.arrivals += 1;
-        hop.stats.arrived_bytes += p.bytes as u64;
+        hop.arrivals += 1;
         let Some(link) = &mut hop.link else {
             // A delay line alone.
             if let Some(t) = hop.pipe.push(now, p) {
@@ -859,7 +887,7 @@ impl Simulation {
     /// `p` leaves hop `h` (its delay line, or its serializer when it has no delay) at `now`: on to
     /// the next hop of its route, or to its endpoint.
     fn forward(&mut self, now: Time, h: u32, mut p: Packet) {
-        self.hops[h as usize].stats.forwarded += 1;
+        self.hops[h as usize].forwarded += 1;
         p.hop += 1;
         let (start, len) = self.routes[p.route as usize];
         if (p.hop as u32) < len {
@@ -1100,10 +1128,10 @@ impl Simulation {
                         Some(f) => format!("{}#{f}", self.link_names[k]),
                         None => self.link_names[k].clone(),
                     },
-                    arrivals: st.arrivals,
+                    arrivals: hop.arrivals,
                     dropped: st.dropped,
                     departures: st.departures,
-                    forwarded: st.forwarded,
+                    forwarded: hop.forwarded,
                     queued: held[i].0,
                     in_pipe: held[i].1,
                     throughput_mbps: tput,
