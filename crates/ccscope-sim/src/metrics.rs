@@ -24,7 +24,8 @@ pub struct SignalDelay {
 }
 
 impl SignalDelay {
-    #[inline]
+    // Always inlined: it runs per departure (or per batched sample), where a call costs as much as its body.
+    #[inline(always)]
     pub fn on_departure(&mut self, arrival_ms: u64, delay_ms: u64) {
         match self.cur {
             None => self.cur = Some((arrival_ms, delay_ms)),

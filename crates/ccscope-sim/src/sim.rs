@@ -194,6 +194,9 @@ pub struct Simulation {
     route_hops: Vec<u32>,
     nets: Vec<FlowNet>,
     path_stats: Vec<PathCounters>,
+    /// Every flow's (data route, ACK route) per path, indexed like `path_stats`: one dense table read
+    /// per packet instead of each flow's own `paths`.
+    path_routes: Vec<(u32, u32)>,
     /// The hop the totals, capacity and packet log describe.
     monitor: u32,
     senders: Vec<Sender>,
@@ -524,6 +527,7 @@ impl Simulation {
             hops,
             routes: rt.routes,
             route_hops: rt.hops,
+            path_routes: nets.iter().flat_map(|n| n.paths.iter().copied()).collect(),
             nets,
             path_stats: vec![PathCounters::default(); n_paths],
             monitor: sc.monitor as u32,
@@ -700,7 +704,7 @@ impl Simulation {
             let net = &self.nets[p.flow as usize];
             let path = (p.path as usize).min(net.paths.len() - 1);
             p.path = path as u8;
-            p.route = net.paths[path].0;
+            p.route = self.path_routes[net.path_base + path].0;
             p.hop = 0;
             self.path_stats[net.path_base + path].sent += 1;
             self.stats[p.flow as usize].sent += 1;
@@ -948,7 +952,7 @@ impl Simulation {
         self.path_stats[net.path_base + back].acks_sent += 1;
         let mut p = ack.packet(self.acks.put(ack.info), now);
         p.path = back as u8;
-        p.route = net.paths[back].1;
+        p.route = self.path_routes[net.path_base + back].1;
         let first = self.route_hops[self.routes[p.route as usize].0 as usize];
         self.arrive(now, first, p);
     }
