@@ -24,7 +24,8 @@ pub struct SignalDelay {
 }
 
 impl SignalDelay {
-    #[inline]
+    // Always inlined: it runs per departure (or per batched sample), where a call costs as much as its body.
+    #[inline(always)]
     pub fn on_departure(&mut self, arrival_ms: u64, delay_ms: u64) {
         match self.cur {
             None => self.cur = Some((arrival_ms, delay_ms)),
@@ -179,63 +180,179 @@ impl Bins {
     }
 }
 
+/// Packet samples a flow's histograms take in one batch when its recording is deferred
+/// ([`FlowStats::deferred`]): half departures (queue and signal delay), half deliveries (one-way delay).
+pub const PENDING: usize = 64;
+/// From this many flows on, each flow's histograms are recorded in batches of [`PENDING`] samples: a
+/// flow's packets are then too far apart for its histogram pages to stay cached between them.
+pub const DEFER_FROM_FLOWS: usize = 64;
+// A pending sample: a delivery's one-way delay (ns) under this bit, or a departure's arrival ms
+// (bits 24..63) and queue delay ms (bits 0..24); a value that does not fit is recorded at once.
+const DELIVERY: u64 = 1 << 63;
+const DELAY_BITS: u32 = 24;
+const DELAY_MASK: u64 = (1 << DELAY_BITS) - 1;
+
 /// Running statistics for one flow or for all flows together.
 ///
 /// Without bins its memory is constant in the run's length: counters, and histograms bounded by the
-/// range of delays (`IntHistogram`, `LogHistogram`).
-#[derive(Clone, Debug, Default)]
+/// range of delays (`IntHistogram`, `LogHistogram`). Fields in declaration order (`repr(C)`), aligned
+/// to a cache line: the first line holds what a link departure writes, the second what sending,
+/// arriving and delivery write, then the pending samples; the histograms, written in batches when
+/// deferred and read at the end, come last.
+#[repr(C, align(64))]
+#[derive(Clone, Debug)]
 pub struct FlowStats {
-    pub sent: u64,
-    pub dropped: u64,
-    pub arrived_link: u64,
     pub departed: u64,
     pub departed_bytes: u64,
+    pub last_ms: u64,
+    pub first_ms: Option<u64>,
+    /// Time series, kept only when asked for (they grow with the run).
+    pub bins: Option<Box<Bins>>,
+    /// Samples in `pending` not yet in the histograms.
+    pub(crate) n_pending: u32,
+    /// Histogram samples wait in `pending` and are recorded [`PENDING`] at a time.
+    pub(crate) defer: bool,
+    /// Only the bins are kept here: the histograms are another `FlowStats`'s, taken by [`FlowStats::adopt`]
+    /// at the end (the link total of a run with one flow measured where the run measures).
+    pub bins_only: bool,
+    /// Rare (a drop): fills the first line.
+    pub dropped: u64,
+    pub sent: u64,
+    pub arrived_link: u64,
     pub delivered: u64,
     pub delivered_bytes: u64,
     /// Distinct packets' bytes delivered in order to the application.
     pub goodput_bytes: u64,
     /// Bytes of data packets delivered on their first transmission (no `Packet::RETX` bit).
     pub first_tx_bytes: u64,
-    pub first_ms: Option<u64>,
-    pub last_ms: u64,
-    pub queue_delay: IntHistogram,
-    pub signal: SignalDelay,
-    pub one_way: LogHistogram,
-    /// Time series, kept only when asked for (they grow with the run).
-    pub bins: Option<Bins>,
-    /// Only the bins are kept here: the histograms are another `FlowStats`'s, taken by [`FlowStats::adopt`]
-    /// at the end (the link total of a run with one flow measured where the run measures).
-    pub bins_only: bool,
+    pub(crate) pending: [u64; PENDING],
+    pub(crate) queue_delay: IntHistogram,
+    pub(crate) signal: SignalDelay,
+    pub(crate) one_way: LogHistogram,
+}
+
+impl Default for FlowStats {
+    fn default() -> Self {
+        FlowStats {
+            departed: 0,
+            departed_bytes: 0,
+            last_ms: 0,
+            first_ms: None,
+            bins: None,
+            n_pending: 0,
+            defer: false,
+            bins_only: false,
+            sent: 0,
+            arrived_link: 0,
+            delivered: 0,
+            delivered_bytes: 0,
+            goodput_bytes: 0,
+            first_tx_bytes: 0,
+            dropped: 0,
+            pending: [0; PENDING],
+            queue_delay: IntHistogram::default(),
+            signal: SignalDelay::default(),
+            one_way: LogHistogram::default(),
+        }
+    }
 }
 
 impl FlowStats {
     /// Statistics with time-series bins of width `bin` (`None`: no time series).
     pub fn new(bin: Option<Dur>) -> FlowStats {
         FlowStats {
-            bins: bin.map(Bins::new),
+            bins: bin.map(|b| Box::new(Bins::new(b))),
             ..Default::default()
         }
+    }
+
+    /// The same statistics with their histograms recorded in batches (when `defer`): every sample is
+    /// kept in order and recorded before any histogram is read ([`FlowStats::flush`]).
+    pub fn deferred(mut self, defer: bool) -> FlowStats {
+        self.defer = defer;
+        self
+    }
+
+    /// Records the pending samples, in the order they came.
+    #[inline(never)]
+    pub fn flush(&mut self) {
+        for i in 0..self.n_pending as usize {
+            let x = self.pending[i];
+            if x & DELIVERY != 0 {
+                self.one_way.record(x & !DELIVERY);
+            } else {
+                self.record_departure(x >> DELAY_BITS, x & DELAY_MASK);
+            }
+        }
+        self.n_pending = 0;
+    }
+
+    #[inline]
+    fn record_departure(&mut self, arr_ms: u64, delay: u64) {
+        self.queue_delay.record(delay);
+        self.signal.on_departure(arr_ms, delay);
+    }
+
+    /// Keeps sample `x` for the next batch (`defer` only).
+    #[inline]
+    fn push(&mut self, x: u64) {
+        self.pending[self.n_pending as usize] = x;
+        self.n_pending += 1;
+        if self.n_pending as usize == PENDING {
+            self.flush();
+        }
+    }
+
+    #[track_caller]
+    fn assert_flushed(&self) {
+        assert!(
+            self.n_pending == 0,
+            "flow statistics read before FlowStats::flush"
+        );
+    }
+
+    /// Queue delays at the link, ms (after [`FlowStats::flush`]).
+    pub fn queue_delay(&self) -> &IntHistogram {
+        self.assert_flushed();
+        &self.queue_delay
+    }
+
+    /// Mahimahi's signal delay at the link (after [`FlowStats::flush`]).
+    pub fn signal(&self) -> &SignalDelay {
+        self.assert_flushed();
+        &self.signal
+    }
+
+    /// One-way delays to the receiver, ns (after [`FlowStats::flush`]).
+    pub fn one_way(&self) -> &LogHistogram {
+        self.assert_flushed();
+        &self.one_way
     }
 
     /// The link total of a run whose one flow is measured where the run measures: every statistic is
     /// the flow's, and the bins (when `bins`) are the flow's without its window records.
     pub fn link_total(&mut self, bins: bool) -> FlowStats {
+        self.flush();
         let mine = self.bins.take();
         let mut total = self.clone();
         total.bins = if bins {
-            mine.as_ref().map(Bins::packets_only)
+            mine.as_ref().map(|b| Box::new(b.packets_only()))
         } else {
             None
         };
+        total.defer = false;
         self.bins = mine;
         total
     }
 
     /// Take every statistic but the bins from `other` (see `bins_only`).
     pub fn adopt(&mut self, other: &mut FlowStats) {
+        other.flush();
         let theirs = other.bins.take();
         let mine = self.bins.take();
+        let defer = self.defer;
         *self = other.clone();
+        self.defer = defer;
         other.bins = theirs;
         self.bins = mine;
     }
@@ -250,7 +367,7 @@ impl FlowStats {
 
     /// The bins so far (empty without bins).
     pub fn bins(&self) -> &[TimeBin] {
-        self.bins.as_ref().map_or(&[], Bins::as_slice)
+        self.bins.as_ref().map_or(&[], |b| b.as_slice())
     }
 
     /// Records the controller's window (packets) in the bin of `now`, if there are bins.
@@ -287,8 +404,14 @@ impl FlowStats {
         self.departed_bytes += bytes as u64;
         self.touch(dep_ms);
         if !self.bins_only {
-            self.queue_delay.record(delay);
-            self.signal.on_departure(arr_ms, delay);
+            if self.defer && arr_ms < 1 << (63 - DELAY_BITS) && delay <= DELAY_MASK {
+                self.push(arr_ms << DELAY_BITS | delay);
+            } else {
+                if self.n_pending != 0 {
+                    self.flush();
+                }
+                self.record_departure(arr_ms, delay);
+            }
         }
         if let Some(b) = &mut self.bins {
             let b = b.at_packet(now);
@@ -305,7 +428,14 @@ impl FlowStats {
         self.delivered += 1;
         self.delivered_bytes += bytes as u64;
         if !self.bins_only {
-            self.one_way.record(owd);
+            if self.defer && owd < DELIVERY {
+                self.push(owd | DELIVERY);
+            } else {
+                if self.n_pending != 0 {
+                    self.flush();
+                }
+                self.one_way.record(owd);
+            }
         }
         if let Some(b) = &mut self.bins {
             let b = b.at_packet(now);
@@ -318,7 +448,10 @@ impl FlowStats {
 
     /// Bytes these statistics hold on the heap (histograms and bins).
     pub fn heap_bytes(&self) -> usize {
-        let bins = self.bins.as_ref().map_or(0, Bins::heap_bytes);
+        let bins = self
+            .bins
+            .as_ref()
+            .map_or(0, |b| std::mem::size_of::<Bins>() + b.heap_bytes());
         self.queue_delay.heap_bytes() + self.signal.heap_bytes() + self.one_way.heap_bytes() + bins
     }
 }
@@ -383,7 +516,7 @@ impl FlowSummary {
         } else {
             0.0
         };
-        let sig = s.signal.histogram().percentile(0.95).map(|v| v as f64);
+        let sig = s.signal().histogram().percentile(0.95).map(|v| v as f64);
         let score = sig.filter(|&d| d > 0.0).map(|d| tput / (d / 1000.0));
         FlowSummary {
             sent: s.sent,
@@ -408,11 +541,11 @@ impl FlowSummary {
             } else {
                 0.0
             },
-            queue_delay_p95_ms: s.queue_delay.percentile(0.95).map(|v| v as f64),
-            queue_delay_mean_ms: s.queue_delay.mean(),
+            queue_delay_p95_ms: s.queue_delay().percentile(0.95).map(|v| v as f64),
+            queue_delay_mean_ms: s.queue_delay().mean(),
             signal_delay_p95_ms: sig,
-            one_way_delay_p95_ms: s.one_way.percentile(0.95).map(|v| v as f64 / 1e6),
-            one_way_delay_mean_ms: s.one_way.mean().map(|v| v / 1e6),
+            one_way_delay_p95_ms: s.one_way().percentile(0.95).map(|v| v as f64 / 1e6),
+            one_way_delay_mean_ms: s.one_way().mean().map(|v| v / 1e6),
             loss_rate: if s.sent > 0 {
                 s.dropped as f64 / s.sent as f64
             } else {
@@ -650,8 +783,8 @@ mod tests {
             (1500, 22_000_000, 10)
         );
         assert_eq!(
-            with.queue_delay.percentile(0.5),
-            without.queue_delay.percentile(0.5)
+            with.queue_delay().percentile(0.5),
+            without.queue_delay().percentile(0.5)
         );
     }
 
@@ -673,11 +806,98 @@ mod tests {
         assert_eq!(flow.bins().len(), 31);
         assert_eq!(flow.bins()[30].cwnd, 12);
         assert_eq!(
-            (derived.delivered, derived.dropped, derived.first_ms, derived.last_ms),
-            (total.delivered, total.dropped, total.first_ms, total.last_ms)
+            (
+                derived.delivered,
+                derived.dropped,
+                derived.first_ms,
+                derived.last_ms
+            ),
+            (
+                total.delivered,
+                total.dropped,
+                total.first_ms,
+                total.last_ms
+            )
         );
-        assert_eq!(derived.queue_delay.percentile(0.95), Some(2));
+        assert_eq!(derived.queue_delay().percentile(0.95), Some(2));
         assert_eq!(flow.link_total(false).bins(), &[]);
+    }
+
+    /// Everything a flow's statistics hold but the deferral itself.
+    fn recorded(s: &mut FlowStats) -> String {
+        s.flush();
+        let mut c = s.clone();
+        c.defer = false;
+        c.pending = [0; PENDING];
+        format!("{c:?}")
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn deferred_histograms_equal_those_recorded_per_packet(
+            steps in proptest::collection::vec((0u64..5_000_000, 0u64..400, 0u64..100_000_000, 0u8..20), 1..400),
+            bins in proptest::bool::ANY,
+        ) {
+            let bin = bins.then_some(Dur(50_000_000));
+            let (mut direct, mut deferred) = (FlowStats::new(bin), FlowStats::new(bin).deferred(true));
+            let mut t = 0u64;
+            for (i, &(dt, q_ms, owd, kind)) in steps.iter().enumerate() {
+                t += dt;
+                for s in [&mut direct, &mut deferred] {
+                    s.on_link_arrival(Time(t), 1500);
+                    match kind {
+                        0 => s.on_drop(Time(t)),
+                        // A queue delay beyond the 24 bits a pending sample holds is recorded at once.
+                        1 if !bins => s.on_link_departure(Time(t + (1 << 25) * 1_000_000), Time(t), 1500),
+                        _ => s.on_link_departure(Time(t + q_ms * 1_000_000), Time(t), 1500),
+                    }
+                    s.on_delivery(Time(t + q_ms * 1_000_000 + owd), Time(t), 1000 + i as u32);
+                    s.on_cwnd(Time(t), kind as u32);
+                }
+            }
+            proptest::prop_assert_eq!(recorded(&mut direct), recorded(&mut deferred));
+        }
+    }
+
+    #[test]
+    fn what_every_packet_writes_sits_in_two_cache_lines_before_the_histograms() {
+        use std::mem::{align_of, offset_of, size_of};
+        eprintln!("FlowStats {} bytes", size_of::<FlowStats>());
+        assert_eq!(align_of::<FlowStats>(), 64);
+        // A departure writes the first line only; sending, arrival and delivery the second.
+        for f in [
+            offset_of!(FlowStats, departed),
+            offset_of!(FlowStats, departed_bytes),
+            offset_of!(FlowStats, last_ms),
+            offset_of!(FlowStats, first_ms),
+            offset_of!(FlowStats, bins),
+            offset_of!(FlowStats, n_pending),
+            offset_of!(FlowStats, defer),
+            offset_of!(FlowStats, bins_only),
+            offset_of!(FlowStats, dropped),
+        ] {
+            assert!(f < 64, "{f}");
+        }
+        for f in [
+            offset_of!(FlowStats, sent),
+            offset_of!(FlowStats, arrived_link),
+            offset_of!(FlowStats, delivered),
+            offset_of!(FlowStats, delivered_bytes),
+            offset_of!(FlowStats, goodput_bytes),
+            offset_of!(FlowStats, first_tx_bytes),
+        ] {
+            assert!((64..128).contains(&f), "{f}");
+        }
+        // The pending samples follow; the histograms, written once per batch, come after them.
+        let pending = offset_of!(FlowStats, pending);
+        assert_eq!(pending, 112);
+        for cold in [
+            offset_of!(FlowStats, queue_delay),
+            offset_of!(FlowStats, signal),
+            offset_of!(FlowStats, one_way),
+        ] {
+            assert!(cold >= pending + 8 * PENDING, "{cold}");
+        }
     }
 
     #[test]

@@ -19,7 +19,9 @@ use ccscope_net::{Ack, AckPool, AnyQueue, Link, LossModel, Packet, PacketKind, P
 use crate::endpoint::{
     CmtConfig, CmtSender, DatagramSender, HostArrivals, Receiver, ReliableSender, Sender,
 };
-use crate::metrics::{jain_index, FlowStats, FlowSummary, LinkSummary, PathSummary, RunResult};
+use crate::metrics::{
+    jain_index, FlowStats, FlowSummary, LinkSummary, PathSummary, RunResult, DEFER_FROM_FLOWS,
+};
 use crate::pktlog::{LogEvent, PacketLog};
 use crate::scenario::{AckPath, App, FlowSpec, Scenario, TimeSeries};
 use crate::traffic::TransferPlan;
@@ -56,16 +58,12 @@ struct FlowSched {
     timer_gen: u32,
 }
 
-/// Counters of one hop, kept for every hop whatever the flows.
+/// Counters of one hop, kept for every hop whatever the flows (its arrivals and forwards: [`Hop`]).
 #[derive(Clone, Debug, Default)]
 struct HopStats {
-    arrivals: u64,
-    arrived_bytes: u64,
     dropped: u64,
     departures: u64,
     departed_bytes: u64,
-    /// Left the delay line for the next hop or the endpoint.
-    forwarded: u64,
     queue_delay_ms: IntHistogram,
     /// Every packet crossing this link is data of a flow measured here: its queue-delay histogram is
     /// the sum of those flows' (merged at the end) instead of recorded a second time per packet.
@@ -73,19 +71,27 @@ struct HopStats {
 }
 
 /// A hop: a link (loss, queue, serializer) or nothing, then a constant delay line.
+///
+/// Fields in declaration order (`repr(C)`), aligned to a cache line: what a packet crossing a flow's
+/// own delay line touches (the link's absence, the line, the two counters) fills the first line.
+#[repr(C, align(64))]
 struct Hop {
-    /// Index of the scenario link it is, or `None` for a dumbbell flow's own delay line.
-    spec: Option<usize>,
-    /// For a copy of a per-flow link: the flow that owns it.
-    owner: Option<u32>,
     /// Boxed: delay lines, most hops of a many-flow dumbbell, stay small and dense.
     link: Option<Box<Link>>,
     pipe: Pipe,
+    /// Packets that reached this hop.
+    arrivals: u64,
+    /// Left the delay line for the next hop or the endpoint.
+    forwarded: u64,
     /// A link with no propagation delay hands departures straight on (no event in between).
     direct: bool,
     /// Nobody measures this link's departures as they happen (no flow's or the run's monitor, not
     /// direct): a packet finding it idle goes onto its delay line at once, with no serializer event.
     cut_through: bool,
+    /// Index of the scenario link it is, or `None` for a dumbbell flow's own delay line.
+    spec: Option<usize>,
+    /// For a copy of a per-flow link: the flow that owns it.
+    owner: Option<u32>,
     stats: HopStats,
 }
 
@@ -115,6 +121,8 @@ impl Hop {
             owner,
             link: Some(Box::new(Link::new(&spec.service, q, loss, bin, log))),
             pipe: Pipe::new(spec.delay),
+            arrivals: 0,
+            forwarded: 0,
             direct: spec.delay == Dur::ZERO,
             cut_through: false,
             stats: HopStats::default(),
@@ -132,6 +140,27 @@ impl HopStats {
             self.queue_delay_ms
                 .record(left.as_ms_floor() - p.enqueued.as_ms_floor());
         }
+    }
+}
+
+#[cfg(test)]
+mod hop_layout {
+    use super::Hop;
+    use std::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn what_a_packet_on_a_delay_line_touches_sits_in_one_cache_line() {
+        eprintln!("Hop {} bytes", size_of::<Hop>());
+        assert_eq!(align_of::<Hop>(), 64);
+        for f in [
+            offset_of!(Hop, link),
+            offset_of!(Hop, pipe),
+            offset_of!(Hop, arrivals),
+            offset_of!(Hop, forwarded),
+        ] {
+            assert!(f < 64, "{f}");
+        }
+        assert_eq!(offset_of!(Hop, direct), 64);
     }
 }
 
@@ -165,6 +194,9 @@ pub struct Simulation {
     route_hops: Vec<u32>,
     nets: Vec<FlowNet>,
     path_stats: Vec<PathCounters>,
+    /// Every flow's (data route, ACK route) per path, indexed like `path_stats`: one dense table read
+    /// per packet instead of each flow's own `paths`.
+    path_routes: Vec<(u32, u32)>,
     /// The hop the totals, capacity and packet log describe.
     monitor: u32,
     senders: Vec<Sender>,
@@ -271,6 +303,8 @@ impl Simulation {
                         owner: None,
                         link: None,
                         pipe: Pipe::with_capacity(delay, 4),
+                        arrivals: 0,
+                        forwarded: 0,
                         direct: false,
                         cut_through: false,
                         stats: HopStats::default(),
@@ -493,6 +527,7 @@ impl Simulation {
             hops,
             routes: rt.routes,
             route_hops: rt.hops,
+            path_routes: nets.iter().flat_map(|n| n.paths.iter().copied()).collect(),
             nets,
             path_stats: vec![PathCounters::default(); n_paths],
             monitor: sc.monitor as u32,
@@ -512,6 +547,7 @@ impl Simulation {
                             .unwrap_or(sc.timeseries == TimeSeries::Flows)
                             .then_some(bin),
                     )
+                    .deferred(sc.flows.len() >= DEFER_FROM_FLOWS)
                 })
                 .collect(),
             total: FlowStats {
@@ -668,7 +704,7 @@ impl Simulation {
             let net = &self.nets[p.flow as usize];
             let path = (p.path as usize).min(net.paths.len() - 1);
             p.path = path as u8;
-            p.route = net.paths[path].0;
+            p.route = self.path_routes[net.path_base + path].0;
             p.hop = 0;
             self.path_stats[net.path_base + path].sent += 1;
             self.stats[p.flow as usize].sent += 1;
@@ -692,8 +728,7 @@ impl Simulation {
             self.total.on_link_arrival(now, p.bytes);
         }
         let hop = &mut self.hops[h as usize];
-        hop.stats.arrivals += 1;
-        hop.stats.arrived_bytes += p.bytes as u64;
+        hop.arrivals += 1;
         let Some(link) = &mut hop.link else {
             // A delay line alone.
             if let Some(t) = hop.pipe.push(now, p) {
@@ -856,7 +891,7 @@ impl Simulation {
     /// `p` leaves hop `h` (its delay line, or its serializer when it has no delay) at `now`: on to
     /// the next hop of its route, or to its endpoint.
     fn forward(&mut self, now: Time, h: u32, mut p: Packet) {
-        self.hops[h as usize].stats.forwarded += 1;
+        self.hops[h as usize].forwarded += 1;
         p.hop += 1;
         let (start, len) = self.routes[p.route as usize];
         if (p.hop as u32) < len {
@@ -917,7 +952,7 @@ impl Simulation {
         self.path_stats[net.path_base + back].acks_sent += 1;
         let mut p = ack.packet(self.acks.put(ack.info), now);
         p.path = back as u8;
-        p.route = net.paths[back].1;
+        p.route = self.path_routes[net.path_base + back].1;
         let first = self.route_hops[self.routes[p.route as usize].0 as usize];
         self.arrive(now, first, p);
     }
@@ -931,6 +966,7 @@ impl Simulation {
 
     fn finish(mut self) -> (RunResult, Option<PacketLog>) {
         let end = self.end;
+        self.stats.iter_mut().for_each(FlowStats::flush);
         if self.total_derived {
             let bins = self.total.bins.is_some();
             self.total = self.stats[0].link_total(bins);
@@ -944,7 +980,7 @@ impl Simulation {
             if hop.stats.delay_from_flows {
                 for (net, st) in self.nets.iter().zip(&self.stats) {
                     if net.monitor as usize == h {
-                        hop.stats.queue_delay_ms.merge(&st.queue_delay);
+                        hop.stats.queue_delay_ms.merge(st.queue_delay());
                     }
                 }
             }
@@ -1096,10 +1132,10 @@ impl Simulation {
                         Some(f) => format!("{}#{f}", self.link_names[k]),
                         None => self.link_names[k].clone(),
                     },
-                    arrivals: st.arrivals,
+                    arrivals: hop.arrivals,
                     dropped: st.dropped,
                     departures: st.departures,
-                    forwarded: st.forwarded,
+                    forwarded: hop.forwarded,
                     queued: held[i].0,
                     in_pipe: held[i].1,
                     throughput_mbps: tput,

@@ -78,7 +78,7 @@ fn flow_stats_without_bins_stop_growing_while_simulated_time_does() {
         at_1e7 - at_1e6 < 4 * 1024,
         "{at_1e6} -> {at_1e7} bytes from 10^6 to 10^7 ms"
     );
-    let sig = s.signal.histogram();
+    let sig = s.signal().histogram();
     assert!(
         sig.count() > 9_000_000,
         "every millisecond has a signal delay: {}",
@@ -90,5 +90,8 @@ fn flow_stats_without_bins_stop_growing_while_simulated_time_does() {
     let (mut rng, mut t) = (rng::stream(7, 0), 0);
     drive(&mut b, &mut rng, &mut t, 10_000_000);
     assert!(b.bins().len() >= 19_500, "{}", b.bins().len());
-    assert_eq!(b.signal.histogram().percentile(0.95), sig.percentile(0.95));
+    assert_eq!(
+        b.signal().histogram().percentile(0.95),
+        sig.percentile(0.95)
+    );
 }
