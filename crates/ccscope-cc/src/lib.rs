@@ -27,7 +27,7 @@ mod properties;
 pub(crate) mod testing;
 
 pub use params::{ParamError, ParamSpec};
-pub use registry::{build, describe, CONTROLLERS};
+pub use registry::{build, describe, AnyController, CONTROLLERS};
 
 /// Controller parameters naming an input file (a markov `model`, a SAC `table_file` or `oracle_file`):
 /// the loader resolves them next to the scenario and a results folder hashes them.
@@ -197,10 +197,7 @@ pub trait Controller: Send {
     }
 }
 
-/// Any controller, boxed: the built-ins and ones written in Python share this type.
-pub type AnyController = Box<dyn Controller>;
-
-/// A boxed controller is a controller, so generic drivers (the test script, endpoints) take either.
+/// A boxed controller is a controller (`AnyController::Boxed` holds one; generic drivers take either).
 impl<C: Controller + ?Sized> Controller for Box<C> {
     fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
         (**self).on_send(now, ev)
@@ -252,6 +249,9 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
     }
     fn take_samples(&mut self) -> Vec<DelayWindowSample> {
         (**self).take_samples()
+    }
+    fn wants_host_feedback(&self) -> bool {
+        (**self).wants_host_feedback()
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         (**self).counters()

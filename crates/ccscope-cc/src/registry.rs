@@ -1,4 +1,5 @@
-//! Controllers by stable name, built from typed parameters whose defaults are the papers' values.
+//! Controllers by stable name, built from typed parameters whose defaults are the papers' values, and
+//! `AnyController`, the enum every built-in is dispatched through (both from the one list below).
 
 use crate::delay::{aiad, copa, ledbat, mimd, queue_gradient, timely, vegas, verus};
 use crate::model::{bbr, bbr3, markov, sprout};
@@ -6,7 +7,8 @@ use crate::params::defaults_of;
 pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};
 use crate::rate::{lied, sac, vivace};
 use crate::window::{aimd, cubic, fixed, newreno, sctp};
-use crate::AnyController;
+use crate::{AckEvent, CongestionEvent, Controller, DelayWindowSample, LossEvent, SendEvent};
+use ccscope_core::{Bandwidth, Dur, Time};
 
 /// A registered controller.
 pub struct ControllerInfo {
@@ -32,10 +34,9 @@ macro_rules! entry {
             summary: $summary,
             params: <$module::Params as Params>::SPEC,
             build: |t| {
-                Ok(Box::new($module::$ty::new(parse_params(
-                    stringify!($module),
-                    t,
-                )?)))
+                Ok(AnyController::$ty(Box::new($module::$ty::new(
+                    parse_params(stringify!($module), t)?,
+                ))))
             },
             defaults: defaults_of::<$module::Params>,
             check_round_trip: |t, rtt_ms| {
@@ -45,28 +46,151 @@ macro_rules! entry {
     };
 }
 
-/// Every built-in controller.
-pub const CONTROLLERS: &[ControllerInfo] = &[
-    entry!(fixed, Fixed, "fixed window (paper 001 §1)"),
-    entry!(aimd, Aimd, "AIMD with a delay trigger (paper 001 §2, §3.1)"),
-    entry!(aiad, Aiad, "additive increase, additive decrease on delay (paper 001 §3.2)"),
-    entry!(mimd, Mimd, "multiplicative increase and decrease on delay (paper 001 §3.3)"),
-    entry!(timely, Timely, "TIMELY delay gradient (paper 001 §4.2, Algorithm 1)"),
-    entry!(queue_gradient, QueueGradient, "delay thresholds with a queue-occupancy gradient (paper 001 §4.3)"),
-    entry!(newreno, NewReno, "TCP NewReno (RFC 5681, RFC 6582)", Reliable),
-    entry!(cubic, Cubic, "TCP Cubic (RFC 9438)", Reliable),
-    entry!(sctp, Sctp, "SCTP per-destination congestion control (RFC 4960 §7.2, paper 002 §3.2)", Cmt),
-    entry!(vegas, Vegas, "TCP Vegas (Brakmo and Peterson 1995)", Reliable),
-    entry!(bbr, Bbr, "BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00, Linux tcp_bbr.c)", Reliable),
-    entry!(ledbat, Ledbat, "LEDBAT scavenger (RFC 6817)", Reliable),
-    entry!(verus, Verus, "Verus delay-profile control (paper 004; yzaki/verus reference)"),
-    entry!(sprout, Sprout, "Sprout-style stochastic forecasts (Winstein et al. 2013; keithw/sprout)"),
-    entry!(markov, Markov, "guided random walk in a trained (delay, window) Markov chain (paper 000 §3.2, §5.1)"),
-    entry!(lied, Lied, "generic rate-based linear increase/exponential decrease on gamma_k (paper 003 §3.1, eqs. 3-4)"),
-    entry!(sac, Sac, "selective aggressiveness control over LIED with an on-line CondProb table (paper 003 §3.2, App. A.2)"),
-    entry!(copa, Copa, "Copa delay-based control with default and competitive modes (Arun and Balakrishnan, NSDI 2018)", Reliable),
-    entry!(vivace, Vivace, "PCC Vivace online-learning rate control with the latency utility (Dong et al., NSDI 2018)", Reliable),
-    entry!(bbr3, Bbr3, "BBRv3 (draft-ietf-ccwg-bbr, google/bbr v3 tcp_bbr.c)", Reliable),
+/// `$e` evaluated with `$c` bound to whichever controller `$any` holds, each arm a static call.
+macro_rules! dispatch {
+    ($any:expr, [$($ty:ident),*], $c:ident => $e:expr) => {
+        match $any {
+            $(AnyController::$ty($c) => $e,)*
+            AnyController::Boxed($c) => $e,
+        }
+    };
+}
+
+/// The one list of built-in controllers: it declares both [`CONTROLLERS`] and [`AnyController`].
+macro_rules! controllers {
+    ($(($module:ident, $ty:ident, $summary:literal $(, $transport:ident)?)),* $(,)?) => {
+        /// Every built-in controller.
+        pub const CONTROLLERS: &[ControllerInfo] = &[
+            $(entry!($module, $ty, $summary $(, $transport)?)),*
+        ];
+
+        /// Any controller: one variant per built-in (dispatched by `match`, so the transport's per-ACK
+        /// calls are static and inline) and `Boxed` for the rest (Python controllers, wrappers).
+        /// Each variant is boxed so the enum stays 16 bytes in the sender's hot fields (the built-ins
+        /// take 16 to 1,472 bytes).
+        pub enum AnyController {
+            $($ty(Box<$module::$ty>),)*
+            Boxed(Box<dyn Controller>),
+        }
+
+        // Always inlined: the call sites then hold the `match`, and a built-in's small handlers
+        // (`cwnd`, `pacing_rate`) inline into its arm.
+        impl Controller for AnyController {
+            #[inline(always)]
+            fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
+                dispatch!(self, [$($ty),*], c => c.on_send(now, ev))
+            }
+            #[inline(always)]
+            fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+                dispatch!(self, [$($ty),*], c => c.on_ack(now, ev))
+            }
+            #[inline(always)]
+            fn on_loss(&mut self, now: Time, ev: &LossEvent) {
+                dispatch!(self, [$($ty),*], c => c.on_loss(now, ev))
+            }
+            #[inline(always)]
+            fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent) {
+                dispatch!(self, [$($ty),*], c => c.on_congestion_event(now, ev))
+            }
+            #[inline(always)]
+            fn on_recovery_exit(&mut self, now: Time) {
+                dispatch!(self, [$($ty),*], c => c.on_recovery_exit(now))
+            }
+            #[inline(always)]
+            fn on_rto(&mut self, now: Time) {
+                dispatch!(self, [$($ty),*], c => c.on_rto(now))
+            }
+            #[inline(always)]
+            fn on_rto_repeated(&mut self, now: Time) {
+                dispatch!(self, [$($ty),*], c => c.on_rto_repeated(now))
+            }
+            #[inline(always)]
+            fn on_undo(&mut self, now: Time) {
+                dispatch!(self, [$($ty),*], c => c.on_undo(now))
+            }
+            #[inline(always)]
+            fn sets_window_in_recovery(&self) -> bool {
+                dispatch!(self, [$($ty),*], c => c.sets_window_in_recovery())
+            }
+            #[inline(always)]
+            fn on_timeout(&mut self, now: Time) {
+                dispatch!(self, [$($ty),*], c => c.on_timeout(now))
+            }
+            #[inline(always)]
+            fn on_timer(&mut self, now: Time) {
+                dispatch!(self, [$($ty),*], c => c.on_timer(now))
+            }
+            #[inline(always)]
+            fn next_timer(&self) -> Option<Time> {
+                dispatch!(self, [$($ty),*], c => c.next_timer())
+            }
+            #[inline(always)]
+            fn cwnd(&self) -> u32 {
+                dispatch!(self, [$($ty),*], c => c.cwnd())
+            }
+            #[inline(always)]
+            fn pacing_rate(&self) -> Option<Bandwidth> {
+                dispatch!(self, [$($ty),*], c => c.pacing_rate())
+            }
+            #[inline(always)]
+            fn timeout(&self) -> Dur {
+                dispatch!(self, [$($ty),*], c => c.timeout())
+            }
+            fn take_samples(&mut self) -> Vec<DelayWindowSample> {
+                dispatch!(self, [$($ty),*], c => c.take_samples())
+            }
+            fn state_name(&self) -> &'static str {
+                dispatch!(self, [$($ty),*], c => c.state_name())
+            }
+            fn wants_host_feedback(&self) -> bool {
+                dispatch!(self, [$($ty),*], c => c.wants_host_feedback())
+            }
+            fn counters(&self) -> Vec<(&'static str, u64)> {
+                dispatch!(self, [$($ty),*], c => c.counters())
+            }
+        }
+
+        impl AnyController {
+            /// The same controller behind `Box<dyn Controller>` (the built-ins' dynamic dispatch,
+            /// for tests that compare it with the enum's).
+            pub fn into_dyn(self) -> AnyController {
+                match self {
+                    $(AnyController::$ty(c) => AnyController::Boxed(c),)*
+                    boxed => boxed,
+                }
+            }
+        }
+    };
+}
+
+impl AnyController {
+    /// A controller that is not built in (written in Python, or a wrapper), called through its box.
+    pub fn boxed(c: impl Controller + 'static) -> AnyController {
+        AnyController::Boxed(Box::new(c))
+    }
+}
+
+controllers![
+    (fixed, Fixed, "fixed window (paper 001 §1)"),
+    (aimd, Aimd, "AIMD with a delay trigger (paper 001 §2, §3.1)"),
+    (aiad, Aiad, "additive increase, additive decrease on delay (paper 001 §3.2)"),
+    (mimd, Mimd, "multiplicative increase and decrease on delay (paper 001 §3.3)"),
+    (timely, Timely, "TIMELY delay gradient (paper 001 §4.2, Algorithm 1)"),
+    (queue_gradient, QueueGradient, "delay thresholds with a queue-occupancy gradient (paper 001 §4.3)"),
+    (newreno, NewReno, "TCP NewReno (RFC 5681, RFC 6582)", Reliable),
+    (cubic, Cubic, "TCP Cubic (RFC 9438)", Reliable),
+    (sctp, Sctp, "SCTP per-destination congestion control (RFC 4960 §7.2, paper 002 §3.2)", Cmt),
+    (vegas, Vegas, "TCP Vegas (Brakmo and Peterson 1995)", Reliable),
+    (bbr, Bbr, "BBR v1 (draft-cardwell-iccrg-bbr-congestion-control-00, Linux tcp_bbr.c)", Reliable),
+    (ledbat, Ledbat, "LEDBAT scavenger (RFC 6817)", Reliable),
+    (verus, Verus, "Verus delay-profile control (paper 004; yzaki/verus reference)"),
+    (sprout, Sprout, "Sprout-style stochastic forecasts (Winstein et al. 2013; keithw/sprout)"),
+    (markov, Markov, "guided random walk in a trained (delay, window) Markov chain (paper 000 §3.2, §5.1)"),
+    (lied, Lied, "generic rate-based linear increase/exponential decrease on gamma_k (paper 003 §3.1, eqs. 3-4)"),
+    (sac, Sac, "selective aggressiveness control over LIED with an on-line CondProb table (paper 003 §3.2, App. A.2)"),
+    (copa, Copa, "Copa delay-based control with default and competitive modes (Arun and Balakrishnan, NSDI 2018)", Reliable),
+    (vivace, Vivace, "PCC Vivace online-learning rate control with the latency utility (Dong et al., NSDI 2018)", Reliable),
+    (bbr3, Bbr3, "BBRv3 (draft-ietf-ccwg-bbr, google/bbr v3 tcp_bbr.c)", Reliable),
 ];
 
 /// Build the controller `name` with parameter overrides `params`.

@@ -114,7 +114,7 @@ fn run_scenario<'py>(
             };
             match controller::PyController::build(py, factory, i, &f.params, errors.clone(), &label)
             {
-                Ok(c) => Ok(Box::new(c)),
+                Ok(c) => Ok(ccscope_cc::AnyController::boxed(c)),
                 Err(e) => {
                     // A configuration error names the flow's field; an exception from the user's
                     // own code (the constructor, the module's import) keeps its type and traceback.

@@ -140,7 +140,7 @@ fn main() {
             return ccscope_cc::build(&f.controller, &f.params);
         }
         let p = parse_params::<Params>("lied", &f.params)?;
-        Ok(Box::new(Spy {
+        Ok(AnyController::boxed(Spy {
             flow: i,
             lied: Lied::new(p),
             sends: VecDeque::new(),

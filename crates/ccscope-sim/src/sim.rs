@@ -210,10 +210,12 @@ pub struct Simulation {
     sched: Vec<FlowSched>,
     controllers: Vec<String>,
     stats: Vec<FlowStats>,
-    total: FlowStats,
-    /// One flow measured where the run measures, keeping every series the total keeps: the total is
-    /// that flow's statistics, taken at the end ([`FlowStats::link_total`]) instead of kept twice.
-    total_derived: bool,
+    /// The run's link total, recorded per packet. `None` with one flow measured where the run
+    /// measures and keeping every series the total keeps: the total is then that flow's statistics,
+    /// taken at the end ([`FlowStats::link_total`]) instead of kept twice.
+    total: Option<FlowStats>,
+    /// The total keeps time-series bins (a derived one takes them from the flow's).
+    total_bins: bool,
     bin_ns: u64,
     end: Time,
     log: Option<PacketLog>,
@@ -522,6 +524,7 @@ impl Simulation {
             .first()
             .is_some_and(|f| f.timeseries.unwrap_or(sc.timeseries == TimeSeries::Flows));
         let total_derived = mirror && (sc.timeseries == TimeSeries::None || flow_bins);
+        let total_bins = sc.timeseries != TimeSeries::None;
         Ok(Simulation {
             events,
             hops,
@@ -550,11 +553,11 @@ impl Simulation {
                     .deferred(sc.flows.len() >= DEFER_FROM_FLOWS)
                 })
                 .collect(),
-            total: FlowStats {
+            total: (!total_derived).then(|| FlowStats {
                 bins_only: mirror,
-                ..FlowStats::new((sc.timeseries != TimeSeries::None).then_some(bin))
-            },
-            total_derived,
+                ..FlowStats::new(total_bins.then_some(bin))
+            }),
+            total_bins,
             bin_ns: bin.as_ns(),
             end: Time(sc.duration.as_ns()),
             log: sc.packet_log.then(PacketLog::default),
@@ -708,8 +711,8 @@ impl Simulation {
             p.hop = 0;
             self.path_stats[net.path_base + path].sent += 1;
             self.stats[p.flow as usize].sent += 1;
-            if !self.total_derived {
-                self.total.sent += 1;
+            if let Some(total) = &mut self.total {
+                total.sent += 1;
             }
             let first = self.route_hops[self.routes[p.route as usize].0 as usize];
             self.arrive(now, first, p);
@@ -724,8 +727,10 @@ impl Simulation {
         if data && h == self.nets[p.flow as usize].monitor {
             self.stats[p.flow as usize].on_link_arrival(now, p.bytes);
         }
-        if data && at_monitor && !self.total_derived {
-            self.total.on_link_arrival(now, p.bytes);
+        if data && at_monitor {
+            if let Some(total) = &mut self.total {
+                total.on_link_arrival(now, p.bytes);
+            }
         }
         let hop = &mut self.hops[h as usize];
         hop.arrivals += 1;
@@ -818,7 +823,9 @@ impl Simulation {
             if p.kind == PacketKind::Data {
                 ps.dropped += 1;
                 self.stats[p.flow as usize].on_drop(now);
-                self.total.on_drop(now);
+                if let Some(total) = &mut self.total {
+                    total.on_drop(now);
+                }
                 if h == self.monitor {
                     if let Some(log) = &mut self.log {
                         log.push(
@@ -863,8 +870,8 @@ impl Simulation {
                     self.stats[f].on_link_departure(now, p.enqueued, p.bytes);
                 }
                 if h == self.monitor {
-                    if !self.total_derived {
-                        self.total.on_link_departure(now, p.enqueued, p.bytes);
+                    if let Some(total) = &mut self.total {
+                        total.on_link_departure(now, p.enqueued, p.bytes);
                     }
                     if let Some(log) = &mut self.log {
                         log.push(
@@ -931,10 +938,10 @@ impl Simulation {
             0
         };
         self.stats[f].first_tx_bytes += first_tx;
-        if !self.total_derived {
-            self.total.on_delivery(now, p.sent, p.bytes);
-            self.total.goodput_bytes += good;
-            self.total.first_tx_bytes += first_tx;
+        if let Some(total) = &mut self.total {
+            total.on_delivery(now, p.sent, p.bytes);
+            total.goodput_bytes += good;
+            total.first_tx_bytes += first_tx;
         }
         self.path_stats[self.nets[f].path_base + p.path as usize].delivered += 1;
         self.send_ack(now, ack);
@@ -967,12 +974,15 @@ impl Simulation {
     fn finish(mut self) -> (RunResult, Option<PacketLog>) {
         let end = self.end;
         self.stats.iter_mut().for_each(FlowStats::flush);
-        if self.total_derived {
-            let bins = self.total.bins.is_some();
-            self.total = self.stats[0].link_total(bins);
-        } else if self.total.bins_only {
-            self.total.adopt(&mut self.stats[0]);
-        }
+        let total_stats = match self.total.take() {
+            None => self.stats[0].link_total(self.total_bins),
+            Some(mut t) => {
+                if t.bins_only {
+                    t.adopt(&mut self.stats[0]);
+                }
+                t
+            }
+        };
         for (h, hop) in self.hops.iter_mut().enumerate() {
             if let Some(l) = &mut hop.link {
                 l.finish(end);
@@ -1009,9 +1019,9 @@ impl Simulation {
             .as_ref()
             .expect("the monitor is a link");
         let cap = &mon.capacity;
-        let (first, last) = match (self.total.first_ms, cap.first_ms) {
-            (Some(a), Some(b)) => (a.min(b), self.total.last_ms.max(cap.last_ms)),
-            (Some(a), None) => (a, self.total.last_ms),
+        let (first, last) = match (total_stats.first_ms, cap.first_ms) {
+            (Some(a), Some(b)) => (a.min(b), total_stats.last_ms.max(cap.last_ms)),
+            (Some(a), None) => (a, total_stats.last_ms),
             (None, Some(b)) => (b, cap.last_ms),
             (None, None) => (0, 0),
         };
@@ -1070,7 +1080,7 @@ impl Simulation {
             }
             flows.push(s);
         }
-        let mut total = FlowSummary::from_stats(&self.total, dur_ms, cap_mbps);
+        let mut total = FlowSummary::from_stats(&total_stats, dur_ms, cap_mbps);
         total.in_flight = in_net.iter().sum();
         total.declared_lost = flows.iter().map(|f| f.declared_lost).sum();
         total.retransmissions = flows.iter().map(|f| f.retransmissions).sum();
@@ -1181,7 +1191,7 @@ impl Simulation {
             .expect("the monitor is a link")
             .capacity;
         let mut bins: Vec<Vec<_>> = self.stats.iter().map(|s| s.bins().to_vec()).collect();
-        let mut tb = self.total.bins().to_vec();
+        let mut tb = total_stats.bins().to_vec();
         let nb = cap.bins.len().max(tb.len());
         tb.resize(nb, Default::default());
         for (i, c) in cap.bins.iter().enumerate() {
@@ -1227,7 +1237,13 @@ mod tests {
     fn run_both_sc(sc: &Scenario) -> (String, String) {
         let derived = Simulation::new(sc).unwrap();
         let mut recorded = Simulation::new(sc).unwrap();
-        recorded.total_derived = false;
+        if recorded.total.is_none() {
+            let bin = recorded.total_bins.then_some(Dur(recorded.bin_ns));
+            recorded.total = Some(FlowStats {
+                bins_only: true,
+                ..FlowStats::new(bin)
+            });
+        }
         for hop in &mut recorded.hops {
             hop.stats.delay_from_flows = false;
         }

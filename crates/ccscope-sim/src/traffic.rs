@@ -6,7 +6,7 @@
 //! p(x) = alpha k^alpha x^(-alpha-1), x >= k, untruncated; OFF: exponential. A new connection is
 //! opened for every ON period (paper 000 §6.6; specs/003-mtsc.md §1.2).
 
-use ccscope_cc::{AnyController, DelayWindowSample};
+use ccscope_cc::{AnyController, Controller as _, DelayWindowSample};
 use ccscope_core::rng::{self, RngExt};
 use ccscope_core::{Dur, Time};
 use rand_distr::{Distribution, Exp, LogNormal};

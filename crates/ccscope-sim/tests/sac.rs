@@ -181,7 +181,7 @@ fn receiver_aggregate_series_equals_the_host_arrivals_in_the_packet_log() {
         }
         let params = parse_params::<sac::Params>("sac", &f.params)?;
         assert_eq!(params.signal, Signal::ReceiverAggregate);
-        Ok(Box::new(Spy {
+        Ok(AnyController::boxed(Spy {
             sac: Sac::new(params).record_signal(),
             seen: Arc::clone(&seen),
         }))

@@ -12,7 +12,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use ccscope_cc::common::{PacketSendState, RateSample, RateSampler};
-use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
+use ccscope_cc::{
+    AckEvent, AnyController, CongestionEvent, Controller as _, LossCause, LossEvent, SendEvent,
+};
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
 
@@ -464,7 +466,7 @@ mod tests {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let mut s = DatagramSender::new(
             0,
-            Box::new(Probe {
+            AnyController::boxed(Probe {
                 w,
                 seen: seen.clone(),
             }),
@@ -540,7 +542,7 @@ mod tests {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let mut s = DatagramSender::new(
             0,
-            Box::new(Probe {
+            AnyController::boxed(Probe {
                 w: 10,
                 seen: seen.clone(),
             }),

@@ -11,7 +11,7 @@ pub mod reliable;
 pub mod rto;
 pub mod window_mgmt;
 
-use ccscope_cc::{AnyController, Transport};
+use ccscope_cc::{AnyController, Controller as _, Transport};
 use ccscope_core::{Bandwidth, Time};
 use ccscope_net::{Ack, Packet};
 
@@ -90,6 +90,7 @@ impl Sender {
         single!(self, s => s.cc.wants_host_feedback(), cmt _c => false)
     }
     /// When the controller wants `on_timer`.
+    #[inline]
     pub fn next_timer(&self) -> Option<Time> {
         single!(self, s => s.cc.next_timer(), cmt _c => None)
     }
@@ -103,6 +104,7 @@ impl Sender {
         each!(self, s => s.in_flight() == 0 && s.plan.as_ref().is_some_and(|p| p.idle()))
     }
     /// The window in packets (a CMT association: its destinations' windows together).
+    #[inline]
     pub fn cwnd(&self) -> u32 {
         single!(self, s => s.cc.cwnd(), cmt c => c.cwnd_packets())
     }

@@ -48,7 +48,9 @@
 use std::collections::VecDeque;
 
 use ccscope_cc::common::{PacketSendState, RateSampler};
-use ccscope_cc::{AckEvent, AnyController, CongestionEvent, LossCause, LossEvent, SendEvent};
+use ccscope_cc::{
+    AckEvent, AnyController, CongestionEvent, Controller as _, LossCause, LossEvent, SendEvent,
+};
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
 
@@ -1894,7 +1896,7 @@ mod tests {
 
     fn recorder(rate: Option<ccscope_core::Bandwidth>) -> (ReliableSender, Samples) {
         let samples = Samples::default();
-        let cc = Box::new(Recorder {
+        let cc = AnyController::boxed(Recorder {
             rate,
             samples: samples.clone(),
         });
@@ -2068,7 +2070,7 @@ mod tests {
     fn a_transfer_with_nothing_left_to_send_marks_its_packets_app_limited() {
         let plan = crate::traffic::TransferPlan::fixed(vec![2, 2], Dur::ZERO);
         let samples = Samples::default();
-        let cc = Box::new(Recorder {
+        let cc = AnyController::boxed(Recorder {
             rate: None,
             samples: samples.clone(),
         });
