@@ -331,12 +331,13 @@ impl Ledbat {
         }
         match self.pp.phase {
             PpPhase::SlowStart => {
-                // "modified slow start": slow start grows by GAIN per ACK, and ends at 3/4 of TARGET or at ssthresh.
+                // draft §4.1 modified slow start: grow by GAIN per ACK; every slow start ends at ssthresh.
                 self.cwnd += gain * acked;
                 if self.cwnd >= self.pp.ssthresh {
                     self.cwnd = self.pp.ssthresh;
                     self.pp_end_slow_start(now);
-                } else if q > 0.75 * target {
+                // draft §4.1: the exit at 3/4 of TARGET applies only to the initial slow start, not to a slowdown's ramp.
+                } else if q > 0.75 * target && self.pp.slowdowns == 0 {
                     self.pp_end_slow_start(now);
                 }
             }
@@ -676,6 +677,41 @@ mod tests {
             s.cc.counters(),
             [("slowdowns", 1), ("base_delay_us", 40_000)]
         );
+    }
+
+    #[test]
+    fn ledbat_pp_ramp_after_a_slowdown_ignores_delay_and_ends_at_the_window_it_held() {
+        let mut s = pp(20);
+        ack_rtt(&mut s, 40);
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        while s.cc.pp_phase() != PpPhase::Slowdown {
+            s.now += Dur::from_ms(5);
+            ack_rtt(&mut s, 40);
+        }
+        let ssthresh = s.cc.pp.ssthresh;
+        s.now = s.cc.pp.until;
+        // The 2-packet hold is over: slow start back at GAIN (1/3 at a 40 ms base RTT) per ACK.
+        ack_rtt(&mut s, 40);
+        assert_eq!(s.cc.pp_phase(), PpPhase::SlowStart);
+        let mut w = 2.0 + 1.0 / 3.0;
+        assert_close(s.cc.cwnd_f64(), w);
+        // A 50 ms queue (above 3/4 of 60 ms) ended the initial slow start; the ramp keeps growing.
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+            w += 1.0 / 3.0;
+            assert_close(s.cc.cwnd_f64(), w);
+            assert_eq!(s.cc.pp_phase(), PpPhase::SlowStart);
+        }
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(50)));
+        // It ends where the window was when the slowdown began.
+        while s.cc.pp_phase() == PpPhase::SlowStart {
+            ack_rtt(&mut s, 90);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        assert_close(s.cc.cwnd_f64(), ssthresh);
     }
 
     #[test]
