@@ -41,7 +41,7 @@ pub struct Params {
     /// CURRENT_FILTER, samples the current delay is the minimum of (RFC 6817 §2.5: at least 4 per
     /// RTT, none older than an RTT; 4, as ns-3's TcpLedbat NoiseFilterLen).
     pub current_filter: u32,
-    /// ALLOWED_INCREASE, packets above the flight the window may reach (RFC 6817 §2.5: 1).
+    /// ALLOWED_INCREASE, packets above the flight the window may reach (RFC 6817 §2.5: MUST be > 0; 1).
     pub allowed_increase: f64,
     /// INIT_CWND in packets (RFC 6817 §2.5: 2).
     pub initial_window: u32,
@@ -89,7 +89,7 @@ impl crate::params::Params for Params {
         ParamSpec { name: "base_history", unit: "buckets", doc: "BASE_HISTORY minimum-delay buckets kept (RFC 6817 §2.5: 10)" },
         ParamSpec { name: "bucket_s", unit: "s", doc: "length of a base-delay bucket (RFC 6817 §2.4.2: one minute)" },
         ParamSpec { name: "current_filter", unit: "samples", doc: "CURRENT_FILTER: current delay = min of this many samples (RFC 6817 §2.5: at least 4 per RTT; ns-3: 4)" },
-        ParamSpec { name: "allowed_increase", unit: "packets", doc: "ALLOWED_INCREASE above the flight (RFC 6817 §2.5: 1)" },
+        ParamSpec { name: "allowed_increase", unit: "packets", doc: "ALLOWED_INCREASE above the flight (RFC 6817 §2.5: > 0; 1)" },
         ParamSpec { name: "initial_window", unit: "packets", doc: "INIT_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "min_cwnd", unit: "packets", doc: "MIN_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "plus_plus", unit: "bool", doc: "LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus) instead of RFC 6817" },
@@ -112,8 +112,9 @@ impl crate::params::Params for Params {
         if !(self.pp_decrease_constant >= 0.0 && self.pp_decrease_constant.is_finite()) {
             return Err(invalid("pp_decrease_constant", "must be >= 0 and finite"));
         }
-        if !(self.allowed_increase >= 0.0 && self.allowed_increase.is_finite()) {
-            return Err(invalid("allowed_increase", "must be >= 0 and finite"));
+        // RFC 6817 §2.5: ALLOWED_INCREASE MUST be greater than 0.
+        if !(self.allowed_increase > 0.0 && self.allowed_increase.is_finite()) {
+            return Err(invalid("allowed_increase", "must be > 0 and finite"));
         }
         for (key, v) in [
             ("base_history", self.base_history),
@@ -753,6 +754,14 @@ mod tests {
                 ..Default::default()
             },
             "initial_window",
+        );
+        // RFC 6817 §2.5: ALLOWED_INCREASE MUST be greater than 0 (0 would never let the window grow).
+        bad(
+            Params {
+                allowed_increase: 0.0,
+                ..Default::default()
+            },
+            "allowed_increase",
         );
     }
 }
