@@ -139,6 +139,8 @@ impl crate::params::Params for Params {
 #[derive(Clone, Copy, Debug)]
 struct DelayRing {
     v: [Dur; MAX_HISTORY],
+    /// When each entry was taken (the ACK's arrival).
+    at: [Time; MAX_HISTORY],
     len: usize,
     /// Index of the newest entry.
     head: usize,
@@ -149,20 +151,22 @@ impl DelayRing {
     fn new(len: usize) -> Self {
         DelayRing {
             v: [Dur::MAX; MAX_HISTORY],
+            at: [Time::ZERO; MAX_HISTORY],
             len,
             head: 0,
             filled: 0,
         }
     }
 
-    /// Append, dropping the oldest when full.
-    fn push(&mut self, d: Dur) {
+    /// Append the delay taken at `at`, dropping the oldest when full.
+    fn push(&mut self, d: Dur, at: Time) {
         self.head = if self.filled == 0 {
             0
         } else {
             (self.head + 1) % self.len
         };
         self.v[self.head] = d;
+        self.at[self.head] = at;
         self.filled = (self.filled + 1).min(self.len);
     }
 
@@ -173,6 +177,14 @@ impl DelayRing {
 
     fn min(&self) -> Option<Dur> {
         (0..self.filled).map(|i| self.v[i]).min()
+    }
+
+    /// The minimum over the newest entry and those taken within `window` before `now`.
+    fn min_within(&self, now: Time, window: Dur) -> Option<Dur> {
+        (0..self.filled)
+            .filter(|&i| i == self.head || now.since(self.at[i]) <= window)
+            .map(|i| self.v[i])
+            .min()
     }
 }
 
@@ -280,7 +292,7 @@ impl Ledbat {
         let bucket = (now.as_secs_f64() / self.p.bucket_s).floor() as u64;
         if self.last_rollover != Some(bucket) {
             self.last_rollover = Some(bucket);
-            self.base.push(delay);
+            self.base.push(delay, now);
         } else {
             self.base.lower_tail(delay);
         }
@@ -386,8 +398,10 @@ impl Controller for Ledbat {
             ev.recv_time.since(ev.send_time)
         };
         self.update_base_delay(now, delay);
-        self.current.push(delay);
-        let (Some(current), Some(base)) = (self.current.min(), self.base.min()) else {
+        self.current.push(delay, now);
+        // RFC 6817 §2.5: CURRENT_FILTER MUST be limited so that no sample is older than an RTT (this ACK's).
+        let current = self.current.min_within(now, ev.rtt);
+        let (Some(current), Some(base)) = (current, self.base.min()) else {
             return;
         };
         // §2.4.2: queuing_delay = FILTER(current_delays) - MIN(base_delays).
@@ -529,20 +543,35 @@ mod tests {
         ack(&mut s, 20);
         // One 50 ms sample a minute: each opens a new bucket; the 20 ms bucket is one of the ten
         // kept until the eleventh bucket opens.
-        for i in 0..9 {
+        for _ in 0..9 {
             s.advance(Dur::from_ms(60_000));
             s.send(1);
             ack(&mut s, 50);
             assert_eq!(s.cc.base.min(), Some(Dur::from_ms(20)));
-            // Once the 20 ms sample has left the 4-sample current filter, 30 ms of queue shows.
-            let q = if i >= 3 { 30 } else { 0 };
-            assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(q)));
+            // The earlier samples are minutes old, not current (§2.5): 30 ms of queue shows at once.
+            assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(30)));
         }
         s.advance(Dur::from_ms(60_000));
         s.send(1);
         ack(&mut s, 50);
         assert_eq!(s.cc.base.min(), Some(Dur::from_ms(50)));
         assert_eq!(s.cc.queuing_delay(), Some(Dur::ZERO));
+    }
+
+    #[test]
+    fn the_current_delay_forgets_samples_older_than_a_round_trip() {
+        let mut s = Script::new(Ledbat::new(Params::default()));
+        s.send(1);
+        ack(&mut s, 20);
+        // Half a second later one packet sees a 50 ms one-way delay (a 100 ms RTT): the 20 ms sample is
+        // five round trips old, so only the new one is current (RFC 6817 §2.5 CURRENT_FILTER).
+        s.advance(Dur::from_ms(500));
+        s.send(2);
+        ack(&mut s, 50);
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(30)));
+        // Within a round trip both count: a 60 ms sample 20 ms later leaves the current delay at 50 ms.
+        ack(&mut s, 60);
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(30)));
     }
 
     #[test]
