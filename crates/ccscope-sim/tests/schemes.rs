@@ -161,6 +161,11 @@ fn ledbat_alone_keeps_the_queueing_delay_near_its_target() {
     let r = run(&bulk("ledbat", 1), 60.0);
     // Without slow start the window grows one packet per round trip: steady state from 30 s on.
     let (util, mean, max) = link_from(&r, 30);
+    let (util10, mean10, _) = link_from(&r, 10);
+    eprintln!(
+        "ledbat alone: from 30 s util {util} mean {mean} max {max}; from 10 s util {util10} mean {mean10}; dropped {}",
+        r.total.dropped
+    );
     assert!(util >= 0.95, "utilisation {util}");
     assert!(
         (0.8 * TARGET_MS..=1.1 * TARGET_MS).contains(&mean),
@@ -181,6 +186,8 @@ fn yields_to(controller: &str) {
     let before = bytes_from(&r, 0);
     let after = bytes_from(&r, 20);
     let share = after[0] / (after[0] + after[1]);
+    let (_, mean, _) = link_from(&r, 20);
+    eprintln!("ledbat share with {controller} {share}, mean queueing delay {mean} ms");
     assert!(
         share <= 0.1,
         "LEDBAT's share with {controller}: {share} ({after:?})"

@@ -213,6 +213,8 @@ struct PlusPlus {
     /// RFC 6298 smoothed RTT, the draft's round-trip unit for slowdown timing.
     srtt: Option<Dur>,
     slowdowns: u64,
+    /// In the initial slow start (the connection's first, or the one a timeout restarts).
+    initial: bool,
 }
 
 #[derive(Debug)]
@@ -245,6 +247,7 @@ impl Ledbat {
                 next_slowdown: None,
                 srtt: None,
                 slowdowns: 0,
+                initial: true,
             },
             p,
         }
@@ -315,16 +318,16 @@ impl Ledbat {
     /// Slow start is over: schedule the slowdown that follows it (draft "slowdowns").
     fn pp_end_slow_start(&mut self, now: Time) {
         self.pp.phase = PpPhase::Avoidance;
+        self.pp.initial = false;
         self.pp.next_slowdown = Some(match self.pp.slowdown_start.take() {
-            // The initial slowdown: 2 round trips after the initial slow start.
-            None if self.pp.slowdowns == 0 => now + Dur(self.pp_rtt().as_ns() * 2),
-            // Periodic: 9 times the last slowdown's duration (its 2-packet part and the slow start back).
+            // draft §4.4: the initial slowdown comes 2 RTTs after the initial slow start completes.
+            None => now + Dur(self.pp_rtt().as_ns() * 2),
+            // draft §4.4: the next one 9 times the last slowdown's duration (2-packet hold and ramp) later.
             Some(start) => {
                 now + Dur::from_secs_f64(
                     now.since(start).as_secs_f64() * self.p.pp_slowdown_interval,
                 )
             }
-            None => now,
         });
     }
 
@@ -350,7 +353,7 @@ impl Ledbat {
                     self.cwnd = self.pp.ssthresh;
                     self.pp_end_slow_start(now);
                 // draft §4.1: the exit at 3/4 of TARGET applies only to the initial slow start, not to a slowdown's ramp.
-                } else if q > 0.75 * target && self.pp.slowdowns == 0 {
+                } else if q > 0.75 * target && self.pp.initial {
                     self.pp_end_slow_start(now);
                 }
             }
@@ -433,6 +436,14 @@ impl Controller for Ledbat {
     }
 
     fn on_rto(&mut self, _now: Time) {
+        if self.p.plus_plus {
+            // ns-3 TcpLedbatPp and Apple XNU tcp_ledbat.c: a timeout restarts the initial slow start, ssthresh max(W/2, 2).
+            self.pp.ssthresh = (self.cwnd / 2.0).max(self.min_cwnd());
+            self.pp.phase = PpPhase::SlowStart;
+            self.pp.initial = true;
+            self.pp.slowdown_start = None;
+            self.pp.next_slowdown = None;
+        }
         // §2.4.2 on timeout: one packet.
         self.cwnd = 1.0;
     }
@@ -742,6 +753,37 @@ mod tests {
         }
         assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
         assert_close(s.cc.cwnd_f64(), ssthresh);
+    }
+
+    #[test]
+    fn ledbat_pp_restarts_its_initial_slow_start_after_a_timeout() {
+        let mut s = pp(20);
+        ack_rtt(&mut s, 40);
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        assert_close(s.cc.cwnd_f64(), 20.0 + 5.0 / 3.0);
+        assert!(s.cc.next_slowdown().is_some());
+        // A timeout: one packet, ssthresh half the window, the initial slow start again, no slowdown due.
+        s.rto();
+        assert_eq!(s.cc.cwnd(), 1);
+        assert_eq!(s.cc.pp_phase(), PpPhase::SlowStart);
+        assert_close(s.cc.pp.ssthresh, (20.0 + 5.0 / 3.0) / 2.0);
+        assert_eq!(s.cc.next_slowdown(), None);
+        // GAIN per ACK (1/3 at a 40 ms base RTT), not below MIN_CWND.
+        ack_rtt(&mut s, 40);
+        assert_close(s.cc.cwnd_f64(), 2.0);
+        ack_rtt(&mut s, 40);
+        assert_close(s.cc.cwnd_f64(), 2.0 + 1.0 / 3.0);
+        // As the initial slow start, it ends at 3/4 of TARGET and the first slowdown is 2 RTTs later.
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        assert_close(s.cc.cwnd_f64(), 2.0 + 5.0 / 3.0);
+        let srtt = s.cc.pp.srtt.expect("sampled");
+        assert_eq!(s.cc.next_slowdown(), Some(s.now + Dur(2 * srtt.as_ns())));
     }
 
     #[test]
