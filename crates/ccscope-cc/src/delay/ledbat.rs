@@ -10,13 +10,16 @@
 //! episode, as the reliable transport signals it once per round trip, halves the window (§2.4.2
 //! "at most once per RTT"); an RTO drops it to one packet (§2.4.2 "on timeout").
 //!
-//! `plus_plus = true` turns on LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus): round-trip delay samples
-//! instead of one-way ones, a 60 ms target, a gain of 1/min(16, ceil(2 TARGET / base)), a
-//! multiplicative decrease above target (constant 1, at most half the window per round trip), a slow
-//! start at that gain that ends at 3/4 of the target, and slowdowns: 2 round trips after the initial
-//! slow start, then each time 9 slowdown durations after the last, the window drops to 2 packets for
-//! 2 round trips and slow-starts back to where it was, so that the queue drains and every LEDBAT++
-//! flow on the path sees the true base delay. Defaults (`plus_plus = false`) are RFC 6817 unchanged.
+//! `plus_plus = true` turns on LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus; section numbers are
+//! draft -01's, read through open implementations, docs/deviations.md): round-trip delay samples
+//! instead of one-way ones, a 60 ms target (§4.5), a gain of 1/min(16, ceil(2 TARGET / base)) (§4.2),
+//! GAIN packets per round trip below target and a multiplicative decrease above it (Constant 1, at
+//! most half the window per round trip) (§4.3), a slow start at that gain whose initial run also ends
+//! at 3/4 of the target (§4.1), and slowdowns (§4.4): 2 round trips after the initial slow start, then
+//! each time 9 slowdown durations after the last, the window drops to 2 packets for 2 round trips and
+//! slow-starts back to where it was, so that the queue drains and every LEDBAT++ flow on the path sees
+//! the true base delay; a timeout restarts the initial slow start. Defaults (`plus_plus = false`) are
+//! RFC 6817 unchanged.
 
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -49,15 +52,15 @@ pub struct Params {
     pub min_cwnd: u32,
     /// LEDBAT++ instead of RFC 6817 LEDBAT (draft-irtf-iccrg-ledbat-plus-plus); off by default.
     pub plus_plus: bool,
-    /// LEDBAT++ TARGET (draft-irtf-iccrg-ledbat-plus-plus "target delay": 60 ms); `target_ms` is RFC 6817's.
+    /// LEDBAT++ TARGET (draft-irtf-iccrg-ledbat-plus-plus-01 §4.5: 60 ms); `target_ms` is RFC 6817's.
     pub pp_target_ms: f64,
-    /// LEDBAT++ gain cap: GAIN = 1 / min(this, ceil(2 TARGET / base)) (draft "dynamic GAIN": 16).
+    /// LEDBAT++ gain cap: GAIN = 1 / min(this, ceil(2 TARGET / base)) (draft-01 §4.2: 16).
     pub pp_gain_divisor_max: f64,
-    /// LEDBAT++ multiplicative-decrease constant (draft "multiplicative decrease": 1).
+    /// LEDBAT++ multiplicative-decrease Constant (draft-01 §4.3: 1).
     pub pp_decrease_constant: f64,
-    /// Round trips the window stays at 2 packets in a slowdown (draft "slowdowns": 2).
+    /// Round trips the window stays at 2 packets in a slowdown (draft-01 §4.4: 2).
     pub pp_slowdown_rtts: f64,
-    /// Slowdown durations between the end of one slowdown and the next (draft "slowdowns": 9, a 10% duty cycle).
+    /// Slowdown durations between the end of one slowdown and the next (draft-01 §4.4: 9, a 10% duty cycle).
     pub pp_slowdown_interval: f64,
 }
 
@@ -93,11 +96,11 @@ impl crate::params::Params for Params {
         ParamSpec { name: "initial_window", unit: "packets", doc: "INIT_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "min_cwnd", unit: "packets", doc: "MIN_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "plus_plus", unit: "bool", doc: "LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus) instead of RFC 6817" },
-        ParamSpec { name: "pp_target_ms", unit: "ms", doc: "LEDBAT++ TARGET (draft, target delay: 60)" },
-        ParamSpec { name: "pp_gain_divisor_max", unit: "ratio", doc: "LEDBAT++ GAIN = 1/min(this, ceil(2 TARGET/base)) (draft, dynamic GAIN: 16)" },
-        ParamSpec { name: "pp_decrease_constant", unit: "ratio", doc: "LEDBAT++ multiplicative-decrease constant (draft, multiplicative decrease: 1)" },
-        ParamSpec { name: "pp_slowdown_rtts", unit: "RTTs", doc: "LEDBAT++ slowdown length at 2 packets (draft, slowdowns: 2)" },
-        ParamSpec { name: "pp_slowdown_interval", unit: "slowdowns", doc: "LEDBAT++ wait between slowdowns in slowdown durations (draft, slowdowns: 9)" },
+        ParamSpec { name: "pp_target_ms", unit: "ms", doc: "LEDBAT++ TARGET (draft-01 §4.5: 60)" },
+        ParamSpec { name: "pp_gain_divisor_max", unit: "ratio", doc: "LEDBAT++ GAIN = 1/min(this, ceil(2 TARGET/base)) (draft-01 §4.2: 16)" },
+        ParamSpec { name: "pp_decrease_constant", unit: "ratio", doc: "LEDBAT++ multiplicative-decrease Constant (draft-01 §4.3: 1)" },
+        ParamSpec { name: "pp_slowdown_rtts", unit: "RTTs", doc: "LEDBAT++ slowdown length at 2 packets (draft-01 §4.4: 2)" },
+        ParamSpec { name: "pp_slowdown_interval", unit: "slowdowns", doc: "LEDBAT++ wait between slowdowns in slowdown durations (draft-01 §4.4: 9)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         check_positive("target_ms", self.target_ms)?;
@@ -188,10 +191,10 @@ impl DelayRing {
     }
 }
 
-/// LEDBAT++'s phase (draft-irtf-iccrg-ledbat-plus-plus modified slow start, slowdowns).
+/// LEDBAT++'s phase (draft-irtf-iccrg-ledbat-plus-plus-01 §4.1 modified slow start, §4.4 slowdowns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PpPhase {
-    /// Slow start at GAIN per ACK until the queue reaches 3/4 of TARGET or the window `ssthresh`.
+    /// Slow start at GAIN per ACK until the window reaches `ssthresh` (or, in the initial one, the queue 3/4 of TARGET).
     SlowStart,
     /// Delay-driven congestion avoidance.
     Avoidance,
@@ -305,7 +308,7 @@ impl Ledbat {
         self.p.min_cwnd as f64
     }
 
-    /// draft-irtf-iccrg-ledbat-plus-plus "dynamic GAIN": GAIN = 1 / min(16, ceil(2 TARGET / base delay)).
+    /// draft-01 §4.2: GAIN = 1 / min(16, ceil(2 TARGET / base delay)), the base delay a round trip.
     fn pp_gain(&self, base: Dur) -> f64 {
         let ratio = (2.0 * self.target_s() / base.as_secs_f64().max(1e-9)).ceil();
         1.0 / ratio.clamp(1.0, self.p.pp_gain_divisor_max)
@@ -315,7 +318,7 @@ impl Ledbat {
         self.pp.srtt.unwrap_or(Dur::ZERO)
     }
 
-    /// Slow start is over: schedule the slowdown that follows it (draft "slowdowns").
+    /// Slow start is over: schedule the slowdown that follows it (draft-01 §4.4).
     fn pp_end_slow_start(&mut self, now: Time) {
         self.pp.phase = PpPhase::Avoidance;
         self.pp.initial = false;
@@ -331,7 +334,7 @@ impl Ledbat {
         });
     }
 
-    /// draft-irtf-iccrg-ledbat-plus-plus modified slow start, multiplicative decrease, slowdowns, on one ACK with queueing delay `queuing` over `base`.
+    /// draft-01 §4.1 slow start, §4.3 decrease, §4.4 slowdowns, on one ACK with queueing delay `queuing` over `base`.
     fn pp_on_ack(&mut self, now: Time, ev: &AckEvent, queuing: Dur, base: Dur) {
         let target = self.target_s();
         let q = queuing.as_secs_f64();
@@ -339,7 +342,7 @@ impl Ledbat {
         let acked = ev.newly_acked as f64;
         if self.pp.phase == PpPhase::Slowdown {
             if now < self.pp.until {
-                // "slowdowns": the window stays at 2 packets for the slowdown's round trips.
+                // draft-01 §4.4: the window is frozen at 2 packets for 2 RTTs.
                 self.cwnd = self.min_cwnd();
                 return;
             }
@@ -359,10 +362,10 @@ impl Ledbat {
             }
             PpPhase::Avoidance | PpPhase::Slowdown => {
                 let per_rtt = if q <= target {
-                    // "dynamic GAIN": GAIN packets per round trip below target (slower than Reno's 1).
+                    // draft-01 §4.3: below target W += GAIN per round trip (slower than Reno's 1).
                     gain
                 } else {
-                    // "multiplicative decrease": W += max(GAIN - C W (delay/TARGET - 1), -W/2) per round trip.
+                    // draft-01 §4.3: above target W += max(GAIN - Constant W (delay/TARGET - 1), -W/2) per round trip.
                     let c = self.p.pp_decrease_constant;
                     (gain - c * self.cwnd * (q / target - 1.0)).max(-self.cwnd / 2.0)
                 };
@@ -374,7 +377,7 @@ impl Ledbat {
         self.cwnd = self.cwnd.min(flight + self.p.allowed_increase);
         self.cwnd = self.cwnd.max(self.min_cwnd());
         if self.pp.phase == PpPhase::Avoidance && self.pp.next_slowdown.is_some_and(|t| now >= t) {
-            // "slowdowns": remember the window, drop to 2 packets for 2 round trips.
+            // draft-01 §4.4: set ssthresh to the window, drop to 2 packets for 2 round trips.
             self.pp.ssthresh = self.cwnd;
             self.pp.phase = PpPhase::Slowdown;
             self.pp.slowdown_start = Some(now);
@@ -430,7 +433,7 @@ impl Controller for Ledbat {
         // §2.4.2 on loss: cwnd = min(cwnd, max(cwnd / 2, MIN_CWND)), once per round trip.
         self.cwnd = self.cwnd.min((self.cwnd / 2.0).max(self.min_cwnd()));
         if self.p.plus_plus && self.pp.phase == PpPhase::SlowStart {
-            // A loss ends slow start as it ends Reno's (draft "modified slow start" keeps RFC 6817's loss response).
+            // A loss ends slow start as it ends Reno's (the draft keeps RFC 6817's loss response).
             self.pp_end_slow_start(now);
         }
     }
