@@ -381,12 +381,12 @@ fn copa_competitive_mode_takes_a_larger_share_from_cubic_than_default_mode_alone
 // - PROBE_RTT comes every ~5 s (ProbeRTTInterval); two flows share the link with Jain >= 0.9.
 //
 // LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus; `ledbat` with `plus_plus = true`):
-// - alone, it keeps the queueing delay near its 60 ms TARGET (§4.1) between its slowdowns;
+// - alone, it keeps the queueing delay near its 60 ms TARGET (draft -01 §4.5) between its slowdowns;
 // - it yields to a Cubic flow as LEDBAT does;
-// - the slowdowns (§4.5) drain the queue, so a flow that starts later measures the true base delay and
+// - the slowdowns (§4.4) drain the queue, so a flow that starts later measures the true base delay and
 //   the two share the link, where RFC 6817's latecomer takes it (the "latecomer advantage" §1 names).
 
-/// LEDBAT++'s TARGET queueing delay (draft-irtf-iccrg-ledbat-plus-plus "target delay").
+/// LEDBAT++'s TARGET queueing delay (draft-irtf-iccrg-ledbat-plus-plus-01 §4.5).
 const PP_TARGET_MS: f64 = 60.0;
 
 /// The constant-rate link of `run_seeded` with a droptail buffer of `packets`.
