@@ -91,7 +91,7 @@ impl crate::params::Params for Params {
         ParamSpec { name: "gain", unit: "ratio", doc: "GAIN (RFC 6817 §2.5: at most 1; 1)" },
         ParamSpec { name: "base_history", unit: "buckets", doc: "BASE_HISTORY minimum-delay buckets kept (RFC 6817 §2.5: 10)" },
         ParamSpec { name: "bucket_s", unit: "s", doc: "length of a base-delay bucket (RFC 6817 §2.4.2: one minute)" },
-        ParamSpec { name: "current_filter", unit: "samples", doc: "CURRENT_FILTER: current delay = min of this many samples (RFC 6817 §2.5: at least 4 per RTT; ns-3: 4)" },
+        ParamSpec { name: "current_filter", unit: "samples", doc: "CURRENT_FILTER: current delay = min of this many samples, none older than an RTT (RFC 6817 §2.5: at least 4 per RTT; ns-3: 4)" },
         ParamSpec { name: "allowed_increase", unit: "packets", doc: "ALLOWED_INCREASE above the flight (RFC 6817 §2.5: > 0; 1)" },
         ParamSpec { name: "initial_window", unit: "packets", doc: "INIT_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "min_cwnd", unit: "packets", doc: "MIN_CWND (RFC 6817 §2.5: 2)" },
