@@ -161,6 +161,11 @@ fn ledbat_alone_keeps_the_queueing_delay_near_its_target() {
     let r = run(&bulk("ledbat", 1), 60.0);
     // Without slow start the window grows one packet per round trip: steady state from 30 s on.
     let (util, mean, max) = link_from(&r, 30);
+    let (util10, mean10, _) = link_from(&r, 10);
+    eprintln!(
+        "ledbat alone: from 30 s util {util} mean {mean} max {max}; from 10 s util {util10} mean {mean10}; dropped {}",
+        r.total.dropped
+    );
     assert!(util >= 0.95, "utilisation {util}");
     assert!(
         (0.8 * TARGET_MS..=1.1 * TARGET_MS).contains(&mean),
@@ -181,6 +186,8 @@ fn yields_to(controller: &str) {
     let before = bytes_from(&r, 0);
     let after = bytes_from(&r, 20);
     let share = after[0] / (after[0] + after[1]);
+    let (_, mean, _) = link_from(&r, 20);
+    eprintln!("ledbat share with {controller} {share}, mean queueing delay {mean} ms");
     assert!(
         share <= 0.1,
         "LEDBAT's share with {controller}: {share} ({after:?})"
@@ -375,12 +382,12 @@ fn copa_competitive_mode_takes_a_larger_share_from_cubic_than_default_mode_alone
 // - PROBE_RTT comes every ~5 s (ProbeRTTInterval); two flows share the link with Jain >= 0.9.
 //
 // LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus; `ledbat` with `plus_plus = true`):
-// - alone, it keeps the queueing delay near its 60 ms TARGET (§4.1) between its slowdowns;
+// - alone, it keeps the queueing delay near its 60 ms TARGET (draft -01 §4.5) between its slowdowns;
 // - it yields to a Cubic flow as LEDBAT does;
-// - the slowdowns (§4.5) drain the queue, so a flow that starts later measures the true base delay and
+// - the slowdowns (§4.4) drain the queue, so a flow that starts later measures the true base delay and
 //   the two share the link, where RFC 6817's latecomer takes it (the "latecomer advantage" §1 names).
 
-/// LEDBAT++'s TARGET queueing delay (draft-irtf-iccrg-ledbat-plus-plus "target delay").
+/// LEDBAT++'s TARGET queueing delay (draft-irtf-iccrg-ledbat-plus-plus-01 §4.5).
 const PP_TARGET_MS: f64 = 60.0;
 
 /// The constant-rate link of `run_seeded` with a droptail buffer of `packets`.

@@ -10,13 +10,16 @@
 //! episode, as the reliable transport signals it once per round trip, halves the window (§2.4.2
 //! "at most once per RTT"); an RTO drops it to one packet (§2.4.2 "on timeout").
 //!
-//! `plus_plus = true` turns on LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus): round-trip delay samples
-//! instead of one-way ones, a 60 ms target, a gain of 1/min(16, ceil(2 TARGET / base)), a
-//! multiplicative decrease above target (constant 1, at most half the window per round trip), a slow
-//! start at that gain that ends at 3/4 of the target, and slowdowns: 2 round trips after the initial
-//! slow start, then each time 9 slowdown durations after the last, the window drops to 2 packets for
-//! 2 round trips and slow-starts back to where it was, so that the queue drains and every LEDBAT++
-//! flow on the path sees the true base delay. Defaults (`plus_plus = false`) are RFC 6817 unchanged.
+//! `plus_plus = true` turns on LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus; section numbers are
+//! draft -01's, read through open implementations, docs/deviations.md): round-trip delay samples
+//! instead of one-way ones, a 60 ms target (§4.5), a gain of 1/min(16, ceil(2 TARGET / base)) (§4.2),
+//! GAIN packets per round trip below target and a multiplicative decrease above it (Constant 1, at
+//! most half the window per round trip) (§4.3), a slow start at that gain whose initial run also ends
+//! at 3/4 of the target (§4.1), and slowdowns (§4.4): 2 round trips after the initial slow start, then
+//! each time 9 slowdown durations after the last, the window drops to 2 packets for 2 round trips and
+//! slow-starts back to where it was, so that the queue drains and every LEDBAT++ flow on the path sees
+//! the true base delay; a timeout restarts the initial slow start. Defaults (`plus_plus = false`) are
+//! RFC 6817 unchanged.
 
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
@@ -41,7 +44,7 @@ pub struct Params {
     /// CURRENT_FILTER, samples the current delay is the minimum of (RFC 6817 §2.5: at least 4 per
     /// RTT, none older than an RTT; 4, as ns-3's TcpLedbat NoiseFilterLen).
     pub current_filter: u32,
-    /// ALLOWED_INCREASE, packets above the flight the window may reach (RFC 6817 §2.5: 1).
+    /// ALLOWED_INCREASE, packets above the flight the window may reach (RFC 6817 §2.5: MUST be > 0; 1).
     pub allowed_increase: f64,
     /// INIT_CWND in packets (RFC 6817 §2.5: 2).
     pub initial_window: u32,
@@ -49,15 +52,15 @@ pub struct Params {
     pub min_cwnd: u32,
     /// LEDBAT++ instead of RFC 6817 LEDBAT (draft-irtf-iccrg-ledbat-plus-plus); off by default.
     pub plus_plus: bool,
-    /// LEDBAT++ TARGET (draft-irtf-iccrg-ledbat-plus-plus "target delay": 60 ms); `target_ms` is RFC 6817's.
+    /// LEDBAT++ TARGET (draft-irtf-iccrg-ledbat-plus-plus-01 §4.5: 60 ms); `target_ms` is RFC 6817's.
     pub pp_target_ms: f64,
-    /// LEDBAT++ gain cap: GAIN = 1 / min(this, ceil(2 TARGET / base)) (draft "dynamic GAIN": 16).
+    /// LEDBAT++ gain cap: GAIN = 1 / min(this, ceil(2 TARGET / base)) (draft-01 §4.2: 16).
     pub pp_gain_divisor_max: f64,
-    /// LEDBAT++ multiplicative-decrease constant (draft "multiplicative decrease": 1).
+    /// LEDBAT++ multiplicative-decrease Constant (draft-01 §4.3: 1).
     pub pp_decrease_constant: f64,
-    /// Round trips the window stays at 2 packets in a slowdown (draft "slowdowns": 2).
+    /// Round trips the window stays at 2 packets in a slowdown (draft-01 §4.4: 2).
     pub pp_slowdown_rtts: f64,
-    /// Slowdown durations between the end of one slowdown and the next (draft "slowdowns": 9, a 10% duty cycle).
+    /// Slowdown durations between the end of one slowdown and the next (draft-01 §4.4: 9, a 10% duty cycle).
     pub pp_slowdown_interval: f64,
 }
 
@@ -88,16 +91,16 @@ impl crate::params::Params for Params {
         ParamSpec { name: "gain", unit: "ratio", doc: "GAIN (RFC 6817 §2.5: at most 1; 1)" },
         ParamSpec { name: "base_history", unit: "buckets", doc: "BASE_HISTORY minimum-delay buckets kept (RFC 6817 §2.5: 10)" },
         ParamSpec { name: "bucket_s", unit: "s", doc: "length of a base-delay bucket (RFC 6817 §2.4.2: one minute)" },
-        ParamSpec { name: "current_filter", unit: "samples", doc: "CURRENT_FILTER: current delay = min of this many samples (RFC 6817 §2.5: at least 4 per RTT; ns-3: 4)" },
-        ParamSpec { name: "allowed_increase", unit: "packets", doc: "ALLOWED_INCREASE above the flight (RFC 6817 §2.5: 1)" },
+        ParamSpec { name: "current_filter", unit: "samples", doc: "CURRENT_FILTER: current delay = min of this many samples, none older than an RTT (RFC 6817 §2.5: at least 4 per RTT; ns-3: 4)" },
+        ParamSpec { name: "allowed_increase", unit: "packets", doc: "ALLOWED_INCREASE above the flight (RFC 6817 §2.5: > 0; 1)" },
         ParamSpec { name: "initial_window", unit: "packets", doc: "INIT_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "min_cwnd", unit: "packets", doc: "MIN_CWND (RFC 6817 §2.5: 2)" },
         ParamSpec { name: "plus_plus", unit: "bool", doc: "LEDBAT++ (draft-irtf-iccrg-ledbat-plus-plus) instead of RFC 6817" },
-        ParamSpec { name: "pp_target_ms", unit: "ms", doc: "LEDBAT++ TARGET (draft, target delay: 60)" },
-        ParamSpec { name: "pp_gain_divisor_max", unit: "ratio", doc: "LEDBAT++ GAIN = 1/min(this, ceil(2 TARGET/base)) (draft, dynamic GAIN: 16)" },
-        ParamSpec { name: "pp_decrease_constant", unit: "ratio", doc: "LEDBAT++ multiplicative-decrease constant (draft, multiplicative decrease: 1)" },
-        ParamSpec { name: "pp_slowdown_rtts", unit: "RTTs", doc: "LEDBAT++ slowdown length at 2 packets (draft, slowdowns: 2)" },
-        ParamSpec { name: "pp_slowdown_interval", unit: "slowdowns", doc: "LEDBAT++ wait between slowdowns in slowdown durations (draft, slowdowns: 9)" },
+        ParamSpec { name: "pp_target_ms", unit: "ms", doc: "LEDBAT++ TARGET (draft-01 §4.5: 60)" },
+        ParamSpec { name: "pp_gain_divisor_max", unit: "ratio", doc: "LEDBAT++ GAIN = 1/min(this, ceil(2 TARGET/base)) (draft-01 §4.2: 16)" },
+        ParamSpec { name: "pp_decrease_constant", unit: "ratio", doc: "LEDBAT++ multiplicative-decrease Constant (draft-01 §4.3: 1)" },
+        ParamSpec { name: "pp_slowdown_rtts", unit: "RTTs", doc: "LEDBAT++ slowdown length at 2 packets (draft-01 §4.4: 2)" },
+        ParamSpec { name: "pp_slowdown_interval", unit: "slowdowns", doc: "LEDBAT++ wait between slowdowns in slowdown durations (draft-01 §4.4: 9)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         check_positive("target_ms", self.target_ms)?;
@@ -112,8 +115,9 @@ impl crate::params::Params for Params {
         if !(self.pp_decrease_constant >= 0.0 && self.pp_decrease_constant.is_finite()) {
             return Err(invalid("pp_decrease_constant", "must be >= 0 and finite"));
         }
-        if !(self.allowed_increase >= 0.0 && self.allowed_increase.is_finite()) {
-            return Err(invalid("allowed_increase", "must be >= 0 and finite"));
+        // RFC 6817 §2.5: ALLOWED_INCREASE MUST be greater than 0.
+        if !(self.allowed_increase > 0.0 && self.allowed_increase.is_finite()) {
+            return Err(invalid("allowed_increase", "must be > 0 and finite"));
         }
         for (key, v) in [
             ("base_history", self.base_history),
@@ -138,6 +142,8 @@ impl crate::params::Params for Params {
 #[derive(Clone, Copy, Debug)]
 struct DelayRing {
     v: [Dur; MAX_HISTORY],
+    /// When each entry was taken (the ACK's arrival).
+    at: [Time; MAX_HISTORY],
     len: usize,
     /// Index of the newest entry.
     head: usize,
@@ -148,20 +154,22 @@ impl DelayRing {
     fn new(len: usize) -> Self {
         DelayRing {
             v: [Dur::MAX; MAX_HISTORY],
+            at: [Time::ZERO; MAX_HISTORY],
             len,
             head: 0,
             filled: 0,
         }
     }
 
-    /// Append, dropping the oldest when full.
-    fn push(&mut self, d: Dur) {
+    /// Append the delay taken at `at`, dropping the oldest when full.
+    fn push(&mut self, d: Dur, at: Time) {
         self.head = if self.filled == 0 {
             0
         } else {
             (self.head + 1) % self.len
         };
         self.v[self.head] = d;
+        self.at[self.head] = at;
         self.filled = (self.filled + 1).min(self.len);
     }
 
@@ -173,12 +181,20 @@ impl DelayRing {
     fn min(&self) -> Option<Dur> {
         (0..self.filled).map(|i| self.v[i]).min()
     }
+
+    /// The minimum over the newest entry and those taken within `window` before `now`.
+    fn min_within(&self, now: Time, window: Dur) -> Option<Dur> {
+        (0..self.filled)
+            .filter(|&i| i == self.head || now.since(self.at[i]) <= window)
+            .map(|i| self.v[i])
+            .min()
+    }
 }
 
-/// LEDBAT++'s phase (draft-irtf-iccrg-ledbat-plus-plus modified slow start, slowdowns).
+/// LEDBAT++'s phase (draft-irtf-iccrg-ledbat-plus-plus-01 §4.1 modified slow start, §4.4 slowdowns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PpPhase {
-    /// Slow start at GAIN per ACK until the queue reaches 3/4 of TARGET or the window `ssthresh`.
+    /// Slow start at GAIN per ACK until the window reaches `ssthresh` (or, in the initial one, the queue 3/4 of TARGET).
     SlowStart,
     /// Delay-driven congestion avoidance.
     Avoidance,
@@ -200,6 +216,8 @@ struct PlusPlus {
     /// RFC 6298 smoothed RTT, the draft's round-trip unit for slowdown timing.
     srtt: Option<Dur>,
     slowdowns: u64,
+    /// In the initial slow start (the connection's first, or the one a timeout restarts).
+    initial: bool,
 }
 
 #[derive(Debug)]
@@ -232,6 +250,7 @@ impl Ledbat {
                 next_slowdown: None,
                 srtt: None,
                 slowdowns: 0,
+                initial: true,
             },
             p,
         }
@@ -279,7 +298,7 @@ impl Ledbat {
         let bucket = (now.as_secs_f64() / self.p.bucket_s).floor() as u64;
         if self.last_rollover != Some(bucket) {
             self.last_rollover = Some(bucket);
-            self.base.push(delay);
+            self.base.push(delay, now);
         } else {
             self.base.lower_tail(delay);
         }
@@ -289,7 +308,7 @@ impl Ledbat {
         self.p.min_cwnd as f64
     }
 
-    /// draft-irtf-iccrg-ledbat-plus-plus "dynamic GAIN": GAIN = 1 / min(16, ceil(2 TARGET / base delay)).
+    /// draft-01 §4.2: GAIN = 1 / min(16, ceil(2 TARGET / base delay)), the base delay a round trip.
     fn pp_gain(&self, base: Dur) -> f64 {
         let ratio = (2.0 * self.target_s() / base.as_secs_f64().max(1e-9)).ceil();
         1.0 / ratio.clamp(1.0, self.p.pp_gain_divisor_max)
@@ -299,23 +318,23 @@ impl Ledbat {
         self.pp.srtt.unwrap_or(Dur::ZERO)
     }
 
-    /// Slow start is over: schedule the slowdown that follows it (draft "slowdowns").
+    /// Slow start is over: schedule the slowdown that follows it (draft-01 §4.4).
     fn pp_end_slow_start(&mut self, now: Time) {
         self.pp.phase = PpPhase::Avoidance;
+        self.pp.initial = false;
         self.pp.next_slowdown = Some(match self.pp.slowdown_start.take() {
-            // The initial slowdown: 2 round trips after the initial slow start.
-            None if self.pp.slowdowns == 0 => now + Dur(self.pp_rtt().as_ns() * 2),
-            // Periodic: 9 times the last slowdown's duration (its 2-packet part and the slow start back).
+            // draft §4.4: the initial slowdown comes 2 RTTs after the initial slow start completes.
+            None => now + Dur(self.pp_rtt().as_ns() * 2),
+            // draft §4.4: the next one 9 times the last slowdown's duration (2-packet hold and ramp) later.
             Some(start) => {
                 now + Dur::from_secs_f64(
                     now.since(start).as_secs_f64() * self.p.pp_slowdown_interval,
                 )
             }
-            None => now,
         });
     }
 
-    /// draft-irtf-iccrg-ledbat-plus-plus modified slow start, multiplicative decrease, slowdowns, on one ACK with queueing delay `queuing` over `base`.
+    /// draft-01 §4.1 slow start, §4.3 decrease, §4.4 slowdowns, on one ACK with queueing delay `queuing` over `base`.
     fn pp_on_ack(&mut self, now: Time, ev: &AckEvent, queuing: Dur, base: Dur) {
         let target = self.target_s();
         let q = queuing.as_secs_f64();
@@ -323,7 +342,7 @@ impl Ledbat {
         let acked = ev.newly_acked as f64;
         if self.pp.phase == PpPhase::Slowdown {
             if now < self.pp.until {
-                // "slowdowns": the window stays at 2 packets for the slowdown's round trips.
+                // draft-01 §4.4: the window is frozen at 2 packets for 2 RTTs.
                 self.cwnd = self.min_cwnd();
                 return;
             }
@@ -331,21 +350,22 @@ impl Ledbat {
         }
         match self.pp.phase {
             PpPhase::SlowStart => {
-                // "modified slow start": slow start grows by GAIN per ACK, and ends at 3/4 of TARGET or at ssthresh.
+                // draft §4.1 modified slow start: grow by GAIN per ACK; every slow start ends at ssthresh.
                 self.cwnd += gain * acked;
                 if self.cwnd >= self.pp.ssthresh {
                     self.cwnd = self.pp.ssthresh;
                     self.pp_end_slow_start(now);
-                } else if q > 0.75 * target {
+                // draft §4.1: the exit at 3/4 of TARGET applies only to the initial slow start, not to a slowdown's ramp.
+                } else if q > 0.75 * target && self.pp.initial {
                     self.pp_end_slow_start(now);
                 }
             }
             PpPhase::Avoidance | PpPhase::Slowdown => {
                 let per_rtt = if q <= target {
-                    // "dynamic GAIN": GAIN packets per round trip below target (slower than Reno's 1).
+                    // draft-01 §4.3: below target W += GAIN per round trip (slower than Reno's 1).
                     gain
                 } else {
-                    // "multiplicative decrease": W += max(GAIN - C W (delay/TARGET - 1), -W/2) per round trip.
+                    // draft-01 §4.3: above target W += max(GAIN - Constant W (delay/TARGET - 1), -W/2) per round trip.
                     let c = self.p.pp_decrease_constant;
                     (gain - c * self.cwnd * (q / target - 1.0)).max(-self.cwnd / 2.0)
                 };
@@ -357,7 +377,7 @@ impl Ledbat {
         self.cwnd = self.cwnd.min(flight + self.p.allowed_increase);
         self.cwnd = self.cwnd.max(self.min_cwnd());
         if self.pp.phase == PpPhase::Avoidance && self.pp.next_slowdown.is_some_and(|t| now >= t) {
-            // "slowdowns": remember the window, drop to 2 packets for 2 round trips.
+            // draft-01 §4.4: set ssthresh to the window, drop to 2 packets for 2 round trips.
             self.pp.ssthresh = self.cwnd;
             self.pp.phase = PpPhase::Slowdown;
             self.pp.slowdown_start = Some(now);
@@ -384,8 +404,10 @@ impl Controller for Ledbat {
             ev.recv_time.since(ev.send_time)
         };
         self.update_base_delay(now, delay);
-        self.current.push(delay);
-        let (Some(current), Some(base)) = (self.current.min(), self.base.min()) else {
+        self.current.push(delay, now);
+        // RFC 6817 §2.5: CURRENT_FILTER MUST be limited so that no sample is older than an RTT (this ACK's).
+        let current = self.current.min_within(now, ev.rtt);
+        let (Some(current), Some(base)) = (current, self.base.min()) else {
             return;
         };
         // §2.4.2: queuing_delay = FILTER(current_delays) - MIN(base_delays).
@@ -411,12 +433,20 @@ impl Controller for Ledbat {
         // §2.4.2 on loss: cwnd = min(cwnd, max(cwnd / 2, MIN_CWND)), once per round trip.
         self.cwnd = self.cwnd.min((self.cwnd / 2.0).max(self.min_cwnd()));
         if self.p.plus_plus && self.pp.phase == PpPhase::SlowStart {
-            // A loss ends slow start as it ends Reno's (draft "modified slow start" keeps RFC 6817's loss response).
+            // A loss ends slow start as it ends Reno's (the draft keeps RFC 6817's loss response).
             self.pp_end_slow_start(now);
         }
     }
 
     fn on_rto(&mut self, _now: Time) {
+        if self.p.plus_plus {
+            // ns-3 TcpLedbatPp and Apple XNU tcp_ledbat.c: a timeout restarts the initial slow start, ssthresh max(W/2, 2).
+            self.pp.ssthresh = (self.cwnd / 2.0).max(self.min_cwnd());
+            self.pp.phase = PpPhase::SlowStart;
+            self.pp.initial = true;
+            self.pp.slowdown_start = None;
+            self.pp.next_slowdown = None;
+        }
         // §2.4.2 on timeout: one packet.
         self.cwnd = 1.0;
     }
@@ -527,20 +557,35 @@ mod tests {
         ack(&mut s, 20);
         // One 50 ms sample a minute: each opens a new bucket; the 20 ms bucket is one of the ten
         // kept until the eleventh bucket opens.
-        for i in 0..9 {
+        for _ in 0..9 {
             s.advance(Dur::from_ms(60_000));
             s.send(1);
             ack(&mut s, 50);
             assert_eq!(s.cc.base.min(), Some(Dur::from_ms(20)));
-            // Once the 20 ms sample has left the 4-sample current filter, 30 ms of queue shows.
-            let q = if i >= 3 { 30 } else { 0 };
-            assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(q)));
+            // The earlier samples are minutes old, not current (§2.5): 30 ms of queue shows at once.
+            assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(30)));
         }
         s.advance(Dur::from_ms(60_000));
         s.send(1);
         ack(&mut s, 50);
         assert_eq!(s.cc.base.min(), Some(Dur::from_ms(50)));
         assert_eq!(s.cc.queuing_delay(), Some(Dur::ZERO));
+    }
+
+    #[test]
+    fn the_current_delay_forgets_samples_older_than_a_round_trip() {
+        let mut s = Script::new(Ledbat::new(Params::default()));
+        s.send(1);
+        ack(&mut s, 20);
+        // Half a second later one packet sees a 50 ms one-way delay (a 100 ms RTT): the 20 ms sample is
+        // five round trips old, so only the new one is current (RFC 6817 §2.5 CURRENT_FILTER).
+        s.advance(Dur::from_ms(500));
+        s.send(2);
+        ack(&mut s, 50);
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(30)));
+        // Within a round trip both count: a 60 ms sample 20 ms later leaves the current delay at 50 ms.
+        ack(&mut s, 60);
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(30)));
     }
 
     #[test]
@@ -679,6 +724,72 @@ mod tests {
     }
 
     #[test]
+    fn ledbat_pp_ramp_after_a_slowdown_ignores_delay_and_ends_at_the_window_it_held() {
+        let mut s = pp(20);
+        ack_rtt(&mut s, 40);
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        while s.cc.pp_phase() != PpPhase::Slowdown {
+            s.now += Dur::from_ms(5);
+            ack_rtt(&mut s, 40);
+        }
+        let ssthresh = s.cc.pp.ssthresh;
+        s.now = s.cc.pp.until;
+        // The 2-packet hold is over: slow start back at GAIN (1/3 at a 40 ms base RTT) per ACK.
+        ack_rtt(&mut s, 40);
+        assert_eq!(s.cc.pp_phase(), PpPhase::SlowStart);
+        let mut w = 2.0 + 1.0 / 3.0;
+        assert_close(s.cc.cwnd_f64(), w);
+        // A 50 ms queue (above 3/4 of 60 ms) ended the initial slow start; the ramp keeps growing.
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+            w += 1.0 / 3.0;
+            assert_close(s.cc.cwnd_f64(), w);
+            assert_eq!(s.cc.pp_phase(), PpPhase::SlowStart);
+        }
+        assert_eq!(s.cc.queuing_delay(), Some(Dur::from_ms(50)));
+        // It ends where the window was when the slowdown began.
+        while s.cc.pp_phase() == PpPhase::SlowStart {
+            ack_rtt(&mut s, 90);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        assert_close(s.cc.cwnd_f64(), ssthresh);
+    }
+
+    #[test]
+    fn ledbat_pp_restarts_its_initial_slow_start_after_a_timeout() {
+        let mut s = pp(20);
+        ack_rtt(&mut s, 40);
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        assert_close(s.cc.cwnd_f64(), 20.0 + 5.0 / 3.0);
+        assert!(s.cc.next_slowdown().is_some());
+        // A timeout: one packet, ssthresh half the window, the initial slow start again, no slowdown due.
+        s.rto();
+        assert_eq!(s.cc.cwnd(), 1);
+        assert_eq!(s.cc.pp_phase(), PpPhase::SlowStart);
+        assert_close(s.cc.pp.ssthresh, (20.0 + 5.0 / 3.0) / 2.0);
+        assert_eq!(s.cc.next_slowdown(), None);
+        // GAIN per ACK (1/3 at a 40 ms base RTT), not below MIN_CWND.
+        ack_rtt(&mut s, 40);
+        assert_close(s.cc.cwnd_f64(), 2.0);
+        ack_rtt(&mut s, 40);
+        assert_close(s.cc.cwnd_f64(), 2.0 + 1.0 / 3.0);
+        // As the initial slow start, it ends at 3/4 of TARGET and the first slowdown is 2 RTTs later.
+        for _ in 0..4 {
+            ack_rtt(&mut s, 90);
+        }
+        assert_eq!(s.cc.pp_phase(), PpPhase::Avoidance);
+        assert_close(s.cc.cwnd_f64(), 2.0 + 5.0 / 3.0);
+        let srtt = s.cc.pp.srtt.expect("sampled");
+        assert_eq!(s.cc.next_slowdown(), Some(s.now + Dur(2 * srtt.as_ns())));
+    }
+
+    #[test]
     fn ledbat_defaults_are_rfc_6817_and_report_no_counters() {
         let p = Params::default();
         assert!(!p.plus_plus);
@@ -717,6 +828,14 @@ mod tests {
                 ..Default::default()
             },
             "initial_window",
+        );
+        // RFC 6817 §2.5: ALLOWED_INCREASE MUST be greater than 0 (0 would never let the window grow).
+        bad(
+            Params {
+                allowed_increase: 0.0,
+                ..Default::default()
+            },
+            "allowed_increase",
         );
     }
 }
