@@ -66,8 +66,8 @@ macro_rules! controllers {
 
         /// Any controller: one variant per built-in (dispatched by `match`, so the transport's per-ACK
         /// calls are static and inline) and `Boxed` for the rest (Python controllers, wrappers).
-        /// Each variant is boxed so the enum stays 16 bytes in the sender's hot fields (the built-ins
-        /// take 16 to 1,472 bytes).
+        /// Each variant is boxed so the enum stays 24 bytes (a tag beside `Boxed`'s fat pointer) in the
+        /// sender's hot fields, where the built-ins themselves take 16 to 1,472 bytes.
         pub enum AnyController {
             $($ty(Box<$module::$ty>),)*
             Boxed(Box<dyn Controller>),

@@ -181,7 +181,8 @@ impl Bins {
 }
 
 /// Packet samples a flow's histograms take in one batch when its recording is deferred
-/// ([`FlowStats::deferred`]): half departures (queue and signal delay), half deliveries (one-way delay).
+/// ([`FlowStats::deferred`]): departures (queue and signal delay) and deliveries (one-way delay) share
+/// the buffer in arrival order.
 pub const PENDING: usize = 64;
 /// From this many flows on, each flow's histograms are recorded in batches of [`PENDING`] samples: a
 /// flow's packets are then too far apart for its histogram pages to stay cached between them.
@@ -196,8 +197,8 @@ const DELAY_MASK: u64 = (1 << DELAY_BITS) - 1;
 ///
 /// Without bins its memory is constant in the run's length: counters, and histograms bounded by the
 /// range of delays (`IntHistogram`, `LogHistogram`). Fields in declaration order (`repr(C)`), aligned
-/// to a cache line: the first line holds what a link departure writes, the second what sending,
-/// arriving and delivery write, then the pending samples; the histograms, written in batches when
+/// to a cache line: the first line holds the counters a link departure writes, the second what sending,
+/// arriving and delivery write, then the pending samples (which a deferred departure also writes); the histograms, written in batches when
 /// deferred and read at the end, come last.
 #[repr(C, align(64))]
 #[derive(Clone, Debug)]

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::common::ExtremeWindow;
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
-use crate::{AckEvent, Controller, LossEvent};
+use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -302,8 +302,8 @@ pub struct Copa {
     acked: u64,
     /// Losses the transport reported since the last ACK: genericCC learns of them in the next onACK.
     pending_losses: u32,
-    /// ctcp.hh `last_ack_time` (ms): the last ACK or restart; `acked_since_init`: the sender's
-    /// largest-ACK bookkeeping has seen an ACK since init().
+    /// ctcp.hh `last_ack_time` (ms): the flow's first send, then the last ACK or restart (NaN before
+    /// the first send); `acked_since_init`: the sender's largest-ACK bookkeeping has seen an ACK since init().
     last_ack: f64,
     acked_since_init: bool,
     bytes: u32,
@@ -329,7 +329,7 @@ impl Copa {
             reduce_on_loss: ReduceOnLoss::default(),
             acked: 0,
             pending_losses: 0,
-            last_ack: 0.0,
+            last_ack: f64::NAN,
             acked_since_init: false,
             bytes: 1500,
             mode_switches: 0,
@@ -534,6 +534,14 @@ impl Controller for Copa {
         self.acked += 1;
     }
 
+    fn on_send(&mut self, now: Time, _ev: &SendEvent) -> u64 {
+        // ctcp.hh: `last_ack_time` starts at the flow's start (cur_time before init()), not at time zero.
+        if self.last_ack.is_nan() {
+            self.last_ack = ms(now);
+        }
+        0
+    }
+
     fn on_loss(&mut self, _now: Time, _ev: &LossEvent) {
         // markoviancc.cc: a loss acts only in the onACK that reveals it (the transport reports it first).
         self.pending_losses = self.pending_losses.saturating_add(1);
@@ -722,6 +730,19 @@ mod tests {
         assert!(s.cc.in_slow_start());
         assert_eq!(s.cc.pacing_rate(), None);
         assert!(s.cc.rtt_min_s().is_nan());
+        assert_eq!(s.cc.counters()[1], ("restarts", 1));
+    }
+
+    #[test]
+    fn a_flow_that_starts_late_does_not_restart_at_its_first_timeout_within_2_s_of_its_start() {
+        let mut s = copa();
+        s.advance(Dur::from_ms(5000));
+        s.send(10);
+        s.advance(Dur::from_ms(1000));
+        s.cc.on_rto(s.now);
+        assert_eq!(s.cc.counters()[1], ("restarts", 0));
+        s.advance(Dur::from_ms(1100));
+        s.cc.on_rto(s.now);
         assert_eq!(s.cc.counters()[1], ("restarts", 1));
     }
 
