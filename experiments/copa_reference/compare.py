@@ -6,6 +6,7 @@ within a relative tolerance of 1e-9, the largest difference per field, and the f
 with the script line that preceded them.
 """
 
+import math
 import sys
 
 FIELDS = ["cwnd", "delta", "mode", "slow_start", "velocity", "intersend_ms"]
@@ -24,17 +25,19 @@ def rows(path):
 def main(script, ref_path, ours_path, show=5):
     lines = open(script).read().splitlines()
     ref, ours = rows(ref_path), rows(ours_path)
-    assert len(ref) == len(ours), f"{len(ref)} reference lines, {len(ours)} ccscope lines"
+    if len(ref) != len(ours):
+        sys.exit(f"error: {ref_path} has {len(ref)} lines, {ours_path} {len(ours)}: not the same script")
     worst = [0.0] * len(FIELDS)
     differing = []
     for r, o in zip(ref, ours):
-        assert r[0] == o[0] and r[1] == o[1], (r, o)
+        if r[0] != o[0] or r[1] != o[1]:
+            sys.exit(f"error: line {r[0]} {r[1]!r} of {ref_path} against line {o[0]} {o[1]!r} of {ours_path}")
         bad = []
         for k, (a, b) in enumerate(zip(r[2], o[2])):
-            d = abs(a - b)
-            rel = d / max(abs(a), 1.0)
+            # A NaN or infinity on either side is a difference, never an agreement.
+            rel = abs(a - b) / max(abs(a), 1.0) if math.isfinite(a) and math.isfinite(b) else math.inf
             worst[k] = max(worst[k], rel)
-            if rel > TOL:
+            if not rel <= TOL:
                 bad.append(k)
         if bad:
             differing.append((r, o, bad))

@@ -162,7 +162,7 @@ def test_bad_input_gives_one_line_naming_the_option_and_exit_2(command, case, ar
     assert "Traceback" not in all_output(res)
 
 
-@pytest.mark.parametrize("p", [1e-12, 1e-17, 1e-30, 1e-300])
+@pytest.mark.parametrize("p", [1e-12, 1e-17, 1e-30, 1e-300, 2.9e-308])
 @pytest.mark.parametrize("rbuf", ["128000", "25000MB"])
 def test_a_vanishing_loss_rate_gives_every_model_the_window_limited_rate(p, rbuf):
     # W = 85 (128 kB) or 16.7 M packets (25,000 MB), both above b d = 33 packets: as p -> 0 the renewal model

@@ -114,7 +114,8 @@ def _expected_window_eq62(p: float) -> float:
     def f(w: float) -> float:
         return 3.0 * w * w / 8.0 + 3.0 * w / 4.0 - lost_eq62(p, w) - target
 
-    hi = math.sqrt(16.0 / (3.0 * p)) + 1.0
+    # sqrt(16/3)/sqrt(p), not sqrt(16/(3p)): the latter overflows to inf for p below ~3e-308.
+    hi = math.sqrt(16.0 / 3.0) / math.sqrt(p) + 1.0
     return brentq(f, 0.0, hi, xtol=1e-12, maxiter=200)
 
 
