@@ -132,12 +132,12 @@ fn main() {
         if f.controller != "copa" || !std::mem::take(&mut first) {
             return Ok(cc);
         }
-        Ok(Box::new(Recorder {
+        Ok(AnyController::boxed(Recorder {
             inner: cc,
             lines: Arc::clone(&lines),
             ids: HashMap::new(),
             next_id: 0,
-        }) as AnyController)
+        }))
     })
     .expect("scenario builds");
     let (r, _) = sim.run();
