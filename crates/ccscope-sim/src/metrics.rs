@@ -274,6 +274,11 @@ impl FlowStats {
         self
     }
 
+    /// Whether its histogram samples are recorded in batches.
+    pub fn is_deferred(&self) -> bool {
+        self.defer
+    }
+
     /// Records the pending samples, in the order they came.
     #[inline(never)]
     pub fn flush(&mut self) {
