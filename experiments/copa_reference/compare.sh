@@ -30,4 +30,4 @@ g++ -O2 -std=c++14 -I "$gcc_dir" -I "$here/shim" "$here/reference_harness.cc" \
 "$work/reference_harness" < "$work/script.txt" > "$work/genericcc.txt"
 "$root/target/release/examples/copa_replay" "$work/script.txt" > "$work/ccscope.txt"
 head -4 "$work/script.txt" | grep '^#'
-python3 "$here/compare.py" "$work/script.txt" "$work/genericcc.txt" "$work/ccscope.txt"
+python3 "$here/compare_decisions.py" "$work/script.txt" "$work/genericcc.txt" "$work/ccscope.txt"

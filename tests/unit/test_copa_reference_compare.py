@@ -1,4 +1,4 @@
-"""experiments/copa_reference/compare.py: a NaN or infinity on either side is a difference, never agreement."""
+"""experiments/copa_reference/compare_decisions.py: a NaN or infinity on either side is a difference, never agreement."""
 
 import math
 import subprocess
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-COMPARE = Path(__file__).resolve().parents[2] / "experiments" / "copa_reference" / "compare.py"
+COMPARE = Path(__file__).resolve().parents[2] / "experiments" / "copa_reference" / "compare_decisions.py"
 
 
 def _run(tmp_path, ref_row, ours_row):

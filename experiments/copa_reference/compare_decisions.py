@@ -1,5 +1,5 @@
 """Compare Copa's decisions, event by event, between genericCC (reference_harness.cc) and ccscope
-(`copa_replay`): `python3 compare.py script.txt reference.txt ccscope.txt`.
+(`copa_replay`): `python3 compare_decisions.py script.txt reference.txt ccscope.txt`.
 
 Prints how many events agree on every field (cwnd, delta, mode, slow start, velocity, intersend time)
 within a relative tolerance of 1e-9, the largest difference per field, and the first events that differ
