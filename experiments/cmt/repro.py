@@ -261,17 +261,48 @@ def dests(paths: Iterable[Path]) -> list[Destination]:
     return [Destination(p.b_mbps, p.d_ms, p.p) for p in paths]
 
 
-def _gain_runs(pt: GainPoint, st: Settings, scale: float) -> list[tuple]:
-    secs = min(st.cap_s, duration_for(pt.paths, pt.rbuf, st.two_path_loss_events, st.cap_s) * scale)
+def _gain_runs(pt: GainPoint, st: Settings, secs: float, seeds: Sequence[int]) -> list[tuple]:
     static = association(pt.paths, pt.rbuf, secs, loss="bernoulli", management="static", limits=pt.limits)
     dynamic = association(pt.paths, pt.rbuf, secs, loss="bernoulli", management="dynamic")
-    return [(scheme, Run(text, seed)) for seed in range(1, st.two_path_seeds + 1)
-            for scheme, text in (("static", static), ("dynamic", dynamic))]
+    return [(scheme, Run(text, seed)) for seed in seeds for scheme, text in (("static", static), ("dynamic", dynamic))]
+
+
+# A pilot run per scheme is sized for this many loss events (a guess from an upper bound on the rate); the
+# point's runs are sized from its measured rate once it saw at least half as many.
+PILOT_LOSS_EVENTS = 200
+# Head-room over the pilot's rate: seeds differ, and a run short of the target is run again, longer.
+PILOT_MARGIN = 1.25
+
+
+def sized_seconds(loss_events: int, seconds: float, target: int, margin: float, cap_s: float) -> float:
+    """Seconds for `target` loss events at the rate a run of `seconds` showed (`loss_events` of them), with
+    `margin` head-room, capped; a run that saw none is asked for the cap."""
+    if loss_events <= 0:
+        return cap_s
+    return min(cap_s, margin * target * seconds / loss_events)
+
+
+def _run_sized(pts: list[GainPoint], st: Settings, secs: dict, seeds: Sequence[int], done: dict, what: str,
+               log: Callable[[str], None]) -> None:
+    """Run both schemes on `seeds` at each point for `secs[id(pt)]` simulated seconds into pt.static/dynamic;
+    `done` holds the runs already made (a pilot at the cap is its seed's run)."""
+    runs = [(pt, scheme, r) for pt in pts for scheme, r in _gain_runs(pt, st, secs[id(pt)], seeds)]
+    # Figures share curves (Fig. 9 b2 = 20 is Fig. 10 r = 128 KB, ...): each distinct run once.
+    distinct = [r for r in dict.fromkeys(r for *_, r in runs) if r not in done]
+    log(f"two paths, {what}: {len(distinct)} runs, {sum(secs[id(pt)] for pt in pts):.0f} simulated s per seed and scheme")
+    done.update(zip(distinct, simulate_all(distinct, st)))
+    for pt in pts:
+        pt.static, pt.dynamic = [], []
+    for pt, scheme, r in runs:
+        getattr(pt, scheme).append(done[r])
 
 
 def run_gains(pts: list[GainPoint], st: Settings, log: Callable[[str], None]) -> None:
     """Simulate both schemes at each point until every run saw `two_path_loss_events` loss events (or hit
-    the cap), as Figs. 5-8 are (specs/002-cmt.md §4: each point long enough for >= 2,000 loss events)."""
+    the cap), as Figs. 5-8 are (specs/002-cmt.md §4: each point long enough for >= 2,000 loss events).
+
+    A pilot on the first seed measures each point's loss-event rate (lengthened until it sees
+    PILOT_LOSS_EVENTS), the runs are sized from it, and only points that still fall short run again."""
     cache: dict = {}
     for pt in pts:
         key = (pt.paths, pt.rbuf)
@@ -280,24 +311,34 @@ def run_gains(pts: list[GainPoint], st: Settings, log: Callable[[str], None]) ->
         a = cache[key]
         pt.limits = tuple(int(c) for c in a.limits_packets)
         pt.predicted_static_mbps = float(a.total_mbps)
-    scale = {id(pt): 1.0 for pt in pts}
+    target = st.two_path_loss_events
+    pilot = min(PILOT_LOSS_EVENTS, target)
+    secs = {id(pt): duration_for(pt.paths, pt.rbuf, pilot, st.cap_s) for pt in pts}
+    done: dict = {}
     todo = list(pts)
     while todo:
-        runs = [(pt, scheme, r) for pt in todo for scheme, r in _gain_runs(pt, st, scale[id(pt)])]
-        # Figures share curves (Fig. 9 b2 = 20 is Fig. 10 r = 128 KB, ...): each distinct run once.
-        distinct = list(dict.fromkeys(r for *_, r in runs))
-        log(f"two paths: {len(distinct)} runs")
-        done = dict(zip(distinct, simulate_all(distinct, st)))
+        _run_sized(todo, st, secs, (1,), done, "pilot", log)
+        again = []
         for pt in todo:
-            pt.static, pt.dynamic = [], []
-        for pt, scheme, r in runs:
-            getattr(pt, scheme).append(done[r])
+            got = min(s["loss_events"] for s in pt.static + pt.dynamic)
+            if 2 * got >= pilot or secs[id(pt)] >= st.cap_s:
+                secs[id(pt)] = sized_seconds(got, secs[id(pt)], target, PILOT_MARGIN, st.cap_s)
+            else:
+                # Too few to size from: lengthen the pilot (tenfold when it saw none).
+                secs[id(pt)] = (min(st.cap_s, 10 * secs[id(pt)]) if got == 0 else
+                                sized_seconds(got, secs[id(pt)], pilot, PILOT_MARGIN, st.cap_s))
+                again.append(pt)
+        todo = again
+    seeds = range(1, st.two_path_seeds + 1)
+    todo = list(pts)
+    while todo:
+        _run_sized(todo, st, secs, seeds, done, "runs", log)
         again = []
         for pt in todo:
             sims = pt.static + pt.dynamic
             got = min(s["loss_events"] for s in sims)
-            if got < st.two_path_loss_events and max(s["duration_s"] for s in sims) < st.cap_s * 0.999:
-                scale[id(pt)] *= 1.2 * st.two_path_loss_events / max(1, got)
+            if got < target and max(s["duration_s"] for s in sims) < st.cap_s * 0.999:
+                secs[id(pt)] = sized_seconds(got, secs[id(pt)], target, 1.2, st.cap_s)
                 again.append(pt)
         log(f"two paths: {len(todo) - len(again)} points done, {len(again)} need longer runs")
         todo = again

@@ -136,6 +136,18 @@ def test_every_two_path_run_is_lengthened_to_the_loss_events_asked_for():
     assert max(r["duration_s"] for r in runs) > 60.0
 
 
+def test_two_path_runs_are_sized_from_a_pilot_on_the_first_seed_and_made_once():
+    # The same point: the pilot (seed 1) measures the loss-event rate; each seed's runs are then made once, at
+    # the size the pilot asks for, not first at a guess and again lengthened (issue 10's cost).
+    pts = [pt for pt in repro.gain_points() if (pt.fig, pt.curve, pt.p1) == ("10", "r = 64 KB", 0.1)]
+    lines: list = []
+    repro.run_gains(pts, repro.Settings(two_path_seeds=2, two_path_loss_events=400, jobs=2), log=lines.append)
+    assert [line.split(":")[0] for line in lines] == ["two paths, pilot", "two paths, runs", "two paths"], lines
+    assert lines[1].startswith("two paths, runs: 4 runs") and lines[2].endswith("1 points done, 0 need longer runs")
+    assert repro.sized_seconds(100, 60.0, 400, 1.25, 30_000.0) == 300.0
+    assert repro.sized_seconds(0, 60.0, 400, 1.25, 30_000.0) == 30_000.0 == repro.sized_seconds(1, 60.0, 400, 1.25, 30_000.0)
+
+
 def test_window_management_acts_only_where_the_windows_fill_the_buffer():
     # Fig. 9 b2 = 10 Mbit/s, p1 = 1e-2 (gain ~0): path 1's loss-limited window and path 2's BDP never fill
     # 128 KB together, so the buffer is never full and both schemes send the same; at the gain's peak
