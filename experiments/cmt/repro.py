@@ -668,7 +668,9 @@ def claims(single: list[dict], gains: list[dict], steps: list[dict], st: Setting
         + (", ".join(f"Fig. {r['fig']} x = {r['x']:g} ({_pct(r['renewal_err'])})" for r in single if r["renewal_err"] > 0.15) or "none") + ".",
         f"- Loss events per run, Figs. 5-8: at least {events} (asked of the runner: {st.loss_events}).",
         f"- Loss events per run, Figs. 9-12: at least {min(r['min_loss_events'] for r in gains)} (asked of the runner: "
-        f"{st.two_path_loss_events}; runs made before the runner lengthened two-path runs were not lengthened).",
+        f"{st.two_path_loss_events}" + ("; rows read back from runs made before the runner lengthened two-path runs, or "
+                                        "capped, keep fewer)." if any(int(r["min_loss_events"]) < st.two_path_loss_events
+                                                                      for r in gains) else ")."),
         f"- Static over dynamic, Figs. 9-11, p1 in [1e-3, 1e-2]: the gain's 95% CI is above zero at {len(above)} of "
         f"{len(window)} points" + (f"; not at: {misses}." if misses else "."),
         f"- Largest gain over Figs. 9-12: {_pct(best['gain'])} ± {_pct(best['gain_ci95'])} (Fig. {best['fig']}, {best['curve']}, "
