@@ -5,7 +5,8 @@
 //! TMobile-LTE-driving trace behind paper 000's RED queue, and 16 Cubic (reliable transport) flows
 //! at 100 Mbit/s. `measure` runs a case and reports delivered packets and simulated seconds per
 //! wall-clock second; `event_queue_baseline` compares the radix-heap `EventQueue` with
-//! `std::collections::BinaryHeap` on a hold model.
+//! `std::collections::BinaryHeap` on a hold model. `example_scenarios` loads every scenario the
+//! package ships (python/ccscope/examples), for the tests and tools that run them all.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
