@@ -1,6 +1,7 @@
 """Paper 003 reproduction: part 1, the traffic analyses of §2 (Figs. 1-3), from fresh background-only runs; part 2,
 the SAC experiments of §4 (Figs. 9-18, Tables 2-3; experiments/mtsc/sac_runs.py and sac_report.py). Writes
-docs/reproductions/mtsc.md, its figures and the data behind them (mtsc/*.csv).
+docs/reproductions/mtsc.md, its figures and the data behind them (mtsc/*.csv, listed in mtsc/ccscope-manifest.json: a
+file of the same name that ccscope did not write stops the script before any run).
 
     python experiments/mtsc/repro.py -o docs/reproductions/mtsc.md [--part traffic|sac]   (or: ccscope repro mtsc)
 
@@ -13,7 +14,6 @@ report is computed here; the spec's acceptance criteria (specs/003-mtsc.md §4) 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import statistics
 import sys
@@ -32,7 +32,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ccscope import api, runner, store  # noqa: E402
-from ccscope.experiment import add_runner_options, check_report_destination  # noqa: E402
+from ccscope.experiment import add_runner_options, check_data_destination, check_report_destination, write_csv  # noqa: E402
 from ccscope.runner import default_jobs  # noqa: E402
 from ccscope import stats  # noqa: E402
 from ccscope.stats import hurst as hurst_mod  # noqa: E402
@@ -324,20 +324,9 @@ def plot_fig3(results: Sequence[dict], path: FsPath, ref: Sequence[dict] = ()) -
     _savefig(fig, path)
 
 
-def _write_csv(path: FsPath, rows: list[dict]) -> None:
-    """One CSV through the package's atomic writer (ccscope.store): a kill leaves the old file or the new."""
-
-    def write(tmp: FsPath) -> None:
-        with tmp.open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-
-    store.write_file(path, write)
-
-
 def write_csvs(results: Sequence[dict], d: FsPath, ref: Sequence[dict] = ()) -> None:
-    _write_csv(d / "fig1_hurst.csv", [
+    hurst, condprob, entropy, mechanism = (d / name for name in CSVS["traffic"])
+    write_csv(hurst, [
         {"alpha": r["alpha"], "seed": r["seed"], "load_mbps": round(r["load_mbps"], 4), "bins": r["bins"],
          **{f"h_{m}": round(r["hurst"][m], 5) for m in METHODS}} for r in results])
     rows = []
@@ -349,7 +338,7 @@ def write_csvs(results: Sequence[dict], d: FsPath, ref: Sequence[dict] = ()) -> 
             rows.append({"alpha": r["alpha"], "seed": r["seed"], "T_s": t, "blocks": tab["blocks"],
                          "kendall_tau_b": round(tab["tau"], 5),
                          "counts": " ".join(str(int(v)) for v in tab["counts"].ravel())})
-    _write_csv(d / "fig2_condprob.csv", rows)
+    write_csv(condprob, rows)
     rows = []
     for r in results:
         if "entropy" not in r:
@@ -359,7 +348,7 @@ def write_csvs(results: Sequence[dict], d: FsPath, ref: Sequence[dict] = ()) -> 
             rows.append({"alpha": r["alpha"], "seed": r["seed"], "T_s": t, "blocks": e["blocks"][k],
                          "entropy": round(e["entropy"][k], 5), "weighted": round(e["weighted"][k], 5),
                          "control": round(e["control"][k], 5), "control_weighted": round(e["control_weighted"][k], 5)})
-    _write_csv(d / "fig3_entropy.csv", rows)
+    write_csv(entropy, rows)
     rows = []
     for r in [*results, *ref]:
         if "mechanism" not in r:
@@ -368,7 +357,7 @@ def write_csvs(results: Sequence[dict], d: FsPath, ref: Sequence[dict] = ()) -> 
         for k, t in enumerate(FIG3_T_S):
             rows.append({"series": f"alpha {r['alpha']}" if "alpha" in r else f"fgn H {theory_h(1.05):g}",
                          "seed": r["seed"], "T_s": t, **{key: round(float(v[k]), 5) for key, v in mech.items()}})
-    _write_csv(d / "fig3_mechanism.csv", rows)
+    write_csv(mechanism, rows)
 
 
 def _mark(ok: bool) -> str:
@@ -543,6 +532,9 @@ def mechanism_section(results: Sequence[dict], ref: Sequence[dict]) -> list[str]
 
 # The report holds one section per part, between these markers; a part's run replaces its own section only.
 PARTS = ("traffic", "sac")
+# The CSVs each part writes into the figures folder (checked before any run: none may be a file ccscope did not write).
+CSVS = {"traffic": ("fig1_hurst.csv", "fig2_condprob.csv", "fig3_entropy.csv", "fig3_mechanism.csv"),
+        "sac": ("sac_runs.csv",)}
 
 
 def _marker(part: str, end: bool = False) -> str:
@@ -606,7 +598,7 @@ def run_sac(args, out: FsPath, d: FsPath) -> str:
         if args.reuse:  # the report covers the earlier groups too
             out_runs = {**sac_runs.load_cache(cache), **out_runs}
     res = sac_report.Results(out_runs, sc)
-    sac_report.write_csv(res, d / "sac_runs.csv")
+    sac_report.write_csv(res, d / CSVS["sac"][0])
     figures = sac_report.plot_all(res, d)
     grids = "".join(f" --{k.replace('_', '-')} " + " ".join(map(str, v)) for k, v in
                     (("thetas", sc.thetas), ("shift_thetas", sc.shift_thetas), ("n_thetas", sc.n_thetas)))
@@ -647,12 +639,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if 8 not in (args.n_thetas or args.thetas) or 1 not in args.thetas:
         ap.error("--thetas must include 1 and 8, --n-thetas 8 (the checks compare against them)")
     out: FsPath = args.out
+    d = out.parent / out.stem
     try:
         check_report_destination(out, "mtsc")
+        check_data_destination(d, [n for part in PARTS if args.part in ("all", part) for n in CSVS[part]])
     except store.OutputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    d = out.parent / out.stem
     d.mkdir(parents=True, exist_ok=True)
     text = out.read_text() if out.exists() else ""
     if text and not text.startswith(("<!-- ccscope repro mtsc", "# Paper 003 reproduction")):
@@ -660,7 +653,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     for part, fn in (("traffic", run_traffic), ("sac", run_sac)):
         if args.part in ("all", part):
-            text = splice(text, part, fn(args, out, d))
+            try:
+                text = splice(text, part, fn(args, out, d))
+            except store.OutputError as e:  # a foreign CSV that appeared during the runs
+                print(f"error: {e}", file=sys.stderr)
+                return 2
             write_atomic(out, text)
     print(f"wrote {out} and {d}/", flush=True)
     return 0

@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from sac_runs import Run, TRAIN_SEED_OFFSET  # noqa: E402
-from ccscope import store  # noqa: E402
+from ccscope import experiment  # noqa: E402
 
 THETAS = tuple(range(1, 9))
 LOADS = (2.5, 5.0, 7.5)
@@ -809,8 +809,6 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
 
 
 def write_csv(res: Results, path: Path) -> None:
-    import csv
-
     rows = []
     for r in res.all():
         row = asdict(Run(**r["run"]))
@@ -819,12 +817,4 @@ def write_csv(res: Results, path: Path) -> None:
         row["per_flow_pps"] = " ".join(f"{x:.2f}" for x in r["pps"])
         rows.append(row)
     rows.sort(key=lambda x: tuple(str(v) for v in x.values()))
-
-    def write(tmp: Path) -> None:
-        with tmp.open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-
-    # The package's atomic writer (ccscope.store), as repro.py's CSVs: a kill leaves the old file or the new.
-    store.write_file(path, write)
+    experiment.write_csv(path, rows)

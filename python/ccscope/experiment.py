@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from ccscope import _native
 
@@ -30,6 +31,34 @@ def check_report_destination(out: Path, command: str) -> Path:
             raise store.OutputError(f"-o {out}: the file is there and is not a report `ccscope repro {command}` "
                                     "wrote; give another file name")
     return out
+
+
+# How the store's messages name a report's figures folder (the folder of the report's stem).
+FIGURES_FOLDER = "figures folder"
+
+
+def check_data_destination(folder: Path, names: Iterable[str]) -> None:
+    """Refuse (store.OutputError), before any run, data files `names` of a report's figures folder when one is
+    there and ccscope did not write it: the store's rule for results folders (its manifest lists the files
+    ccscope wrote; a folder without one owns none of the files in it)."""
+    from ccscope import store
+
+    store.FolderWriter(folder, overwrite=True, merge=True, names=list(names), option=FIGURES_FOLDER).abort()
+
+
+def write_csv(path: Path, rows: Sequence[Mapping]) -> Path:
+    """Write `rows` (the first row's keys are the header) as the CSV `path` of a report's figures folder:
+    atomically, added to the folder's manifest, never over a file ccscope did not write (store.OutputError).
+    The reproductions' one CSV writer."""
+    from ccscope import store
+
+    path = Path(path)
+    with store.FolderWriter(path.parent, overwrite=True, merge=True, names=[path.name], option=FIGURES_FOLDER) as w:
+        with (w.stage / path.name).open("w", newline="") as f:
+            out = csv.DictWriter(f, fieldnames=list(rows[0]))
+            out.writeheader()
+            out.writerows(rows)
+    return path
 
 
 def run_report(write: Callable[[], Path], out: Optional[Path] = None, command: str = "") -> int:

@@ -4,6 +4,7 @@ line, field; exit 2; no results folder) for every kind of bad input."""
 from __future__ import annotations
 
 import inspect
+import json
 import re
 import shutil
 import subprocess
@@ -139,8 +140,12 @@ def test_repro_mtsc_passes_its_options_through_and_writes_the_report(tmp_path):
     for heading in ("## Realised background load", "## Fig. 1", "## Fig. 2", "## Fig. 3"):
         assert heading in text
     names = sorted(p.name for p in (tmp_path / "mtsc").iterdir())
-    assert names == ["fig1_hurst.csv", "fig1_hurst.png", "fig2_condprob.csv", "fig2_condprob.png",
-                     "fig3_entropy.csv", "fig3_entropy.png", "fig3_mechanism.csv"]
+    csvs = ["fig1_hurst.csv", "fig2_condprob.csv", "fig3_entropy.csv", "fig3_mechanism.csv"]
+    assert names == ["ccscope-manifest.json", "fig1_hurst.csv", "fig1_hurst.png", "fig2_condprob.csv",
+                     "fig2_condprob.png", "fig3_entropy.csv", "fig3_entropy.png", "fig3_mechanism.csv"]
+    # The manifest marks the CSVs as ccscope's (so the next run may replace them); each holds rows.
+    assert json.loads((tmp_path / "mtsc" / "ccscope-manifest.json").read_text())["files"] == csvs
+    assert all(len((tmp_path / "mtsc" / n).read_text().splitlines()) > 1 for n in csvs)
     assert "### What sets S-bar at each scale" in text and "exact fGn" in text
 
 

@@ -226,12 +226,14 @@ def test_at_alpha_1_95_perfect_prediction_beats_the_online_table_which_beats_gen
 
 
 def test_an_interrupted_csv_write_leaves_the_old_file_whole_and_no_temporary(tmp_path):
-    # repro.py's CSVs go through ccscope.store's atomic writer: a failure mid-write (here a row with a
-    # column the header lacks) leaves the previous file as it was, with nothing beside it.
+    # repro.py's CSVs go through ccscope.store's atomic folder writer: a failure mid-write (here a row with a
+    # column the header lacks) leaves the previous file and the folder's manifest as they were, nothing beside.
     path = tmp_path / "mtsc" / "fig1_hurst.csv"
-    repro._write_csv(path, [{"alpha": 1.05, "seed": 11}])
+    repro.write_csv(path, [{"alpha": 1.05, "seed": 11}])
     before = path.read_bytes()
+    manifest = (path.parent / "ccscope-manifest.json").read_bytes()
     with pytest.raises(ValueError):
-        repro._write_csv(path, [{"alpha": 1.95, "seed": 12}, {"alpha": 1.95, "seed": 13, "extra": 1}])
+        repro.write_csv(path, [{"alpha": 1.95, "seed": 12}, {"alpha": 1.95, "seed": 13, "extra": 1}])
     assert path.read_bytes() == before
-    assert sorted(p.name for p in path.parent.iterdir()) == ["fig1_hurst.csv"]
+    assert (path.parent / "ccscope-manifest.json").read_bytes() == manifest
+    assert sorted(p.name for p in path.parent.iterdir()) == ["ccscope-manifest.json", "fig1_hurst.csv"]

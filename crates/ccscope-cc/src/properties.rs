@@ -1,13 +1,15 @@
 //! One property harness for every registered controller (STYLE.md §14): random operation sequences
-//! through a boxed controller built with its default parameters, checking invariants after each step.
+//! through a controller built with its default parameters, checking invariants after each step; and the
+//! same sequences through the controller called directly, through its `AnyController` arm and through
+//! `AnyController::Boxed`, which must give the same answer to every query of the trait after each step.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use ccscope_core::{Dur, Time};
+use ccscope_core::{Bandwidth, Dur, Time};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::registry::{ControllerInfo, CONTROLLERS};
+use crate::registry::{ConcreteVisitor, ControllerInfo, CONTROLLERS};
 use crate::testing::Script;
 use crate::{AnyController, Controller, LossCause};
 
@@ -124,74 +126,221 @@ fn drive_with(
 ) -> Result<(), TestCaseError> {
     let cc =
         (info.build)(params).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
-    let mut s = Script::new(cc);
+    let mut s = script(cc);
     let mut model_in_flight = 0usize;
     check(info, &s, 0, Time::ZERO, 0)?;
     for (i, op) in ops.iter().enumerate() {
         let prev_now = s.now;
-        match *op {
-            Op::Send(n) => {
-                s.send(n);
-                model_in_flight += n;
-            }
-            Op::Fill => {
-                let n = (s.cc.cwnd() as usize)
-                    .saturating_sub(s.in_flight.len())
-                    .min(MAX_FILL);
-                s.send(n);
-                model_in_flight += n;
-            }
-            Op::Ack(rtt) => {
-                let acked = s.ack_oldest(rtt);
-                prop_assert_eq!(acked, model_in_flight > 0);
-                model_in_flight = model_in_flight.saturating_sub(1);
-            }
-            Op::Lose(cause) => {
-                let lost = s.lose_oldest(cause);
-                prop_assert_eq!(lost, model_in_flight > 0);
-                model_in_flight = model_in_flight.saturating_sub(1);
-            }
-            Op::Advance(d) => s.advance(d),
-            Op::Timer => {
-                if let Some(t) = s.cc.next_timer() {
-                    if t > s.now && t - s.now <= Dur::from_ms(10_000) {
-                        let d = t - s.now;
-                        s.advance(d);
-                    }
-                }
-            }
-            Op::Timeout => {
-                s.timeout();
-                model_in_flight += 1;
-            }
-            Op::Congestion(cause) => {
-                // One congestion event per episode (RFC 6582 §3.2); later losses in it are plain losses.
-                let lost = if s.in_recovery {
-                    s.lose_oldest(cause)
-                } else {
-                    s.congestion(cause)
-                };
-                prop_assert_eq!(lost, model_in_flight > 0);
-                model_in_flight = model_in_flight.saturating_sub(1);
-            }
-            Op::RecoveryExit => {
-                if s.in_recovery {
-                    s.recovery_exit();
-                }
-            }
-            Op::Rto => {
-                s.rto();
-                model_in_flight = 0;
-            }
-            Op::RtoRepeated => {
-                s.rto_repeated();
-                model_in_flight = 0;
-            }
-            Op::Undo => s.cc.on_undo(s.now),
-        }
+        apply(&mut s, op, &mut model_in_flight)?;
         check(info, &s, model_in_flight, prev_now, i + 1)?;
     }
     Ok(())
+}
+
+/// A scripted sender for `cc`; its ACKs carry the host's arrivals when the controller reads them.
+fn script<C: Controller>(cc: C) -> Script<C> {
+    let mut s = Script::new(cc);
+    if s.cc.wants_host_feedback() {
+        s.host_bytes = Some(0);
+    }
+    s
+}
+
+/// Performs `op` on `s` as a transport would, keeping `model_in_flight` (packets the model says are out).
+fn apply<C: Controller>(
+    s: &mut Script<C>,
+    op: &Op,
+    model_in_flight: &mut usize,
+) -> Result<(), TestCaseError> {
+    match *op {
+        Op::Send(n) => {
+            s.send(n);
+            *model_in_flight += n;
+        }
+        Op::Fill => {
+            let n = (s.cc.cwnd() as usize)
+                .saturating_sub(s.in_flight.len())
+                .min(MAX_FILL);
+            s.send(n);
+            *model_in_flight += n;
+        }
+        Op::Ack(rtt) => {
+            // The receiving host's arrivals include the packet this ACK is for (one flow per host).
+            if let (Some(h), false) = (s.host_bytes.as_mut(), s.in_flight.is_empty()) {
+                *h += u64::from(s.bytes);
+            }
+            let acked = s.ack_oldest(rtt);
+            prop_assert_eq!(acked, *model_in_flight > 0);
+            *model_in_flight = model_in_flight.saturating_sub(1);
+        }
+        Op::Lose(cause) => {
+            let lost = s.lose_oldest(cause);
+            prop_assert_eq!(lost, *model_in_flight > 0);
+            *model_in_flight = model_in_flight.saturating_sub(1);
+        }
+        Op::Advance(d) => s.advance(d),
+        Op::Timer => {
+            if let Some(t) = s.cc.next_timer() {
+                if t > s.now && t - s.now <= Dur::from_ms(10_000) {
+                    let d = t - s.now;
+                    s.advance(d);
+                }
+            }
+        }
+        Op::Timeout => {
+            s.timeout();
+            *model_in_flight += 1;
+        }
+        Op::Congestion(cause) => {
+            // One congestion event per episode (RFC 6582 §3.2); later losses in it are plain losses.
+            let lost = if s.in_recovery {
+                s.lose_oldest(cause)
+            } else {
+                s.congestion(cause)
+            };
+            prop_assert_eq!(lost, *model_in_flight > 0);
+            *model_in_flight = model_in_flight.saturating_sub(1);
+        }
+        Op::RecoveryExit => {
+            if s.in_recovery {
+                s.recovery_exit();
+            }
+        }
+        Op::Rto => {
+            s.rto();
+            *model_in_flight = 0;
+        }
+        Op::RtoRepeated => {
+            s.rto_repeated();
+            *model_in_flight = 0;
+        }
+        Op::Undo => s.cc.on_undo(s.now),
+    }
+    Ok(())
+}
+
+/// Options that make a controller answer a query with something other than the trait's default
+/// (training samples, host feedback), so a forwarding arm that returns the default is seen.
+const DISPATCH_VARIANTS: &[(&str, &str)] = &[
+    ("verus", "record = \"packet\""),
+    ("sac", "signal = \"receiver_aggregate\""),
+];
+
+/// Every answer the `Controller` trait gives a caller, read after a step (`take_samples` only at the end,
+/// as the simulator reads it).
+#[derive(Debug, PartialEq)]
+struct Answers {
+    now: Time,
+    cwnd: u32,
+    pacing_rate: Option<Bandwidth>,
+    next_timer: Option<Time>,
+    timeout: Dur,
+    state_name: &'static str,
+    sets_window_in_recovery: bool,
+    wants_host_feedback: bool,
+    counters: Vec<(&'static str, u64)>,
+    /// (seq, send time, tag `on_send` returned) of each packet in flight.
+    in_flight: Vec<(u64, Time, u64)>,
+    in_recovery: bool,
+}
+
+fn answers<C: Controller>(s: &Script<C>) -> Answers {
+    Answers {
+        now: s.now,
+        cwnd: s.cc.cwnd(),
+        pacing_rate: s.cc.pacing_rate(),
+        next_timer: s.cc.next_timer(),
+        timeout: s.cc.timeout(),
+        state_name: s.cc.state_name(),
+        sets_window_in_recovery: s.cc.sets_window_in_recovery(),
+        wants_host_feedback: s.cc.wants_host_feedback(),
+        counters: s.cc.counters(),
+        in_flight: s.in_flight.iter().copied().collect(),
+        in_recovery: s.in_recovery,
+    }
+}
+
+/// Drives one controller three ways with the same operations: called directly as its own type,
+/// through its `AnyController` variant, and through `AnyController::Boxed` (the `Box<dyn Controller>` impl).
+struct SameAnswers<'a> {
+    info: &'static ControllerInfo,
+    params: &'a toml::Table,
+    ops: &'a [Op],
+}
+
+impl ConcreteVisitor for SameAnswers<'_> {
+    type Output = Result<(), TestCaseError>;
+
+    fn visit<C: Controller + 'static>(self, direct: C) -> Self::Output {
+        let name = self.info.name;
+        let ty = std::any::type_name::<C>();
+        prop_assert!(
+            ty.contains(&format!("::{name}::")) && !ty.contains("Box<"),
+            "{name}: the direct lane holds {ty}, not the controller's own type"
+        );
+        let build = || {
+            (self.info.build)(self.params).map_err(|e| TestCaseError::fail(format!("{name}: {e}")))
+        };
+        let by_enum = build()?;
+        prop_assert!(
+            !matches!(by_enum, AnyController::Boxed(_)),
+            "{name}: built as Boxed"
+        );
+        let by_box = build()?.into_dyn();
+        prop_assert!(
+            matches!(by_box, AnyController::Boxed(_)),
+            "{name}: into_dyn kept the enum variant"
+        );
+        let (mut d, mut e, mut b) = (script(direct), script(by_enum), script(by_box));
+        let (mut nd, mut ne, mut nb) = (0usize, 0usize, 0usize);
+        for step in 0..=self.ops.len() {
+            if step > 0 {
+                let op = &self.ops[step - 1];
+                apply(&mut d, op, &mut nd)?;
+                apply(&mut e, op, &mut ne)?;
+                apply(&mut b, op, &mut nb)?;
+            }
+            let want = answers(&d);
+            prop_assert_eq!(
+                &answers(&e),
+                &want,
+                "{}: enum differs from direct after op {}",
+                name,
+                step
+            );
+            prop_assert_eq!(
+                &answers(&b),
+                &want,
+                "{}: Boxed differs from direct after op {}",
+                name,
+                step
+            );
+        }
+        let want = d.cc.take_samples();
+        prop_assert_eq!(
+            &e.cc.take_samples(),
+            &want,
+            "{}: enum take_samples differs",
+            name
+        );
+        prop_assert_eq!(
+            &b.cc.take_samples(),
+            &want,
+            "{}: Boxed take_samples differs",
+            name
+        );
+        Ok(())
+    }
+}
+
+fn same_answers(
+    info: &'static ControllerInfo,
+    params: &toml::Table,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
+    let direct =
+        (info.build)(params).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
+    direct.visit_concrete(SameAnswers { info, params, ops })
 }
 
 proptest! {
@@ -207,6 +356,20 @@ proptest! {
             let info = CONTROLLERS.iter().find(|c| c.name == *name).expect("variant of a registered controller");
             let params: toml::Table = overrides.parse().expect("variant TOML parses");
             match catch_unwind(AssertUnwindSafe(|| drive_with(info, &params, &ops))) {
+                Ok(result) => result?,
+                Err(_) => return Err(TestCaseError::fail(format!("{name} ({overrides}) panicked"))),
+            }
+        }
+    }
+
+    #[test]
+    fn every_controller_answers_the_same_called_directly_through_its_enum_arm_and_boxed(ops in proptest::collection::vec(op(), 0..400)) {
+        let variants = VARIANTS.iter().chain(DISPATCH_VARIANTS).map(|&(n, o)| (n, o));
+        let plain = CONTROLLERS.iter().map(|c| (c.name, ""));
+        for (name, overrides) in plain.chain(variants) {
+            let info = CONTROLLERS.iter().find(|c| c.name == name).expect("a registered controller");
+            let params: toml::Table = overrides.parse().expect("variant TOML parses");
+            match catch_unwind(AssertUnwindSafe(|| same_answers(info, &params, &ops))) {
                 Ok(result) => result?,
                 Err(_) => return Err(TestCaseError::fail(format!("{name} ({overrides}) panicked"))),
             }

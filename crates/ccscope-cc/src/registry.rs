@@ -159,8 +159,25 @@ macro_rules! controllers {
                     boxed => boxed,
                 }
             }
+
+            /// Hands the controller inside to `v` as its own type (a built-in unboxed, `Boxed` as the
+            /// box), so a test can call it directly beside the enum that forwards to it.
+            #[cfg(test)]
+            pub(crate) fn visit_concrete<V: ConcreteVisitor>(self, v: V) -> V::Output {
+                match self {
+                    $(AnyController::$ty(c) => v.visit(*c),)*
+                    AnyController::Boxed(c) => v.visit(c),
+                }
+            }
         }
     };
+}
+
+/// What `AnyController::visit_concrete` calls with the controller's own type.
+#[cfg(test)]
+pub(crate) trait ConcreteVisitor {
+    type Output;
+    fn visit<C: Controller + 'static>(self, c: C) -> Self::Output;
 }
 
 impl AnyController {

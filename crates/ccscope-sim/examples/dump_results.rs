@@ -5,8 +5,6 @@
 //! `timeseries` choice; every scenario of python/ccscope/examples (at most 60 s); every registered
 //! controller, two flows with its default transport over a lossy dumbbell (20 s).
 
-use std::path::Path;
-
 use ccscope_core::Dur;
 use ccscope_sim::{bench, load_scenario, Scenario, Simulation};
 
@@ -26,17 +24,7 @@ fn main() {
             );
         }
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope");
-    let mut names: Vec<_> = std::fs::read_dir(root.join("examples"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    names.sort();
-    for p in names {
-        let text = std::fs::read_to_string(&p).unwrap();
-        let mut sc = load_scenario(&text, Some(&p), &[root.join("data/traces")]).unwrap();
-        sc.duration = sc.duration.min(Dur::from_ms(60_000));
+    for (p, sc) in bench::example_scenarios(Dur::from_ms(60_000)).unwrap() {
         dump(&p.display().to_string(), sc);
     }
     for info in ccscope_cc::CONTROLLERS {

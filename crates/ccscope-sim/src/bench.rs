@@ -5,16 +5,17 @@
 //! TMobile-LTE-driving trace behind paper 000's RED queue, and 16 Cubic (reliable transport) flows
 //! at 100 Mbit/s. `measure` runs a case and reports delivered packets and simulated seconds per
 //! wall-clock second; `event_queue_baseline` compares the radix-heap `EventQueue` with
-//! `std::collections::BinaryHeap` on a hold model.
+//! `std::collections::BinaryHeap` on a hold model. `example_scenarios` loads every scenario the
+//! package ships (python/ccscope/examples), for the tests and tools that run them all.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use ccscope_core::rng::{self, RngExt};
-use ccscope_core::{EventQueue, Phase, Time};
+use ccscope_core::{Dur, EventQueue, Phase, Time};
 
 use crate::config::{load_scenario, ConfigError};
 use crate::scenario::Scenario;
@@ -134,6 +135,40 @@ pub fn cases(search: &[PathBuf]) -> Result<(Vec<BenchCase>, Vec<SkippedCase>), C
         scenario: cubic,
     });
     Ok((out, skipped))
+}
+
+/// The package's example folder (`python/ccscope/examples`, traces in `python/ccscope/data/traces`).
+fn package_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope")
+}
+
+/// Every scenario of `python/ccscope/examples/*.toml`, in file-name order, with its path; traces are
+/// read from the package's `data/traces` and each run is cut to at most `max_duration`.
+pub fn example_scenarios(max_duration: Dur) -> Result<Vec<(PathBuf, Scenario)>, ConfigError> {
+    let root = package_dir();
+    let dir = root.join("examples");
+    let io = |file: &Path, e: std::io::Error| ConfigError::Io {
+        file: file.display().to_string(),
+        reason: e.to_string(),
+    };
+    let mut paths = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(|e| io(&dir, e))? {
+        let p = entry.map_err(|e| io(&dir, e))?.path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            paths.push(p);
+        }
+    }
+    paths.sort();
+    let traces = [root.join("data/traces")];
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).map_err(|e| io(&p, e))?;
+            let mut sc = load_scenario(&text, Some(&p), &traces)?;
+            sc.duration = sc.duration.min(max_duration);
+            Ok((p, sc))
+        })
+        .collect()
 }
 
 /// Scale cases, run only when named (they take seconds each): the ns-3 dumbbell with 1 and 1024
@@ -357,10 +392,34 @@ pub fn event_queue_baseline(pending: usize, ops: usize) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     fn shipped() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces")
+    }
+
+    #[test]
+    fn example_scenarios_loads_every_toml_of_the_examples_folder_in_name_order_each_cut_to_the_limit(
+    ) {
+        let limit = Dur::from_ms(3_000);
+        let got = example_scenarios(limit).unwrap();
+        let mut tomls: Vec<String> = std::fs::read_dir(package_dir().join("examples"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".toml"))
+            .collect();
+        tomls.sort();
+        let names: Vec<String> = got
+            .iter()
+            .map(|(p, _)| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, tomls);
+        assert!(got.iter().all(|(_, sc)| sc.duration <= limit));
+        // Cut, not replaced: an example shorter than the limit keeps its own length.
+        let whole = example_scenarios(Dur(u64::MAX)).unwrap();
+        assert!(whole.iter().any(|(_, sc)| sc.duration > limit));
+        for ((_, cut), (_, sc)) in got.iter().zip(&whole) {
+            assert_eq!(cut.duration, sc.duration.min(limit));
+        }
     }
 
     /// The shipped traces, then the shared trace set next to the repository when it is there.

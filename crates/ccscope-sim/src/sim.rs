@@ -1305,17 +1305,7 @@ mod tests {
     #[test]
     fn every_example_gives_the_same_link_statistics_derived_or_recorded() {
         // The examples cover parking lots, cross traffic, ACK-only links and CMT over two links.
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope");
-        let mut names: Vec<_> = std::fs::read_dir(root.join("examples"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .collect();
-        names.sort();
-        for p in names {
-            let text = std::fs::read_to_string(&p).unwrap();
-            let mut sc = load_scenario(&text, Some(&p), &[root.join("data/traces")]).unwrap();
-            sc.duration = sc.duration.min(Dur::from_ms(3_000));
+        for (p, sc) in crate::bench::example_scenarios(Dur::from_ms(3_000)).unwrap() {
             let (d, r) = run_both_sc(&sc);
             assert!(d == r, "{}:\n{d}\n---\n{r}", p.display());
         }

@@ -2,11 +2,9 @@
 //! controller behind `Box<dyn Controller>` (`AnyController::into_dyn`) must give the same run, bit for
 //! bit: the enum forwards every hook, none falls back to a trait default.
 
-use std::path::Path;
-
 use ccscope_cc::{AnyController, ParamError};
 use ccscope_core::Dur;
-use ccscope_sim::{load_scenario, FlowSpec, RunResult, Scenario, Simulation};
+use ccscope_sim::{bench, load_scenario, FlowSpec, RunResult, Scenario, Simulation};
 
 fn both(sc: &Scenario) -> (RunResult, RunResult) {
     let by_enum = Simulation::new(sc).unwrap().run().0;
@@ -61,18 +59,9 @@ fn every_controller_runs_the_same_through_the_enum_and_through_a_box() {
 
 #[test]
 fn every_example_runs_the_same_through_the_enum_and_through_a_box() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope");
-    let mut names: Vec<_> = std::fs::read_dir(root.join("examples"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    names.sort();
-    assert!(names.len() > 20, "{} examples", names.len());
-    for p in names {
-        let text = std::fs::read_to_string(&p).unwrap();
-        let mut sc = load_scenario(&text, Some(&p), &[root.join("data/traces")]).unwrap();
-        sc.duration = sc.duration.min(Dur::from_ms(5_000));
+    let examples = bench::example_scenarios(Dur::from_ms(5_000)).unwrap();
+    assert!(examples.len() > 20, "{} examples", examples.len());
+    for (p, mut sc) in examples {
         sc.cwnd_log = true;
         assert_same(&p.display().to_string(), &sc);
     }
