@@ -7,9 +7,8 @@ folder is written.
 from __future__ import annotations
 
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import List, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -20,10 +19,14 @@ try:  # typer >= 0.20 carries its own copy of click, which raises its own except
 except ImportError:
     from click import exceptions as click_errors  # type: ignore[no-redef]
 from rich import box
-from rich.console import Console
 from rich.table import Table
 
-from ccscope import _native, api
+from ccscope import _native, api, run_command
+from ccscope.run_command import (  # noqa: F401  (shared with the start-up path; tests import them from here)
+    FIGURE_FORMATS, INPUT_ERRORS, console, err, fail, figure_names, fmt, links_table, model_range_warnings,
+    one_line_errors, parse_sets, summary_table,
+)
+
 
 class OneLineErrors(TyperGroup):
     """Usage errors (a bad option value, an unknown option, a missing argument) as one line naming
@@ -60,74 +63,6 @@ app.add_typer(cmt_app, name="cmt")
 stats_app = typer.Typer(no_args_is_help=True,
                         help="Self-similar traffic statistics: Hurst estimates and CondProb tables (paper 003).")
 app.add_typer(stats_app, name="stats")
-console = Console()
-err = Console(stderr=True, emoji=False)  # user text like a:b:c must not turn into emoji
-
-INPUT_ERRORS = (_native.ScenarioError, FileNotFoundError, IsADirectoryError, UnicodeDecodeError)
-
-
-def fail(e: BaseException) -> "typer.Exit":
-    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-    err.print(f"error: {msg}", markup=False, highlight=False, soft_wrap=True)
-    return typer.Exit(2)
-
-
-def parse_sets(sets: Optional[List[str]]) -> dict:
-    out = {}
-    for s in sets or []:
-        if "=" not in s:
-            raise _native.ScenarioError(f"--set {s}: expected KEY=VALUE")
-        k, v = s.split("=", 1)
-        out[k.strip()] = api.parse_value(v.strip())
-    return out
-
-
-def fmt(v, digits: int = 2) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.{digits}f}"
-    return str(v)
-
-
-def summary_table(res: api.Result, title: str) -> Table:
-    t = Table(title=title)
-    for col in ["flow", "controller", "Mbit/s", "util", "p95 qdelay ms", "p95 signal ms", "p95 owd ms", "loss", "score"]:
-        t.add_column(col, justify="right" if col not in ("controller",) else "left", overflow="fold")
-    rows = res.flow_records() + [res.summary]
-    for r in rows:
-        t.add_row(
-            "all" if r["flow"] == -1 else str(r["flow"]),
-            str(r["controller"]),
-            fmt(r["throughput_mbps"], 3),
-            fmt(r["utilization"], 3),
-            fmt(r["queue_delay_p95_ms"], 0),
-            fmt(r["signal_delay_p95_ms"], 0),
-            fmt(r["one_way_delay_p95_ms"], 1),
-            fmt(r["loss_rate"], 4),
-            fmt(r["score"], 2),
-        )
-    return t
-
-
-def links_table(res: api.Result) -> Table:
-    t = Table(title="links")
-    for col in ["link", "Mbit/s", "capacity", "util", "arrivals", "dropped", "loss", "p95 qdelay ms"]:
-        t.add_column(col, justify="left" if col == "link" else "right", overflow="fold")
-    for r in res._records("links"):
-        t.add_row(
-            str(r["link"]), fmt(r["throughput_mbps"], 3), fmt(r["capacity_mbps"], 3), fmt(r["utilization"], 3),
-            str(r["arrivals"]), str(r["dropped"]), fmt(r["loss_rate"], 4), fmt(r["queue_delay_p95_ms"], 0),
-        )
-    return t
-
-
-FIGURE_FORMATS = ("png", "svg", "pdf")
-
-
-def figure_names(formats) -> list:
-    """The files `ccscope plot` writes (throughput and delay, one per format)."""
-    return [f"{stem}.{f}" for stem in ("throughput", "delay") for f in formats]
 
 
 def parse_formats(formats: str) -> tuple:
@@ -136,20 +71,6 @@ def parse_formats(formats: str) -> tuple:
     if bad or not fs:
         raise ValueError(f"--formats {formats}: expected a comma-separated list of {', '.join(FIGURE_FORMATS)}")
     return fs
-
-
-@contextmanager
-def one_line_errors() -> Iterator[None]:
-    """Bad input, an output path ccscope will not write and an exception raised by a Python
-    controller's own code (tagged by the run) as one line on stderr, exit 2."""
-    try:
-        yield
-    except Exception as e:
-        if hasattr(e, "ccscope_flow"):  # first: a controller's own ValueError is not bad input
-            raise fail(RuntimeError(api.controller_error_line(e))) from None
-        if isinstance(e, (*INPUT_ERRORS, ValueError)):
-            raise fail(e) from None
-        raise
 
 
 @app.command()
@@ -166,54 +87,7 @@ def run(
         help="Write into a non-empty folder that is not a results folder (beside its files, never over them)"),
 ) -> None:
     """Run one scenario, print its table and write a results folder."""
-    from ccscope import store
-
-    with one_line_errors():
-        sc = api.Scenario.load(scenario)
-        overrides = parse_sets(sets)
-        # Every output-path problem shows here, before anything runs.
-        writer = store.FolderWriter(out, overwrite=overwrite, names=[*api.RESULT_FILES, *figure_names(FIGURE_FORMATS[:2])])
-    # On an error the staging folder goes and the destination stays as it was.
-    with one_line_errors(), writer:
-        log = writer.stage / "link.log" if packets else None
-        res = api.run(sc, seed=seed, overrides=overrides, packets=packets, log_path=log, cwnd=cwnd)
-        res.write_into(writer.stage)
-        figures = []
-        if plot:
-            from ccscope import plots
-
-            figures = [writer.path / p.name for p in plots.plot_results(writer.stage, writer.stage)]
-    console.print(summary_table(res, f"{res.scenario['name']} (seed {res.scenario['seed']}, {res.scenario['duration_s']:.1f} s)"))
-    if "links" in res.scenario:
-        # A topology (not just the dumbbell's two links): the per-link table too.
-        if set(res.scenario["links"]) - {"data_link", "ack_link"}:
-            console.print(links_table(res))
-    flows = res.flow_records()
-    if res.summary.get("jain_index") is not None and len(flows) > 1:
-        console.print(f"Jain's fairness index: {res.summary['jain_index']:.4f}")
-    for line in model_range_warnings(flows):
-        err.print(line, markup=False)
-    for p in figures:
-        console.print(f"wrote {p}")
-    console.print(f"results in {out}")
-
-
-def model_range_warnings(flows, threshold: float = 0.01) -> List[str]:
-    """One line per markov flow whose walk perceived delays outside its model in over `threshold` of epochs.
-
-    `flows` is the flows DataFrame or its records (:meth:`api.Result.flow_records`)."""
-    records = flows.to_dict(orient="records") if hasattr(flows, "to_dict") else flows
-    out = []
-    for f in records:
-        n = f.get("model_epochs")
-        if n is None or n != n or n <= 0:
-            continue
-        below, above = f["model_delay_below"] / n, f["model_delay_above"] / n
-        if below + above > threshold:
-            out.append(f"warning: flow {int(f['flow'])}: the perceived delay was outside the model's range in "
-                       f"{below + above:.1%} of epochs ({below:.1%} below, {above:.1%} above); the model was "
-                       "trained on other links")
-    return out
+    run_command.run(scenario, out, seed, sets, packets, cwnd, plot, overwrite)
 
 
 @app.command()

@@ -124,3 +124,28 @@ def test_a_file_changed_just_now_is_hashed_but_not_remembered(tmp_path, monkeypa
     f.write_bytes(b"w" * 10)
     assert provenance.cached_file_sha256(f) == provenance.file_sha256(f)
     assert not (tmp_path / "cache").exists()
+
+
+def test_the_build_id_names_the_native_module_by_content_and_changes_when_it_is_rebuilt(tmp_path, monkeypatch):
+    import os
+    import time
+    import types
+
+    monkeypatch.setenv("CCSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(provenance, "_SETTLED_NS", 0)
+    module = tmp_path / "_native.abi3.so"
+    module.write_bytes(b"\x7fELF" + b"a" * 4096)
+    monkeypatch.setattr(provenance, "_native", types.SimpleNamespace(__file__=str(module)))
+    provenance.build_id.cache_clear()
+    try:
+        first = provenance.build_id()
+        assert first == f"{ccscope.__version__}+{provenance.file_sha256(module)[:16]}"
+        # A rebuild of the same size with its modification time set back still counts as new.
+        st = module.stat()
+        time.sleep(0.05)
+        module.write_bytes(b"\x7fELF" + b"b" * 4096)
+        os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns))
+        provenance.build_id.cache_clear()
+        assert provenance.build_id() == f"{ccscope.__version__}+{provenance.file_sha256(module)[:16]}" != first
+    finally:
+        provenance.build_id.cache_clear()
