@@ -1011,7 +1011,7 @@ fn flow(
         f.datagram_mode = crate::endpoint::datagram::DatagramMode::parse(m).ok_or_else(|| {
             ctx.err(
                 &at("datagram_mode"),
-                format!("unknown mode `{m}` (known: standard, datagrump)"),
+                format!("unknown mode `{m}` (known: standard, datagrump, ctcp)"),
             )
         })?;
     }

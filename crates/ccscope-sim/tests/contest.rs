@@ -142,7 +142,7 @@ fn datagram_mode_is_read_from_the_flow_and_an_unknown_one_names_the_known_modes(
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("datagram_mode") && e.contains("known: standard, datagrump"),
+        e.contains("datagram_mode") && e.contains("known: standard, datagrump, ctcp"),
         "{e}"
     );
 }
