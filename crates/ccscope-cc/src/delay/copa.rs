@@ -714,6 +714,37 @@ mod tests {
     }
 
     #[test]
+    fn on_the_reliable_transport_losses_an_rto_reports_count_at_the_next_ack_even_if_the_rto_is_undone(
+    ) {
+        // Documents a departure (docs/deviations.md, Copa): genericCC never retransmits and has no RTO,
+        // so a spurious timeout costs it nothing; on the reliable transport an RTO declares every
+        // outstanding packet lost (`on_loss`, cause Timeout) before F-RTO can find it spurious, and
+        // Copa applies those losses at the next ACK; `on_undo` does not take them back.
+        let run = |rto_loss: bool| {
+            let mut s = copa();
+            s.send(10);
+            s.ack_all(RTT);
+            for _ in 0..20 {
+                s.send_and_ack(Dur::from_ms(60));
+            }
+            assert_eq!(s.cc.mode(), Mode::Competitive);
+            s.send(3);
+            if rto_loss {
+                s.lose_oldest(crate::LossCause::Timeout);
+                s.cc.on_rto(s.now);
+                s.cc.on_undo(s.now);
+            } else {
+                s.cc.on_rto(s.now);
+                s.in_flight.pop_front();
+            }
+            s.ack_oldest(Dur::from_ms(60));
+            1.0 / s.cc.delta()
+        };
+        // The ACK after the undone timeout halves 1/delta (competitive mode's multiplicative decrease).
+        assert_close(run(true), run(false) / 2.0);
+    }
+
+    #[test]
     fn a_timeout_restarts_copa_only_after_more_than_2_s_without_an_ack() {
         let mut s = copa();
         past_slow_start(&mut s);
