@@ -180,7 +180,8 @@ def scenario(link: Link, duration_s: float) -> dict:
         "bin_ms": 1000,
         "data_link": data,
         "ack_link": ack,
-        # The transport is each controller's registry default (reliable TCP for the TCPs, datagram otherwise).
+        # The transport is each controller's registry default (reliable TCP for the TCPs, datagram otherwise;
+        # Copa: the datagram transport's `ctcp` mode, genericCC's sender loop).
         "flows": [{"controller": "cubic", "packet_bytes": PACKET_BYTES, "start_jitter_s": START_JITTER_S}],
     }
 
@@ -344,7 +345,8 @@ def schemes_report(
         "controller registry at run time: every registered controller is a scheme except the ones below, so a "
         "controller registered later joins this comparison without a change here. Each runs with its "
         "registry defaults (`ccscope controllers`) and its default transport (reliable TCP with SACK for the "
-        f"TCPs, BBR and LEDBAT; datagrams for Verus and Sprout), {PACKET_BYTES}-byte packets.",
+        "TCPs, BBR, BBRv3, LEDBAT and Vivace; datagrams for Verus and Sprout; genericCC's own sender loop, "
+        f"datagrams with no retransmission, for Copa), {PACKET_BYTES}-byte packets.",
         "- Not schemes here: " + "; ".join(", ".join(f"`{n}`" for n in names) + f": {r}"
                                           for r, names in _by_reason().items()) + ".",
         f"- Links ({len(lks)}): a constant {CONSTANT_MBPS:g} Mbit/s link each way (Pantheon's default local "

@@ -15,6 +15,9 @@ pub struct ControllerInfo {
     pub name: &'static str,
     /// The transport a flow gets unless its scenario says otherwise.
     pub transport: crate::Transport,
+    /// On the datagram transport, the sender loop a flow gets unless its scenario sets
+    /// `datagram_mode` (`None`: the transport's standard one; Copa: `ctcp`, genericCC's own sender).
+    pub datagram_mode: Option<&'static str>,
     pub summary: &'static str,
     pub params: &'static [ParamSpec],
     pub build: fn(&toml::Table) -> Result<AnyController, ParamError>,
@@ -28,9 +31,16 @@ macro_rules! entry {
         entry!($module, $ty, $summary, Datagram)
     };
     ($module:ident, $ty:ident, $summary:literal, $transport:ident) => {
+        entry!(@with $module, $ty, $summary, $transport, None)
+    };
+    ($module:ident, $ty:ident, $summary:literal, $transport:ident($mode:literal)) => {
+        entry!(@with $module, $ty, $summary, $transport, Some($mode))
+    };
+    (@with $module:ident, $ty:ident, $summary:literal, $transport:ident, $mode:expr) => {
         ControllerInfo {
             name: stringify!($module),
             transport: crate::Transport::$transport,
+            datagram_mode: $mode,
             summary: $summary,
             params: <$module::Params as Params>::SPEC,
             build: |t| {
@@ -58,10 +68,10 @@ macro_rules! dispatch {
 
 /// The one list of built-in controllers: it declares both [`CONTROLLERS`] and [`AnyController`].
 macro_rules! controllers {
-    ($(($module:ident, $ty:ident, $summary:literal $(, $transport:ident)?)),* $(,)?) => {
+    ($(($module:ident, $ty:ident, $summary:literal $(, $transport:ident $(($mode:literal))?)?)),* $(,)?) => {
         /// Every built-in controller.
         pub const CONTROLLERS: &[ControllerInfo] = &[
-            $(entry!($module, $ty, $summary $(, $transport)?)),*
+            $(entry!($module, $ty, $summary $(, $transport $(($mode))?)?)),*
         ];
 
         /// Any controller: one variant per built-in (dispatched by `match`, so the transport's per-ACK
@@ -205,7 +215,7 @@ controllers![
     (markov, Markov, "guided random walk in a trained (delay, window) Markov chain (paper 000 §3.2, §5.1)"),
     (lied, Lied, "generic rate-based linear increase/exponential decrease on gamma_k (paper 003 §3.1, eqs. 3-4)"),
     (sac, Sac, "selective aggressiveness control over LIED with an on-line CondProb table (paper 003 §3.2, App. A.2)"),
-    (copa, Copa, "Copa delay-based control with default and competitive modes (Arun and Balakrishnan, NSDI 2018)", Reliable),
+    (copa, Copa, "Copa delay-based control with default and competitive modes (Arun and Balakrishnan, NSDI 2018)", Datagram("ctcp")),
     (vivace, Vivace, "PCC Vivace online-learning rate control with the latency utility (Dong et al., NSDI 2018)", Reliable),
     (bbr3, Bbr3, "BBRv3 (draft-ietf-ccwg-bbr, google/bbr v3 tcp_bbr.c)", Reliable),
 ];

@@ -6,16 +6,11 @@
 
 mod copa_replay;
 
-#[test]
-fn copa_makes_generic_ccs_decisions_event_by_event_on_a_recorded_cellular_script() {
-    let script = include_str!("data/copa_tmobile_cubic.script");
-    let reference: Vec<_> = include_str!("data/copa_tmobile_cubic.genericcc")
-        .lines()
-        .map(copa_replay::parse)
-        .collect();
+/// Replay `script` through `copa.rs` and assert every decision equals genericCC's (`reference`).
+fn agrees(script: &str, reference: &str) -> Vec<copa_replay::Decision> {
+    let reference: Vec<_> = reference.lines().map(copa_replay::parse).collect();
     let ours = copa_replay::replay(script);
     assert_eq!(ours.len(), reference.len());
-    assert_eq!(reference.len(), 600);
     // genericCC prints %.17g and ccscope keeps the intersend time in the same ms; every field is exact
     // but the intersend time, which the replay reads back through seconds (one rounding, 1e-15).
     for (o, r) in ours.iter().zip(&reference) {
@@ -33,7 +28,32 @@ fn copa_makes_generic_ccs_decisions_event_by_event_on_a_recorded_cellular_script
             r.7
         );
     }
+    reference
+}
+
+#[test]
+fn copa_makes_generic_ccs_decisions_event_by_event_on_a_recorded_cellular_script() {
+    let reference = agrees(
+        include_str!("data/copa_tmobile_cubic.script"),
+        include_str!("data/copa_tmobile_cubic.genericcc"),
+    );
+    assert_eq!(reference.len(), 600);
     // The script exercises both modes, slow start and a loss halving of 1/delta.
     assert!(reference.iter().any(|r| r.4 == 1) && reference.iter().any(|r| r.4 == 0));
     assert!(reference.windows(2).any(|w| w[1].3 > w[0].3 + 1e-12));
+}
+
+#[test]
+fn on_generic_ccs_own_sender_loop_copa_makes_its_decisions_through_restarts_and_gap_losses() {
+    // A 60 s Copa flow on its registry sender (the datagram transport's ctcp mode) sharing
+    // Verizon-EVDO-driving.down with Cubic: 498 events, 12 restarts after 2 s without an ACK.
+    let script = include_str!("data/copa_evdo_ctcp_cubic.script");
+    let reference = agrees(script, include_str!("data/copa_evdo_ctcp_cubic.genericcc"));
+    assert_eq!(reference.len(), 498);
+    assert_eq!(script.lines().filter(|l| l.starts_with('T')).count(), 12);
+    // Both modes, and 1/delta halved on an ACK that revealed a gap.
+    assert!(reference.iter().any(|r| r.4 == 1) && reference.iter().any(|r| r.4 == 0));
+    assert!(reference.windows(2).any(|w| w[1].3 > w[0].3 + 1e-12));
+    // A restart (init()) puts the window back to 10 in slow start.
+    assert!(reference.iter().any(|r| r.1 == 'T' && r.2 == 10.0 && r.5 == 1));
 }

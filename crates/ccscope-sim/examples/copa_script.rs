@@ -1,6 +1,9 @@
 //! Record the events a Copa flow's controller sees in a simulation as a replayable script, for the
 //! differential test against genericCC (experiments/copa_reference/README.md):
-//! `cargo run --release -p ccscope-sim --example copa_script -- <trace> <seconds> [cubic] > script.txt`.
+//! `cargo run --release -p ccscope-sim --example copa_script -- <trace> <seconds> [cubic|alone] [ctcp|reliable] > script.txt`.
+//! Copa runs on its registry transport (datagrams in `ctcp` mode, genericCC's own sender loop
+//! ctcp.hh, where `T t` is its restart after 2 s without an ACK) unless `reliable` puts it on the
+//! reliable transport (where `T t` is an RTO).
 //! Copa's data crosses `<trace>` (20 ms one way, a 500-packet droptail buffer) and its ACKs an
 //! uncongested 100 Mbit/s 20 ms link, the setup of tests/schemes.rs; `cubic` adds one Cubic flow from
 //! the same start (the competitive-mode run). `<trace>` may also be `12mbps` (the schemes.rs constant
@@ -104,6 +107,13 @@ fn main() {
         .map_or("TMobile-LTE-driving.down", |s| s.as_str());
     let seconds: f64 = args.get(2).map_or(30.0, |s| s.parse().expect("seconds"));
     let cubic = args.get(3).is_some_and(|s| s == "cubic");
+    let sender_arg = args.get(4).map_or("", |s| s.as_str());
+    let sender = match sender_arg {
+        "ctcp" => "transport = \"datagram\"\ndatagram_mode = \"ctcp\"\n",
+        "reliable" => "transport = \"reliable\"\n",
+        "" => "",
+        other => panic!("sender `{other}`: ctcp or reliable"),
+    };
     let data_link = if trace == "12mbps" {
         "rate_mbps = 12\ndelay_ms = 20\nqueue = { kind = \"droptail\", packets = 400 }".to_string()
     } else {
@@ -117,7 +127,7 @@ fn main() {
         ""
     };
     let text = format!(
-        "seed = 1\nduration_s = {seconds}\n\n[data_link]\n{data_link}\n\n[ack_link]\nrate_mbps = 100\ndelay_ms = 20\n\n[[flows]]\ncontroller = \"copa\"\n{competitor}"
+        "seed = 1\nduration_s = {seconds}\n\n[data_link]\n{data_link}\n\n[ack_link]\nrate_mbps = 100\ndelay_ms = 20\n\n[[flows]]\ncontroller = \"copa\"\n{sender}{competitor}"
     );
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let dirs = [
@@ -142,8 +152,9 @@ fn main() {
     .expect("scenario builds");
     let (r, _) = sim.run();
     println!(
-        "# copa script: {trace}, {seconds} s, competitor: {}",
-        if cubic { "cubic" } else { "none" }
+        "# copa script: {trace}, {seconds} s, competitor: {}, sender: {}",
+        if cubic { "cubic" } else { "none" },
+        if sender_arg.is_empty() { "registry default" } else { sender_arg }
     );
     for f in &r.flows {
         println!("# flow {}: {:.3} Mbit/s", f.controller, f.throughput_mbps);

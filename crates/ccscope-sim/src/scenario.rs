@@ -72,8 +72,9 @@ pub struct FlowSpec {
     pub ack_bytes: u32,
     /// Transport; `None` takes the controller's default (datagram for paper 001's, reliable for TCPs).
     pub transport: Option<Transport>,
-    /// How the datagram sender counts its window (`datagrump`: as datagrump's sender.cc).
-    pub datagram_mode: DatagramMode,
+    /// How the datagram sender counts its window (`datagrump`: as datagrump's sender.cc; `ctcp`:
+    /// genericCC's sender loop); `None` takes the controller's registry default, else `standard`.
+    pub datagram_mode: Option<DatagramMode>,
     /// What the application sends (reliable transport).
     pub app: App,
     /// Retransmission timer settings (reliable transport).
@@ -103,7 +104,7 @@ impl FlowSpec {
             packet_bytes: 1500,
             ack_bytes: 76,
             transport: None,
-            datagram_mode: DatagramMode::Standard,
+            datagram_mode: None,
             app: App::Bulk,
             rto: RtoParams::default(),
             timeseries: None,
@@ -117,6 +118,17 @@ impl FlowSpec {
         self.transport.unwrap_or_else(|| {
             ccscope_cc::registry::find(&self.controller)
                 .map_or(Transport::Datagram, |c| c.transport)
+        })
+    }
+
+    /// Its datagram sender mode: the one set, else its controller's registry default, else standard.
+    pub fn datagram_mode(&self) -> DatagramMode {
+        self.datagram_mode.unwrap_or_else(|| {
+            ccscope_cc::registry::find(&self.controller)
+                .ok()
+                .and_then(|c| c.datagram_mode)
+                .and_then(DatagramMode::parse)
+                .unwrap_or_default()
         })
     }
 

@@ -474,7 +474,7 @@ impl Simulation {
             senders.push(match transport {
                 Transport::Datagram => Sender::Datagram(
                     DatagramSender::new(i as u32, cc, f.packet_bytes, plan)
-                        .with_mode(f.datagram_mode)
+                        .with_mode(f.datagram_mode())
                         .with_paths(f.paths.len().max(1) as u8),
                 ),
                 Transport::Reliable => Sender::Reliable(

@@ -136,13 +136,33 @@ fn datagram_mode_is_read_from_the_flow_and_an_unknown_one_names_the_known_modes(
     let sc = load_scenario(&text("datagrump"), None, &[]).unwrap();
     assert_eq!(
         sc.flows[0].datagram_mode,
-        ccscope_sim::scenario::DatagramMode::Datagrump
+        Some(ccscope_sim::scenario::DatagramMode::Datagrump)
     );
     let e = load_scenario(&text("tcp"), None, &[])
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("datagram_mode") && e.contains("known: standard, datagrump"),
+        e.contains("datagram_mode") && e.contains("known: standard, datagrump, ctcp"),
         "{e}"
     );
+}
+
+#[test]
+fn copa_gets_generic_ccs_own_sender_loop_by_default_and_every_registry_datagram_mode_is_known() {
+    use ccscope_sim::scenario::{DatagramMode, FlowSpec};
+    for c in ccscope_cc::CONTROLLERS {
+        if let Some(m) = c.datagram_mode {
+            assert!(DatagramMode::parse(m).is_some(), "{}: {m}", c.name);
+        }
+    }
+    // Pantheon runs Copa as genericCC's sender (ctcp.hh): datagrams, no retransmission.
+    let copa = FlowSpec::new("copa");
+    assert_eq!(copa.transport(), ccscope_cc::Transport::Datagram);
+    assert_eq!(copa.datagram_mode(), DatagramMode::Ctcp);
+    assert_eq!(FlowSpec::new("fixed").datagram_mode(), DatagramMode::Standard);
+    let set = FlowSpec {
+        datagram_mode: Some(DatagramMode::Standard),
+        ..FlowSpec::new("copa")
+    };
+    assert_eq!(set.datagram_mode(), DatagramMode::Standard);
 }

@@ -261,8 +261,9 @@ controller = "{controller}"
     Simulation::new(&sc).unwrap().run().0
 }
 
-/// The one trace where Copa falls short of 60% of Cubic's throughput (29% measured, seed 1, with
-/// copa.rs decision-for-decision genericCC's): its
+/// The one trace where Copa falls short of 60% of Cubic's throughput (26% measured, seed 1, Copa on
+/// its registry sender, genericCC's own loop (datagram `ctcp` mode), decision for decision genericCC's;
+/// 29% on the reliable transport): its
 /// delivery opportunities come in bursts after gaps of 100 ms and more, so the ACKs of a burst return
 /// with 80-130 ms RTTs and Copa's RTTstanding (the least RTT over srtt/2, a burst's worth at Copa's
 /// 6-12 packet window) carries the wait for the burst as if it were queueing; the target

@@ -303,9 +303,8 @@ pub struct Copa {
     /// Losses the transport reported since the last ACK: genericCC learns of them in the next onACK.
     pending_losses: u32,
     /// ctcp.hh `last_ack_time` (ms): the flow's first send, then the last ACK or restart (NaN before
-    /// the first send); `acked_since_init`: the sender's largest-ACK bookkeeping has seen an ACK since init().
+    /// the first send).
     last_ack: f64,
-    acked_since_init: bool,
     bytes: u32,
     mode_switches: u64,
     restarts: u64,
@@ -330,7 +329,6 @@ impl Copa {
             acked: 0,
             pending_losses: 0,
             last_ack: f64::NAN,
-            acked_since_init: false,
             bytes: 1500,
             mode_switches: 0,
             restarts: 0,
@@ -360,7 +358,6 @@ impl Copa {
         self.reduce_on_loss = ReduceOnLoss::default();
         self.slow_start = true;
         self.pending_losses = 0;
-        self.acked_since_init = false;
     }
 
     pub fn mode(&self) -> Mode {
@@ -498,7 +495,6 @@ impl Controller for Copa {
         let now = ms(now);
         let rtt = now - ms(ev.send_time);
         self.last_ack = now;
-        self.acked_since_init = true;
         // markoviancc.cc onACK, in its order: the RTT sample, delta, the window, then the losses this
         // ACK revealed (genericCC finds them here, as gaps in the ACKed sequence), then ReduceOnLoss.
         self.rtt.on_sample(&self.p, rtt, now);
@@ -559,10 +555,9 @@ impl Controller for Copa {
     }
 
     fn cwnd(&self) -> u32 {
-        // ctcp.hh sends while seq < _largest_ack + 1 + window, with _largest_ack the ACKed seq + 1:
-        // ceil(window) + 1 packets beyond the largest ACK, ceil(window) before the first ACK.
-        let extra = u32::from(self.acked_since_init);
-        (self.window.ceil().min(u32::MAX as f64 - 1.0) as u32 + extra).max(self.p.min_cwnd)
+        // markoviancc.cc `_the_window`, rounded up to whole packets (ctcp.hh compares seq < ... + window;
+        // the datagram transport's `ctcp` mode adds ctcp.hh's own +1 accounting of the largest ACK).
+        (self.window.ceil().min(u32::MAX as f64) as u32).max(self.p.min_cwnd)
     }
 
     fn pacing_rate(&self) -> Option<Bandwidth> {
@@ -629,13 +624,18 @@ mod tests {
     }
 
     #[test]
-    fn the_sender_may_have_one_packet_more_than_the_rounded_up_window_once_an_ack_came_back() {
+    fn the_window_is_the_fractional_window_rounded_up() {
         let mut s = copa();
-        // ctcp.hh: seq < _largest_ack + 1 + window, _largest_ack = -1 at the start, then ACKed seq + 1.
         assert_eq!(s.cc.cwnd(), 10);
         s.send(10);
         s.ack_oldest(RTT);
-        assert_eq!(s.cc.cwnd(), 11);
+        // The ACK only probes: still 10 (ctcp.hh's +1 beyond the largest ACK is the transport's).
+        let mut s = copa();
+        past_slow_start(&mut s);
+        s.send(1);
+        s.ack_oldest(Dur::from_ms(60));
+        assert_close(s.cc.cwnd_f64(), 12.0 - 2.0 / 6.0);
+        assert_eq!(s.cc.cwnd(), 12);
     }
 
     /// Probing and slow start at 40 ms, then one ACK at 60 ms that ends slow start (cwnd 12).
@@ -711,6 +711,37 @@ mod tests {
         s.ack_oldest(Dur::from_ms(60));
         assert_close(1.0 / s.cc.delta(), after_one / 2.0);
         assert!(after_one <= before / 2.0 + 1e-9, "{after_one} vs {before}");
+    }
+
+    #[test]
+    fn on_the_reliable_transport_losses_an_rto_reports_count_at_the_next_ack_even_if_the_rto_is_undone(
+    ) {
+        // Documents a departure (docs/deviations.md, Copa): genericCC never retransmits and has no RTO,
+        // so a spurious timeout costs it nothing; on the reliable transport an RTO declares every
+        // outstanding packet lost (`on_loss`, cause Timeout) before F-RTO can find it spurious, and
+        // Copa applies those losses at the next ACK; `on_undo` does not take them back.
+        let run = |rto_loss: bool| {
+            let mut s = copa();
+            s.send(10);
+            s.ack_all(RTT);
+            for _ in 0..20 {
+                s.send_and_ack(Dur::from_ms(60));
+            }
+            assert_eq!(s.cc.mode(), Mode::Competitive);
+            s.send(3);
+            if rto_loss {
+                s.lose_oldest(crate::LossCause::Timeout);
+                s.cc.on_rto(s.now);
+                s.cc.on_undo(s.now);
+            } else {
+                s.cc.on_rto(s.now);
+                s.in_flight.pop_front();
+            }
+            s.ack_oldest(Dur::from_ms(60));
+            1.0 / s.cc.delta()
+        };
+        // The ACK after the undone timeout halves 1/delta (competitive mode's multiplicative decrease).
+        assert_close(run(true), run(false) / 2.0);
     }
 
     #[test]

@@ -78,7 +78,15 @@ pub fn replay(script: &str) -> Vec<Decision> {
                 };
                 cc.on_ack(now, &ev);
             }
-            'T' => cc.on_rto(now),
+            'T' => {
+                let restarts = |cc: &Copa| cc.counters().iter().find(|c| c.0 == "restarts").map_or(0, |c| c.1);
+                let before = restarts(&cc);
+                cc.on_rto(now);
+                // markoviancc.cc init() clears unacknowledged_packets: no later gap reaches back past it.
+                if restarts(&cc) > before {
+                    outstanding.clear();
+                }
+            }
             k => panic!("line {}: unknown event {k:?}", i + 1),
         }
         let intersend_ms = cc.intersend_s() * 1e3;

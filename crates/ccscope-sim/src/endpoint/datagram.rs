@@ -7,7 +7,9 @@
 //! ACK carries the sample of the packet it delivered.
 //!
 //! `DatagramMode::Datagrump` counts its window as datagrump's `sender.cc` does (keithw/sourdough
-//! `datagrump/sender.cc`, `window_is_open()` and `got_ack()`); `Standard` is ccscope's own count.
+//! `datagrump/sender.cc`, `window_is_open()` and `got_ack()`); `DatagramMode::Ctcp` is genericCC's
+//! sender loop (venkatarun95/genericCC `ctcp.hh` `send_data`, the sender Pantheon runs Copa with);
+//! `Standard` is ccscope's own count.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -34,6 +36,13 @@ pub enum DatagramMode {
     /// highest ACKed), so a timeout sends one datagram and a loss frees no slot; an ACK for a
     /// packet declared lost still reaches the controller, as every ACK does in `got_ack()`.
     Datagrump,
+    /// genericCC `ctcp.hh` `send_data`: send while seq < largest_ack + 1 + window (largest_ack = the
+    /// highest ACKed seq + 1), paced by `_last_send_time += intersend` with its "hopeless" reset;
+    /// every ACK reaches the controller; an ACK of a packet still outstanding declares every earlier
+    /// outstanding packet lost (markoviancc.cc onACK's gap rule); no retransmission, no timeout
+    /// send; after more than 2 s without an ACK the sender forgets what is outstanding and the
+    /// controller restarts (`on_rto`, ctcp.hh's `init()`). docs/deviations.md (Copa) lists the rest.
+    Ctcp,
 }
 
 impl DatagramMode {
@@ -42,6 +51,7 @@ impl DatagramMode {
         match name {
             "standard" => Some(DatagramMode::Standard),
             "datagrump" => Some(DatagramMode::Datagrump),
+            "ctcp" => Some(DatagramMode::Ctcp),
             _ => None,
         }
     }
@@ -98,7 +108,28 @@ pub struct DatagramSender {
     /// Packets sent on each path so far; the next packet takes the path after the last one's.
     path_sent: Vec<u64>,
     next_path: u8,
+    /// Ctcp mode: the sender loop's own state (ctcp.hh `send_data`).
+    ctcp: CtcpLoop,
 }
+
+/// ctcp.hh `send_data`'s loop state. The loop is modelled as infinitely fast: it runs at every ACK,
+/// at every pacing deadline it waits for and, in between, continuously (poll's whole-ms timeout is
+/// not modelled), so a "hopeless" reset holds `_last_send_time` at the current instant.
+#[derive(Clone, Copy, Debug)]
+struct CtcpLoop {
+    /// ctcp.hh `_largest_ack`: -1, then max(ACKed seq + 1), `seq - 1` at a restart.
+    largest_ack: i64,
+    /// ctcp.hh `_last_send_time`: advanced by the intersend time per packet sent.
+    last_send: Time,
+    /// The last iteration ended in the "hopeless" state (seq >= _largest_ack + window): every later
+    /// instant resets `_last_send_time` again until an event changes the state.
+    resetting: bool,
+    /// The pacing deadline the loop waits for (an iteration of its own).
+    wake: Option<Time>,
+}
+
+/// ctcp.hh send_data: restart after more than this long without an ACK (`cur_time - last_ack_time > 2000`).
+pub const CTCP_RESTART_AFTER: Dur = Dur::from_ms(2000);
 
 impl DatagramSender {
     pub fn new(
@@ -130,6 +161,12 @@ impl DatagramSender {
             given_up: BTreeMap::new(),
             path_sent: vec![0],
             next_path: 0,
+            ctcp: CtcpLoop {
+                largest_ack: -1,
+                last_send: Time::ZERO,
+                resetting: false,
+                wake: None,
+            },
         }
     }
 
@@ -154,7 +191,44 @@ impl DatagramSender {
             DatagramMode::Standard => self.in_flight as u64,
             // datagrump sender.cc window_is_open(): sequence_number_ - next_ack_expected_.
             DatagramMode::Datagrump => self.next_seq - self.next_ack_expected,
+            // ctcp.hh: seq < _largest_ack + 1 + window, i.e. seq - (_largest_ack + 1) < ceil(window).
+            DatagramMode::Ctcp => (self.next_seq as i64 - (self.ctcp.largest_ack + 1)).max(0) as u64,
         }
+    }
+
+    /// The controller's time between packets (ctcp.hh `get_intersend_time()`); zero when unpaced.
+    fn intersend(&self) -> Dur {
+        self.cc
+            .pacing_rate()
+            .map_or(Dur::ZERO, |r| r.tx_time(self.packet_bytes as u64))
+    }
+
+    /// One pass of ctcp.hh's sender loop at `now` (lines 216-240); returns the pacing deadline.
+    fn ctcp_iterate(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        if self.ctcp.resetting {
+            // ctcp.hh 236-240: every instant since the last event reset _last_send_time.
+            self.ctcp.last_send = now;
+        }
+        self.ctcp.wake = None;
+        // ctcp.hh 216-235: send while the window is open and the pacing clock is due.
+        while self.active && self.has_data() && self.window_in_flight() < self.cc.cwnd() as u64 {
+            let at = self.ctcp.last_send + self.intersend();
+            if at > now {
+                self.ctcp.wake = Some(at);
+                break;
+            }
+            self.send_one(now, false, out);
+            self.ctcp.last_send = at;
+        }
+        // ctcp.hh 236-240: "hopeless" when behind by an intersend time or within one packet of the
+        // window (seq >= _largest_ack + window, i.e. seq - _largest_ack >= ceil(window)).
+        self.ctcp.resetting =
+            self.next_seq as i64 - self.ctcp.largest_ack >= self.cc.cwnd() as i64;
+        if now.since(self.ctcp.last_send) >= self.intersend() || self.ctcp.resetting {
+            self.ctcp.last_send = now;
+            self.ctcp.wake = None;
+        }
+        self.ctcp.wake
     }
 
     fn send_one(&mut self, now: Time, after_timeout: bool, out: &mut Vec<Packet>) {
@@ -199,6 +273,13 @@ impl DatagramSender {
 
     /// Send while the window and pacing allow. Returns a wake-up time if pacing holds packets back.
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        if self.mode == DatagramMode::Ctcp {
+            // Only the loop's own deadlines are iterations (a stale wake-up is not).
+            if self.active && self.ctcp.wake == Some(now) {
+                return self.ctcp_iterate(now, out);
+            }
+            return self.ctcp.wake.filter(|_| self.active);
+        }
         if self.active
             && self
                 .plan
@@ -286,7 +367,7 @@ impl DatagramSender {
         let o = &mut self.ring[idx];
         debug_assert_eq!(o.state, State::InFlight);
         o.state = State::Lost;
-        if self.mode == DatagramMode::Datagrump {
+        if matches!(self.mode, DatagramMode::Datagrump | DatagramMode::Ctcp) {
             self.given_up.insert(seq, *o);
         }
         self.in_flight -= 1;
@@ -309,17 +390,21 @@ impl DatagramSender {
             // datagrump sender.cc got_ack(): the counter only moves forward.
             self.next_ack_expected = self.next_ack_expected.max(ack.seq + 1);
         }
+        if self.mode == DatagramMode::Ctcp {
+            // ctcp.hh 256, 300: _largest_ack = max(_largest_ack, seq + 1).
+            self.ctcp.largest_ack = self.ctcp.largest_ack.max(ack.seq as i64 + 1);
+        }
         let idx = ack.seq.checked_sub(self.base_seq).map(|i| i as usize);
         if idx.is_none_or(|i| i >= self.ring.len() || self.ring[i].state != State::InFlight) {
             // Declared lost earlier (or a duplicate), delivered late.
             self.spurious += 1;
             if let Some(rec) = self.given_up.remove(&ack.seq) {
-                // datagrump sender.cc got_ack(): every ACK goes to the controller.
+                // datagrump sender.cc got_ack(), ctcp.hh 292: every ACK goes to the controller.
                 let rate = self.rate_sample(now, ack.seq, &rec);
                 let ev = self.ack_event(now, ack, &rec, rate);
                 self.cc.on_ack(now, &ev);
             }
-            return self.try_send(now, out);
+            return self.after_ack_send(now, out);
         }
         let idx = idx.expect("checked above");
         self.ring[idx].state = State::Acked;
@@ -329,12 +414,18 @@ impl DatagramSender {
         // Packet-threshold loss detection on everything sent PACKET_THRESHOLD before this one on
         // its path: each path is its own packet-number space (as in draft-ietf-quic-multipath), so a
         // faster path overtaking a slower one is not loss.
+        // Ctcp: markoviancc.cc onACK counts every outstanding packet before the ACKed one as lost.
+        let threshold = if self.mode == DatagramMode::Ctcp {
+            1
+        } else {
+            PACKET_THRESHOLD
+        };
         let mut i = 0;
         while i < idx {
             let o = self.ring[i];
             if o.state == State::InFlight
                 && o.path == rec.path
-                && o.path_seq + PACKET_THRESHOLD <= rec.path_seq
+                && o.path_seq + threshold <= rec.path_seq
             {
                 self.declare_lost(now, i, LossCause::Reordering);
             }
@@ -345,6 +436,18 @@ impl DatagramSender {
         self.cc.on_ack(now, &ev);
         self.compact();
         self.update_plan(now);
+        self.after_ack_send(now, out)
+    }
+
+    /// After an ACK: ctcp.hh's loop runs again at once; the other modes send what they may.
+    fn after_ack_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        if self.mode == DatagramMode::Ctcp {
+            return if self.active {
+                self.ctcp_iterate(now, out)
+            } else {
+                None
+            };
+        }
         self.try_send(now, out)
     }
 
@@ -379,6 +482,9 @@ impl DatagramSender {
 
     /// No ACK for the controller's timeout: packets older than it are lost; send one packet anyway.
     pub fn on_timeout(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        if self.mode == DatagramMode::Ctcp {
+            return self.ctcp_restart(now, out);
+        }
         if self.idle() {
             return self.try_send(now, out);
         }
@@ -402,8 +508,43 @@ impl DatagramSender {
         self.try_send(now, out)
     }
 
+    /// ctcp.hh 206-214: more than 2 s without an ACK: the controller restarts (`init()`), the sender
+    /// forgets what is outstanding (`_largest_ack = seq_num - 1`: neither lost nor ACKed for the
+    /// controller, a late ACK still reaches it), the pacing clock and the no-ACK clock restart.
+    fn ctcp_restart(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
+        if !self.active || now.since(self.last_ack) <= CTCP_RESTART_AFTER {
+            return self.ctcp.wake;
+        }
+        self.cc.on_rto(now);
+        for o in self.ring.iter_mut().filter(|o| o.state == State::InFlight) {
+            o.state = State::Lost;
+        }
+        let base = self.base_seq;
+        for (k, o) in self.ring.iter().enumerate() {
+            if o.state == State::Lost {
+                self.given_up.entry(base + k as u64).or_insert(*o);
+            }
+        }
+        self.lost += self.in_flight as u64;
+        self.in_flight = 0;
+        self.recovery_point = None;
+        self.compact();
+        self.update_plan(now);
+        self.ctcp.largest_ack = self.next_seq as i64 - 1;
+        self.ctcp.last_send = now;
+        self.ctcp.resetting = false;
+        self.last_ack = now;
+        self.ctcp_iterate(now, out)
+    }
+
     /// When the no-ACK timeout would fire, given the last ACK.
     pub fn timeout_deadline(&self) -> Option<Time> {
+        if self.mode == DatagramMode::Ctcp {
+            // ctcp.hh 206: the first instant strictly more than 2 s after the last ACK (or restart).
+            return self
+                .active
+                .then(|| self.last_ack + CTCP_RESTART_AFTER + Dur(1));
+        }
         // Idle between transfers with nothing outstanding: no timer (the OFF wake-up restarts it).
         if self.idle() {
             return None;
@@ -414,6 +555,9 @@ impl DatagramSender {
     pub fn start(&mut self, now: Time) {
         self.active = true;
         self.last_ack = now;
+        // ctcp.hh 197-198: _last_send_time and last_ack_time start now; the loop's first pass is now.
+        self.ctcp.last_send = now;
+        self.ctcp.wake = Some(now);
         if let Some(p) = &mut self.plan {
             p.start(now, self.next_seq);
         }
@@ -430,17 +574,39 @@ mod tests {
     use ccscope_cc::Controller;
     use std::sync::{Arc, Mutex};
 
-    /// What the controller was told: (seq, rtt ms) per ACK, seq per loss.
+    /// What the controller was told: (seq, rtt ms) per ACK, seq per loss, ms per `on_rto`.
     #[derive(Default)]
     struct Seen {
         acks: Vec<(u64, u64)>,
         losses: Vec<u64>,
+        rtos: Vec<u64>,
     }
 
-    /// A fixed window of `w` with a 100 ms timeout that records its events.
+    /// A fixed window of `w` with a 100 ms timeout that records its events (unpaced).
     struct Probe {
         w: u32,
         seen: Arc<Mutex<Seen>>,
+    }
+
+    /// A fixed window of `w` paced at one 1504-byte packet per 10 ms (ctcp.hh's intersend time).
+    struct Paced(Probe);
+
+    impl Controller for Paced {
+        fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+            self.0.on_ack(now, ev)
+        }
+        fn on_loss(&mut self, now: Time, ev: &LossEvent) {
+            self.0.on_loss(now, ev)
+        }
+        fn on_rto(&mut self, now: Time) {
+            self.0.on_rto(now)
+        }
+        fn cwnd(&self) -> u32 {
+            self.0.w
+        }
+        fn pacing_rate(&self) -> Option<ccscope_core::Bandwidth> {
+            Some(ccscope_core::Bandwidth::from_bps(1504 * 8 * 100))
+        }
     }
 
     impl Controller for Probe {
@@ -454,6 +620,9 @@ mod tests {
         fn on_loss(&mut self, _now: Time, ev: &LossEvent) {
             self.seen.lock().unwrap().losses.push(ev.seq);
         }
+        fn on_rto(&mut self, now: Time) {
+            self.seen.lock().unwrap().rtos.push(now.as_ns() / 1_000_000);
+        }
         fn cwnd(&self) -> u32 {
             self.w
         }
@@ -463,17 +632,25 @@ mod tests {
     }
 
     fn sender(mode: DatagramMode, w: u32) -> (DatagramSender, Arc<Mutex<Seen>>, Vec<u64>) {
+        sender_with(mode, w, false)
+    }
+
+    fn sender_with(
+        mode: DatagramMode,
+        w: u32,
+        paced: bool,
+    ) -> (DatagramSender, Arc<Mutex<Seen>>, Vec<u64>) {
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let mut s = DatagramSender::new(
-            0,
-            AnyController::boxed(Probe {
-                w,
-                seen: seen.clone(),
-            }),
-            1504,
-            None,
-        )
-        .with_mode(mode);
+        let probe = Probe {
+            w,
+            seen: seen.clone(),
+        };
+        let cc = if paced {
+            AnyController::boxed(Paced(probe))
+        } else {
+            AnyController::boxed(probe)
+        };
+        let mut s = DatagramSender::new(0, cc, 1504, None).with_mode(mode);
         s.start(Time::ZERO);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
@@ -533,6 +710,91 @@ mod tests {
         ack(&mut s, 0, 150);
         assert!(seen.lock().unwrap().acks.is_empty());
         assert_eq!(s.spurious, 1);
+    }
+
+    fn wake(s: &mut DatagramSender, ms: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        s.try_send(Time::from_ms(ms), &mut out);
+        out.iter().map(|p| p.seq).collect()
+    }
+
+    #[test]
+    fn ctcp_mode_allows_one_packet_beyond_the_window_past_the_largest_ack() {
+        // ctcp.hh 216: seq < _largest_ack + 1 + window; _largest_ack = -1, then the ACKed seq + 1.
+        let (mut s, _, first) = sender(DatagramMode::Ctcp, 3);
+        assert_eq!(first, [0, 1, 2]);
+        assert_eq!(ack(&mut s, 0, 50), [3, 4]);
+        // Datagrump's count (next_ack_expected = ACKed seq + 1) lets only one more go.
+        let (mut s, _, _) = sender(DatagramMode::Datagrump, 3);
+        assert_eq!(ack(&mut s, 0, 50), [3]);
+    }
+
+    #[test]
+    fn ctcp_mode_declares_every_earlier_outstanding_packet_lost_when_a_later_one_is_acked() {
+        // markoviancc.cc onACK: every unacknowledged id below the ACKed one is lost (no threshold).
+        let (mut s, seen, _) = sender(DatagramMode::Ctcp, 4);
+        ack(&mut s, 2, 50);
+        assert_eq!(seen.lock().unwrap().losses, [0, 1]);
+        // ctcp.hh 292: a late ACK of a packet counted lost still reaches the controller, and reveals nothing.
+        ack(&mut s, 0, 60);
+        assert_eq!(seen.lock().unwrap().acks, [(2, 50), (0, 60)]);
+        assert_eq!(seen.lock().unwrap().losses, [0, 1]);
+        assert_eq!((s.lost, s.spurious), (2, 1));
+        // The standard mode waits for three later packets.
+        let (mut s, seen, _) = sender(DatagramMode::Standard, 4);
+        ack(&mut s, 2, 50);
+        assert!(seen.lock().unwrap().losses.is_empty());
+    }
+
+    #[test]
+    fn ctcp_mode_paces_by_intersend_steps_and_within_one_packet_of_the_window_waits_for_an_ack() {
+        // ctcp.hh 197, 217: _last_send_time starts at the start; a packet leaves once it is an
+        // intersend time (10 ms) old, then _last_send_time += 10 ms.
+        let (mut s, _, first) = sender_with(DatagramMode::Ctcp, 4, true);
+        assert!(first.is_empty());
+        assert_eq!(s.ctcp.wake, Some(Time::from_ms(10)));
+        // A wake-up that is not the loop's own deadline is no iteration.
+        assert!(wake(&mut s, 5).is_empty());
+        assert_eq!(wake(&mut s, 10), [0]);
+        assert_eq!(wake(&mut s, 20), [1]);
+        assert_eq!(wake(&mut s, 30), [2]);
+        // ctcp.hh 236-240: seq 3 >= _largest_ack (-1) + window (4): "hopeless", _last_send_time = now
+        // at every pass, so the fourth slot is never due until an ACK moves _largest_ack.
+        assert_eq!(s.ctcp.wake, None);
+        // The ACK at 45 ms finds _last_send_time held at 45: the next packet leaves at 55, then 65.
+        assert!(ack(&mut s, 0, 45).is_empty());
+        assert_eq!(s.ctcp.wake, Some(Time::from_ms(55)));
+        assert_eq!(wake(&mut s, 55), [3]);
+        assert_eq!(wake(&mut s, 65), [4]);
+        assert_eq!(s.ctcp.wake, None);
+    }
+
+    #[test]
+    fn ctcp_mode_restarts_after_more_than_2_s_without_an_ack_and_forgets_what_is_outstanding() {
+        let (mut s, seen, _) = sender(DatagramMode::Ctcp, 4);
+        // ctcp.hh 206: cur_time - last_ack_time > 2000, the first instant after 2 s.
+        assert_eq!(
+            s.timeout_deadline(),
+            Some(Time::from_ms(2000) + Dur(1))
+        );
+        assert!(timeout(&mut s, 2000).is_empty());
+        assert!(seen.lock().unwrap().rtos.is_empty());
+        let mut out = Vec::new();
+        s.on_timeout(Time::from_ms(2000) + Dur(1), &mut out);
+        // init() (the controller's on_rto), _largest_ack = seq - 1: a fresh window of 4, no loss reported.
+        assert_eq!(seen.lock().unwrap().rtos, [2000]);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [4, 5, 6, 7]);
+        assert!(seen.lock().unwrap().losses.is_empty());
+        assert_eq!(s.lost, 4);
+        // A late ACK of a forgotten packet reaches the controller and reveals no loss of the others.
+        ack(&mut s, 1, 2100);
+        assert_eq!(seen.lock().unwrap().acks, [(1, 2100)]);
+        assert!(seen.lock().unwrap().losses.is_empty());
+        // The no-ACK clock restarted at that ACK.
+        assert_eq!(
+            s.timeout_deadline(),
+            Some(Time::from_ms(4100) + Dur(1))
+        );
     }
 
     #[test]
