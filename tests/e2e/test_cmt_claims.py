@@ -145,6 +145,7 @@ def test_two_path_runs_are_sized_from_a_pilot_on_the_first_seed_and_made_once():
     assert [line.split(":")[0] for line in lines] == ["two paths, pilot", "two paths, runs", "two paths"], lines
     assert lines[1].startswith("two paths, runs: 4 runs") and lines[2].endswith("1 points done, 0 need longer runs")
     assert repro.sized_seconds(100, 60.0, 400, 1.25, 30_000.0) == 300.0
+    assert repro.sized_seconds(1000, 60.0, 10, 1.25, 30_000.0) == 60.0
     assert repro.sized_seconds(0, 60.0, 400, 1.25, 30_000.0) == 30_000.0 == repro.sized_seconds(1, 60.0, 400, 1.25, 30_000.0)
 
 
@@ -162,3 +163,28 @@ def test_window_management_acts_only_where_the_windows_fill_the_buffer():
     assert s["full_s"] == d["full_s"] == 0.0 and s["goodput_mbps"] == d["goodput_mbps"]
     s, d = shares(20.0, 1e-3)
     assert s["full_s"] / s["duration_s"] > 0.5 and s["full_s"] > d["full_s"] > 0.0
+
+
+def test_a_pilot_run_to_the_cap_is_its_seeds_run_and_a_point_at_the_cap_is_not_asked_again():
+    # Cap 30 s: the pilot (seed 1, both schemes) already runs to the cap, so the sized pass makes only seed 2's
+    # two runs, and the point, short of 400 loss events at the cap, is done.
+    pts = [pt for pt in repro.gain_points() if (pt.fig, pt.curve, pt.p1) == ("10", "r = 64 KB", 0.1)]
+    lines: list = []
+    repro.run_gains(pts, repro.Settings(two_path_seeds=2, two_path_loss_events=400, cap_s=30.0, jobs=2),
+                    log=lines.append)
+    assert lines[0].startswith("two paths, pilot: 2 runs, 60 simulated s"), lines
+    assert lines[1:] == ["two paths, runs: 2 runs, 60 simulated s", "two paths: 1 points done, 0 need longer runs"], lines
+    assert [r["duration_s"] for r in pts[0].static + pts[0].dynamic] == [30.0] * 4
+
+
+def test_runs_shared_by_two_figures_are_made_once():
+    # Fig. 9 b2 = 20 Mbit/s and Fig. 10 r = 128 KB are the same scenario at every p1: one curve's runs serve both.
+    one = [pt for pt in repro.gain_points() if (pt.fig, pt.curve, pt.p1) == ("9", "b2 = 20 Mbit/s", 0.1)]
+    both = one + [pt for pt in repro.gain_points() if (pt.fig, pt.curve, pt.p1) == ("10", "r = 128 KB", 0.1)]
+    logs = []
+    for pts in (one, both):
+        lines: list = []
+        repro.run_gains(pts, repro.Settings(two_path_seeds=2, two_path_loss_events=300, jobs=2), log=lines.append)
+        logs.append([line for line in lines if line.startswith("two paths,")])
+    assert logs[0] == logs[1], logs
+    assert both[0].static == both[1].static and both[0].dynamic == both[1].dynamic
