@@ -197,9 +197,9 @@ const DELAY_MASK: u64 = (1 << DELAY_BITS) - 1;
 ///
 /// Without bins its memory is constant in the run's length: counters, and histograms bounded by the
 /// range of delays (`IntHistogram`, `LogHistogram`). Fields in declaration order (`repr(C)`), aligned
-/// to a cache line: the first line holds the counters a link departure writes, the second what sending,
-/// arriving and delivery write, then the pending samples (which a deferred departure also writes); the histograms, written in batches when
-/// deferred and read at the end, come last.
+/// to a cache line: the first line holds the counters a link departure writes (and the pending-sample
+/// buffer's pointer), the second what sending, arriving, delivery and a drop write; the histograms,
+/// written in batches when deferred and read at the end, come last.
 #[repr(C, align(64))]
 #[derive(Clone, Debug)]
 pub struct FlowStats {
@@ -211,12 +211,13 @@ pub struct FlowStats {
     pub bins: Option<Box<Bins>>,
     /// Samples in `pending` not yet in the histograms.
     pub(crate) n_pending: u32,
-    /// Histogram samples wait in `pending` and are recorded [`PENDING`] at a time.
-    pub(crate) defer: bool,
     /// Only the bins are kept here: the histograms are another `FlowStats`'s, taken by [`FlowStats::adopt`]
     /// at the end (the link total of a run with one flow measured where the run measures).
     pub bins_only: bool,
-    /// Rare (a drop): fills the first line.
+    /// Deferred recording only ([`FlowStats::deferred`]): histogram samples wait here and are recorded
+    /// [`PENDING`] at a time; boxed so a flow that records directly does not carry the 512 bytes.
+    pub(crate) pending: Option<Box<[u64; PENDING]>>,
+    /// Rare (a drop): opens the second line.
     pub dropped: u64,
     pub sent: u64,
     pub arrived_link: u64,
@@ -226,7 +227,6 @@ pub struct FlowStats {
     pub goodput_bytes: u64,
     /// Bytes of data packets delivered on their first transmission (no `Packet::RETX` bit).
     pub first_tx_bytes: u64,
-    pub(crate) pending: [u64; PENDING],
     pub(crate) queue_delay: IntHistogram,
     pub(crate) signal: SignalDelay,
     pub(crate) one_way: LogHistogram,
@@ -241,8 +241,8 @@ impl Default for FlowStats {
             first_ms: None,
             bins: None,
             n_pending: 0,
-            defer: false,
             bins_only: false,
+            pending: None,
             sent: 0,
             arrived_link: 0,
             delivered: 0,
@@ -250,7 +250,6 @@ impl Default for FlowStats {
             goodput_bytes: 0,
             first_tx_bytes: 0,
             dropped: 0,
-            pending: [0; PENDING],
             queue_delay: IntHistogram::default(),
             signal: SignalDelay::default(),
             one_way: LogHistogram::default(),
@@ -270,20 +269,23 @@ impl FlowStats {
     /// The same statistics with their histograms recorded in batches (when `defer`): every sample is
     /// kept in order and recorded before any histogram is read ([`FlowStats::flush`]).
     pub fn deferred(mut self, defer: bool) -> FlowStats {
-        self.defer = defer;
+        assert!(self.n_pending == 0, "deferral set before the first sample");
+        self.pending = defer.then(|| Box::new([0; PENDING]));
         self
     }
 
     /// Whether its histogram samples are recorded in batches.
     pub fn is_deferred(&self) -> bool {
-        self.defer
+        self.pending.is_some()
     }
 
     /// Records the pending samples, in the order they came.
     #[inline(never)]
     pub fn flush(&mut self) {
-        for i in 0..self.n_pending as usize {
-            let x = self.pending[i];
+        let Some(pending) = self.pending.take() else {
+            return;
+        };
+        for &x in &pending[..self.n_pending as usize] {
             if x & DELIVERY != 0 {
                 self.one_way.record(x & !DELIVERY);
             } else {
@@ -291,6 +293,7 @@ impl FlowStats {
             }
         }
         self.n_pending = 0;
+        self.pending = Some(pending);
     }
 
     #[inline]
@@ -299,14 +302,18 @@ impl FlowStats {
         self.signal.on_departure(arr_ms, delay);
     }
 
-    /// Keeps sample `x` for the next batch (`defer` only).
+    /// Keeps sample `x` for the next batch when recording is deferred (else returns false).
     #[inline]
-    fn push(&mut self, x: u64) {
-        self.pending[self.n_pending as usize] = x;
+    fn defer_sample(&mut self, x: u64) -> bool {
+        let Some(pending) = &mut self.pending else {
+            return false;
+        };
+        pending[self.n_pending as usize] = x;
         self.n_pending += 1;
         if self.n_pending as usize == PENDING {
             self.flush();
         }
+        true
     }
 
     #[track_caller]
@@ -346,7 +353,7 @@ impl FlowStats {
         } else {
             None
         };
-        total.defer = false;
+        total.pending = None;
         self.bins = mine;
         total
     }
@@ -356,9 +363,9 @@ impl FlowStats {
         other.flush();
         let theirs = other.bins.take();
         let mine = self.bins.take();
-        let defer = self.defer;
+        let pending = self.pending.take();
         *self = other.clone();
-        self.defer = defer;
+        self.pending = pending;
         other.bins = theirs;
         self.bins = mine;
     }
@@ -410,9 +417,8 @@ impl FlowStats {
         self.departed_bytes += bytes as u64;
         self.touch(dep_ms);
         if !self.bins_only {
-            if self.defer && arr_ms < 1 << (63 - DELAY_BITS) && delay <= DELAY_MASK {
-                self.push(arr_ms << DELAY_BITS | delay);
-            } else {
+            let fits = arr_ms < 1 << (63 - DELAY_BITS) && delay <= DELAY_MASK;
+            if !(fits && self.defer_sample(arr_ms << DELAY_BITS | delay)) {
                 if self.n_pending != 0 {
                     self.flush();
                 }
@@ -434,9 +440,7 @@ impl FlowStats {
         self.delivered += 1;
         self.delivered_bytes += bytes as u64;
         if !self.bins_only {
-            if self.defer && owd < DELIVERY {
-                self.push(owd | DELIVERY);
-            } else {
+            if !(owd < DELIVERY && self.defer_sample(owd | DELIVERY)) {
                 if self.n_pending != 0 {
                     self.flush();
                 }
@@ -833,8 +837,7 @@ mod tests {
     fn recorded(s: &mut FlowStats) -> String {
         s.flush();
         let mut c = s.clone();
-        c.defer = false;
-        c.pending = [0; PENDING];
+        c.pending = None;
         format!("{c:?}")
     }
 
@@ -867,9 +870,12 @@ mod tests {
 
     #[test]
     fn what_every_packet_writes_sits_in_two_cache_lines_before_the_histograms() {
-        use std::mem::{align_of, offset_of, size_of};
-        eprintln!("FlowStats {} bytes", size_of::<FlowStats>());
+        use std::mem::{align_of, offset_of};
         assert_eq!(align_of::<FlowStats>(), 64);
+        // The sample buffer is allocated only for deferred recording (a flow recording directly has none).
+        assert!(FlowStats::new(None).pending.is_none());
+        assert!(FlowStats::new(None).deferred(true).pending.is_some());
+        assert!(FlowStats::new(None).deferred(true).deferred(false).pending.is_none());
         // A departure writes the first line only; sending, arrival and delivery the second.
         for f in [
             offset_of!(FlowStats, departed),
@@ -878,13 +884,13 @@ mod tests {
             offset_of!(FlowStats, first_ms),
             offset_of!(FlowStats, bins),
             offset_of!(FlowStats, n_pending),
-            offset_of!(FlowStats, defer),
             offset_of!(FlowStats, bins_only),
-            offset_of!(FlowStats, dropped),
+            offset_of!(FlowStats, pending),
         ] {
             assert!(f < 64, "{f}");
         }
         for f in [
+            offset_of!(FlowStats, dropped),
             offset_of!(FlowStats, sent),
             offset_of!(FlowStats, arrived_link),
             offset_of!(FlowStats, delivered),
@@ -894,15 +900,13 @@ mod tests {
         ] {
             assert!((64..128).contains(&f), "{f}");
         }
-        // The pending samples follow; the histograms, written once per batch, come after them.
-        let pending = offset_of!(FlowStats, pending);
-        assert_eq!(pending, 112);
+        // The histograms, written once per batch when deferred, come after the two lines.
         for cold in [
             offset_of!(FlowStats, queue_delay),
             offset_of!(FlowStats, signal),
             offset_of!(FlowStats, one_way),
         ] {
-            assert!(cold >= pending + 8 * PENDING, "{cold}");
+            assert!(cold >= 128, "{cold}");
         }
     }
 

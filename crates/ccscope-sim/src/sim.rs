@@ -146,11 +146,10 @@ impl HopStats {
 #[cfg(test)]
 mod hop_layout {
     use super::Hop;
-    use std::mem::{align_of, offset_of, size_of};
+    use std::mem::{align_of, offset_of};
 
     #[test]
     fn what_a_packet_on_a_delay_line_touches_sits_in_one_cache_line() {
-        eprintln!("Hop {} bytes", size_of::<Hop>());
         assert_eq!(align_of::<Hop>(), 64);
         for f in [
             offset_of!(Hop, link),
@@ -177,13 +176,20 @@ struct PathCounters {
 
 /// One flow's place in the network.
 struct FlowNet {
-    /// (data route, ACK route) per path, as indices into the route table.
-    paths: Vec<(u32, u32)>,
+    /// First index of the flow's paths in `path_stats` and `path_routes`.
+    path_base: usize,
+    /// How many paths it has (at least one).
+    n_paths: usize,
     ack_path: AckPath,
     /// The hop whose departures give the flow's link statistics.
     monitor: u32,
-    /// First index of the flow's paths in `path_stats`.
-    path_base: usize,
+}
+
+impl FlowNet {
+    /// The flow's (data route, ACK route) per path, out of the dense table.
+    fn paths<'a>(&self, path_routes: &'a [(u32, u32)]) -> &'a [(u32, u32)] {
+        &path_routes[self.path_base..self.path_base + self.n_paths]
+    }
 }
 
 pub struct Simulation {
@@ -194,8 +200,8 @@ pub struct Simulation {
     route_hops: Vec<u32>,
     nets: Vec<FlowNet>,
     path_stats: Vec<PathCounters>,
-    /// Every flow's (data route, ACK route) per path, indexed like `path_stats`: one dense table read
-    /// per packet instead of each flow's own `paths`.
+    /// Every flow's (data route, ACK route) per path, as indices into `routes`, indexed like
+    /// `path_stats` (a flow's from its `path_base`): the only copy, one dense table read per packet.
     path_routes: Vec<(u32, u32)>,
     /// The hop the totals, capacity and packet log describe.
     monitor: u32,
@@ -288,10 +294,11 @@ impl Simulation {
             })
             .collect();
         let mut rt = RouteTable::default();
-        let mut nets = Vec::with_capacity(sc.flows.len());
-        let mut n_paths = 0;
+        let mut nets: Vec<FlowNet> = Vec::with_capacity(sc.flows.len());
+        let mut path_routes: Vec<(u32, u32)> = Vec::new();
         for f in &sc.flows {
-            let paths: Vec<(u32, u32)> = if f.paths.is_empty() {
+            let path_base = path_routes.len();
+            if f.paths.is_empty() {
                 // The dumbbell: the flow's own delay lines carry the propagation delay, after the data
                 // link and before the ACK link; the two links themselves hand packets straight on.
                 let (d, a) = sc
@@ -315,7 +322,7 @@ impl Simulation {
                 };
                 let fwd = delay_hop(f.delay.unwrap_or(sc.links[d].delay));
                 let rev = delay_hop(f.ack_delay.unwrap_or(sc.links[a].delay));
-                vec![(rt.add([d as u32, fwd]), rt.add([rev, a as u32]))]
+                path_routes.push((rt.add([d as u32, fwd]), rt.add([rev, a as u32])));
             } else {
                 // A per-flow link is copied for this flow the first time one of its routes names it.
                 let mut own: Vec<(usize, u32)> = Vec::new();
@@ -340,15 +347,13 @@ impl Simulation {
                     own.push((l, hops.len() as u32 - 1));
                     hops.len() as u32 - 1
                 };
-                let mut paths = Vec::with_capacity(f.paths.len());
                 for p in &f.paths {
                     let data: Vec<u32> = p.route.iter().map(|&l| hop_of(l)).collect();
                     let ack: Vec<u32> = p.ack_route.iter().map(|&l| hop_of(l)).collect();
-                    paths.push((rt.add(data), rt.add(ack)));
+                    path_routes.push((rt.add(data), rt.add(ack)));
                 }
-                paths
-            };
-            let first = rt.routes[paths[0].0 as usize];
+            }
+            let first = rt.routes[path_routes[path_base].0 as usize];
             let route0 = &rt.hops[first.0 as usize..(first.0 + first.1) as usize];
             let monitor = match f.monitor {
                 Some(m) if sc.links[m].per_flow => *route0
@@ -365,12 +370,11 @@ impl Simulation {
                     .unwrap_or(&route0[0]),
             };
             nets.push(FlowNet {
-                path_base: n_paths,
-                paths,
+                path_base,
+                n_paths: path_routes.len() - path_base,
                 ack_path: f.ack_path,
                 monitor,
             });
-            n_paths += nets.last().map_or(0, |n| n.paths.len());
         }
         // A host is the far end of a data route's last link (a dumbbell's delay line is not one): flows
         // whose data leaves the network through the same link arrive at the same host.
@@ -378,7 +382,7 @@ impl Simulation {
         let mut host_of_hop = vec![u32::MAX; hops.len()];
         let mut n_hosts = 0u32;
         for n in &nets {
-            for &(data, _) in &n.paths {
+            for &(data, _) in n.paths(&path_routes) {
                 let (start, len) = rt.routes[data as usize];
                 let route = &rt.hops[start as usize..(start + len) as usize];
                 let last = *route
@@ -402,7 +406,7 @@ impl Simulation {
         // A link that only data of flows measured there crosses (once per route): see `delay_from_flows`.
         let mut own_data_only = vec![true; hops.len()];
         for n in &nets {
-            for &(data, ack) in &n.paths {
+            for &(data, ack) in n.paths(&path_routes) {
                 for (route, is_data) in [(data, true), (ack, false)] {
                     let (start, len) = rt.routes[route as usize];
                     let route = &rt.hops[start as usize..(start + len) as usize];
@@ -530,9 +534,9 @@ impl Simulation {
             hops,
             routes: rt.routes,
             route_hops: rt.hops,
-            path_routes: nets.iter().flat_map(|n| n.paths.iter().copied()).collect(),
+            path_stats: vec![PathCounters::default(); path_routes.len()],
+            path_routes,
             nets,
-            path_stats: vec![PathCounters::default(); n_paths],
             monitor: sc.monitor as u32,
             sched: senders.iter().map(|_| FlowSched::default()).collect(),
             senders,
@@ -701,11 +705,13 @@ impl Simulation {
     }
 
     fn flush_sends(&mut self, now: Time) {
-        let mut sends = std::mem::take(&mut self.sends);
-        for mut p in sends.drain(..) {
+        // By index: `arrive` never sends, so the buffer stays as it is until the loop ends (taking and
+        // restoring it cost more than the loop's work on the per-packet path).
+        for i in 0..self.sends.len() {
+            let mut p = self.sends[i];
             // The transport chose the path ("send on path i").
             let net = &self.nets[p.flow as usize];
-            let path = (p.path as usize).min(net.paths.len() - 1);
+            let path = (p.path as usize).min(net.n_paths - 1);
             p.path = path as u8;
             p.route = self.path_routes[net.path_base + path].0;
             p.hop = 0;
@@ -717,7 +723,7 @@ impl Simulation {
             let first = self.route_hops[self.routes[p.route as usize].0 as usize];
             self.arrive(now, first, p);
         }
-        self.sends = sends;
+        self.sends.clear();
     }
 
     /// `p` reaches hop `h` at `now`.
@@ -860,10 +866,10 @@ impl Simulation {
         if h == self.monitor {
             self.log_opportunities();
         }
-        let mut out = std::mem::take(&mut self.out);
-        for p in out.drain(..) {
+        // By index: nothing `forward` leads to services a link, so `out` keeps its packets meanwhile.
+        for i in 0..self.out.len() {
+            let p = self.out[i];
             let f = p.flow as usize;
-            let delay = now.as_ms_floor() - p.enqueued.as_ms_floor();
             self.hops[h as usize].stats.on_departure(&p, now);
             if p.kind == PacketKind::Data {
                 if h == self.nets[f].monitor {
@@ -874,6 +880,7 @@ impl Simulation {
                         total.on_link_departure(now, p.enqueued, p.bytes);
                     }
                     if let Some(log) = &mut self.log {
+                        let delay = now.as_ms_floor() - p.enqueued.as_ms_floor();
                         log.push(
                             now.as_ns(),
                             LogEvent::Departure,
@@ -892,7 +899,7 @@ impl Simulation {
                 self.events.push(t, Phase::Normal, Ev::Pipe(h));
             }
         }
-        self.out = out;
+        self.out.clear();
     }
 
     /// `p` leaves hop `h` (its delay line, or its serializer when it has no delay) at `now`: on to
@@ -953,8 +960,8 @@ impl Simulation {
         let net = &self.nets[ack.flow as usize];
         // The ACK's `path` arrives as the path its data took (a window update: path 0).
         let back = match net.ack_path {
-            AckPath::Same => (ack.path as usize).min(net.paths.len() - 1),
-            AckPath::Fixed(j) => (j as usize).min(net.paths.len() - 1),
+            AckPath::Same => (ack.path as usize).min(net.n_paths - 1),
+            AckPath::Fixed(j) => (j as usize).min(net.n_paths - 1),
         };
         self.path_stats[net.path_base + back].acks_sent += 1;
         let mut p = ack.packet(self.acks.put(ack.info), now);
@@ -1159,7 +1166,7 @@ impl Simulation {
         let mut paths = Vec::with_capacity(self.path_stats.len());
         for (f, net) in self.nets.iter().enumerate() {
             let cmt = self.senders[f].path_reports(end);
-            for j in 0..net.paths.len() {
+            for j in 0..net.n_paths {
                 let c = self.path_stats[net.path_base + j];
                 let r = cmt.get(j);
                 paths.push(PathSummary {
