@@ -501,7 +501,7 @@ CMT_OPTIONS = {"p": "--p", "b": "--b", "d": "--d", "rbuf": "--rbuf", "loss": "--
                "objective": "--model"}
 
 
-def cmt_fail(e, paths: Optional[List[str]] = None) -> "typer.Exit":
+def cmt_fail(e, paths: Optional[List[str]] = None) -> SystemExit:
     """One line naming the option of a CmtInputError (`path[i].b` -> `--path #i+1 'b=..'` ... b)."""
     field = getattr(e, "field", "")
     head, _, sub = field.partition(".")
@@ -657,7 +657,7 @@ SERIES_HELP = ("Parquet time series, or a results folder: its link series (flow 
                "The column is throughput_mbps (what left the link per bin) unless --column names another")
 
 
-def _stats_fail(e: ValueError) -> "typer.Exit":
+def _stats_fail(e: ValueError) -> SystemExit:
     """One line naming the CLI's option or argument for a statistics input error."""
     from ccscope.stats import SeriesTooShortError
 

@@ -166,3 +166,39 @@ fn copa_gets_generic_ccs_own_sender_loop_by_default_and_every_registry_datagram_
     };
     assert_eq!(set.datagram_mode(), DatagramMode::Standard);
 }
+
+#[test]
+fn copa_on_genericccs_sender_finishes_every_transfer_of_an_on_off_flow_without_restarting_while_idle() {
+    // Each transfer is a new genericCC sender (ctcp.hh's constructor state); between transfers nothing is
+    // outstanding, so no 2-s restart fires. The standard sender loop and the reliable transport agree.
+    let text = |extra: &str| {
+        format!(
+            "seed = 1\nduration_s = 10\n[data_link]\nrate_mbps = 10\ndelay_ms = 20\n[[flows]]\ncontroller = \"copa\"\n\
+             {extra}transfers_bytes = [150000, 150000, 150000, 150000]\nthink_s = 0.5\n"
+        )
+    };
+    let go = |extra: &str| {
+        let sc = load_scenario(&text(extra), None, &[traces()]).unwrap();
+        let r = run(&sc);
+        assert_conserved(&r);
+        let f = &r.flows[0];
+        let restarts = f.counters.iter().find(|(k, _)| *k == "restarts").map(|c| c.1);
+        (f.transfers_done, restarts)
+    };
+    assert_eq!(go(""), (4, Some(0)));
+    assert_eq!(go("datagram_mode = \"standard\"\n").0, 4);
+    assert_eq!(go("transport = \"reliable\"\n").0, 4);
+    // ON/OFF traffic: a new connection (a fresh Copa) per file; the files keep coming all run long.
+    let sc = load_scenario(
+        "seed = 1\nduration_s = 30\n[data_link]\nrate_mbps = 10\ndelay_ms = 20\n[[flows]]\ncontroller = \"copa\"\n\
+         traffic = { kind = \"onoff\", size = \"pareto\", alpha = 1.35, mean_bytes = 32000, off_mean_s = 0.5 }\n",
+        None,
+        &[traces()],
+    )
+    .unwrap();
+    let r = run(&sc);
+    assert_conserved(&r);
+    let f = &r.flows[0];
+    assert!(f.transfers_done > 20, "{}", f.transfers_done);
+    assert_eq!(f.counters.iter().find(|(k, _)| *k == "restarts").map(|c| c.1), Some(0));
+}

@@ -630,6 +630,7 @@ mod tests {
         s.send(10);
         s.ack_oldest(RTT);
         // The ACK only probes: still 10 (ctcp.hh's +1 beyond the largest ACK is the transport's).
+        assert_eq!(s.cc.cwnd(), 10);
         let mut s = copa();
         past_slow_start(&mut s);
         s.send(1);

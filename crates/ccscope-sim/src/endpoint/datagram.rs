@@ -103,7 +103,8 @@ pub struct DatagramSender {
     pub mode: DatagramMode,
     /// datagrump `got_ack()`: max(next_ack_expected, acked + 1) over every ACK received.
     next_ack_expected: u64,
-    /// Datagrump mode: packets declared lost, by sequence number, kept until an ACK shows up for them.
+    /// Datagrump and ctcp modes: packets declared lost, by sequence number, kept until an ACK shows up
+    /// for them (at most GIVEN_UP_MAX, the oldest forgotten first).
     given_up: BTreeMap<u64, Outstanding>,
     /// Packets sent on each path so far; the next packet takes the path after the last one's.
     path_sent: Vec<u64>,
@@ -127,6 +128,10 @@ struct CtcpLoop {
     /// The pacing deadline the loop waits for (an iteration of its own).
     wake: Option<Time>,
 }
+
+/// The most given-up packets a sender remembers for a late ACK: memory stays bounded over a long lossy
+/// run (the real senders need no record: datagrump and genericCC read the echoed send time).
+const GIVEN_UP_MAX: usize = 1 << 16;
 
 /// ctcp.hh send_data: restart after more than this long without an ACK (`cur_time - last_ack_time > 2000`).
 pub const CTCP_RESTART_AFTER: Dur = Dur::from_ms(2000);
@@ -275,10 +280,8 @@ impl DatagramSender {
     pub fn try_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
         if self.mode == DatagramMode::Ctcp {
             // Only the loop's own deadlines are iterations (a stale wake-up is not).
-            if self.active && self.ctcp.wake == Some(now) {
-                return self.ctcp_iterate(now, out);
-            }
-            return self.ctcp.wake.filter(|_| self.active);
+            let due = self.ctcp.wake == Some(now);
+            return self.ctcp_send(now, out, due);
         }
         if self.active
             && self
@@ -367,8 +370,9 @@ impl DatagramSender {
         let o = &mut self.ring[idx];
         debug_assert_eq!(o.state, State::InFlight);
         o.state = State::Lost;
+        let o = *o;
         if matches!(self.mode, DatagramMode::Datagrump | DatagramMode::Ctcp) {
-            self.given_up.insert(seq, *o);
+            self.give_up(seq, o);
         }
         self.in_flight -= 1;
         self.lost += 1;
@@ -442,13 +446,47 @@ impl DatagramSender {
     /// After an ACK: ctcp.hh's loop runs again at once; the other modes send what they may.
     fn after_ack_send(&mut self, now: Time, out: &mut Vec<Packet>) -> Option<Time> {
         if self.mode == DatagramMode::Ctcp {
-            return if self.active {
-                self.ctcp_iterate(now, out)
-            } else {
-                None
-            };
+            return self.ctcp_send(now, out, true);
         }
         self.try_send(now, out)
+    }
+
+    /// Ctcp mode: the plan's next transfer starts the loop now; a new connection (ON/OFF traffic) is a
+    /// new genericCC sender (its loop state as ctcp.hh's constructor leaves it, sequence numbers
+    /// continuing); then one pass of the loop if `iterate` or due; the loop's pacing deadline, or else
+    /// the end of an OFF period.
+    fn ctcp_send(&mut self, now: Time, out: &mut Vec<Packet>, iterate: bool) -> Option<Time> {
+        if !self.active {
+            return None;
+        }
+        let (was_off, poll, on) = match self.plan.as_mut() {
+            Some(p) => (p.wake().is_some(), p.poll(now, self.next_seq), !p.idle()),
+            None => (false, Poll::Nothing, true),
+        };
+        if poll == Poll::NewConnection {
+            self.new_connection(now);
+            self.ctcp.largest_ack = self.next_seq as i64 - 1;
+            self.ctcp.resetting = false;
+        }
+        if was_off && on {
+            // A loop that kept running while there was nothing to send has its clock at now.
+            self.ctcp.last_send = now;
+            self.ctcp.wake = Some(now);
+        }
+        let wake = if iterate || self.ctcp.wake == Some(now) {
+            self.ctcp_iterate(now, out)
+        } else {
+            self.ctcp.wake
+        };
+        wake.or_else(|| self.plan.as_ref().and_then(|p| p.wake()).filter(|&t| t > now))
+    }
+
+    /// Keep `rec` for a late ACK of `seq`, forgetting the oldest record beyond GIVEN_UP_MAX.
+    fn give_up(&mut self, seq: u64, rec: Outstanding) {
+        self.given_up.insert(seq, rec);
+        if self.given_up.len() > GIVEN_UP_MAX {
+            self.given_up.pop_first();
+        }
     }
 
     /// The delivery-rate sample of an ACK that delivered packet `seq`.
@@ -520,9 +558,10 @@ impl DatagramSender {
             o.state = State::Lost;
         }
         let base = self.base_seq;
-        for (k, o) in self.ring.iter().enumerate() {
-            if o.state == State::Lost {
-                self.given_up.entry(base + k as u64).or_insert(*o);
+        for k in 0..self.ring.len() {
+            let o = self.ring[k];
+            if o.state == State::Lost && !self.given_up.contains_key(&(base + k as u64)) {
+                self.give_up(base + k as u64, o);
             }
         }
         self.lost += self.in_flight as u64;
@@ -541,9 +580,8 @@ impl DatagramSender {
     pub fn timeout_deadline(&self) -> Option<Time> {
         if self.mode == DatagramMode::Ctcp {
             // ctcp.hh 206: the first instant strictly more than 2 s after the last ACK (or restart).
-            return self
-                .active
-                .then(|| self.last_ack + CTCP_RESTART_AFTER + Dur(1));
+            // Idle between transfers with nothing outstanding: no restart (the OFF wake-up starts a new sender).
+            return (self.active && !self.idle()).then(|| self.last_ack + CTCP_RESTART_AFTER + Dur(1));
         }
         // Idle between transfers with nothing outstanding: no timer (the OFF wake-up restarts it).
         if self.idle() {
@@ -690,6 +728,17 @@ mod tests {
         assert_eq!(seen.lock().unwrap().losses, [0, 1, 2, 3]);
         let (mut s, _, _) = sender(DatagramMode::Standard, 4);
         assert_eq!(timeout(&mut s, 100), [4, 5, 6, 7]);
+    }
+
+    #[test]
+    fn a_sender_remembers_at_most_given_up_max_lost_packets_forgetting_the_oldest() {
+        let (mut s, _, _) = sender(DatagramMode::Ctcp, 3);
+        let rec = s.ring[0];
+        for seq in 0..GIVEN_UP_MAX as u64 + 2 {
+            s.give_up(seq, rec);
+        }
+        assert_eq!(s.given_up.len(), GIVEN_UP_MAX);
+        assert_eq!(s.given_up.first_key_value().map(|(k, _)| *k), Some(2));
     }
 
     #[test]
