@@ -458,10 +458,7 @@ def _ordered(counts, min_h: int) -> bool:
 
 
 def _save(fig, path: Path) -> None:
-    from ccscope.analysis.figures import save_figure
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path.with_suffix(""), (path.suffix[1:],), dpi=110)
+    experiment.save_figure(fig, path, dpi=110)
 
 
 def _errbar(ax, xs, curve, **kw):
