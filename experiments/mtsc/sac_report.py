@@ -801,7 +801,7 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
     rows(t17)
     L += ["", "## Fig. 18: fairness among 10 inverse SAC flows", "", img("Fig. 18", "fig18_fairness.png"), "",
           "## Data", "", f"- `{rel}/sac_runs.csv`: every run's description, throughput, loss, gamma_k, realised "
-          "background load and wall time; `{rel}/sac_runs.jsonl`: every run's full output.", ""]
+          f"background load and wall time; `{rel}/sac_runs.jsonl`: every run's full output.", ""]
     return "\n".join(L)
 
 
