@@ -58,13 +58,15 @@ def write_data(path: Path, write: Callable[[Path], None]) -> Path:
     return path
 
 
-def write_csv(path: Path, rows: Sequence[Mapping], restval: str = "") -> Path:
-    """Write `rows` as the CSV `path` of a report's figures folder (write_data); the header is every key any row
-    has, in order of appearance (a row without one writes `restval`)."""
+def write_csv(path: Path, rows: Sequence[Mapping], restval: Optional[str] = None) -> Path:
+    """Write `rows` as the CSV `path` of a report's figures folder (write_data). The header is the first row's keys
+    (a row with another key is an error, ValueError, and nothing is written); with `restval`, every key any row has,
+    a row without one writing `restval`."""
+    keys = list(rows[0]) if restval is None else list(dict.fromkeys(k for r in rows for k in r))
 
     def write(p: Path) -> None:
         with p.open("w", newline="") as f:
-            out = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval=restval)
+            out = csv.DictWriter(f, fieldnames=keys, restval="" if restval is None else restval)
             out.writeheader()
             out.writerows(rows)
 
