@@ -31,7 +31,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from ccscope import api, store  # noqa: E402
-from ccscope.experiment import add_runner_options, run_report  # noqa: E402
+from ccscope.experiment import add_runner_options, check_data_destination, run_report, save_figure, write_csv  # noqa: E402
 from ccscope.runner import default_jobs, run_all  # noqa: E402
 from ccscope.models.cmt import Destination, allocate, markov_throughput, renewal_throughput  # noqa: E402
 from ccscope.models.cmt import mathis_throughput  # noqa: E402
@@ -402,20 +402,17 @@ def solve_table() -> list[dict]:
 
 
 def _write_csv(path: FsPath, rows: list[dict]) -> None:
-    def write(tmp: FsPath) -> None:
-        with tmp.open("w", newline="") as f:
-            # Every column any row has (rows read back from an older CSV may lack a newer one: written "nan").
-            w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(k for r in rows for k in r)), restval="nan")
-            w.writeheader()
-            w.writerows(rows)
-
-    store.write_file(path, write)
+    # Every column any row has (rows read back from an older CSV may lack a newer one: written "nan").
+    write_csv(path, rows, restval="nan")
 
 
 def _savefig(fig, path: FsPath) -> None:
-    from ccscope.analysis.figures import save_figure
+    save_figure(fig, path, dpi=110)
 
-    save_figure(fig, path.with_suffix(""), (path.suffix[1:],), dpi=110)
+
+# The files the report writes in its cmt/ folder (checked before any run: none may be a file ccscope did not write).
+DATA_FILES = (tuple(f"{n}.csv" for n in ("single_path", "gains", "steps", "solve"))
+              + tuple(f"fig{f}.png" for f in SINGLE_FIGS + GAIN_FIGS) + ("fig13_14.png",))
 
 
 def _md_table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
@@ -741,6 +738,7 @@ def reproduce(out: FsPath, st: Settings, log: Callable[[str], None] = print, fig
     # Figs. 13 and 14 come from the same runs: naming one runs both.
     ran = tuple(f for f in FIGS if f in figs or (f in STEP_FIGS and set(STEP_FIGS) & set(figs)))
     outdir = out.parent
+    check_data_destination(outdir / "cmt", DATA_FILES)
     # Read back first: a missing or damaged CSV is refused before any folder or file is made.
     old = {name: _read_csv(outdir / "cmt" / f"{name}.csv") for name, group in
            (("single_path", SINGLE_FIGS), ("gains", GAIN_FIGS), ("steps", STEP_FIGS))

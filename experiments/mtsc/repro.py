@@ -32,7 +32,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ccscope import api, runner, store  # noqa: E402
-from ccscope.experiment import add_runner_options, check_data_destination, check_report_destination, write_csv  # noqa: E402
+from ccscope.experiment import add_runner_options, check_data_destination, check_report_destination  # noqa: E402
+from ccscope.experiment import save_figure, write_csv  # noqa: E402
 from ccscope.runner import default_jobs  # noqa: E402
 from ccscope import stats  # noqa: E402
 from ccscope.stats import hurst as hurst_mod  # noqa: E402
@@ -263,10 +264,7 @@ def fig3_checks_of(s: np.ndarray, c: np.ndarray) -> dict:
 
 
 def _savefig(fig, path: FsPath) -> None:
-    from ccscope.analysis.figures import save_figure
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path.with_suffix(""), (path.suffix[1:],), dpi=110)
+    save_figure(fig, path, dpi=110)
 
 
 def plot_fig1(results: Sequence[dict], alphas: Sequence[float], path: FsPath) -> None:
@@ -535,6 +533,10 @@ PARTS = ("traffic", "sac")
 # The CSVs each part writes into the figures folder (checked before any run: none may be a file ccscope did not write).
 CSVS = {"traffic": ("fig1_hurst.csv", "fig2_condprob.csv", "fig3_entropy.csv", "fig3_mechanism.csv"),
         "sac": ("sac_runs.csv",)}
+# Every other file a part may write there (the SAC figures a run lacks data for are not written): checked likewise.
+OTHER_FILES = {"traffic": ("fig1_hurst.png", "fig2_condprob.png", "fig3_entropy.png"),
+               "sac": ("sac_runs.jsonl", "fig9_10_threshold.png", "fig11_shift.png", "fig12_13_variants.png",
+                       "fig14_15_gain.png", "fig16_training.png", "fig17_nsac.png", "fig18_fairness.png")}
 
 
 def _marker(part: str, end: bool = False) -> str:
@@ -642,7 +644,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     d = out.parent / out.stem
     try:
         check_report_destination(out, "mtsc")
-        check_data_destination(d, [n for part in PARTS if args.part in ("all", part) for n in CSVS[part]])
+        check_data_destination(d, [n for part in PARTS if args.part in ("all", part) for n in CSVS[part] + OTHER_FILES[part]])
     except store.OutputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -655,7 +657,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.part in ("all", part):
             try:
                 text = splice(text, part, fn(args, out, d))
-            except store.OutputError as e:  # a foreign CSV that appeared during the runs
+            except store.OutputError as e:  # a foreign file that appeared during the runs
                 print(f"error: {e}", file=sys.stderr)
                 return 2
             write_atomic(out, text)

@@ -458,10 +458,7 @@ def _ordered(counts, min_h: int) -> bool:
 
 
 def _save(fig, path: Path) -> None:
-    from ccscope.analysis.figures import save_figure
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    save_figure(fig, path.with_suffix(""), (path.suffix[1:],), dpi=110)
+    experiment.save_figure(fig, path, dpi=110)
 
 
 def _errbar(ax, xs, curve, **kw):
@@ -804,7 +801,7 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
     rows(t17)
     L += ["", "## Fig. 18: fairness among 10 inverse SAC flows", "", img("Fig. 18", "fig18_fairness.png"), "",
           "## Data", "", f"- `{rel}/sac_runs.csv`: every run's description, throughput, loss, gamma_k, realised "
-          "background load and wall time; `{rel}/sac_runs.jsonl`: every run's full output.", ""]
+          f"background load and wall time; `{rel}/sac_runs.jsonl`: every run's full output.", ""]
     return "\n".join(L)
 
 

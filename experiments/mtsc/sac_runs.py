@@ -22,7 +22,7 @@ from typing import Callable, Iterable, Optional, Sequence
 import numpy as np
 import tomli_w
 
-from ccscope import api
+from ccscope import api, experiment
 from ccscope.runner import Runner
 from ccscope.stats import condprob as cp
 from mtsc_scenarios import (BASE_RTT_MS, BIN_S, REGISTERED, background_dict, controlled_indices, controller_params,
@@ -281,9 +281,9 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
         p = r.parent()
         (children.setdefault(p.key, []) if p is not None else roots).append(r)
     out: dict = {}
+    if cache is not None:  # a fresh run starts ccscope's own log again; a foreign file is refused, never replaced
+        experiment.start_log(cache, keep=reuse)
     have = load_cache(cache) if reuse else {}
-    if cache is not None and not reuse and cache.exists():
-        cache.unlink()  # this script's own file: a fresh run starts it again
 
     def cached(r: Run) -> bool:
         return r.key in have and all(cached(c) for c in children.get(r.key, []))

@@ -46,19 +46,54 @@ def check_data_destination(folder: Path, names: Iterable[str]) -> None:
     store.FolderWriter(folder, overwrite=True, merge=True, names=list(names), option=FIGURES_FOLDER).abort()
 
 
-def write_csv(path: Path, rows: Sequence[Mapping]) -> Path:
-    """Write `rows` (the first row's keys are the header) as the CSV `path` of a report's figures folder:
-    atomically, added to the folder's manifest, never over a file ccscope did not write (store.OutputError).
-    The reproductions' one CSV writer."""
+def write_data(path: Path, write: Callable[[Path], None]) -> Path:
+    """Write the file `path` of a report's figures folder by `write(staged path)`: atomically, added to the
+    folder's manifest, never over a file ccscope did not write (store.OutputError). The reproductions' one way
+    to put a file in their figures folder."""
     from ccscope import store
 
     path = Path(path)
     with store.FolderWriter(path.parent, overwrite=True, merge=True, names=[path.name], option=FIGURES_FOLDER) as w:
-        with (w.stage / path.name).open("w", newline="") as f:
-            out = csv.DictWriter(f, fieldnames=list(rows[0]))
+        write(w.stage / path.name)
+    return path
+
+
+def write_csv(path: Path, rows: Sequence[Mapping], restval: Optional[str] = None) -> Path:
+    """Write `rows` as the CSV `path` of a report's figures folder (write_data). The header is the first row's keys
+    (a row with another key is an error, ValueError, and nothing is written); with `restval`, every key any row has,
+    a row without one writing `restval`."""
+    keys = list(rows[0]) if restval is None else list(dict.fromkeys(k for r in rows for k in r))
+
+    def write(p: Path) -> None:
+        with p.open("w", newline="") as f:
+            out = csv.DictWriter(f, fieldnames=keys, restval="" if restval is None else restval)
             out.writeheader()
             out.writerows(rows)
-    return path
+
+    return write_data(path, write)
+
+
+def save_figure(fig, path: Path, dpi: int = 110) -> Path:
+    """Write the figure `fig` as `path` (its suffix is the format) of a report's figures folder (write_data);
+    closes the figure, written or refused."""
+    import matplotlib.pyplot as plt
+
+    from ccscope.analysis.figures import figure_bytes
+
+    try:
+        data = figure_bytes(fig, Path(path).suffix[1:], dpi)
+    finally:
+        plt.close(fig)
+    return write_data(path, lambda p: p.write_bytes(data))
+
+
+def start_log(path: Path, keep: bool) -> Path:
+    """Make `path` of a report's figures folder a log to append to: with `keep`, the one ccscope wrote before
+    (or a new empty one), else a new empty one (write_data); a file ccscope did not write is refused either way."""
+    if keep and Path(path).exists():
+        check_data_destination(Path(path).parent, [Path(path).name])
+        return Path(path)
+    return write_data(path, lambda p: p.write_bytes(b""))
 
 
 def run_report(write: Callable[[], Path], out: Optional[Path] = None, command: str = "") -> int:

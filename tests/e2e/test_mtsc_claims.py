@@ -237,3 +237,14 @@ def test_an_interrupted_csv_write_leaves_the_old_file_whole_and_no_temporary(tmp
     assert path.read_bytes() == before
     assert (path.parent / "ccscope-manifest.json").read_bytes() == manifest
     assert sorted(p.name for p in path.parent.iterdir()) == ["ccscope-manifest.json", "fig1_hurst.csv"]
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_the_sac_runner_never_replaces_or_appends_to_a_log_ccscope_did_not_write(tmp_path, reuse):
+    # The check at write time (the script checks before any run too): a foreign log that appeared is left as it was.
+    from ccscope import store
+
+    (tmp_path / "sac_runs.jsonl").write_bytes(b"mine\n")
+    with pytest.raises(store.OutputError):
+        sac_runs.run_all([], 1, cache=tmp_path / "sac_runs.jsonl", reuse=reuse)
+    assert (tmp_path / "sac_runs.jsonl").read_bytes() == b"mine\n"

@@ -168,3 +168,31 @@ def test_gain_subset_refuses_an_entry_that_matches_no_point_and_names_it(tmp_pat
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: SUBSET entry") and repr(bogus) in err[0], err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["fig5.png", "gains.csv"])
+def test_a_file_in_cmt_that_ccscope_did_not_write_is_one_error_line_and_left_as_it_was(tmp_path, capsys, name):
+    # The figures folder's manifest lists ccscope's files; one it does not list is never replaced.
+    import json
+
+    out = copy_report(tmp_path)
+    m = json.loads((tmp_path / "cmt" / "ccscope-manifest.json").read_text())
+    m["files"].remove(name)
+    (tmp_path / "cmt" / "ccscope-manifest.json").write_text(json.dumps(m))
+    (tmp_path / "cmt" / name).write_bytes(b"a user's file\n")
+    before = snapshot(tmp_path)
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: figures folder {tmp_path / 'cmt'}: {name} is there and ccscope did not write it; "
+                   "move it away first"]
+    assert snapshot(tmp_path) == before
+
+
+def test_report_only_replaces_ccscopes_own_figures_and_keeps_them_listed(tmp_path):
+    import json
+
+    out = copy_report(tmp_path)
+    (tmp_path / "cmt" / "fig5.png").write_bytes(b"stale")
+    assert repro.main(["-o", str(out), "--report-only", "-q"]) == 0
+    assert (tmp_path / "cmt" / "fig5.png").read_bytes()[:4] == b"\x89PNG"
+    assert json.loads((tmp_path / "cmt" / "ccscope-manifest.json").read_text())["files"] == sorted(repro.DATA_FILES)

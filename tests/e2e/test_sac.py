@@ -99,8 +99,9 @@ def test_a_partial_sac_report_links_only_the_figures_it_drew(tmp_path):
     missing = [p for p in links if not (tmp_path / p).is_file()]
     assert not missing, missing
     assert "Figs. 14-15: not drawn" in text
-    # The runs' CSV is ccscope's: listed in the figures folder's manifest, so the next run may replace it.
+    # The runs' CSV, log and figures are ccscope's: listed in the figures folder's manifest, so the next run may replace them.
     import json
 
-    assert json.loads((tmp_path / "mtsc" / "ccscope-manifest.json").read_text())["files"] == ["sac_runs.csv"]
+    assert json.loads((tmp_path / "mtsc" / "ccscope-manifest.json").read_text())["files"] == \
+        ["fig9_10_threshold.png", "sac_runs.csv", "sac_runs.jsonl"]
     assert len((tmp_path / "mtsc" / "sac_runs.csv").read_text().splitlines()) > 1

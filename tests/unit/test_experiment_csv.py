@@ -9,7 +9,7 @@ import json
 import pytest
 
 from ccscope import store
-from ccscope.experiment import check_data_destination, write_csv
+from ccscope.experiment import check_data_destination, save_figure, start_log, write_csv
 
 ROWS = [{"alpha": 1.05, "seed": 11, "h": 0.91}, {"alpha": 1.95, "seed": 11, "h": 0.55}]
 
@@ -78,3 +78,67 @@ def test_the_destination_check_passes_for_the_csvs_ccscope_wrote_and_for_a_missi
     write_csv(d / "fig1_hurst.csv", ROWS)
     check_data_destination(d, ["fig1_hurst.csv", "sac_runs.csv"])
     assert sorted(p.name for p in d.iterdir()) == ["ccscope-manifest.json", "fig1_hurst.csv"]
+
+
+# ---------------------------------------------------------------- figures and the SAC runs log, by the same rule
+
+
+def a_figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    return fig
+
+
+def test_a_figure_is_written_as_the_bytes_of_the_plain_figure_writer_and_listed(tmp_path):
+    from ccscope.analysis.figures import save_figure as plain_save
+
+    d = tmp_path / "mtsc"
+    assert save_figure(a_figure(), d / "fig1_hurst.png") == d / "fig1_hurst.png"
+    plain_save(a_figure(), tmp_path / "plain", ("png",), dpi=110)
+    assert (d / "fig1_hurst.png").read_bytes() == (tmp_path / "plain.png").read_bytes()
+    save_figure(a_figure(), d / "fig1_hurst.png")  # its own figure: replaced
+    assert manifest_files(d) == ["fig1_hurst.png"] and leftovers(d) == []
+
+
+def test_a_foreign_figure_is_refused_left_byte_identical_and_the_figure_closed(tmp_path):
+    import matplotlib.pyplot as plt
+
+    d = tmp_path / "mtsc"
+    write_csv(d / "fig1_hurst.csv", ROWS)
+    data = b"\x89PNG a user's picture"
+    (d / "fig1_hurst.png").write_bytes(data)
+    fig = a_figure()
+    with pytest.raises(store.OutputError) as e:
+        save_figure(fig, d / "fig1_hurst.png")
+    assert str(e.value) == f"figures folder {d}: fig1_hurst.png is there and ccscope did not write it; move it away first"
+    assert (d / "fig1_hurst.png").read_bytes() == data and not plt.fignum_exists(fig.number)
+    assert manifest_files(d) == ["fig1_hurst.csv"] and leftovers(d) == []
+
+
+def test_a_fresh_log_replaces_ccscopes_own_with_an_empty_one_and_keep_leaves_it(tmp_path):
+    d = tmp_path / "mtsc"
+    log = d / "sac_runs.jsonl"
+    assert start_log(log, keep=True) == log and log.read_bytes() == b""  # none yet: a new empty one, listed
+    assert manifest_files(d) == ["sac_runs.jsonl"]
+    log.write_text('{"run": 1}\n')
+    start_log(log, keep=True)
+    assert log.read_text() == '{"run": 1}\n'
+    start_log(log, keep=False)
+    assert log.read_bytes() == b"" and manifest_files(d) == ["sac_runs.jsonl"] and leftovers(d) == []
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_a_foreign_log_is_refused_and_left_byte_identical(tmp_path, keep):
+    d = tmp_path / "mtsc"
+    d.mkdir()
+    data = b'{"mine": true}\n'
+    (d / "sac_runs.jsonl").write_bytes(data)
+    with pytest.raises(store.OutputError) as e:
+        start_log(d / "sac_runs.jsonl", keep=keep)
+    assert str(e.value) == f"figures folder {d}: sac_runs.jsonl is there and ccscope did not write it; move it away first"
+    assert (d / "sac_runs.jsonl").read_bytes() == data and sorted(p.name for p in d.iterdir()) == ["sac_runs.jsonl"]

@@ -71,15 +71,19 @@ def look(i: int) -> tuple[str, str, str]:
 
 def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = ("svg", "png"), dpi: int = 200) -> list[Path]:
     """Write `stem.FMT` for each format, each atomically; closes the figure. PNG at `dpi`."""
-    out = []
-    for fmt in formats:
-        buf = io.BytesIO()
-        meta = {"Date": None} if fmt == "svg" else ({"Software": None} if fmt == "png" else {})
-        with paper_style():
-            fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta, bbox_inches="tight", pad_inches=0.05)
-        out.append(write_atomic(stem.with_name(f"{stem.name}.{fmt}"), buf.getvalue()))
-    plt.close(fig)
-    return out
+    try:
+        return [write_atomic(stem.with_name(f"{stem.name}.{fmt}"), figure_bytes(fig, fmt, dpi)) for fmt in formats]
+    finally:
+        plt.close(fig)
+
+
+def figure_bytes(fig: Figure, fmt: str, dpi: int = 200) -> bytes:
+    """The figure as a file of format `fmt`, without the date or producer (same figure => same bytes)."""
+    buf = io.BytesIO()
+    meta = {"Date": None} if fmt == "svg" else ({"Software": None} if fmt == "png" else {})
+    with paper_style():
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta, bbox_inches="tight", pad_inches=0.05)
+    return buf.getvalue()
 
 
 def figure_svg(fig: Figure) -> str:
