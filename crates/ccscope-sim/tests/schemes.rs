@@ -263,7 +263,7 @@ controller = "{controller}"
 
 /// The one trace where Copa falls short of 60% of Cubic's throughput (26% measured, seed 1, Copa on
 /// its registry sender, genericCC's own loop (datagram `ctcp` mode), decision for decision genericCC's;
-/// 29% on the reliable transport): its
+/// also 26% on the reliable transport since the +1 packet moved to the ctcp sender): its
 /// delivery opportunities come in bursts after gaps of 100 ms and more, so the ACKs of a burst return
 /// with 80-130 ms RTTs and Copa's RTTstanding (the least RTT over srtt/2, a burst's worth at Copa's
 /// 6-12 packet window) carries the wait for the burst as if it were queueing; the target
