@@ -12,9 +12,12 @@ Most runs are independent. Three kinds read a file another run writes, so they s
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import tempfile
 import time
+from collections import deque
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
@@ -22,7 +25,7 @@ from typing import Callable, Iterable, Optional, Sequence
 import numpy as np
 import tomli_w
 
-from ccscope import api, experiment
+from ccscope import api, experiment, provenance
 from ccscope.runner import Runner
 from ccscope.stats import condprob as cp
 from mtsc_scenarios import (BASE_RTT_MS, BIN_S, REGISTERED, background_dict, controlled_indices, controller_params,
@@ -33,6 +36,8 @@ TRAIN_SEED_OFFSET = 1000
 T2_S = float(REGISTERED["controller"]["t2_s"])
 T1_S = float(REGISTERED["controller"]["t1_s"])
 PACKET_BYTES = 1000
+# Bump when `execute` changes what it derives from a simulation, so that logs written before are not reused.
+OUTPUT_VERSION = 1
 
 # variant -> (controller, extra parameters); threshold/shift/theta come from the Run.
 VARIANTS = ("generic", "online", "threshold", "oracle", "inverted", "random", "trained", "foreign", "train")
@@ -249,10 +254,16 @@ def _start(pool, run: Run, folder: Path, parent_out: Optional[dict]):
     return pool.submit(execute, run, f, **kw)
 
 
-def load_cache(path: Optional[Path]) -> dict:
-    """{Run.key: output} of the runs a previous `run_all` appended to `path` (JSON lines)."""
-    import json
+def fingerprint(run: Run) -> str:
+    """What a run's output depends on besides its description: the native build, the scenario it simulates
+    (its input file excepted: that is the parent run's output, itself fingerprinted) and `OUTPUT_VERSION`."""
+    canon = json.dumps({"build": provenance.build_id(), "scenario": scenario_dict(run, None), "output": OUTPUT_VERSION},
+                       sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canon.encode()).hexdigest()[:20]
 
+
+def load_cache(path: Optional[Path]) -> dict:
+    """{Run.key: output} of the runs a previous `run_all` appended to `path` (JSON lines; a run's last line)."""
     out: dict = {}
     if path is None or not path.exists():
         return out
@@ -263,13 +274,18 @@ def load_cache(path: Optional[Path]) -> dict:
     return out
 
 
+def fresh(outputs: dict) -> dict:
+    """The outputs this build would make again: same build, same scenario, same `OUTPUT_VERSION`."""
+    return {k: r for k, r in outputs.items() if r.get("fingerprint") == fingerprint(Run(**r["run"]))}
+
+
 def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, int, dict], None]] = None,
             cache: Optional[Path] = None, reuse: bool = False, quiet: bool = True) -> dict:
     """Execute `runs` and their parents (each once), children as soon as their parent is done. Each output is
-    appended to `cache` (JSON lines) as it arrives; with `reuse`, runs already there are not run again (a parent
-    is, when one of its children is missing: its pass-1 file is not kept). Returns {Run.key: output}."""
-    import json
-
+    appended to `cache` (JSON lines, with its `fingerprint`) as soon as it ends; at most `jobs` runs are started
+    at a time, so on one process a run is in the log before the next one starts. With `reuse`, runs already
+    there with this build's fingerprint are not run again (a parent is, when one of its children is missing:
+    its pass-1 file is not kept). Returns {Run.key: output}."""
     wanted: dict = {}
     for r in runs:
         for x in (r.parent(), r):
@@ -283,7 +299,7 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
     out: dict = {}
     if cache is not None:  # a fresh run starts ccscope's own log again; a foreign file is refused, never replaced
         experiment.start_log(cache, keep=reuse)
-    have = load_cache(cache) if reuse else {}
+    have = fresh(load_cache(cache)) if reuse else {}
 
     def cached(r: Run) -> bool:
         return r.key in have and all(cached(c) for c in children.get(r.key, []))
@@ -304,20 +320,27 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
                 else:
                     todo.append(r)
             pool.expect(len(wanted) - len(out))
-            # Parents first so that their children can start while the other roots run.
-            order = sorted(todo, key=lambda r: (r.key not in children, r.variant == "train"))
-            pending = {_start(pool, r, folder, None): r for r in order}
-            while pending:
+            # Parents first so that their children can start while the other roots run; a finished parent's
+            # children go ahead of the roots still waiting.
+            ready = deque((r, None) for r in sorted(todo, key=lambda r: (r.key not in children, r.variant == "train")))
+            pending: dict = {}
+            while ready or pending:
+                while ready and len(pending) < max(1, jobs):
+                    r, parent_out = ready.popleft()
+                    pending[_start(pool, r, folder, parent_out)] = r
+                    if parent_out is not None and not any(p is parent_out for _, p in ready):
+                        parent_out.pop("oracle_toml", None)  # large, and written for its children already
                 for fut in pool.wait_any(pending):
                     r = pending.pop(fut)
                     res = fut.result()
+                    res["fingerprint"] = fingerprint(r)
                     out[r.key] = res
                     pool.done()
-                    for c in children.get(r.key, []):
-                        pending[_start(pool, c, folder, res)] = c
-                    res.pop("oracle_toml", None)  # large, and written for the children already
+                    ready.extendleft((c, res) for c in reversed(children.get(r.key, [])))
+                    if r.key not in children:
+                        res.pop("oracle_toml", None)
                     if log is not None:
-                        log.write(json.dumps(res) + "\n")
+                        log.write(json.dumps({k: v for k, v in res.items() if k != "oracle_toml"}) + "\n")
                         log.flush()
                     if progress:
                         progress(len(out), len(wanted), res)

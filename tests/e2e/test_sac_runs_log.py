@@ -1,0 +1,53 @@
+"""The SAC runs' log (experiments/mtsc/sac_runs.py `run_all`): each run is in the log as soon as it ends, so
+an interrupted report keeps what it made, and `--reuse` takes back only runs made by the same native build
+from the same scenario (a cache keyed by content)."""
+
+import json
+from dataclasses import asdict
+
+from _experiments import load_experiment
+
+load_experiment("mtsc")
+import sac_runs  # noqa: E402  (experiments/mtsc, on sys.path through load_experiment)
+
+RUNS = [sac_runs.Run("generic", s, 60.0) for s in (1, 2, 3)]
+
+
+def _fake(logged_before, cache):
+    def execute(run, input_file=None, **kw):
+        logged_before.append(len(cache.read_text().splitlines()) if cache.exists() else 0)
+        return {"run": asdict(run), "wall_s": 0.0, "total_pps": float(run.seed)}
+    return execute
+
+
+def test_on_one_process_each_run_is_logged_before_the_next_one_starts(tmp_path, monkeypatch):
+    cache, seen = tmp_path / "sac_runs.jsonl", []
+    monkeypatch.setattr(sac_runs, "execute", _fake(seen, cache))
+    out = sac_runs.run_all(RUNS, 1, cache=cache)
+    assert seen == [0, 1, 2]
+    assert [json.loads(x)["run"]["seed"] for x in cache.read_text().splitlines()] == [1, 2, 3]
+    assert sorted(r["total_pps"] for r in out.values()) == [1.0, 2.0, 3.0]
+
+
+def test_reuse_takes_back_a_run_only_when_its_build_and_scenario_match(tmp_path, monkeypatch):
+    cache, seen = tmp_path / "sac_runs.jsonl", []
+    monkeypatch.setattr(sac_runs, "execute", _fake(seen, cache))
+    sac_runs.run_all(RUNS, 1, cache=cache)
+    lines = [json.loads(x) for x in cache.read_text().splitlines()]
+    assert all(r["fingerprint"] == sac_runs.fingerprint(sac_runs.Run(**r["run"])) for r in lines)
+    lines[1]["fingerprint"] = "made-by-another-build"
+    del lines[2]["fingerprint"]  # a log written before fingerprints: not reusable either
+    cache.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    seen.clear()
+    sac_runs.run_all(RUNS, 1, cache=cache, reuse=True)
+    assert len(seen) == 2  # seeds 2 and 3 ran again, seed 1 was taken back
+    assert sac_runs.fresh(sac_runs.load_cache(cache)).keys() == {r.key for r in RUNS}
+
+
+def test_the_fingerprint_changes_with_the_scenario_and_the_build(monkeypatch):
+    a, b = sac_runs.Run("generic", 1, 60.0), sac_runs.Run("generic", 1, 60.0, load_mbps=2.5)
+    assert sac_runs.fingerprint(a) == sac_runs.fingerprint(sac_runs.Run("generic", 1, 60.0))
+    assert sac_runs.fingerprint(a) != sac_runs.fingerprint(b)
+    before = sac_runs.fingerprint(a)
+    monkeypatch.setattr(sac_runs.provenance, "build_id", lambda: "0.0.0+another")
+    assert sac_runs.fingerprint(a) != before
