@@ -598,7 +598,7 @@ def run_sac(args, out: FsPath, d: FsPath) -> str:
         out_runs = sac_runs.run_all(runs, args.jobs, None if args.quiet else progress, cache=cache, reuse=args.reuse,
                                     quiet=args.quiet)
         if args.reuse:  # the report covers the earlier groups too
-            out_runs = {**sac_runs.load_cache(cache), **out_runs}
+            out_runs = {**sac_runs.fresh(sac_runs.load_cache(cache)), **out_runs}
     res = sac_report.Results(out_runs, sc)
     sac_report.write_csv(res, d / CSVS["sac"][0])
     figures = sac_report.plot_all(res, d)

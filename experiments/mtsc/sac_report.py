@@ -605,6 +605,14 @@ def _row_pps(xs: Sequence[float]) -> str:
     return f"{m:.1f} ± {h:.1f}"
 
 
+def builds(res: Results) -> str:
+    """The ccscope builds (version + native module hash) named by the runs' log lines, or why none is known."""
+    named = sorted({r["build"] for r in res.all() if r.get("build")})
+    unnamed = sum(1 for r in res.all() if not r.get("build"))
+    text = ", ".join(f"`{b}`" for b in named) or "not recorded"
+    return text + (f" ({unnamed} runs logged before builds were recorded)" if named and unnamed else "")
+
+
 def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "ccscope repro mtsc --part sac",
             figures: Sequence[str] = ()) -> str:
     """The report's SAC part; `figures` are the files `plot_all` drew (only those are linked)."""
@@ -625,6 +633,7 @@ def section(res: Results, rel: str, wall_s: float, jobs: int, command: str = "cc
                             "heavy-tailed backgrounds (alpha 1.05) scatter far more over a shorter run."), "",
          f"Reproduce with `{command}` (experiments/mtsc/repro.py, sac_runs.py, sac_report.py; every run is "
          "deterministic given its seed, so runs made in several invocations with `--reuse` are the same). "
+         f"Native builds that made these runs: {builds(res)}. "
          "Parameters registered before the runs (spec A1): experiments/mtsc/registered.toml. Readings: "
          "docs/deviations.md, \"Paper 003: SAC figures\".", "",
          "Changed after registration (spec A1): LIED's update at its upper clamp. An epoch held at the access rate is "

@@ -333,7 +333,7 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
                 for fut in pool.wait_any(pending):
                     r = pending.pop(fut)
                     res = fut.result()
-                    res["fingerprint"] = fingerprint(r)
+                    res["build"], res["fingerprint"] = provenance.build_id(), fingerprint(r)
                     out[r.key] = res
                     pool.done()
                     ready.extendleft((c, res) for c in reversed(children.get(r.key, [])))

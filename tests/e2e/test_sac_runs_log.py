@@ -51,3 +51,14 @@ def test_the_fingerprint_changes_with_the_scenario_and_the_build(monkeypatch):
     before = sac_runs.fingerprint(a)
     monkeypatch.setattr(sac_runs.provenance, "build_id", lambda: "0.0.0+another")
     assert sac_runs.fingerprint(a) != before
+
+
+def test_the_report_names_the_builds_that_made_its_runs(tmp_path, monkeypatch):
+    import sac_report
+
+    cache = tmp_path / "sac_runs.jsonl"
+    monkeypatch.setattr(sac_runs, "execute", _fake([], cache))
+    out = sac_runs.run_all(RUNS, 1, cache=cache)
+    out[RUNS[0].key].pop("build")  # as a line of a log written before builds were recorded
+    res = sac_report.Results(out, sac_report.Scale(duration_s=60.0, seeds=(1, 2, 3)))
+    assert sac_report.builds(res) == f"`{sac_runs.provenance.build_id()}` (1 runs logged before builds were recorded)"
