@@ -191,6 +191,12 @@ pub trait Controller: Send {
     fn wants_host_feedback(&self) -> bool {
         false
     }
+    /// The controller reads delivery-rate samples (`AckEvent::rate`); for one that does not, the
+    /// transports compute none and its ACKs carry `None`. A property test checks every registered
+    /// controller that says no decides the same with samples and without.
+    fn wants_rate_sample(&self) -> bool {
+        false
+    }
     /// Named event counts the controller keeps for diagnosis (read once, at the end of a run).
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
@@ -252,6 +258,9 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
     }
     fn wants_host_feedback(&self) -> bool {
         (**self).wants_host_feedback()
+    }
+    fn wants_rate_sample(&self) -> bool {
+        (**self).wants_rate_sample()
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         (**self).counters()

@@ -238,6 +238,7 @@ struct Answers {
     state_name: &'static str,
     sets_window_in_recovery: bool,
     wants_host_feedback: bool,
+    wants_rate_sample: bool,
     counters: Vec<(&'static str, u64)>,
     /// (seq, send time, tag `on_send` returned) of each packet in flight.
     in_flight: Vec<(u64, Time, u64)>,
@@ -254,6 +255,7 @@ fn answers<C: Controller>(s: &Script<C>) -> Answers {
         state_name: s.cc.state_name(),
         sets_window_in_recovery: s.cc.sets_window_in_recovery(),
         wants_host_feedback: s.cc.wants_host_feedback(),
+        wants_rate_sample: s.cc.wants_rate_sample(),
         counters: s.cc.counters(),
         in_flight: s.in_flight.iter().copied().collect(),
         in_recovery: s.in_recovery,
@@ -343,7 +345,51 @@ fn same_answers(
     direct.visit_concrete(SameAnswers { info, params, ops })
 }
 
+/// A controller that declines rate samples (`wants_rate_sample` false) decides the same whether its ACKs
+/// carry them or not: the transports may skip computing them.
+fn same_without_rate_samples(
+    info: &ControllerInfo,
+    params: &toml::Table,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
+    let build =
+        || (info.build)(params).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)));
+    let (mut with, mut without) = (script(build()?), script(build()?));
+    if without.cc.wants_rate_sample() {
+        return Ok(());
+    }
+    with.rate_samples = true;
+    let (mut nw, mut no) = (0usize, 0usize);
+    for (step, op) in ops.iter().enumerate() {
+        apply(&mut with, op, &mut nw)?;
+        apply(&mut without, op, &mut no)?;
+        prop_assert_eq!(
+            answers(&with),
+            answers(&without),
+            "{} decided differently with rate samples after step {} ({:?})",
+            info.name,
+            step + 1,
+            op
+        );
+    }
+    Ok(())
+}
+
 proptest! {
+    #[test]
+    fn every_controller_that_declines_rate_samples_decides_the_same_with_them(ops in proptest::collection::vec(op(), 0..400)) {
+        let variants = VARIANTS.iter().chain(DISPATCH_VARIANTS).map(|&(n, o)| (n, o));
+        let plain = CONTROLLERS.iter().map(|c| (c.name, ""));
+        for (name, overrides) in plain.chain(variants) {
+            let info = CONTROLLERS.iter().find(|c| c.name == name).expect("a registered controller");
+            let params: toml::Table = overrides.parse().expect("variant TOML parses");
+            match catch_unwind(AssertUnwindSafe(|| same_without_rate_samples(info, &params, &ops))) {
+                Ok(result) => result?,
+                Err(_) => return Err(TestCaseError::fail(format!("{name} ({overrides}) panicked"))),
+            }
+        }
+    }
+
     #[test]
     fn every_controller_keeps_its_invariants_under_random_operations(ops in proptest::collection::vec(op(), 0..400)) {
         for info in CONTROLLERS {

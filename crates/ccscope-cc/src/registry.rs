@@ -155,6 +155,9 @@ macro_rules! controllers {
             fn wants_host_feedback(&self) -> bool {
                 dispatch!(self, [$($ty),*], c => c.wants_host_feedback())
             }
+            fn wants_rate_sample(&self) -> bool {
+                dispatch!(self, [$($ty),*], c => c.wants_rate_sample())
+            }
             fn counters(&self) -> Vec<(&'static str, u64)> {
                 dispatch!(self, [$($ty),*], c => c.counters())
             }

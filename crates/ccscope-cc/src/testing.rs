@@ -22,10 +22,13 @@ pub struct Script<C: Controller> {
     rate_state: VecDeque<(u64, PacketSendState)>,
     /// What ACKs report as the receiving host's cumulative arrivals (`AckEvent::host_bytes`).
     pub host_bytes: Option<u64>,
+    /// ACKs carry rate samples; as the transports do, only when the controller reads them.
+    pub rate_samples: bool,
 }
 
 impl<C: Controller> Script<C> {
     pub fn new(cc: C) -> Self {
+        let rate_samples = cc.wants_rate_sample();
         Script {
             cc,
             now: Time::ZERO,
@@ -36,6 +39,7 @@ impl<C: Controller> Script<C> {
             rate: RateSampler::default(),
             rate_state: VecDeque::new(),
             host_bytes: None,
+            rate_samples,
         }
     }
 
@@ -85,6 +89,10 @@ impl<C: Controller> Script<C> {
                 self.rate_state.pop_front();
                 self.rate.on_delivered(self.now, &state, sent, seq);
             }
+        }
+        if !self.rate_samples {
+            self.rate.skip();
+            return None;
         }
         self.rate.generate(self.now, rtt)
     }

@@ -55,5 +55,7 @@ fn on_generic_ccs_own_sender_loop_copa_makes_its_decisions_through_restarts_and_
     assert!(reference.iter().any(|r| r.4 == 1) && reference.iter().any(|r| r.4 == 0));
     assert!(reference.windows(2).any(|w| w[1].3 > w[0].3 + 1e-12));
     // A restart (init()) puts the window back to 10 in slow start.
-    assert!(reference.iter().any(|r| r.1 == 'T' && r.2 == 10.0 && r.5 == 1));
+    assert!(reference
+        .iter()
+        .any(|r| r.1 == 'T' && r.2 == 10.0 && r.5 == 1));
 }

@@ -357,6 +357,10 @@ impl Controller for PyController {
         self.timeout
     }
 
+    /// Yes: a Python controller may read any field of its ACKs.
+    fn wants_rate_sample(&self) -> bool {
+        true
+    }
     fn state_name(&self) -> &'static str {
         "python"
     }

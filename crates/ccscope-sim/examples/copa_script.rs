@@ -154,7 +154,11 @@ fn main() {
     println!(
         "# copa script: {trace}, {seconds} s, competitor: {}, sender: {}",
         if cubic { "cubic" } else { "none" },
-        if sender_arg.is_empty() { "registry default" } else { sender_arg }
+        if sender_arg.is_empty() {
+            "registry default"
+        } else {
+            sender_arg
+        }
     );
     for f in &r.flows {
         println!("# flow {}: {:.3} Mbit/s", f.controller, f.throughput_mbps);

@@ -1008,12 +1008,14 @@ fn flow(
         TransportFile::Cmt => ccscope_cc::Transport::Cmt,
     });
     if let Some(m) = &ff.datagram_mode {
-        f.datagram_mode = Some(crate::endpoint::datagram::DatagramMode::parse(m).ok_or_else(|| {
-            ctx.err(
-                &at("datagram_mode"),
-                format!("unknown mode `{m}` (known: standard, datagrump, ctcp)"),
-            )
-        })?);
+        f.datagram_mode = Some(
+            crate::endpoint::datagram::DatagramMode::parse(m).ok_or_else(|| {
+                ctx.err(
+                    &at("datagram_mode"),
+                    format!("unknown mode `{m}` (known: standard, datagrump, ctcp)"),
+                )
+            })?,
+        );
     }
     let think = Dur::from_secs_f64(non_negative(ctx, &at("think_s"), ff.think_s)?.unwrap_or(0.0));
     if let Some(sizes) = &ff.transfers_bytes {

@@ -875,7 +875,11 @@ mod tests {
         // The sample buffer is allocated only for deferred recording (a flow recording directly has none).
         assert!(FlowStats::new(None).pending.is_none());
         assert!(FlowStats::new(None).deferred(true).pending.is_some());
-        assert!(FlowStats::new(None).deferred(true).deferred(false).pending.is_none());
+        assert!(FlowStats::new(None)
+            .deferred(true)
+            .deferred(false)
+            .pending
+            .is_none());
         // A departure writes the first line only; sending, arrival and delivery the second.
         for f in [
             offset_of!(FlowStats, departed),

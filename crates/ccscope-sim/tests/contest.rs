@@ -159,7 +159,10 @@ fn copa_gets_generic_ccs_own_sender_loop_by_default_and_every_registry_datagram_
     let copa = FlowSpec::new("copa");
     assert_eq!(copa.transport(), ccscope_cc::Transport::Datagram);
     assert_eq!(copa.datagram_mode(), DatagramMode::Ctcp);
-    assert_eq!(FlowSpec::new("fixed").datagram_mode(), DatagramMode::Standard);
+    assert_eq!(
+        FlowSpec::new("fixed").datagram_mode(),
+        DatagramMode::Standard
+    );
     let set = FlowSpec {
         datagram_mode: Some(DatagramMode::Standard),
         ..FlowSpec::new("copa")
@@ -168,7 +171,8 @@ fn copa_gets_generic_ccs_own_sender_loop_by_default_and_every_registry_datagram_
 }
 
 #[test]
-fn copa_on_genericccs_sender_finishes_every_transfer_of_an_on_off_flow_without_restarting_while_idle() {
+fn copa_on_genericccs_sender_finishes_every_transfer_of_an_on_off_flow_without_restarting_while_idle(
+) {
     // Each transfer is a new genericCC sender (ctcp.hh's constructor state); between transfers nothing is
     // outstanding, so no 2-s restart fires. The standard sender loop and the reliable transport agree.
     let text = |extra: &str| {
@@ -182,7 +186,11 @@ fn copa_on_genericccs_sender_finishes_every_transfer_of_an_on_off_flow_without_r
         let r = run(&sc);
         assert_conserved(&r);
         let f = &r.flows[0];
-        let restarts = f.counters.iter().find(|(k, _)| *k == "restarts").map(|c| c.1);
+        let restarts = f
+            .counters
+            .iter()
+            .find(|(k, _)| *k == "restarts")
+            .map(|c| c.1);
         (f.transfers_done, restarts)
     };
     assert_eq!(go(""), (4, Some(0)));
@@ -200,5 +208,11 @@ fn copa_on_genericccs_sender_finishes_every_transfer_of_an_on_off_flow_without_r
     assert_conserved(&r);
     let f = &r.flows[0];
     assert!(f.transfers_done > 20, "{}", f.transfers_done);
-    assert_eq!(f.counters.iter().find(|(k, _)| *k == "restarts").map(|c| c.1), Some(0));
+    assert_eq!(
+        f.counters
+            .iter()
+            .find(|(k, _)| *k == "restarts")
+            .map(|c| c.1),
+        Some(0)
+    );
 }

@@ -138,11 +138,7 @@ impl RateSampler {
             Some(m) => m.running_min(MIN_RTT_WINDOW.as_ns(), t, v),
             None => self.min_rtt.insert(Minmax::default()).reset(t, v),
         };
-        if self.app_limited != 0 && self.delivered > self.app_limited {
-            // The app-limited flight has been delivered.
-            self.app_limited = 0;
-        }
-        let (p, sent, _) = std::mem::take(&mut self.pending).prior?;
+        let (p, sent, _) = self.end_ack()?;
         let send_elapsed = sent.since(p.first_sent_time);
         let ack_elapsed = now.since(p.delivered_time);
         let interval = send_elapsed.max(ack_elapsed);
@@ -159,6 +155,22 @@ impl RateSampler {
             rtt: now.since(sent),
             is_app_limited: p.is_app_limited,
         })
+    }
+
+    /// Finish an ACK whose sample nobody reads (`Controller::wants_rate_sample` is false): the
+    /// app-limited mark ends as in `generate`, and no sample or minimum-RTT filter is computed.
+    pub fn skip(&mut self) {
+        self.end_ack();
+    }
+
+    /// The part of `generate` every ACK needs: the app-limited flight ends once it is delivered;
+    /// the ACK's most recently sent delivered packet is taken.
+    fn end_ack(&mut self) -> Option<(PacketSendState, Time, u64)> {
+        if self.app_limited != 0 && self.delivered > self.app_limited {
+            // The app-limited flight has been delivered.
+            self.app_limited = 0;
+        }
+        std::mem::take(&mut self.pending).prior
     }
 }
 

@@ -601,6 +601,10 @@ impl Controller for Bbr {
         Some(Bandwidth::from_bps(bps.clamp(1.0, 1e15) as u64))
     }
 
+    /// Yes: the bandwidth filter and ACK aggregation read each sample (tcp_bbr.c `bbr_update_bw`).
+    fn wants_rate_sample(&self) -> bool {
+        true
+    }
     fn state_name(&self) -> &'static str {
         match self.mode {
             Mode::Startup => "startup",

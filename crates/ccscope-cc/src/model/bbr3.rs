@@ -1310,6 +1310,10 @@ impl Controller for Bbr3 {
         Some(Bandwidth::from_bps(bps.clamp(1.0, 1e15) as u64))
     }
 
+    /// Yes: the bandwidth and inflight models read each sample (draft-ietf-ccwg-bbr §4.5.2).
+    fn wants_rate_sample(&self) -> bool {
+        true
+    }
     fn state_name(&self) -> &'static str {
         match (self.mode, self.phase) {
             (Mode::Startup, _) => "startup",

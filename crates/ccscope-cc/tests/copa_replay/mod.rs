@@ -79,7 +79,12 @@ pub fn replay(script: &str) -> Vec<Decision> {
                 cc.on_ack(now, &ev);
             }
             'T' => {
-                let restarts = |cc: &Copa| cc.counters().iter().find(|c| c.0 == "restarts").map_or(0, |c| c.1);
+                let restarts = |cc: &Copa| {
+                    cc.counters()
+                        .iter()
+                        .find(|c| c.0 == "restarts")
+                        .map_or(0, |c| c.1)
+                };
                 let before = restarts(&cc);
                 cc.on_rto(now);
                 // markoviancc.cc init() clears unacknowledged_packets: no later gap reaches back past it.

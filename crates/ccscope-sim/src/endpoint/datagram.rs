@@ -197,7 +197,9 @@ impl DatagramSender {
             // datagrump sender.cc window_is_open(): sequence_number_ - next_ack_expected_.
             DatagramMode::Datagrump => self.next_seq - self.next_ack_expected,
             // ctcp.hh: seq < _largest_ack + 1 + window, i.e. seq - (_largest_ack + 1) < ceil(window).
-            DatagramMode::Ctcp => (self.next_seq as i64 - (self.ctcp.largest_ack + 1)).max(0) as u64,
+            DatagramMode::Ctcp => {
+                (self.next_seq as i64 - (self.ctcp.largest_ack + 1)).max(0) as u64
+            }
         }
     }
 
@@ -227,8 +229,7 @@ impl DatagramSender {
         }
         // ctcp.hh 236-240: "hopeless" when behind by an intersend time or within one packet of the
         // window (seq >= _largest_ack + window, i.e. seq - _largest_ack >= ceil(window)).
-        self.ctcp.resetting =
-            self.next_seq as i64 - self.ctcp.largest_ack >= self.cc.cwnd() as i64;
+        self.ctcp.resetting = self.next_seq as i64 - self.ctcp.largest_ack >= self.cc.cwnd() as i64;
         if now.since(self.ctcp.last_send) >= self.intersend() || self.ctcp.resetting {
             self.ctcp.last_send = now;
             self.ctcp.wake = None;
@@ -478,7 +479,12 @@ impl DatagramSender {
         } else {
             self.ctcp.wake
         };
-        wake.or_else(|| self.plan.as_ref().and_then(|p| p.wake()).filter(|&t| t > now))
+        wake.or_else(|| {
+            self.plan
+                .as_ref()
+                .and_then(|p| p.wake())
+                .filter(|&t| t > now)
+        })
     }
 
     /// Keep `rec` for a late ACK of `seq`, forgetting the oldest record beyond GIVEN_UP_MAX.
@@ -492,6 +498,10 @@ impl DatagramSender {
     /// The delivery-rate sample of an ACK that delivered packet `seq`.
     fn rate_sample(&mut self, now: Time, seq: u64, rec: &Outstanding) -> Option<RateSample> {
         self.rate.on_delivered(now, &rec.rate, rec.sent, seq);
+        if !self.cc.wants_rate_sample() {
+            self.rate.skip();
+            return None;
+        }
         self.rate.generate(now, now - rec.sent)
     }
 
@@ -581,7 +591,8 @@ impl DatagramSender {
         if self.mode == DatagramMode::Ctcp {
             // ctcp.hh 206: the first instant strictly more than 2 s after the last ACK (or restart).
             // Idle between transfers with nothing outstanding: no restart (the OFF wake-up starts a new sender).
-            return (self.active && !self.idle()).then(|| self.last_ack + CTCP_RESTART_AFTER + Dur(1));
+            return (self.active && !self.idle())
+                .then(|| self.last_ack + CTCP_RESTART_AFTER + Dur(1));
         }
         // Idle between transfers with nothing outstanding: no timer (the OFF wake-up restarts it).
         if self.idle() {
@@ -822,10 +833,7 @@ mod tests {
     fn ctcp_mode_restarts_after_more_than_2_s_without_an_ack_and_forgets_what_is_outstanding() {
         let (mut s, seen, _) = sender(DatagramMode::Ctcp, 4);
         // ctcp.hh 206: cur_time - last_ack_time > 2000, the first instant after 2 s.
-        assert_eq!(
-            s.timeout_deadline(),
-            Some(Time::from_ms(2000) + Dur(1))
-        );
+        assert_eq!(s.timeout_deadline(), Some(Time::from_ms(2000) + Dur(1)));
         assert!(timeout(&mut s, 2000).is_empty());
         assert!(seen.lock().unwrap().rtos.is_empty());
         let mut out = Vec::new();
@@ -840,10 +848,7 @@ mod tests {
         assert_eq!(seen.lock().unwrap().acks, [(1, 2100)]);
         assert!(seen.lock().unwrap().losses.is_empty());
         // The no-ACK clock restarted at that ACK.
-        assert_eq!(
-            s.timeout_deadline(),
-            Some(Time::from_ms(4100) + Dur(1))
-        );
+        assert_eq!(s.timeout_deadline(), Some(Time::from_ms(4100) + Dur(1)));
     }
 
     #[test]

@@ -816,7 +816,13 @@ impl ReliableSender {
             self.cc.on_recovery_exit(now);
         }
         self.finish_transfer(now);
-        let rate = self.rate.generate(now, rtt);
+        // RACK's reordering window reads the sample too (RFC 8985 §6.2 step 4).
+        let rate = if self.rack_enabled || self.cc.wants_rate_sample() {
+            self.rate.generate(now, rtt)
+        } else {
+            self.rate.skip();
+            None
+        };
         if self.rack_enabled {
             if let Some(r) = &rate {
                 self.rack
@@ -1889,6 +1895,9 @@ mod tests {
         }
         fn pacing_rate(&self) -> Option<ccscope_core::Bandwidth> {
             self.rate
+        }
+        fn wants_rate_sample(&self) -> bool {
+            true
         }
     }
 
