@@ -667,6 +667,7 @@ def claims(single: list[dict], gains: list[dict], steps: list[dict], st: Setting
         by_b1.setdefault(r["b1_mbps"], {})[r["k"]] = r["predicted_mbps"]
     beaten = [(b1, k) for b1, ks in by_b1.items() for k, v in ks.items() if v > ks[1] + 1e-12]
     events = min(r["min_loss_events"] for r in single)
+    short, why = _short_rows(gains, st)
     lines = [
         "## The issue's claims, measured",
         "",
@@ -676,7 +677,7 @@ def claims(single: list[dict], gains: list[dict], steps: list[dict], st: Setting
         + (", ".join(f"Fig. {r['fig']} x = {r['x']:g} ({_pct(r['renewal_err'])})" for r in single if r["renewal_err"] > 0.15) or "none") + ".",
         f"- Loss events per run, Figs. 5-8: at least {events} (asked of the runner: {st.loss_events}).",
         f"- Loss events per run, Figs. 9-12: at least {min(r['min_loss_events'] for r in gains)} (asked of the runner: "
-        f"{st.two_path_loss_events}" + (f"; {_short_rows(gains, st)[1]})." if _short_rows(gains, st)[0] else ")."),
+        f"{st.two_path_loss_events}" + (f"; {why})." if short else ")."),
         f"- Static over dynamic, Figs. 9-11, p1 in [1e-3, 1e-2]: the gain's 95% CI is above zero at {len(above)} of "
         f"{len(window)} points" + (f"; not at: {misses}." if misses else "."),
         f"- Largest gain over Figs. 9-12: {_pct(best['gain'])} ± {_pct(best['gain_ci95'])} (Fig. {best['fig']}, {best['curve']}, "

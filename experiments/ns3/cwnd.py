@@ -1,6 +1,7 @@
 """The congestion window over time, ccscope against ns-3 3.37, for Cubic, NewReno and BBR: one flow on the
 12 Mbit/s, 20 ms dumbbell of ../shared/bench/ns3 (1000-packet drop-tail bottleneck). Writes
-docs/ns3/cwnd.png (and .svg) and the traces beside it as CSV.
+docs/ns3/cwnd.png (and .svg) and the traces beside it as CSV, listed in the folder's ccscope-manifest.json; a
+same-named file ccscope did not write stops it before any run, and the folder's other files are left alone.
 
     python experiments/ns3/cwnd.py -o docs/ns3/cwnd.png
 
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import shutil
 import subprocess
 import sys
@@ -31,6 +31,7 @@ import numpy as np
 
 from ccscope import api, store
 from ccscope.analysis import figures as F
+from ccscope.experiment import check_data_destination, save_figure, write_data
 
 ROOT = Path(__file__).resolve().parents[2]
 PEER = ROOT.parent / "shared" / "bench" / "ns3" / "dumbbell.cc"
@@ -39,6 +40,8 @@ NS3_LIBS = ["-lns3-applications", "-lns3-traffic-control", "-lns3-internet", "-l
             "-lns3-point-to-point", "-lns3-network", "-lns3-stats", "-lns3-core"]
 # (label, ns-3 --tcp, ccscope controller)
 SCHEMES = (("Cubic", "Cubic", "cubic"), ("NewReno", "NewReno", "newreno"), ("BBR", "Bbr", "bbr"))
+STACKS = ("rfc", "linux")
+FORMATS = ("png", "svg")
 MSS = 1448
 
 # The tracer's addition to dumbbell.cc: its own code, inserted at two anchors of the peer's source.
@@ -98,12 +101,22 @@ def ccscope_trace(controller: str, sim_s: float, stack: str = "rfc") -> np.ndarr
     return np.column_stack([cw["time_ms"].to_numpy(float) / 1e3, cw["cwnd"].to_numpy(float)])
 
 
+def output_names(out: Path, record_ns3: bool) -> list[str]:
+    """The files a run writes beside `out`: the figure in each format, ccscope's traces and, when it records
+    them, ns-3's."""
+    names = [f"{out.stem}.{fmt}" for fmt in FORMATS]
+    names += [f"ns3_{tcp.lower()}.csv" for _, tcp, _ in SCHEMES] if record_ns3 else []
+    return names + [f"ccscope_{ctl}_{stack}.csv" for _, _, ctl in SCHEMES for stack in STACKS]
+
+
 def _write_csv(path: Path, a: np.ndarray) -> None:
-    buf = io.StringIO(newline="")
-    w = csv.writer(buf)
-    w.writerow(["time_s", "cwnd_packets"])
-    w.writerows((f"{t:.6f}", f"{c:.3f}") for t, c in a)
-    store.write_text(path, buf.getvalue())
+    def write(p: Path) -> None:
+        with p.open("w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["time_s", "cwnd_packets"])
+            w.writerows((f"{t:.6f}", f"{c:.3f}") for t, c in a)
+
+    write_data(path, write)
 
 
 def _read_csv(path: Path) -> np.ndarray:
@@ -129,29 +142,35 @@ def _draw(args: argparse.Namespace) -> int:
     """Record (or read) the traces and draw the figure; bad input raises ValueError/OSError."""
     store.check_file_destination(args.out)
     out_dir = args.out.parent
-    out_dir.mkdir(parents=True, exist_ok=True)
+    record = args.ns3_csv_dir is None
+    # Before any run: never over a file ccscope did not write (the folder's manifest lists the ones it did).
+    check_data_destination(out_dir, output_names(args.out, record))
+    # Traces recorded earlier are read first, so a missing one stops the script before any run too.
+    given = {} if record else {tcp: _read_csv(args.ns3_csv_dir / f"ns3_{tcp.lower()}.csv") for _, tcp, _ in SCHEMES}
+    traces: dict[str, np.ndarray] = {}
     with tempfile.TemporaryDirectory(prefix="ccscope-ns3-") as tmp:
         binary = args.ns3_bin
-        if binary is None and args.ns3_csv_dir is None:
+        if binary is None and record:
             binary = build_tracer(args.ns3_source, Path(tmp) / "dumbbell_cwnd")
         panels = []
         for label, tcp, ctl in SCHEMES:
-            if args.ns3_csv_dir is not None:
-                ns = _read_csv(args.ns3_csv_dir / f"ns3_{tcp.lower()}.csv")
+            if record:
+                ns = traces[f"ns3_{tcp.lower()}.csv"] = ns3_trace(binary, tcp, args.sim_s)
             else:
-                ns = ns3_trace(binary, tcp, args.sim_s)
-                _write_csv(out_dir / f"ns3_{tcp.lower()}.csv", ns)
+                ns = given[tcp]
             series = [F.Series("ns-3 3.37", ns[:, 0], ns[:, 1])]
             medians = [f"ns-3 {np.median(ns[:, 1]):.0f}"]
-            for stack in ("rfc", "linux"):
-                cc = ccscope_trace(ctl, args.sim_s, stack)
-                _write_csv(out_dir / f"ccscope_{ctl}_{stack}.csv", cc)
+            for stack in STACKS:
+                cc = traces[f"ccscope_{ctl}_{stack}.csv"] = ccscope_trace(ctl, args.sim_s, stack)
                 series.append(F.Series(f'ccscope,\nstack = "{stack}"', cc[:, 0], cc[:, 1]))
                 medians.append(f"ccscope {stack} {np.median(cc[:, 1]):.0f}")
             panels.append(F.Panel(f"{label}: 1 flow, 12 Mbit/s, 20 ms, 1000-packet drop-tail", series))
             print(f"{label}: median cwnd (packets) " + ", ".join(medians), file=sys.stderr)
-    fig = F.time_figure(panels, ylabel="cwnd (packets)")
-    for p in F.save_figure(fig, args.out.with_suffix(""), ("png", "svg")):
+    for name, a in traces.items():
+        _write_csv(out_dir / name, a)
+    for fmt in FORMATS:
+        # experiment.save_figure writes one format and closes the figure: one figure per format, drawn alike.
+        p = save_figure(F.time_figure(panels, ylabel="cwnd (packets)"), args.out.with_suffix(f".{fmt}"), dpi=200)
         print(f"wrote {p}")
     return 0
 

@@ -133,6 +133,8 @@ CASES = [
     run_case("unknown controller", sub(RATE, '"fixed"', '"bogus"'), ["s.toml:13", "flows[0].controller"]),
     run_case("controller not text", sub(RATE, '"fixed"', "7"), ["s.toml:13", "flows[0].controller"]),
     run_case("unknown parameter", flow("windoww = 3"), ["s.toml:15", "flows[0].windoww"]),
+    run_case("copa restart silence other than the ctcp sender's", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "copa"\nrestart_after_s = 5'),
+             ["s.toml:14", "flows[0].restart_after_s", "fixed 2 s"]),
     run_case("window negative", sub(RATE, "window = 10", "window = -1"), ["s.toml:14", "flows[0].window"]),
     run_case("window text", sub(RATE, "window = 10", 'window = "big"'), ["s.toml:14", "flows[0].window"]),
     run_case("start negative", flow("start_s = -1"), ["s.toml:15", "flows[0].start_s"]),

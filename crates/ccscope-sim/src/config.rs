@@ -1189,7 +1189,29 @@ fn flow(
             return Err(ctx.err(&at(&key), e.to_string()));
         }
     }
+    ctcp_restart_silence(ctx, p, &f)?;
     Ok((f, count))
+}
+
+/// On genericCC's sender the restart silence is the sender's fixed 2 s (ctcp.hh 206; markoviancc has no
+/// such parameter): a controller's `restart_after_s` there must agree, else the two restart apart.
+fn ctcp_restart_silence(ctx: &Ctx<'_>, p: &str, f: &FlowSpec) -> R<()> {
+    use crate::endpoint::datagram::{DatagramMode, CTCP_RESTART_AFTER};
+    if f.transport() != ccscope_cc::Transport::Datagram || f.datagram_mode() != DatagramMode::Ctcp {
+        return Ok(());
+    }
+    let Some(v) = f.params.get("restart_after_s") else {
+        return Ok(());
+    };
+    let s = v.as_float().or(v.as_integer().map(|i| i as f64));
+    let fixed = CTCP_RESTART_AFTER.as_secs_f64();
+    if s != Some(fixed) {
+        return Err(ctx.err(
+            &format!("{p}.restart_after_s"),
+            format!("the ctcp sender restarts after its fixed {fixed} s without an ACK (genericCC ctcp.hh): give {fixed}, or another sender (datagram_mode = \"standard\" or transport = \"reliable\")"),
+        ));
+    }
+    Ok(())
 }
 /// The SCTP-CMT keys of a `transport = "cmt"` flow (paper 002): paths, RBUF, mode, window management.
 fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {

@@ -171,6 +171,33 @@ fn copa_gets_generic_ccs_own_sender_loop_by_default_and_every_registry_datagram_
 }
 
 #[test]
+fn copa_on_genericccs_sender_refuses_a_restart_silence_other_than_the_senders_fixed_2_s() {
+    // ctcp.hh 206: the sender restarts after its own 2 s without an ACK (markoviancc has no such
+    // parameter); another `restart_after_s` there would restart Copa apart from the sender.
+    let text = |extra: &str| {
+        format!(
+            "duration_s = 1\n[data_link]\nrate_mbps = 10\ndelay_ms = 10\n\n[[flows]]\ncontroller = \"copa\"\n{extra}"
+        )
+    };
+    let e = load_scenario(&text("restart_after_s = 5\n"), None, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(":8: field `flows[0].restart_after_s`: ") && e.contains("fixed 2 s"),
+        "{e}"
+    );
+    // The sender's own value, or another sender, is accepted.
+    for ok in [
+        "restart_after_s = 2\n",
+        "restart_after_s = 2.0\n",
+        "restart_after_s = 5\ndatagram_mode = \"standard\"\n",
+        "restart_after_s = 5\ntransport = \"reliable\"\n",
+    ] {
+        load_scenario(&text(ok), None, &[]).unwrap_or_else(|e| panic!("{ok}: {e}"));
+    }
+}
+
+#[test]
 fn copa_on_genericccs_sender_finishes_every_transfer_of_an_on_off_flow_without_restarting_while_idle(
 ) {
     // Each transfer is a new genericCC sender (ctcp.hh's constructor state); between transfers nothing is

@@ -50,7 +50,8 @@ pub struct Params {
     pub heavy_loss_rate: f64,
     /// The cut applied then (genericCC markoviancc.cc onACK: 0.7).
     pub heavy_loss_factor: f64,
-    /// A timeout restarts the controller (init()) once this long has passed without an ACK (ctcp.hh: 2000 ms).
+    /// A timeout restarts the controller (init()) once this long has passed without an ACK (ctcp.hh: 2000 ms;
+    /// on the ctcp datagram sender, whose own silence this is, a scenario may give only 2).
     pub restart_after_s: f64,
 }
 
@@ -139,7 +140,7 @@ impl crate::params::Params for Params {
         ParamSpec {
             name: "restart_after_s",
             unit: "s",
-            doc: "a timeout restarts Copa after this long without an ACK (genericCC ctcp.hh: 2)",
+            doc: "a timeout restarts Copa after this long without an ACK (genericCC ctcp.hh: 2; the ctcp sender takes only 2)",
         },
     ];
     fn validate(&self) -> Result<(), ParamError> {
