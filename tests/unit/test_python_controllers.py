@@ -159,3 +159,24 @@ def test_an_unknown_constructor_keyword_is_a_controller_error(write, contest_tom
     sc = _py_scenario(write, contest_toml, "ctl.py:Ctl")
     with pytest.raises(_native.ControllerError, match=r"flows\[0\].controller.*unexpected keyword argument 'windw'"):
         ccscope.run(api.Scenario.load(sc).with_overrides({"flows.0.windw": 3}))
+
+
+RESTART_CTL = """
+import ccscope
+
+
+class Ctl(ccscope.Controller):
+    def __init__(self, window, restart_after_s):
+        self.cwnd = window
+"""
+
+
+def test_a_python_controller_may_name_its_own_restart_after_s_on_the_ctcp_sender(write, contest_toml):
+    # Only Copa's `restart_after_s` is tied to the ctcp sender's fixed 2 s; another controller's
+    # parameter of the same name is its own.
+    write("ctl.py", RESTART_CTL)
+    text = contest_toml.replace('controller = "fixed"\nwindow = 12',
+                                'controller = "python"\nclass = "ctl.py:Ctl"\nwindow = 7\nrestart_after_s = 5')
+    text = text.replace('datagram_mode = "datagrump"', 'datagram_mode = "ctcp"')
+    assert 'datagram_mode = "ctcp"' in text
+    assert api.validate(write("py.toml", text))["flows"] == 1

@@ -372,6 +372,12 @@ fn same_without_rate_samples(
             op
         );
     }
+    prop_assert_eq!(
+        with.cc.take_samples(),
+        without.cc.take_samples(),
+        "{}: training samples",
+        info.name
+    );
     Ok(())
 }
 

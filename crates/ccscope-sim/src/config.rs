@@ -1194,10 +1194,13 @@ fn flow(
 }
 
 /// On genericCC's sender the restart silence is the sender's fixed 2 s (ctcp.hh 206; markoviancc has no
-/// such parameter): a controller's `restart_after_s` there must agree, else the two restart apart.
+/// such parameter): Copa's `restart_after_s` there must agree, else the two restart apart.
 fn ctcp_restart_silence(ctx: &Ctx<'_>, p: &str, f: &FlowSpec) -> R<()> {
     use crate::endpoint::datagram::{DatagramMode, CTCP_RESTART_AFTER};
-    if f.transport() != ccscope_cc::Transport::Datagram || f.datagram_mode() != DatagramMode::Ctcp {
+    if f.controller != "copa"
+        || f.transport() != ccscope_cc::Transport::Datagram
+        || f.datagram_mode() != DatagramMode::Ctcp
+    {
         return Ok(());
     }
     let Some(v) = f.params.get("restart_after_s") else {
