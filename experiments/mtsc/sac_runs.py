@@ -12,6 +12,7 @@ Most runs are independent. Three kinds read a file another run writes, so they s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -36,8 +37,6 @@ TRAIN_SEED_OFFSET = 1000
 T2_S = float(REGISTERED["controller"]["t2_s"])
 T1_S = float(REGISTERED["controller"]["t1_s"])
 PACKET_BYTES = 1000
-# Bump when `execute` changes what it derives from a simulation, so that logs written before are not reused.
-OUTPUT_VERSION = 1
 
 # variant -> (controller, extra parameters); threshold/shift/theta come from the Run.
 VARIANTS = ("generic", "online", "threshold", "oracle", "inverted", "random", "trained", "foreign", "train")
@@ -254,10 +253,26 @@ def _start(pool, run: Run, folder: Path, parent_out: Optional[dict]):
     return pool.submit(execute, run, f, **kw)
 
 
+@functools.lru_cache(maxsize=1)
+def _sources_sha256() -> str:
+    """The Python code a run's output is made with: every module of the ccscope package and every file of
+    this experiment's folder (the simulation itself is the native build's)."""
+    import ccscope
+
+    files = sorted(Path(ccscope.__file__).parent.rglob("*.py")) + sorted(
+        p for p in Path(__file__).parent.iterdir() if p.suffix in (".py", ".toml"))
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
 def fingerprint(run: Run) -> str:
-    """What a run's output depends on besides its description: the native build, the scenario it simulates
-    (its input file excepted: that is the parent run's output, itself fingerprinted) and `OUTPUT_VERSION`."""
-    canon = json.dumps({"build": provenance.build_id(), "scenario": scenario_dict(run, None), "output": OUTPUT_VERSION},
+    """What a run's output depends on besides its description: the native build, the Python sources, the
+    scenario it simulates and, for a run that reads another's output, that run's fingerprint."""
+    parent = run.parent()
+    canon = json.dumps({"build": provenance.build_id(), "sources": _sources_sha256(),
+                        "scenario": scenario_dict(run, None), "parent": fingerprint(parent) if parent else None},
                        sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canon.encode()).hexdigest()[:20]
 
@@ -275,8 +290,14 @@ def load_cache(path: Optional[Path]) -> dict:
 
 
 def fresh(outputs: dict) -> dict:
-    """The outputs this build would make again: same build, same scenario, same `OUTPUT_VERSION`."""
-    return {k: r for k, r in outputs.items() if r.get("fingerprint") == fingerprint(Run(**r["run"]))}
+    """The outputs this code would make again (same fingerprint); a line this code cannot even describe (a
+    scenario no longer registered, say) is not."""
+    def same(r: dict) -> bool:
+        try:
+            return r.get("fingerprint") == fingerprint(Run(**r["run"]))
+        except (ValueError, KeyError, TypeError):
+            return False
+    return {k: r for k, r in outputs.items() if same(r)}
 
 
 def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, int, dict], None]] = None,
@@ -297,6 +318,7 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
         p = r.parent()
         (children.setdefault(p.key, []) if p is not None else roots).append(r)
     out: dict = {}
+    build = provenance.build_id()  # the build that starts the runs (read before any of them)
     if cache is not None:  # a fresh run starts ccscope's own log again; a foreign file is refused, never replaced
         experiment.start_log(cache, keep=reuse)
     have = fresh(load_cache(cache)) if reuse else {}
@@ -333,7 +355,7 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
                 for fut in pool.wait_any(pending):
                     r = pending.pop(fut)
                     res = fut.result()
-                    res["build"], res["fingerprint"] = provenance.build_id(), fingerprint(r)
+                    res["build"], res["fingerprint"] = build, fingerprint(r)
                     out[r.key] = res
                     pool.done()
                     ready.extendleft((c, res) for c in reversed(children.get(r.key, [])))

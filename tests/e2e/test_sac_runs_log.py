@@ -62,3 +62,24 @@ def test_the_report_names_the_builds_that_made_its_runs(tmp_path, monkeypatch):
     out[RUNS[0].key].pop("build")  # as a line of a log written before builds were recorded
     res = sac_report.Results(out, sac_report.Scale(duration_s=60.0, seeds=(1, 2, 3)))
     assert sac_report.builds(res) == f"`{sac_runs.provenance.build_id()}` (1 runs logged before builds were recorded)"
+
+
+def test_a_run_that_read_a_stale_parent_is_stale_too(tmp_path, monkeypatch):
+    # `foreign` reads the table of the alpha-1.95 on-line run: if that run's scenario changes, the child's
+    # logged output is no longer what this code would make, though its own scenario did not change.
+    cache = tmp_path / "sac_runs.jsonl"
+    monkeypatch.setattr(sac_runs, "execute", _fake([], cache))
+    child = sac_runs.Run("foreign", 1, 60.0)
+    monkeypatch.setattr(sac_runs, "_child_input", lambda c, p, f: (None, {}))
+    sac_runs.run_all([child], 1, cache=cache)
+    assert len(sac_runs.fresh(sac_runs.load_cache(cache))) == 2
+    real = sac_runs.scenario_dict
+    monkeypatch.setattr(sac_runs, "scenario_dict", lambda r, f=None: {**real(r, f), **({"changed": 1} if r.variant == "online" else {})})
+    assert sac_runs.fresh(sac_runs.load_cache(cache)) == {}
+
+
+def test_a_logged_run_this_code_cannot_describe_is_not_fresh(tmp_path):
+    cache = tmp_path / "sac_runs.jsonl"
+    line = {"run": {**asdict(sac_runs.Run("generic", 1, 60.0)), "load_mbps": 3.3}, "fingerprint": "x"}
+    cache.write_text(json.dumps(line) + "\n")  # no idle mean is registered for 3.3 Mbit/s
+    assert sac_runs.fresh(sac_runs.load_cache(cache)) == {}
