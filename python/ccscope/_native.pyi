@@ -24,7 +24,11 @@ class Ack:
     rate_app_limited: Optional[bool]
 
 def validate_scenario(
-    text: str, file: Optional[str] = None, search: list[str] = ..., overrides: list[str] = ...
+    text: str,
+    file: Optional[str] = None,
+    search: list[str] = ...,
+    overrides: list[str] = ...,
+    written: Optional[str] = None,
 ) -> dict[str, Any]: ...
 def run_scenario(
     text: str,
@@ -34,6 +38,7 @@ def run_scenario(
     log_path: Optional[str] = None,
     seed: Optional[int] = None,
     overrides: list[str] = ...,
+    written: Optional[str] = None,
 ) -> dict[str, Any]: ...
 def controllers() -> list[dict[str, Any]]: ...
 def run_bench(traces_dirs: list[str], names: Optional[list[str]] = None, repeats: int = 3) -> list[dict[str, Any]]: ...

@@ -101,6 +101,8 @@ class Scenario:
     file: Optional[str] = None
     #: Dotted keys set by `with_overrides`: an error in one names the override, not a line.
     overridden: tuple = ()
+    #: The file as written, when `text` is it rewritten with overrides: other errors name its lines.
+    written: Optional[str] = None
 
     @classmethod
     def load(cls, path: Union[str, Path]) -> "Scenario":
@@ -131,10 +133,11 @@ class Scenario:
                 raise _native.ScenarioError(f"{self.file or '<scenario>'}: field `{k}`: cannot set ({e})") from None
         out = Scenario.from_dict(d, self.file)
         out.overridden = tuple(self.overridden) + tuple(k for k in overrides if k not in self.overridden)
+        out.written = self.text if self.written is None else self.written
         return out
 
     def validate(self) -> dict:
-        return _native.validate_scenario(self.text, self.file, trace_search_path(), list(self.overridden))
+        return _native.validate_scenario(self.text, self.file, trace_search_path(), list(self.overridden), self.written)
 
 
 ScenarioLike = Union[Scenario, str, Path, Mapping[str, Any]]
@@ -672,7 +675,7 @@ def run(
         d = _native.run_scenario(
             # The seed travels as an override, so the loader checks it and names it.
             sc.text, sc.file, trace_search_path(), factory, str(log_path) if log_path else None, None,
-            list(sc.overridden),
+            list(sc.overridden), sc.written,
         )
     except Exception as e:
         if hasattr(e, "ccscope_flow"):

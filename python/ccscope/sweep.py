@@ -180,7 +180,7 @@ def absolute(sc: api.Scenario) -> api.Scenario:
     """`sc` with its file as an absolute path: a worker's current folder is not the client's."""
     if sc.file is None:
         return sc
-    return api.Scenario(sc.text, str(Path(sc.file).resolve()), sc.overridden)
+    return api.Scenario(sc.text, str(Path(sc.file).resolve()), sc.overridden, sc.written)
 
 
 class PointRunner:

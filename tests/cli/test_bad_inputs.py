@@ -199,6 +199,11 @@ CASES = [
     run_case("--set empty value", RATE, ["flows[0].window"], args=["--set", "flows.0.window="]),
     run_case("--set into a number", RATE, ["duration_s.x"], args=["--set", "duration_s.x=1"]),
     run_case("--set negative duration", RATE, ["override `duration_s`", "duration_s"], args=["--set", "duration_s=-1"]),
+    # An error in a field the file gives names the file's line, whatever else was overridden.
+    run_case("file error beside an override", sub(RATE, "window = 10", "window = -1"), ["s.toml:14", "flows[0].window"],
+             args=["--set", "duration_s=3"]),
+    run_case("ack link rate zero beside an override", sub(RATE, "[ack_link]\nrate_mbps = 10", "[ack_link]\nrate_mbps = 0"),
+             ["s.toml:9", "ack_link.rate_mbps"], args=["--set", "flows.0.window=3"]),
     run_case("--seed not a number", RATE, ["--seed", "integer"], args=["--seed", "abc"]),
     run_case("--seed negative", RATE, ["seed"], args=["--seed", "-1"]),
     run_case("--seed too large", RATE, ["seed"], args=["--seed", str(2**64)]),

@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use ccscope_sim::{load_scenario_with, ConfigError, Simulation};
+use ccscope_sim::{load_scenario_overridden, ConfigError, Simulation};
 
 create_exception!(
     _native,
@@ -46,13 +46,15 @@ fn config_err(e: ConfigError) -> PyErr {
 
 fn load(
     text: &str,
+    written: Option<&str>,
     file: Option<String>,
     search: Vec<String>,
     overrides: &[String],
 ) -> PyResult<ccscope_sim::Scenario> {
     let search: Vec<PathBuf> = search.into_iter().map(PathBuf::from).collect();
-    load_scenario_with(
+    load_scenario_overridden(
         text,
+        written,
         file.as_deref().map(std::path::Path::new),
         &search,
         overrides,
@@ -60,23 +62,26 @@ fn load(
     .map_err(config_err)
 }
 
-/// Validate scenario text; returns a short description of what it holds.
+/// Validate scenario text; returns a short description of what it holds. `written`: the file as
+/// written when `text` has `overrides` applied (errors name its lines).
 #[pyfunction]
-#[pyo3(signature = (text, file=None, search=vec![], overrides=vec![]))]
+#[pyo3(signature = (text, file=None, search=vec![], overrides=vec![], written=None))]
 fn validate_scenario<'py>(
     py: Python<'py>,
     text: &str,
     file: Option<String>,
     search: Vec<String>,
     overrides: Vec<String>,
+    written: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = load(text, file, search, &overrides)?;
+    let sc = load(text, written.as_deref(), file, search, &overrides)?;
     convert::scenario_info(py, &sc)
 }
 
 /// Run scenario text. `factory(index, params: dict) -> object` builds `controller = "python"` flows.
 #[pyfunction]
-#[pyo3(signature = (text, file=None, search=vec![], factory=None, log_path=None, seed=None, overrides=vec![]))]
+#[pyo3(signature = (text, file=None, search=vec![], factory=None, log_path=None, seed=None, overrides=vec![], written=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_scenario<'py>(
     py: Python<'py>,
     text: &str,
@@ -86,8 +91,9 @@ fn run_scenario<'py>(
     log_path: Option<String>,
     seed: Option<u64>,
     overrides: Vec<String>,
+    written: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mut sc = load(text, file.clone(), search, &overrides)?;
+    let mut sc = load(text, written.as_deref(), file.clone(), search, &overrides)?;
     if let Some(s) = seed {
         sc.seed = s;
     }

@@ -87,7 +87,7 @@ pub const MAX_BINS: f64 = (1u64 << 24) as f64;
 
 type R<T> = Result<T, ConfigError>;
 
-/// Where things are: the file's text and document (for lines), its folder and the trace search path
+/// Where things are: the file's text and document as written (for lines), its folder and the trace search path
 /// (for traces), the keys given as overrides, and the traces loaded so far.
 struct Ctx<'a> {
     file: String,
@@ -239,6 +239,19 @@ pub fn load_scenario_with(
     search: &[PathBuf],
     overrides: &[String],
 ) -> Result<Scenario, ConfigError> {
+    load_scenario_overridden(text, None, file, search, overrides)
+}
+
+/// As [`load_scenario_with`], where `text` is the file with `overrides` applied (rewritten, so its
+/// lines are not the file's) and `written` the file as written: an error in a field the file gives
+/// names that field's line in `written`.
+pub fn load_scenario_overridden(
+    text: &str,
+    written: Option<&str>,
+    file: Option<&Path>,
+    search: &[PathBuf],
+    overrides: &[String],
+) -> Result<Scenario, ConfigError> {
     let label = file
         .map(|f| f.display().to_string())
         .unwrap_or_else(|| "<scenario>".to_string());
@@ -250,9 +263,15 @@ pub fn load_scenario_with(
         reason: reason.trim().replace('\n', " "),
     };
     let doc = ImDocument::parse(text).map_err(|e| syntax(e.span(), e.message()))?;
+    // Lines are looked up in the file as written when there is one that parses.
+    let (text_for_lines, doc) =
+        match written.and_then(|w| ImDocument::parse(w).ok().map(|d| (w, d))) {
+            Some(w) => w,
+            None => (text, doc),
+        };
     let mut ctx = Ctx {
         file: label.clone(),
-        text,
+        text: text_for_lines,
         doc,
         dir: file.and_then(|f| f.parent().map(|p| p.to_path_buf())),
         search,
@@ -1488,6 +1507,26 @@ mod tests {
         // A value from the file still names its line.
         let e = load_scenario_with(
             &text,
+            Some(Path::new("s.toml")),
+            &[],
+            &["flows.0.count".into()],
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:7: field `flows[0].additive_increase`:"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn beside_an_override_a_field_of_the_file_names_its_line_as_written() {
+        // The loader is given the file rewritten with the override (its lines moved) and the file as written.
+        let written = OK.replace("additive_increase = 1", "additive_increase = -7");
+        let rewritten = format!("# rewritten\n\n\n{written}");
+        let e = load_scenario_overridden(
+            &rewritten,
+            Some(&written),
             Some(Path::new("s.toml")),
             &[],
             &["flows.0.count".into()],

@@ -10,7 +10,7 @@ pub mod schema;
 pub mod sim;
 pub mod traffic;
 
-pub use config::{load_scenario, load_scenario_with, ConfigError};
+pub use config::{load_scenario, load_scenario_overridden, load_scenario_with, ConfigError};
 pub use metrics::{FlowSummary, RunResult, TimeBin};
 pub use scenario::{FlowSpec, LinkSpec, Scenario};
 pub use sim::{ControllerFactory, Simulation};
