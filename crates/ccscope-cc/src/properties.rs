@@ -381,19 +381,39 @@ fn same_without_rate_samples(
     Ok(())
 }
 
+/// Runs `check` on every registered controller with its defaults and with each variant of `VARIANTS`
+/// and `DISPATCH_VARIANTS`; a panic fails the case, naming the controller.
+fn for_every_variant(
+    ops: &[Op],
+    check: impl Fn(&'static ControllerInfo, &toml::Table, &[Op]) -> Result<(), TestCaseError>,
+) -> Result<(), TestCaseError> {
+    let variants = VARIANTS
+        .iter()
+        .chain(DISPATCH_VARIANTS)
+        .map(|&(n, o)| (n, o));
+    let plain = CONTROLLERS.iter().map(|c| (c.name, ""));
+    for (name, overrides) in plain.chain(variants) {
+        let info = CONTROLLERS
+            .iter()
+            .find(|c| c.name == name)
+            .expect("a registered controller");
+        let params: toml::Table = overrides.parse().expect("variant TOML parses");
+        match catch_unwind(AssertUnwindSafe(|| check(info, &params, ops))) {
+            Ok(result) => result?,
+            Err(_) => {
+                return Err(TestCaseError::fail(format!(
+                    "{name} ({overrides}) panicked"
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     #[test]
     fn every_controller_that_declines_rate_samples_decides_the_same_with_them(ops in proptest::collection::vec(op(), 0..400)) {
-        let variants = VARIANTS.iter().chain(DISPATCH_VARIANTS).map(|&(n, o)| (n, o));
-        let plain = CONTROLLERS.iter().map(|c| (c.name, ""));
-        for (name, overrides) in plain.chain(variants) {
-            let info = CONTROLLERS.iter().find(|c| c.name == name).expect("a registered controller");
-            let params: toml::Table = overrides.parse().expect("variant TOML parses");
-            match catch_unwind(AssertUnwindSafe(|| same_without_rate_samples(info, &params, &ops))) {
-                Ok(result) => result?,
-                Err(_) => return Err(TestCaseError::fail(format!("{name} ({overrides}) panicked"))),
-            }
-        }
+        for_every_variant(&ops, same_without_rate_samples)?;
     }
 
     #[test]
@@ -416,15 +436,6 @@ proptest! {
 
     #[test]
     fn every_controller_answers_the_same_called_directly_through_its_enum_arm_and_boxed(ops in proptest::collection::vec(op(), 0..400)) {
-        let variants = VARIANTS.iter().chain(DISPATCH_VARIANTS).map(|&(n, o)| (n, o));
-        let plain = CONTROLLERS.iter().map(|c| (c.name, ""));
-        for (name, overrides) in plain.chain(variants) {
-            let info = CONTROLLERS.iter().find(|c| c.name == name).expect("a registered controller");
-            let params: toml::Table = overrides.parse().expect("variant TOML parses");
-            match catch_unwind(AssertUnwindSafe(|| same_answers(info, &params, &ops))) {
-                Ok(result) => result?,
-                Err(_) => return Err(TestCaseError::fail(format!("{name} ({overrides}) panicked"))),
-            }
-        }
+        for_every_variant(&ops, same_answers)?;
     }
 }
