@@ -83,3 +83,15 @@ def test_a_logged_run_this_code_cannot_describe_is_not_fresh(tmp_path):
     line = {"run": {**asdict(sac_runs.Run("generic", 1, 60.0)), "load_mbps": 3.3}, "fingerprint": "x"}
     cache.write_text(json.dumps(line) + "\n")  # no idle mean is registered for 3.3 Mbit/s
     assert sac_runs.fresh(sac_runs.load_cache(cache)) == {}
+
+
+def test_the_report_says_exactly_where_its_size_is_below_the_specs():
+    import sac_report
+
+    full = sac_report.THETAS
+    assert sac_report.size_shortfalls(sac_report.Scale(10_000.0, tuple(range(11, 16)), full, full, full)) == []
+    got = sac_report.size_shortfalls(sac_report.Scale(10_000.0, tuple(range(11, 21)), full, (1, 2, 4, 6, 8), (1, 2, 3, 5, 8)))
+    assert got == ["the theta grid of Fig. 11 ([1, 2, 4, 6, 8]; spec 1-8)",
+                   "the theta grid of Fig. 17 and Tables 2-3 ([1, 2, 3, 5, 8]; spec 1-8)"]
+    assert sac_report.size_shortfalls(sac_report.Scale(600.0, (11, 12), full, full, full)) == [
+        "run length (600 s; spec 10,000 s)", "seeds (2; spec >= 5)"]
