@@ -115,6 +115,11 @@ fn check(
 /// Options that switch a registered controller to another algorithm, driven as well (name, overrides).
 const VARIANTS: &[(&str, &str)] = &[("ledbat", "plus_plus = true")];
 
+/// `info`'s controller with `params`; a refused build fails the case, naming the controller.
+fn build(info: &ControllerInfo, params: &toml::Table) -> Result<AnyController, TestCaseError> {
+    (info.build)(params).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))
+}
+
 fn drive(info: &ControllerInfo, ops: &[Op]) -> Result<(), TestCaseError> {
     drive_with(info, &toml::Table::new(), ops)
 }
@@ -124,9 +129,7 @@ fn drive_with(
     params: &toml::Table,
     ops: &[Op],
 ) -> Result<(), TestCaseError> {
-    let cc =
-        (info.build)(params).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
-    let mut s = script(cc);
+    let mut s = script(build(info, params)?);
     let mut model_in_flight = 0usize;
     check(info, &s, 0, Time::ZERO, 0)?;
     for (i, op) in ops.iter().enumerate() {
@@ -280,15 +283,12 @@ impl ConcreteVisitor for SameAnswers<'_> {
             ty.contains(&format!("::{name}::")) && !ty.contains("Box<"),
             "{name}: the direct lane holds {ty}, not the controller's own type"
         );
-        let build = || {
-            (self.info.build)(self.params).map_err(|e| TestCaseError::fail(format!("{name}: {e}")))
-        };
-        let by_enum = build()?;
+        let by_enum = build(self.info, self.params)?;
         prop_assert!(
             !matches!(by_enum, AnyController::Boxed(_)),
             "{name}: built as Boxed"
         );
-        let by_box = build()?.into_dyn();
+        let by_box = build(self.info, self.params)?.into_dyn();
         prop_assert!(
             matches!(by_box, AnyController::Boxed(_)),
             "{name}: into_dyn kept the enum variant"
@@ -340,9 +340,7 @@ fn same_answers(
     params: &toml::Table,
     ops: &[Op],
 ) -> Result<(), TestCaseError> {
-    let direct =
-        (info.build)(params).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)))?;
-    direct.visit_concrete(SameAnswers { info, params, ops })
+    build(info, params)?.visit_concrete(SameAnswers { info, params, ops })
 }
 
 /// A controller that declines rate samples (`wants_rate_sample` false) decides the same whether its ACKs
@@ -352,9 +350,7 @@ fn same_without_rate_samples(
     params: &toml::Table,
     ops: &[Op],
 ) -> Result<(), TestCaseError> {
-    let build =
-        || (info.build)(params).map_err(|e| TestCaseError::fail(format!("{}: {e}", info.name)));
-    let (mut with, mut without) = (script(build()?), script(build()?));
+    let (mut with, mut without) = (script(build(info, params)?), script(build(info, params)?));
     if without.cc.wants_rate_sample() {
         return Ok(());
     }
