@@ -350,19 +350,18 @@ def run_all(runs: Iterable[Run], jobs: int, progress: Optional[Callable[[int, in
                 while ready and len(pending) < max(1, jobs):
                     r, parent_out = ready.popleft()
                     pending[_start(pool, r, folder, parent_out)] = r
-                    if parent_out is not None and not any(p is parent_out for _, p in ready):
-                        parent_out.pop("oracle_toml", None)  # large, and written for its children already
                 for fut in pool.wait_any(pending):
                     r = pending.pop(fut)
                     res = fut.result()
                     res["build"], res["fingerprint"] = build, fingerprint(r)
+                    # The pass-1 levels are large: only the children that write them to their input file keep them.
+                    levels = res.pop("oracle_toml", None)
                     out[r.key] = res
                     pool.done()
-                    ready.extendleft((c, res) for c in reversed(children.get(r.key, [])))
-                    if r.key not in children:
-                        res.pop("oracle_toml", None)
+                    given = {**res, "oracle_toml": levels} if levels is not None else res
+                    ready.extendleft((c, given) for c in reversed(children.get(r.key, [])))
                     if log is not None:
-                        log.write(json.dumps({k: v for k, v in res.items() if k != "oracle_toml"}) + "\n")
+                        log.write(json.dumps(res) + "\n")
                         log.flush()
                     if progress:
                         progress(len(out), len(wanted), res)
