@@ -402,8 +402,13 @@ impl Receiver {
         ack.rwnd = w.min(Ack::RWND_UNLIMITED as u64 - 1) as u32;
         let pkt = self.packet_bytes.max(1);
         self.adv_edge = self.rcv_nxt + w / pkt;
-        self.last_ack = Some(*ack);
         self.update_at = None;
+        if self.reads_at_once() {
+            // An application that takes data at once never reopens the window later: no window
+            // update will need this ACK as its template (and copying 136 bytes per ACK is not free).
+            return;
+        }
+        self.last_ack = Some(*ack);
         let cap_packets = self.buf.capacity().unwrap_or(0) / pkt;
         let remaining = self.adv_edge - self.rcv_nxt;
         // Linux tcp_cleanup_rbuf: after a read, update once the advertised window has fallen to half
