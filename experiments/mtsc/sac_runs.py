@@ -267,14 +267,23 @@ def _sources_sha256() -> str:
     return h.hexdigest()
 
 
-def fingerprint(run: Run) -> str:
+def fingerprint(run: Run, memo: Optional[dict] = None) -> str:
     """What a run's output depends on besides its description: the native build, the Python sources, the
-    scenario it simulates and, for a run that reads another's output, that run's fingerprint."""
+    scenario it simulates and, for a run that reads another's output, that run's fingerprint. `memo` (a dict
+    the caller keeps for one check) holds the ones computed, so a parent's is computed once for all its children."""
+    # repr, not the key: 60 and 60.0 are one key but may describe different scenario text.
+    seen = repr(run)
+    if memo is not None and seen in memo:
+        return memo[seen]
     parent = run.parent()
     canon = json.dumps({"build": provenance.build_id(), "sources": _sources_sha256(),
-                        "scenario": scenario_dict(run, None), "parent": fingerprint(parent) if parent else None},
+                        "scenario": scenario_dict(run, None),
+                        "parent": fingerprint(parent, memo) if parent else None},
                        sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canon.encode()).hexdigest()[:20]
+    fp = hashlib.sha256(canon.encode()).hexdigest()[:20]
+    if memo is not None:
+        memo[seen] = fp
+    return fp
 
 
 def load_cache(path: Optional[Path]) -> dict:
@@ -292,9 +301,11 @@ def load_cache(path: Optional[Path]) -> dict:
 def fresh(outputs: dict) -> dict:
     """The outputs this code would make again (same fingerprint); a line this code cannot even describe (a
     scenario no longer registered, say) is not."""
+    memo: dict = {}
+
     def same(r: dict) -> bool:
         try:
-            return r.get("fingerprint") == fingerprint(Run(**r["run"]))
+            return r.get("fingerprint") == fingerprint(Run(**r["run"]), memo)
         except (ValueError, KeyError, TypeError):
             return False
     return {k: r for k, r in outputs.items() if same(r)}

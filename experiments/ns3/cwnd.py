@@ -1,7 +1,8 @@
 """The congestion window over time, ccscope against ns-3 3.37, for Cubic, NewReno and BBR: one flow on the
 12 Mbit/s, 20 ms dumbbell of ../shared/bench/ns3 (1000-packet drop-tail bottleneck). Writes
-docs/ns3/cwnd.png (and .svg) and the traces beside it as CSV, listed in the folder's ccscope-manifest.json; a
-same-named file ccscope did not write stops it before any run, and the folder's other files are left alone.
+docs/ns3/cwnd.png (and .svg) and the traces beside it as CSV, each as soon as its run ends, listed in the folder's
+ccscope-manifest.json; a same-named file ccscope did not write stops it before any run, and the folder's other
+files are left alone.
 
     python experiments/ns3/cwnd.py -o docs/ns3/cwnd.png
 
@@ -147,27 +148,27 @@ def _draw(args: argparse.Namespace) -> int:
     check_data_destination(out_dir, output_names(args.out, record))
     # Traces recorded earlier are read first, so a missing one stops the script before any run too.
     given = {} if record else {tcp: _read_csv(args.ns3_csv_dir / f"ns3_{tcp.lower()}.csv") for _, tcp, _ in SCHEMES}
-    traces: dict[str, np.ndarray] = {}
     with tempfile.TemporaryDirectory(prefix="ccscope-ns3-") as tmp:
         binary = args.ns3_bin
         if binary is None and record:
             binary = build_tracer(args.ns3_source, Path(tmp) / "dumbbell_cwnd")
         panels = []
+        # Each trace is written as soon as its run ends, so a later failure loses none of them.
         for label, tcp, ctl in SCHEMES:
             if record:
-                ns = traces[f"ns3_{tcp.lower()}.csv"] = ns3_trace(binary, tcp, args.sim_s)
+                ns = ns3_trace(binary, tcp, args.sim_s)
+                _write_csv(out_dir / f"ns3_{tcp.lower()}.csv", ns)
             else:
                 ns = given[tcp]
             series = [F.Series("ns-3 3.37", ns[:, 0], ns[:, 1])]
             medians = [f"ns-3 {np.median(ns[:, 1]):.0f}"]
             for stack in STACKS:
-                cc = traces[f"ccscope_{ctl}_{stack}.csv"] = ccscope_trace(ctl, args.sim_s, stack)
+                cc = ccscope_trace(ctl, args.sim_s, stack)
+                _write_csv(out_dir / f"ccscope_{ctl}_{stack}.csv", cc)
                 series.append(F.Series(f'ccscope,\nstack = "{stack}"', cc[:, 0], cc[:, 1]))
                 medians.append(f"ccscope {stack} {np.median(cc[:, 1]):.0f}")
             panels.append(F.Panel(f"{label}: 1 flow, 12 Mbit/s, 20 ms, 1000-packet drop-tail", series))
             print(f"{label}: median cwnd (packets) " + ", ".join(medians), file=sys.stderr)
-    for name, a in traces.items():
-        _write_csv(out_dir / name, a)
     for fmt in FORMATS:
         # experiment.save_figure writes one format and closes the figure: one figure per format, drawn alike.
         p = save_figure(F.time_figure(panels, ylabel="cwnd (packets)"), args.out.with_suffix(f".{fmt}"), dpi=200)

@@ -81,3 +81,27 @@ def test_the_committed_folders_manifest_lists_exactly_the_files_a_recording_run_
     own = sorted(CCSCOPE + NS3 + ["cwnd.png", "cwnd.svg"])
     assert manifest_files(d) == own
     assert all((d / name).is_file() for name in own)
+
+
+def fake_tracer(path: Path, fails_for: str) -> Path:
+    """A stand-in for the ns-3 tracer: prints a few `cwnd` lines, or fails for `--tcp=<fails_for>`."""
+    path.write_text(f"#!{sys.executable}\n"
+                    "import sys\n"
+                    f"if '--tcp={fails_for}' in sys.argv:\n"
+                    "    sys.exit(1)\n"
+                    "print('cwnd 1.000000 14480')\nprint('cwnd 1.500000 28960')\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_late_failure_keeps_every_trace_recorded_before_it(tmp_path):
+    # The last scheme's ns-3 run fails: the runs before it are not lost, each file written as its run finished.
+    d = tmp_path / "ns3"
+    d.mkdir()
+    res = draw(d / "cwnd.png", "--ns3-bin", str(fake_tracer(tmp_path / "tracer", fails_for="Bbr")))
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert res.stderr.splitlines()[-1].startswith("error: Command "), res.stderr
+    done = sorted(["ns3_cubic.csv", "ns3_newreno.csv"] + [n for n in CCSCOPE if "_bbr_" not in n])
+    assert manifest_files(d) == done
+    assert (d / "ns3_cubic.csv").read_text().splitlines() == ["time_s,cwnd_packets", "1.000000,10.000", "1.500000,20.000"]
+    assert sorted(p.name for p in d.iterdir()) == sorted(done + ["ccscope-manifest.json"])

@@ -95,3 +95,16 @@ def test_the_report_says_exactly_where_its_size_is_below_the_specs():
                    "the theta grid of Fig. 17 and Tables 2-3 ([1, 2, 3, 5, 8]; spec 1-8)"]
     assert sac_report.size_shortfalls(sac_report.Scale(600.0, (11, 12), full, full, full)) == [
         "run length (600 s; spec 10,000 s)", "seeds (2; spec >= 5)"]
+
+
+def test_checking_a_log_describes_a_parent_once_for_all_its_children(tmp_path, monkeypatch):
+    cache = tmp_path / "sac_runs.jsonl"
+    monkeypatch.setattr(sac_runs, "execute", _fake([], cache))
+    monkeypatch.setattr(sac_runs, "_child_input", lambda c, p, f: (None, {}))
+    children = [sac_runs.Run("oracle", 1, 60.0, theta=t) for t in (2.0, 4.0, 6.0)]
+    sac_runs.run_all(children, 1, cache=cache)
+    described = []
+    real = sac_runs.scenario_dict
+    monkeypatch.setattr(sac_runs, "scenario_dict", lambda r, f=None: described.append(r) or real(r, f))
+    assert len(sac_runs.fresh(sac_runs.load_cache(cache))) == 4  # the three children and their on-line parent
+    assert sorted(map(repr, described)) == sorted(map(repr, children + [children[0].parent()]))

@@ -18,6 +18,9 @@ pub struct ControllerInfo {
     /// On the datagram transport, the sender loop a flow gets unless its scenario sets
     /// `datagram_mode` (`None`: the transport's standard one; Copa: `ctcp`, genericCC's own sender).
     pub datagram_mode: Option<&'static str>,
+    /// Parameters that the `datagram_mode` sender fixes to its own value: on that sender (set or by
+    /// default) a scenario may give only that value.
+    pub fixed_by_mode: &'static [FixedByMode],
     pub summary: &'static str,
     pub params: &'static [ParamSpec],
     pub build: fn(&toml::Table) -> Result<AnyController, ParamError>,
@@ -26,21 +29,56 @@ pub struct ControllerInfo {
     pub check_round_trip: fn(&toml::Table, f64) -> Result<(), ParamError>,
 }
 
+/// A parameter a datagram sender mode fixes: the sender has its own value, which the controller's
+/// must equal there or the two act apart.
+#[derive(Debug)]
+pub struct FixedByMode {
+    pub param: &'static str,
+    pub value: f64,
+    /// What the sender does with the value, `{}` standing for it (the error's reason).
+    pub rule: &'static str,
+}
+
+impl FixedByMode {
+    /// `Err(why)` unless `given` (the scenario's value) is the sender's, an integer or a float.
+    pub fn check(&self, mode: &str, given: &toml::Value) -> Result<(), String> {
+        let v = given.as_float().or(given.as_integer().map(|i| i as f64));
+        if v == Some(self.value) {
+            return Ok(());
+        }
+        let value = self.value;
+        let rule = self.rule.replace("{}", &value.to_string());
+        Err(format!("the {mode} sender {rule}: give {value}, or another sender (datagram_mode = \"standard\" or transport = \"reliable\")"))
+    }
+}
+
+/// genericCC's ctcp sender, Copa's default, restarts after its own 2 s without an ACK (ctcp.hh 206;
+/// markoviancc has no such parameter): Copa's restart silence there must agree.
+const COPA_ON_CTCP: &[FixedByMode] = &[FixedByMode {
+    param: "restart_after_s",
+    value: 2.0,
+    rule: "restarts after its fixed {} s without an ACK (genericCC ctcp.hh)",
+}];
+
 macro_rules! entry {
     ($module:ident, $ty:ident, $summary:literal) => {
         entry!($module, $ty, $summary, Datagram)
     };
     ($module:ident, $ty:ident, $summary:literal, $transport:ident) => {
-        entry!(@with $module, $ty, $summary, $transport, None)
+        entry!(@with $module, $ty, $summary, $transport, None, &[])
     };
     ($module:ident, $ty:ident, $summary:literal, $transport:ident($mode:literal)) => {
-        entry!(@with $module, $ty, $summary, $transport, Some($mode))
+        entry!(@with $module, $ty, $summary, $transport, Some($mode), &[])
     };
-    (@with $module:ident, $ty:ident, $summary:literal, $transport:ident, $mode:expr) => {
+    ($module:ident, $ty:ident, $summary:literal, $transport:ident($mode:literal, $fixed:ident)) => {
+        entry!(@with $module, $ty, $summary, $transport, Some($mode), $fixed)
+    };
+    (@with $module:ident, $ty:ident, $summary:literal, $transport:ident, $mode:expr, $fixed:expr) => {
         ControllerInfo {
             name: stringify!($module),
             transport: crate::Transport::$transport,
             datagram_mode: $mode,
+            fixed_by_mode: $fixed,
             summary: $summary,
             params: <$module::Params as Params>::SPEC,
             build: |t| {
@@ -68,10 +106,10 @@ macro_rules! dispatch {
 
 /// The one list of built-in controllers: it declares both [`CONTROLLERS`] and [`AnyController`].
 macro_rules! controllers {
-    ($(($module:ident, $ty:ident, $summary:literal $(, $transport:ident $(($mode:literal))?)?)),* $(,)?) => {
+    ($(($module:ident, $ty:ident, $summary:literal $(, $transport:ident $(($mode:literal $(, $fixed:ident)?))?)?)),* $(,)?) => {
         /// Every built-in controller.
         pub const CONTROLLERS: &[ControllerInfo] = &[
-            $(entry!($module, $ty, $summary $(, $transport $(($mode))?)?)),*
+            $(entry!($module, $ty, $summary $(, $transport $(($mode $(, $fixed)?))?)?)),*
         ];
 
         /// Any controller: one variant per built-in (dispatched by `match`, so the transport's per-ACK
@@ -218,7 +256,7 @@ controllers![
     (markov, Markov, "guided random walk in a trained (delay, window) Markov chain (paper 000 §3.2, §5.1)"),
     (lied, Lied, "generic rate-based linear increase/exponential decrease on gamma_k (paper 003 §3.1, eqs. 3-4)"),
     (sac, Sac, "selective aggressiveness control over LIED with an on-line CondProb table (paper 003 §3.2, App. A.2)"),
-    (copa, Copa, "Copa delay-based control with default and competitive modes (Arun and Balakrishnan, NSDI 2018)", Datagram("ctcp")),
+    (copa, Copa, "Copa delay-based control with default and competitive modes (Arun and Balakrishnan, NSDI 2018)", Datagram("ctcp", COPA_ON_CTCP)),
     (vivace, Vivace, "PCC Vivace online-learning rate control with the latency utility (Dong et al., NSDI 2018)", Reliable),
     (bbr3, Bbr3, "BBRv3 (draft-ietf-ccwg-bbr, google/bbr v3 tcp_bbr.c)", Reliable),
 ];
@@ -296,6 +334,56 @@ mod tests {
             spec.sort_unstable();
             keys.sort_unstable();
             assert_eq!(spec, keys, "{}", info.name);
+        }
+    }
+
+    #[test]
+    fn copa_on_the_ctcp_sender_takes_only_the_senders_restart_silence() {
+        let copa = find("copa").expect("copa is registered");
+        assert_eq!(copa.datagram_mode, Some("ctcp"));
+        let [fixed] = copa.fixed_by_mode else {
+            panic!("{:?}", copa.fixed_by_mode)
+        };
+        assert_eq!((fixed.param, fixed.value), ("restart_after_s", 2.0));
+        for ok in [toml::Value::Integer(2), toml::Value::Float(2.0)] {
+            assert_eq!(fixed.check("ctcp", &ok), Ok(()), "{ok}");
+        }
+        assert_eq!(
+            fixed.check("ctcp", &toml::Value::Integer(5)),
+            Err("the ctcp sender restarts after its fixed 2 s without an ACK (genericCC ctcp.hh): give 2, or another sender (datagram_mode = \"standard\" or transport = \"reliable\")".into())
+        );
+    }
+
+    #[test]
+    fn a_parameter_fixed_by_a_sender_is_the_controllers_own_with_that_value_as_default() {
+        for info in CONTROLLERS {
+            if info.fixed_by_mode.is_empty() {
+                continue;
+            }
+            assert!(
+                info.datagram_mode.is_some(),
+                "{}: fixed by which sender?",
+                info.name
+            );
+            let defaults = (info.defaults)();
+            for f in info.fixed_by_mode {
+                let default = defaults.get(f.param);
+                assert!(default.is_some(), "{}: no parameter {}", info.name, f.param);
+                assert_eq!(
+                    f.check("any", default.unwrap()),
+                    Ok(()),
+                    "{}.{}",
+                    info.name,
+                    f.param
+                );
+                assert!(
+                    f.rule.contains("{}"),
+                    "{}.{}: {}",
+                    info.name,
+                    f.param,
+                    f.rule
+                );
+            }
         }
     }
 

@@ -1208,30 +1208,30 @@ fn flow(
             return Err(ctx.err(&at(&key), e.to_string()));
         }
     }
-    ctcp_restart_silence(ctx, p, &f)?;
+    fixed_by_sender(ctx, p, &f)?;
     Ok((f, count))
 }
 
-/// On genericCC's sender the restart silence is the sender's fixed 2 s (ctcp.hh 206; markoviancc has no
-/// such parameter): Copa's `restart_after_s` there must agree, else the two restart apart.
-fn ctcp_restart_silence(ctx: &Ctx<'_>, p: &str, f: &FlowSpec) -> R<()> {
-    use crate::endpoint::datagram::{DatagramMode, CTCP_RESTART_AFTER};
-    if f.controller != "copa"
-        || f.transport() != ccscope_cc::Transport::Datagram
-        || f.datagram_mode() != DatagramMode::Ctcp
+/// A built-in controller's parameters that its datagram sender fixes (the registry's `fixed_by_mode`,
+/// e.g. Copa's restart silence on genericCC's ctcp sender) must have the sender's value there.
+fn fixed_by_sender(ctx: &Ctx<'_>, p: &str, f: &FlowSpec) -> R<()> {
+    let Ok(info) = ccscope_cc::registry::find(&f.controller) else {
+        return Ok(());
+    };
+    let Some(mode) = info.datagram_mode else {
+        return Ok(());
+    };
+    if f.transport() != ccscope_cc::Transport::Datagram
+        || Some(f.datagram_mode()) != crate::endpoint::datagram::DatagramMode::parse(mode)
     {
         return Ok(());
     }
-    let Some(v) = f.params.get("restart_after_s") else {
-        return Ok(());
-    };
-    let s = v.as_float().or(v.as_integer().map(|i| i as f64));
-    let fixed = CTCP_RESTART_AFTER.as_secs_f64();
-    if s != Some(fixed) {
-        return Err(ctx.err(
-            &format!("{p}.restart_after_s"),
-            format!("the ctcp sender restarts after its fixed {fixed} s without an ACK (genericCC ctcp.hh): give {fixed}, or another sender (datagram_mode = \"standard\" or transport = \"reliable\")"),
-        ));
+    for fixed in info.fixed_by_mode {
+        if let Some(v) = f.params.get(fixed.param) {
+            fixed
+                .check(mode, v)
+                .map_err(|why| ctx.err(&format!("{p}.{}", fixed.param), why))?;
+        }
     }
     Ok(())
 }

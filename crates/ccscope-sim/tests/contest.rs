@@ -198,6 +198,21 @@ fn copa_on_genericccs_sender_refuses_a_restart_silence_other_than_the_senders_fi
 }
 
 #[test]
+fn the_ctcp_senders_fixed_restart_silence_is_the_one_the_registry_holds_copa_to() {
+    // The loader checks Copa's `restart_after_s` against the registry's value; the sender restarts on its own.
+    let copa = ccscope_cc::registry::find("copa").expect("copa is registered");
+    let fixed = copa
+        .fixed_by_mode
+        .iter()
+        .find(|f| f.param == "restart_after_s")
+        .expect("the ctcp sender fixes Copa's restart silence");
+    assert_eq!(
+        fixed.value,
+        ccscope_sim::endpoint::datagram::CTCP_RESTART_AFTER.as_secs_f64()
+    );
+}
+
+#[test]
 fn copa_on_genericccs_sender_finishes_every_transfer_of_an_on_off_flow_without_restarting_while_idle(
 ) {
     // Each transfer is a new genericCC sender (ctcp.hh's constructor state); between transfers nothing is
