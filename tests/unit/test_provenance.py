@@ -149,3 +149,12 @@ def test_the_build_id_names_the_native_module_by_content_and_changes_when_it_is_
         assert provenance.build_id() == f"{ccscope.__version__}+{provenance.file_sha256(module)[:16]}" != first
     finally:
         provenance.build_id.cache_clear()
+
+
+def test_the_native_module_names_no_checkout_folder_so_the_same_code_built_elsewhere_has_the_same_build_id():
+    # Debug info embeds the folder the code was built in (DWARF's compilation directory): the build
+    # id, a hash of this file, would then depend on where the same code was built. The tests run from
+    # the checkout the package was built from (editable or `pip install .`, which builds in place).
+    checkout = Path(__file__).resolve().parents[2]
+    data = Path(ccscope._native.__file__).read_bytes()
+    assert str(checkout).encode() not in data
