@@ -24,7 +24,9 @@ fn main() {
             );
         }
     }
-    for (p, sc) in bench::example_scenarios(Dur::from_ms(60_000)).unwrap() {
+    for (p, sc) in
+        bench::example_scenarios(&ccscope_sim::package_dir!(), Dur::from_ms(60_000)).unwrap()
+    {
         dump(&p.display().to_string(), sc);
     }
     for info in ccscope_cc::CONTROLLERS {

@@ -137,15 +137,23 @@ pub fn cases(search: &[PathBuf]) -> Result<(Vec<BenchCase>, Vec<SkippedCase>), C
     Ok((out, skipped))
 }
 
-/// The package's example folder (`python/ccscope/examples`, traces in `python/ccscope/data/traces`).
-fn package_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope")
+/// The Python package's folder in this repository (`python/ccscope`: `examples/`, `data/traces/`),
+/// for tests and tools built beside it. Not in the library: a path fixed at compile time would make
+/// the same code built in two folders two different native modules (two build ids).
+#[macro_export]
+macro_rules! package_dir {
+    () => {
+        ::std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope")
+    };
 }
 
-/// Every scenario of `python/ccscope/examples/*.toml`, in file-name order, with its path; traces are
-/// read from the package's `data/traces` and each run is cut to at most `max_duration`.
-pub fn example_scenarios(max_duration: Dur) -> Result<Vec<(PathBuf, Scenario)>, ConfigError> {
-    let root = package_dir();
+/// Every scenario of `root/examples/*.toml` (`root`: the Python package's folder, see
+/// [`package_dir!`]), in file-name order, with its path; traces are read from `root/data/traces`
+/// and each run is cut to at most `max_duration`.
+pub fn example_scenarios(
+    root: &Path,
+    max_duration: Dur,
+) -> Result<Vec<(PathBuf, Scenario)>, ConfigError> {
     let dir = root.join("examples");
     let io = |file: &Path, e: std::io::Error| ConfigError::Io {
         file: file.display().to_string(),
@@ -401,8 +409,8 @@ mod tests {
     fn example_scenarios_loads_every_toml_of_the_examples_folder_in_name_order_each_cut_to_the_limit(
     ) {
         let limit = Dur::from_ms(3_000);
-        let got = example_scenarios(limit).unwrap();
-        let mut tomls: Vec<String> = std::fs::read_dir(package_dir().join("examples"))
+        let got = example_scenarios(&crate::package_dir!(), limit).unwrap();
+        let mut tomls: Vec<String> = std::fs::read_dir(crate::package_dir!().join("examples"))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".toml"))
@@ -415,7 +423,7 @@ mod tests {
         assert_eq!(names, tomls);
         assert!(got.iter().all(|(_, sc)| sc.duration <= limit));
         // Cut, not replaced: an example shorter than the limit keeps its own length.
-        let whole = example_scenarios(Dur(u64::MAX)).unwrap();
+        let whole = example_scenarios(&crate::package_dir!(), Dur(u64::MAX)).unwrap();
         assert!(whole.iter().any(|(_, sc)| sc.duration > limit));
         for ((_, cut), (_, sc)) in got.iter().zip(&whole) {
             assert_eq!(cut.duration, sc.duration.min(limit));

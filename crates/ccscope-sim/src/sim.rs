@@ -1312,7 +1312,9 @@ mod tests {
     #[test]
     fn every_example_gives_the_same_link_statistics_derived_or_recorded() {
         // The examples cover parking lots, cross traffic, ACK-only links and CMT over two links.
-        for (p, sc) in crate::bench::example_scenarios(Dur::from_ms(3_000)).unwrap() {
+        for (p, sc) in
+            crate::bench::example_scenarios(&crate::package_dir!(), Dur::from_ms(3_000)).unwrap()
+        {
             let (d, r) = run_both_sc(&sc);
             assert!(d == r, "{}:\n{d}\n---\n{r}", p.display());
         }

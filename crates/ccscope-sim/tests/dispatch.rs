@@ -59,7 +59,8 @@ fn every_controller_runs_the_same_through_the_enum_and_through_a_box() {
 
 #[test]
 fn every_example_runs_the_same_through_the_enum_and_through_a_box() {
-    let examples = bench::example_scenarios(Dur::from_ms(5_000)).unwrap();
+    let examples =
+        bench::example_scenarios(&ccscope_sim::package_dir!(), Dur::from_ms(5_000)).unwrap();
     assert!(examples.len() > 20, "{} examples", examples.len());
     for (p, mut sc) in examples {
         sc.cwnd_log = true;
