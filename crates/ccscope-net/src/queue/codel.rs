@@ -1,4 +1,5 @@
 //! CoDel (RFC 8289): drop at dequeue when the sojourn time has stayed above `target` for `interval`.
+//! Also as Mahimahi runs it (src/packet/codel_packet_queue.cc): see [`CodelFlavour`].
 
 use ccscope_core::{Dur, Time};
 
@@ -27,6 +28,7 @@ pub struct CodelParams {
     pub limit: Limits,
     /// Below one MTU of backlog CoDel never drops (RFC 8289 §4.2 maxpacket).
     pub mtu_bytes: u32,
+    /// RFC 8289's or Mahimahi's reading (the scenario loader picks Mahimahi's on a trace link).
     pub flavour: CodelFlavour,
 }
 
