@@ -90,11 +90,11 @@ impl Codel {
 
     // RFC 8289 §5.7 control law: next drop after interval / sqrt(count).
     fn control_law(&self, t: Time) -> Time {
-        let gap = self.p.interval.as_ns() as f64 / (self.count.max(1) as f64).sqrt();
+        let root = (self.count.max(1) as f64).sqrt();
         match self.p.flavour {
-            CodelFlavour::Rfc8289 => t + Dur(gap as u64),
-            // mahimahi codel_packet_queue.cc control_law(): the quotient is cast to whole ms.
-            CodelFlavour::Mahimahi => t + Dur::from_ms((gap / 1e6) as u64),
+            CodelFlavour::Rfc8289 => t + Dur((self.p.interval.as_ns() as f64 / root) as u64),
+            // mahimahi codel_packet_queue.cc control_law(): interval in ms / sqrt, cast to whole ms.
+            CodelFlavour::Mahimahi => t + Dur::from_ms((self.p.interval.as_ms_f64() / root) as u64),
         }
     }
 
