@@ -565,6 +565,44 @@ mod tests {
         assert_eq!(l.capacity.total_bytes, 2 * 1504);
     }
 
+    // mahimahi link_queue.cc rationalize(): a packet CoDel drops in dequeue() takes no bytes of the
+    // opportunity, which goes to the packet dequeue() returns.
+    #[test]
+    fn a_mahimahi_codel_on_a_trace_link_drops_behind_the_head_and_spends_no_opportunity_on_it() {
+        use crate::queue::{CodelFlavour, CodelParams};
+        let svc = Service::Trace {
+            trace: Arc::new(Trace::from_ms(vec![10]).unwrap()),
+            once: false,
+        };
+        let cfg = QueueConfig::Codel(CodelParams {
+            mtu_bytes: MAHIMAHI_MTU,
+            flavour: CodelFlavour::Mahimahi,
+            ..CodelParams::default()
+        });
+        let q = AnyQueue::new(&cfg, stream(0, 0), Bandwidth(0));
+        let mut l = Link::new(
+            &svc,
+            q,
+            LossModel::new(LossConfig::None, stream(0, 1)),
+            Dur::from_ms(1),
+            false,
+        );
+        let (mut out, mut drops, mut deps) = (Vec::new(), Vec::new(), Vec::new());
+        let mut next = None;
+        for s in 0..100 {
+            let p = Packet::data(0, s, MAHIMAHI_MTU, Time::ZERO);
+            next = next.or(l.arrive(p, Time::ZERO, &mut drops));
+        }
+        while let Some(t) = next.filter(|&t| t <= Time::from_ms(210)) {
+            next = l.service(t, &mut out, &mut drops);
+            deps.extend(out.drain(..).map(|p| (t.as_ms_floor(), p.seq)));
+        }
+        // Above target from the 10 ms dequeue on: first_above_time = 110, then drop_next = 210.
+        assert_eq!(deps[9..12], [(100, 9), (110, 10), (120, 12)]);
+        assert_eq!(deps.last(), Some(&(210, 21)));
+        assert_eq!(drops.iter().map(|p| p.seq).collect::<Vec<_>>(), [11, 22]);
+    }
+
     #[test]
     fn constant_rate_serializes_back_to_back() {
         let q = AnyQueue::new(&QueueConfig::Infinite, stream(0, 0), Bandwidth(0));

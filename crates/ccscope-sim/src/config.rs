@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ccscope_core::{Bandwidth, Dur, Time};
-use ccscope_net::queue::{CodelParams, Limits, RedParams};
-use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError};
+use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, RedParams};
+use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError, MAHIMAHI_MTU};
 use toml_edit::{ImDocument, Item};
 
 use crate::scenario::{
@@ -579,7 +579,12 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
     };
     let queue = match l.queue {
         None => QueueConfig::Infinite,
-        Some(q) => queue(ctx, &at("queue"), q)?,
+        Some(q) => queue(
+            ctx,
+            &at("queue"),
+            q,
+            matches!(service, Service::Trace { .. }),
+        )?,
     };
     let loss = match l.loss {
         None => LossConfig::None,
@@ -599,10 +604,14 @@ fn limits(ctx: &Ctx<'_>, path: &str, packets: Option<u64>, bytes: Option<u64>) -
     if packets == Some(0) {
         return Err(ctx.err(&format!("{path}.packets"), "must be >= 1"));
     }
+    if bytes == Some(0) {
+        return Err(ctx.err(&format!("{path}.bytes"), "must be >= 1"));
+    }
     Ok(Limits { packets, bytes })
 }
 
-fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile) -> R<QueueConfig> {
+/// `trace`: the link plays a Mahimahi trace, whose emulator sets CoDel's defaults there.
+fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig> {
     let at = |k: &str| format!("{path}.{k}");
     Ok(match q {
         QueueFile::Infinite => QueueConfig::Infinite,
@@ -662,10 +671,25 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile) -> R<QueueConfig> {
             target_ms,
             interval_ms,
             mtu_bytes,
+            flavour,
             packets,
             bytes,
         } => {
             let d = CodelParams::default();
+            let flavour = match flavour.as_deref() {
+                None if trace => CodelFlavour::Mahimahi,
+                None => d.flavour,
+                Some("rfc8289") => CodelFlavour::Rfc8289,
+                Some("mahimahi") => CodelFlavour::Mahimahi,
+                Some(other) => {
+                    return Err(ctx.err(
+                        &at("flavour"),
+                        format!("`{other}` is not one of \"rfc8289\", \"mahimahi\""),
+                    ))
+                }
+            };
+            // RFC 8289 §5: maxpacket should be the interface MTU; a trace link's is its opportunity.
+            let mtu = if trace { MAHIMAHI_MTU } else { d.mtu_bytes };
             QueueConfig::Codel(CodelParams {
                 target: positive(ctx, &at("target_ms"), target_ms)?
                     .map(Dur::from_ms_f64)
@@ -675,7 +699,8 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile) -> R<QueueConfig> {
                     .unwrap_or(d.interval),
                 mtu_bytes: mtu_bytes
                     .map(|v| v.min(u32::MAX as u64) as u32)
-                    .unwrap_or(d.mtu_bytes),
+                    .unwrap_or(mtu),
+                flavour,
                 limit: limits(ctx, path, packets, bytes)?,
             })
         }
@@ -1625,6 +1650,58 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(e.field(), Some("data_link.queue.kind"));
+    }
+
+    fn codel_on(link: &str, keys: &str) -> Result<CodelParams, ConfigError> {
+        let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces");
+        let text = OK.replace(
+            "rate_mbps = 12",
+            &format!("{link}\nqueue = {{ kind = \"codel\"{keys} }}"),
+        );
+        let s = load_scenario(&text, Some(Path::new("s.toml")), &[traces])?;
+        match &s.links[0].queue {
+            QueueConfig::Codel(p) => Ok(p.clone()),
+            q => panic!("{q:?}"),
+        }
+    }
+
+    // mahimahi codel_packet_queue.hh: PACKET_SIZE 1504 is the backlog below which it never drops.
+    #[test]
+    fn codel_runs_as_mahimahi_on_a_trace_link_and_as_rfc_8289_on_a_rate_link() {
+        use ccscope_net::queue::CodelFlavour;
+        let trace = "trace = \"Verizon-LTE-short.down\"";
+        let p = codel_on(trace, "").unwrap();
+        assert_eq!((p.flavour, p.mtu_bytes), (CodelFlavour::Mahimahi, 1504));
+        let p = codel_on("rate_mbps = 12", "").unwrap();
+        assert_eq!((p.flavour, p.mtu_bytes), (CodelFlavour::Rfc8289, 1500));
+        let p = codel_on(trace, ", flavour = \"rfc8289\", mtu_bytes = 1500").unwrap();
+        assert_eq!((p.flavour, p.mtu_bytes), (CodelFlavour::Rfc8289, 1500));
+        let p = codel_on("rate_mbps = 12", ", flavour = \"mahimahi\"").unwrap();
+        assert_eq!(p.flavour, CodelFlavour::Mahimahi);
+        let e = codel_on(trace, ", flavour = \"linux\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("s.toml:4: field `data_link.queue.flavour`:") && e.contains("mahimahi"),
+            "{e}"
+        );
+    }
+
+    // Mahimahi reads `bytes=0` as no limit (dropping_packet_queue.cc get_arg(): 0 is the default);
+    // ccscope refuses it, as it does `packets = 0`, rather than drop every packet.
+    #[test]
+    fn a_byte_limit_of_zero_is_refused() {
+        for kind in ["droptail", "drophead", "codel", "red"] {
+            let text = OK.replace(
+                "rate_mbps = 12",
+                &format!("rate_mbps = 12\nqueue = {{ kind = \"{kind}\", bytes = 0 }}"),
+            );
+            let e = load(&text).unwrap_err().to_string();
+            assert!(
+                e.starts_with("s.toml:4: field `data_link.queue.bytes`: must be >= 1"),
+                "{kind}: {e}"
+            );
+        }
     }
 
     #[test]

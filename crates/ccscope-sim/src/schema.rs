@@ -100,6 +100,7 @@ pub enum QueueFile {
         target_ms: Option<f64>,
         interval_ms: Option<f64>,
         mtu_bytes: Option<u64>,
+        flavour: Option<String>,
         packets: Option<u64>,
         bytes: Option<u64>,
     },

@@ -10,7 +10,7 @@ use ccscope_core::{Bandwidth, Dur, Time};
 
 use crate::Packet;
 
-pub use codel::{Codel, CodelParams};
+pub use codel::{Codel, CodelFlavour, CodelParams};
 pub use red::{Red, RedParams};
 
 /// Packet and byte limits; `None` is unlimited.
