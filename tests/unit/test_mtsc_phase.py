@@ -1,0 +1,66 @@
+"""experiments/mtsc/phase.py's offsets on a hand-made bottleneck log (no simulation): departure to the next
+controlled arrival, same-nanosecond order, and each background arrival's offset and drop."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+PATH = Path(__file__).resolve().parents[2] / "experiments" / "mtsc" / "phase.py"
+_spec = importlib.util.spec_from_file_location("mtsc_phase", PATH)
+phase = importlib.util.module_from_spec(_spec)
+sys.modules["mtsc_phase"] = phase
+_spec.loader.exec_module(phase)
+
+OWN = 9
+
+
+def log(rows: list[tuple[int, str, int, int]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["t_ns", "event", "flow", "seq"])
+
+
+def test_offsets_are_taken_in_processing_order_and_background_drops_are_matched_by_flow_seq_and_time():
+    lg = log([
+        (0, "departure", OWN, 0),
+        (5, "arrival", 1, 70),        # in the gap before the controlled arrival: kept
+        (10, "arrival", OWN, 1),
+        (50, "arrival", 2, 80),       # queue full again: dropped
+        (50, "drop", 2, 80),
+        (100, "arrival", OWN, 2),     # same ns as the departure, processed before it
+        (100, "departure", OWN, 1),
+        (100, "arrival", 3, 90),      # same ns, after the departure: kept
+        (110, "arrival", OWN, 3),
+        (150, "arrival", 2, 80),      # a retransmission of the dropped packet: kept (no drop row at 150)
+        (200, "departure", 1, 70),
+    ])
+    s = phase.phase_stats(lg, OWN, 0, 1000)
+    assert s["departures"] == 3 and s["own_arrivals"] == 3 and s["bg_arrivals"] == 4
+    # 0 -> 10, 100 -> 110 (the arrival at 100 came before it), 200 -> none.
+    np.testing.assert_array_equal(s["dep_to_next_own_ns"], [10, 10])
+    assert s["own_same_ns_before_dep"] == 1
+    np.testing.assert_array_equal(s["bg_offset_ns"], [5, 50, 0, 50])
+    np.testing.assert_array_equal(s["bg_dropped"], [False, True, False, False])
+    np.testing.assert_array_equal(s["dep_spacing_ns"], [100, 100])
+    assert s["own_drops"] == 0
+
+
+def test_the_window_is_half_open_and_an_arrival_before_any_departure_has_no_offset():
+    lg = log([(0, "arrival", 1, 1), (10, "departure", OWN, 0), (20, "arrival", OWN, 1), (30, "departure", OWN, 1)])
+    s = phase.phase_stats(lg, OWN, 0, 30)
+    assert s["departures"] == 1
+    np.testing.assert_array_equal(s["bg_offset_ns"], [-1])
+    np.testing.assert_array_equal(s["dep_to_next_own_ns"], [10])
+
+
+def test_per_client_counts_one_offset_for_a_client_whose_arrivals_keep_their_phase():
+    s = {"bg_flow": np.array([4, 4, 4, 7]), "bg_offset_ns": np.array([300, 300, 300, 5]),
+         "bg_dropped": np.array([True, True, True, False]),
+         "bg_t_ns": np.array([0, 16 * 10**9, 48 * 10**9, 7])}
+    per = phase.per_client(s).set_index("flow")
+    assert per.loc[4, "arrivals"] == 3 and per.loc[4, "dropped"] == 3 and per.loc[4, "distinct"] == 1
+    assert per.loc[4, "gaps"] == "16.000000 32.000000"
+    assert per.loc[7, "dropped"] == 0
