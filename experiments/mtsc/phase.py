@@ -142,11 +142,11 @@ def per_client(s: dict) -> pd.DataFrame:
 
 def scenario(variant: str, seed: int, duration_s: float, access_mbps: Optional[float] = None,
              access_delay_ms: Optional[float] = None, max_rate_mbps: Optional[float] = None,
-             packets: bool = True) -> dict:
+             packets: bool = True, alpha: float = 1.05) -> dict:
     """lockin.py's scenario with the bottleneck's packet log and the controlled flow's perturbations."""
     import sac_runs
 
-    d = sac_runs.scenario_dict(sac_runs.Run(variant, seed, duration_s))
+    d = sac_runs.scenario_dict(sac_runs.Run(variant, seed, duration_s, alpha=alpha))
     d["seed"] = seed
     d["flows"][-1]["timeseries"] = True
     if d.get("monitor", "bottleneck") != "bottleneck":

@@ -1,0 +1,36 @@
+"""experiments/mtsc/rate_match.py's per-seed gains and their summary (no simulation)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+
+PATH = Path(__file__).resolve().parents[2] / "experiments" / "mtsc" / "rate_match.py"
+_spec = importlib.util.spec_from_file_location("mtsc_rate_match", PATH)
+rate_match = importlib.util.module_from_spec(_spec)
+sys.modules["mtsc_rate_match"] = rate_match
+_spec.loader.exec_module(rate_match)
+
+
+def test_the_gain_is_on_line_over_generic_per_seed_and_a_missing_run_gives_none():
+    res = {("generic", 11, 1.05): (500.0, 4.0), ("online", 11, 1.05): (550.0, 3.9),
+           ("generic", 12, 1.05): (400.0, 4.2), ("online", 12, 1.05): (300.0, 4.5)}
+    np.testing.assert_allclose(rate_match.gains(res, [11, 12], 1.05), [10.0, -25.0])
+    assert rate_match.gains(res, [11, 13], 1.05) is None
+    assert rate_match.gains(res, [11], 1.95) is None
+
+
+def test_the_summary_gives_a_paired_t_interval_around_the_mean():
+    # Gains 10 and 20: mean 15, sd 7.07, t(0.975, 1) = 12.706, half width 12.706 * 7.07 / sqrt(2) = 63.5.
+    assert rate_match.summary(np.array([10.0, 20.0])) == "mean +15.0% ± 63.5, median +15.0%"
+
+
+def test_committed_runs_are_only_the_fig14_pairs_of_the_asked_length():
+    got = rate_match.committed(10_000.0)
+    assert got, "the committed report's run log is in the repository"
+    assert {k[0] for k in got} <= {"generic", "online"}
+    assert {k[2] for k in got} >= {1.05, 1.95}
+    assert rate_match.committed(123.0) == {}
