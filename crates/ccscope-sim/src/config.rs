@@ -307,6 +307,36 @@ fn reword(msg: &str) -> String {
 }
 
 /// A number is finite and within `[lo, hi]`.
+/// A number as an error shows it: in exponent form where the decimal one is long (`1e300`, not 301 digits).
+fn num(x: f64) -> String {
+    if x.is_finite() && x != 0.0 && !(1e-6..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// `v`, a time in `unit` (`unit_s` seconds each), if at most the longest run: beyond it integer
+/// nanoseconds would saturate and the value would silently mean another one.
+fn within_a_run(
+    ctx: &Ctx<'_>,
+    path: &str,
+    v: Option<f64>,
+    unit: &str,
+    unit_s: f64,
+) -> R<Option<f64>> {
+    match v {
+        Some(x) if x * unit_s > MAX_DURATION_S => Err(ctx.err(
+            path,
+            format!(
+                "{} {unit} is more than the {MAX_DURATION_S:e} s a run may simulate",
+                num(x)
+            ),
+        )),
+        _ => Ok(v),
+    }
+}
+
 fn check_range(
     ctx: &Ctx<'_>,
     path: &str,
@@ -318,7 +348,7 @@ fn check_range(
     match v {
         Some(x) if !x.is_finite() => Err(ctx.err(path, format!("{x} is not a finite number"))),
         Some(x) if !(lo..=hi).contains(&x) => {
-            Err(ctx.err(path, format!("{x} is out of range: must be {what}")))
+            Err(ctx.err(path, format!("{} is out of range: must be {what}", num(x))))
         }
         _ => Ok(v),
     }
@@ -327,7 +357,7 @@ fn check_range(
 fn positive(ctx: &Ctx<'_>, path: &str, v: Option<f64>) -> R<Option<f64>> {
     match v {
         Some(x) if !x.is_finite() => Err(ctx.err(path, format!("{x} is not a finite number"))),
-        Some(x) if x <= 0.0 => Err(ctx.err(path, format!("{x} must be > 0"))),
+        Some(x) if x <= 0.0 => Err(ctx.err(path, format!("{} must be > 0", num(x)))),
         _ => Ok(v),
     }
 }
@@ -392,7 +422,10 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         Some(s) if s > MAX_DURATION_S => {
             return Err(ctx.err(
                 "duration_s",
-                format!("{s} s is more than the {MAX_DURATION_S:e} s a run may simulate"),
+                format!(
+                    "{} s is more than the {MAX_DURATION_S:e} s a run may simulate",
+                    num(s)
+                ),
             ))
         }
         Some(s) => Dur::from_secs_f64(s),
@@ -515,14 +548,19 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
 
 fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool) -> R<LinkSpec> {
     let at = |k: &str| format!("{path}.{k}");
-    let delay = Dur::from_ms_f64(non_negative(ctx, &at("delay_ms"), l.delay_ms)?.unwrap_or(0.0));
+    let delay_ms = non_negative(ctx, &at("delay_ms"), l.delay_ms)?;
+    let delay =
+        Dur::from_ms_f64(within_a_run(ctx, &at("delay_ms"), delay_ms, "ms", 1e-3)?.unwrap_or(0.0));
     let rate = positive(ctx, &at("rate_mbps"), l.rate_mbps)?;
     if let Some(r) = rate {
         // Rates are integer bits per second: below one, packets would never leave.
         if !(1e-6..=1e9).contains(&r) {
             return Err(ctx.err(
                 &at("rate_mbps"),
-                format!("{r} is out of range: a link's rate must be in [1e-6, 1e9] Mbit/s"),
+                format!(
+                    "{} is out of range: a link's rate must be in [1e-6, 1e9] Mbit/s",
+                    num(r)
+                ),
             ));
         }
     }
@@ -601,8 +639,11 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
 }
 
 fn limits(ctx: &Ctx<'_>, path: &str, packets: Option<u64>, bytes: Option<u64>) -> R<Limits> {
-    if packets == Some(0) {
-        return Err(ctx.err(&format!("{path}.packets"), "must be >= 1"));
+    // A zero limit would drop every packet: a limit of either kind holds at least something.
+    for (k, v) in [("packets", packets), ("bytes", bytes)] {
+        if v == Some(0) {
+            return Err(ctx.err(&format!("{path}.{k}"), "must be >= 1"));
+        }
     }
     if bytes == Some(0) {
         return Err(ctx.err(&format!("{path}.bytes"), "must be >= 1"));
@@ -981,16 +1022,22 @@ fn flow(
         .ok_or_else(|| ctx.err(&at("controller"), "missing: every flow needs a controller"))?;
     let mut f = FlowSpec::new(&controller);
     let count = ff.count.unwrap_or(1);
-    f.start = Time::from_secs_f64(non_negative(ctx, &at("start_s"), ff.start_s)?.unwrap_or(0.0));
-    f.start_jitter = Dur::from_secs_f64(
-        non_negative(ctx, &at("start_jitter_s"), ff.start_jitter_s)?.unwrap_or(0.0),
-    );
-    f.stop = positive(ctx, &at("stop_s"), ff.stop_s)?.map(Time::from_secs_f64);
+    // Every time a flow gives is a non-negative value within the longest run (a stop: positive).
+    let secs = |k: &str, v: Option<f64>| {
+        within_a_run(ctx, &at(k), non_negative(ctx, &at(k), v)?, "s", 1.0)
+    };
+    f.start = Time::from_secs_f64(secs("start_s", ff.start_s)?.unwrap_or(0.0));
+    f.start_jitter = Dur::from_secs_f64(secs("start_jitter_s", ff.start_jitter_s)?.unwrap_or(0.0));
+    let stop_s = positive(ctx, &at("stop_s"), ff.stop_s)?;
+    f.stop = within_a_run(ctx, &at("stop_s"), stop_s, "s", 1.0)?.map(Time::from_secs_f64);
     if f.stop.is_some_and(|s| s <= f.start) {
         return Err(ctx.err(&at("stop_s"), "must be later than start_s"));
     }
-    f.delay = non_negative(ctx, &at("delay_ms"), ff.delay_ms)?.map(Dur::from_ms_f64);
-    f.ack_delay = non_negative(ctx, &at("ack_delay_ms"), ff.ack_delay_ms)?.map(Dur::from_ms_f64);
+    let ms = |k: &str, v: Option<f64>| {
+        within_a_run(ctx, &at(k), non_negative(ctx, &at(k), v)?, "ms", 1e-3)
+    };
+    f.delay = ms("delay_ms", ff.delay_ms)?.map(Dur::from_ms_f64);
+    f.ack_delay = ms("ack_delay_ms", ff.ack_delay_ms)?.map(Dur::from_ms_f64);
     f.paths = paths(ctx, p, &ff, links, dumbbell)?;
     if f.paths.is_empty() && !dumbbell {
         return Err(ctx.err(&at("route"), "missing: without a [data_link] every flow needs a `route` and an `ack_route` (or `paths`)"));
@@ -1061,7 +1108,7 @@ fn flow(
             })?,
         );
     }
-    let think = Dur::from_secs_f64(non_negative(ctx, &at("think_s"), ff.think_s)?.unwrap_or(0.0));
+    let think = Dur::from_secs_f64(secs("think_s", ff.think_s)?.unwrap_or(0.0));
     if let Some(sizes) = &ff.transfers_bytes {
         let mut packets = Vec::with_capacity(sizes.len());
         for v in sizes {
@@ -1410,6 +1457,48 @@ mod tests {
     }
 
     const OK: &str = "duration_s = 10\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"aimd\"\nadditive_increase = 1\ncount = 2\n";
+
+    #[test]
+    fn a_time_beyond_the_longest_run_is_refused_not_saturated() {
+        for (text, want) in [
+            (
+                OK.replace("delay_ms = 20", "delay_ms = 1e300"),
+                "s.toml:4: field `data_link.delay_ms`: 1e300 ms is more than",
+            ),
+            (
+                format!("{OK}start_s = 2e7\n"),
+                "s.toml:9: field `flows[0].start_s`: 20000000 s is more than",
+            ),
+            (
+                format!("{OK}stop_s = 1e300\n"),
+                "s.toml:9: field `flows[0].stop_s`: 1e300 s is more than",
+            ),
+            (
+                format!("{OK}delay_ms = 1e13\n"),
+                "s.toml:9: field `flows[0].delay_ms`: 10000000000000 ms is more than",
+            ),
+        ] {
+            let e = load(&text).map(|_| ()).unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e}");
+        }
+        // The longest run itself is still a valid start.
+        assert!(load(&format!("{OK}start_s = 1e7\n")).is_ok());
+    }
+
+    #[test]
+    fn a_zero_queue_limit_of_either_kind_is_refused() {
+        for k in ["packets", "bytes"] {
+            let text = OK.replace(
+                "delay_ms = 20",
+                &format!("delay_ms = 20\nqueue = {{ kind = \"droptail\", {k} = 0 }}"),
+            );
+            let e = load(&text).map(|_| ()).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("s.toml:5: field `data_link.queue.{k}`: must be >= 1")
+            );
+        }
+    }
 
     #[test]
     fn the_stack_presets_set_the_loss_recovery_switches_and_explicit_keys_override_them() {
