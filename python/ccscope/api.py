@@ -67,20 +67,27 @@ def examples() -> list[str]:
     return sorted(p.stem for p in EXAMPLES_DIR.glob("*.toml"))
 
 
+def _index(part: str) -> int:
+    """A dotted key's list index: 0, 1, ... (Python's negative indices would pick a flow from the end)."""
+    if not part.isdigit():
+        raise ValueError(f"`{part}` is not a list index (0, 1, ...)")
+    return int(part)
+
+
 def _set_path(d: dict, dotted: str, value: Any) -> None:
     parts = dotted.split(".")
     cur: Any = d
     for i, part in enumerate(parts[:-1]):
         nxt = parts[i + 1]
         if isinstance(cur, list):
-            cur = cur[int(part)]
+            cur = cur[_index(part)]
             continue
         if part not in cur:
             cur[part] = [] if nxt.isdigit() else {}
         cur = cur[part]
     last = parts[-1]
     if isinstance(cur, list):
-        cur[int(last)] = value
+        cur[_index(last)] = value
     else:
         cur[last] = value
 
@@ -127,6 +134,13 @@ class Scenario:
             if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
                 raise _native.ScenarioError(
                     f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer")
+            parts = k.split(".")
+            links = d.get("links") if isinstance(d.get("links"), dict) else {}
+            if len(parts) > 2 and parts[0] == "links" and parts[1] not in links:
+                # Setting a field of a link the file lacks would add a link no flow crosses (a typo runs unnoticed).
+                raise _native.ScenarioError(
+                    f"{self.file or '<scenario>'}: override `{k}`: field `links.{parts[1]}`: no link `{parts[1]}` "
+                    f"in the scenario (links: {', '.join(links) or 'none'})")
             try:
                 _set_path(d, k, v)
             except (IndexError, ValueError, KeyError, TypeError) as e:

@@ -37,6 +37,25 @@ TRACE = RATE.replace("rate_mbps = 10\ndelay_ms = 20\n\n[ack_link]", 'trace = "t.
 assert 'trace = "t.trace"' in TRACE
 
 
+TOPO = """\
+name = "topo"
+duration_s = 2
+
+[links.bottleneck]
+rate_mbps = 10
+delay_ms = 5
+
+[links.back]
+rate_mbps = 100
+delay_ms = 5
+
+[[flows]]
+controller = "newreno"
+route = ["bottleneck"]
+ack_route = ["back"]
+"""
+
+
 def sub(text: str, old: str, new: str) -> str:
     """`text` with `old` replaced once (the case fails loudly if `old` is not there)."""
     assert old in text, old
@@ -206,6 +225,9 @@ CASES = [
     run_case("--set flow out of range", RATE, ["flows.5.window"], args=["--set", "flows.5.window=3"]),
     run_case("--set wrong type", RATE, ["override `flows.0.window`", "flows[0].window"], args=["--set", "flows.0.window=big"]),
     run_case("--set empty value", RATE, ["flows[0].window"], args=["--set", "flows.0.window="]),
+    run_case("--set negative flow index", RATE, ["flows.-1.window"], args=["--set", "flows.-1.window=3"]),
+    run_case("--set a link the file does not have", TOPO, ["override `links.bottelneck.rate_mbps`", "no link `bottelneck`",
+                                                           "bottleneck, back"], args=["--set", "links.bottelneck.rate_mbps=5"]),
     run_case("--set into a number", RATE, ["duration_s.x"], args=["--set", "duration_s.x=1"]),
     run_case("--set negative duration", RATE, ["override `duration_s`", "duration_s"], args=["--set", "duration_s=-1"]),
     # An error in a field the file gives names the file's line, whatever else was overridden.
