@@ -46,6 +46,7 @@ MANIFEST = "ccscope-manifest.json"
 COMMIT = ".ccscope-commit"
 PLAN = "plan.json"
 FORMAT = "ccscope-results"
+VERSION = 1  # of the manifest this ccscope writes
 
 
 class OutputError(ValueError):
@@ -297,6 +298,29 @@ def _access_reason(folder: Path) -> str:
     return "permission denied"
 
 
+def check_resumable_folder(out: Union[str, Path], markers: Iterable[str], what: str, option: str = "-o") -> None:
+    """Refuse, before any work, an output folder a resumable command (sweep, tune) may not write in.
+
+    Such a command keeps its files in the folder as it goes, so the folder must be missing (it is
+    made), empty, or one that command wrote before: one of `markers` is there.
+    """
+    p = Path(out)
+    if p.is_symlink() and not p.exists():
+        raise OutputError(f"{option} {p}: is a broken link")
+    if p.exists() and not p.is_dir():
+        raise OutputError(f"{option} {p}: is a file, not a folder; give a folder name")
+    if not p.exists():
+        _writable_ancestor(p, option)
+        return
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise OutputError(f"{option} {p}: cannot write in this folder ({_access_reason(p)})")
+    markers = list(markers)
+    entries = [e for e in os.listdir(p) if not e.startswith(TMP_PREFIX)]
+    if entries and not any(os.path.lexists(p / m) for m in markers):
+        raise OutputError(f"{option} {p}: the folder is not empty and is not a ccscope {what} folder (no "
+                          f"{' or '.join(markers)}); give a new folder")
+
+
 class FolderWriter:
     """Writes one results folder; the destination is checked when this is made, before any work.
 
@@ -339,6 +363,7 @@ class FolderWriter:
             if self.old is None:
                 self._check_foreign(p, overwrite, names)
             else:
+                self._check_version(p)
                 self._check_names(p, set(self.old["files"]), names)
             self.exists = True
             self.stage_parent = p
@@ -353,6 +378,14 @@ class FolderWriter:
             self.stage.mkdir()
         except OSError as e:
             raise OutputError(f"{option} {p}: cannot write in {self.stage_parent} ({e.strerror})") from None
+
+    def _check_version(self, p: Path) -> None:
+        v = self.old.get("version") if self.old is not None else None
+        if isinstance(v, int) and not isinstance(v, bool) and v > VERSION:
+            # Its manifest may mean more than this ccscope knows: rewriting it could drop or delete what it lists.
+            raise OutputError(
+                f"{self.option} {p}: a results folder of a newer ccscope (manifest version {v}; this one writes "
+                f"version {VERSION}); give a new folder, or use that ccscope")
 
     def _check_foreign(self, p: Path, overwrite: bool, names: Iterable[str]) -> None:
         entries = [e for e in os.listdir(p) if not e.startswith(TMP_PREFIX)]
@@ -401,7 +434,7 @@ class FolderWriter:
     def _manifest(self, files: list[str]) -> str:
         from ccscope.provenance import build_id
 
-        return json.dumps({"format": FORMAT, "version": 1, "ccscope": build_id(), "files": files}, indent=1) + "\n"
+        return json.dumps({"format": FORMAT, "version": VERSION, "ccscope": build_id(), "files": files}, indent=1) + "\n"
 
     def _commit_new(self, new: list[str]) -> None:
         (self.stage / MANIFEST).write_text(self._manifest(new), encoding="utf-8")

@@ -299,6 +299,7 @@ def run_sweep(
     rest = plan(base, points, range(3, seeds + 1))
 
     out = Path(out)
+    store.check_resumable_folder(out, ("sweep.json", "points"), "sweep")
     state = {"random": False}
     by_point: dict[tuple, dict] = {}
 

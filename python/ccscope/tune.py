@@ -179,6 +179,7 @@ def tune(
         for v in ends:
             plan(base, [{key: v}], [1])
     out = Path(out)
+    store.check_resumable_folder(out, ("study.db", "points"), "tuning")
     seed_list = list(range(1, seeds + 1))
 
     def runs_for(params: dict, sets: list) -> list:

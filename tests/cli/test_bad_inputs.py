@@ -251,6 +251,15 @@ CASES = [
     Case("sweep param seed", ["sweep", "{d}/s.toml", "--param", "seed=1,2", "-o", "{d}/sw"], ["--param", "--seeds"], {"s.toml": RATE}),
     Case("sweep bad grid value", ["sweep", "{d}/s.toml", "--param", "flows.0.window=1,big", "-o", "{d}/sw"], ["flows[0].window"],
          {"s.toml": RATE}),
+    Case("sweep -o names a file", ["sweep", "{d}/s.toml", "--param", "flows.0.window=5,6", "-j", "1", "-o", "{d}/f"],
+         ["-o", "is a file"], {"s.toml": RATE, "f": "x"}),
+    Case("sweep -o below a file", ["sweep", "{d}/s.toml", "--param", "flows.0.window=5,6", "-j", "1", "-o", "{d}/f/sw"],
+         ["-o", "f is a file, not a folder"], {"s.toml": RATE, "f": "x"}),
+    Case("sweep -o a folder of the user's", ["sweep", "{d}/s.toml", "--param", "flows.0.window=5,6", "-j", "1", "-o", "{d}/mine"],
+         ["-o", "not a ccscope sweep folder"], {"s.toml": RATE, "mine/sweep.parquet": "mine"}),
+    Case("tune -o a folder of the user's", ["tune", "{d}/s.toml", "--param", "flows.0.window=2:20", "--trials", "2", "-j", "1",
+                                            "-o", "{d}/mine"], ["-o", "not a ccscope tuning folder"],
+         {"s.toml": RATE, "mine/best.json": "mine"}),
     Case("cmt model p subnormal", ["cmt", "model", "--p", "5e-324", "--b", "10", "--d", "40", "--rbuf", "128000"],
          ["--p", "5e-324", "smallest normal float"]),
     Case("cmt model p zero", ["cmt", "model", "--p", "0", "--b", "10", "--d", "40", "--rbuf", "128000"], ["--p", "(0, 1)"]),
@@ -268,6 +277,9 @@ CASES = [
              {"out/scenario.toml": "x"}, args=["--overwrite"]),
     run_case("--overwrite over a user's figure with --plot", RATE, ["throughput.png is there"],
              {"out/throughput.png": "x"}, args=["--overwrite", "--plot"]),
+    run_case("-o results folder of a newer ccscope", RATE, ["-o", "newer ccscope", "version 99"],
+             {"out/ccscope-manifest.json": '{"format": "ccscope-results", "version": 99, "files": ["summary.json"]}',
+              "out/summary.json": "{}"}),
     run_case("-o folder with a corrupt manifest", RATE, ["not a ccscope results folder"],
              {"out/ccscope-manifest.json": "{not json", "out/summary.json": "{}"}),
     run_case("-o folder with a foreign manifest", RATE, ["not a ccscope results folder"],
@@ -308,6 +320,9 @@ CASES += [
     _results_case("plot summary of another program", {"summary.json": b"[1, 2]"}, ["summary.json: not a ccscope summary"]),
     _results_case("plot corrupt packets parquet", {"packets.parquet": b"junk"}, ["packets.parquet: not a readable Parquet file"]),
     _results_case("plot over a user's figure", {"delay.svg": b"<svg/>"}, ["delay.svg is there and ccscope did not write it"]),
+    _results_case("plot into a results folder of a newer ccscope",
+                  {"ccscope-manifest.json": b'{"format": "ccscope-results", "version": 99, "files": ["summary.json", '
+                                            b'"flows.parquet", "timeseries.parquet"]}'}, ["newer ccscope", "version 99"]),
     _results_case("plot -o names a file", {}, ["-o", "is a file"], args=["-o", "{d}/s.toml"]),
     _results_case("plot -o a folder of the user's", {}, ["not a ccscope results folder"], args=["-o", "{d}/res/../mine"]),
 ]
@@ -326,6 +341,21 @@ def _add_mine(case: Case) -> Case:
 
 
 CASES[-1] = _add_mine(CASES[-1])
+
+
+def _report_case(name: str, page: Union[str, bytes], expect: list) -> Case:
+    """`ccscope report` of a real results folder, -o naming a file that is already there."""
+    case = _results_case(name, {}, expect)
+    case.args = ["report", "{d}/res", "-o", "{d}/page.html"]
+    case.files = {"page.html": page}
+    return case
+
+
+CASES += [
+    _report_case("report over a user's HTML page", "<html>my notes</html>\n", ["page.html", "ccscope did not write it"]),
+    _report_case("report over a page another program generated", '<meta name="generator" content="pandoc">\n',
+                 ["page.html", "ccscope did not write it"]),
+]
 
 
 def snapshot(d: Path) -> dict:

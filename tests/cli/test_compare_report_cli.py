@@ -346,9 +346,9 @@ def test_report_of_a_compare_inlines_its_figures_and_checks_its_inputs(runs, tmp
 
 def test_report_rewrites_its_page_atomically_and_leaves_no_temporary_file(runs, tmp_path, cli_runner):
     out = tmp_path / "r.html"
-    out.write_text("old report")
+    _ok(cli_runner, ["report", runs["fixed-9"], "-o", out])
     _ok(cli_runner, ["report", runs["fixed-6"], "-o", out])
-    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert out.read_text().startswith("<!DOCTYPE html>") and "fixed-6" in out.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html"]
 
 

@@ -306,6 +306,19 @@ def build(folder: Union[str, Path]) -> Page:
     return {"run": _run_page, "sweep": _sweep_page, "compare": _compare_page}[kind](folder)
 
 
+GENERATOR = '<meta name="generator" content="ccscope '
+
+
+def _is_our_page(path: Path) -> bool:
+    """True when `path` is a page `ccscope report` wrote (its head names ccscope as the generator)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return GENERATOR.encode() in head
+
+
 def report(folder: Union[str, Path], out: Union[str, Path]) -> Path:
     """Write the HTML report of a results, sweep or compare folder to `out`, atomically."""
     out = Path(out)
@@ -315,5 +328,7 @@ def report(folder: Union[str, Path], out: Union[str, Path]) -> Path:
         raise AnalysisInputError(f"-o {out}: folder {out.parent} does not exist")
     if out.exists() and out.suffix.lower() not in (".html", ".htm"):
         raise AnalysisInputError(f"-o {out}: exists and is not an .html file; refusing to overwrite it")
+    if out.exists() and not _is_our_page(out):
+        raise AnalysisInputError(f"-o {out}: {out.name} is there and ccscope did not write it; move it away first")
     html = render(build(folder))
     return write_atomic(out, html)
