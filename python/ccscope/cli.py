@@ -412,12 +412,15 @@ def markov_train(
 
     from ccscope.models import markov
 
+    from ccscope import store
+
     try:
+        store.check_file_destination(out, ours=markov.is_model_file, what="a .ccm model")
         t0 = time.perf_counter()
         model = markov.train(samples, quantize_ms=quantize, truncate=truncate)
         train_s = time.perf_counter() - t0
         model.save(out)
-    except INPUT_ERRORS as e:
+    except (*INPUT_ERRORS, store.OutputError) as e:
         raise fail(e)
     figures = markov.inspect(model)
     figures["train_s"] = round(train_s, 3)
@@ -447,7 +450,10 @@ def markov_collect(
     from ccscope import traces as trace_files
     from ccscope.models import markov
 
+    from ccscope import store
+
     try:
+        store.check_file_destination(out, ours=markov.is_samples_file, what="a sample file")
         trace_dir = trace_files.find_traces(traces)
         names = [t.strip() for t in trace_set.split(",") if t.strip()]
         try:
@@ -457,7 +463,7 @@ def markov_collect(
         df = markov.collect([trace_dir / n for n in names], ns, seconds, seed, jobs=jobs or None, r=r, ack=ack,
                             record=record, quiet=quiet)
         markov.save_samples(df, out)
-    except INPUT_ERRORS as e:
+    except (*INPUT_ERRORS, store.OutputError) as e:
         raise fail(e)
     t = Table(title=str(out))
     for c in ("trace", "users", "samples"):

@@ -135,12 +135,17 @@ def _fsync_tree(folder: Path) -> None:
 # --------------------------------------------------------------------------- one file
 
 
-def check_file_destination(path: Union[str, Path], option: str = "-o") -> Path:
-    """Refuse (OutputError) a file destination that is a folder or whose folder cannot be written."""
+def check_file_destination(
+    path: Union[str, Path], option: str = "-o", ours: Optional[Callable[[Path], bool]] = None, what: str = "a file",
+) -> Path:
+    """Refuse (OutputError) a file destination that is a folder or whose folder cannot be written, and,
+    given `ours`, an existing file for which it is false: one ccscope did not write (`what` names the kind)."""
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"{option} {path}: is a folder, expected a file name")
     _writable_ancestor(path, option)
+    if ours is not None and os.path.lexists(path) and not ours(path):
+        raise OutputError(f"{option} {path}: {path.name} is there and is not {what} ccscope wrote; move it away first")
     return path
 
 

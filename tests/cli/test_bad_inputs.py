@@ -343,6 +343,30 @@ def _add_mine(case: Case) -> Case:
 CASES[-1] = _add_mine(CASES[-1])
 
 
+def _samples(d: Path) -> None:
+    """A small (delay, window) sample file as `ccscope markov collect` writes it, at d/s.parquet."""
+    import pandas as pd
+
+    from ccscope.models import markov
+
+    n = 400
+    df = pd.DataFrame({"user": [0] * n, "t_ms": [5.0 * i for i in range(n)], "d_ms": [40 + i % 7 for i in range(n)],
+                       "w": [1 + i % 5 for i in range(n)]})
+    markov.save_samples(df, d / "s.parquet")
+
+
+CASES += [
+    Case("markov train over a user's file", ["markov", "train", "{d}/s.parquet", "-o", "{d}/notes.txt"],
+         ["-o", "notes.txt is there and is not a .ccm model ccscope wrote"], {"notes.txt": "my notes"}, setup=_samples),
+    Case("markov train over its own samples", ["markov", "train", "{d}/s.parquet", "-o", "{d}/s.parquet"],
+         ["-o", "s.parquet is there and is not a .ccm model ccscope wrote"], setup=_samples),
+    Case("markov collect over a user's file", ["markov", "collect", "--traces", "{d}/traces", "--set", "t.down", "--users", "1",
+                                               "--seconds", "1", "-q", "-o", "{d}/notes.txt"],
+         ["-o", "notes.txt is there and is not a sample file ccscope wrote"],
+         {"traces/t.down": "".join(f"{t}\n" for t in range(1, 1001)), "notes.txt": "my notes"}),
+]
+
+
 def _report_case(name: str, page: Union[str, bytes], expect: list) -> Case:
     """`ccscope report` of a real results folder, -o naming a file that is already there."""
     case = _results_case(name, {}, expect)

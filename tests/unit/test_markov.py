@@ -335,3 +335,17 @@ def test_concatenated_trace_keeps_each_segment_and_loops_on_its_full_length(tmp_
     ts = [int(x) for x in out.read_text().split()]
     assert ts == [0, 5, 10, 10, 15] + [23, 23] + [40]
     assert ts == sorted(ts)
+
+
+def test_cli_train_replaces_a_model_it_wrote_but_no_other_file(samples, tmp_path):
+    p = tmp_path / "s.parquet"
+    write_parquet(samples, p)
+    out = tmp_path / "m.ccm"
+    runner = CliRunner()
+    for q in ("5", "10"):
+        r = runner.invoke(app, ["markov", "train", str(p), "--quantize", q, "-o", str(out)])
+        assert r.exit_code == 0, r.output
+    assert mk.MarkovModel.load(out).meta["quantize_ms"] == 10
+    r = runner.invoke(app, ["markov", "train", str(p), "-o", str(p)])
+    assert r.exit_code == 2 and "is not a .ccm model ccscope wrote" in r.output
+    assert mk.is_samples_file(p) and not mk.is_model_file(p)

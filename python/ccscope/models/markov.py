@@ -91,6 +91,26 @@ def _check_frame(df: pd.DataFrame, name: str) -> pd.DataFrame:
     return df
 
 
+def is_model_file(path: PathLike) -> bool:
+    """True when `path` is a file that starts as a .ccm model does (what `markov train` may replace)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+def is_samples_file(path: PathLike) -> bool:
+    """True when `path` is a Parquet file with the sample columns (what `markov collect` may replace)."""
+    import pyarrow.parquet as pq
+
+    try:
+        names = set(pq.read_schema(path).names)
+    except Exception:  # noqa: BLE001 - any unreadable file is not a sample file
+        return False
+    return set(SAMPLE_COLUMNS) <= names
+
+
 def load_samples(paths: Union[PathLike, Sequence[PathLike]]) -> pd.DataFrame:
     """Read and validate Parquet sample files; adds a `source` column (file index) so that
     transitions never cross files. ``df.attrs["sources"]`` holds one dict per file."""
