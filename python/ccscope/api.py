@@ -56,7 +56,8 @@ def read_text_file(p: Path) -> str:
     except OSError as e:
         raise _native.ScenarioError(f"{p}: cannot read ({e.strerror or e})") from None
     try:
-        return raw.decode("utf-8")
+        # A leading byte-order mark (Windows editors write one) is not part of the text: TOML parsers disagree on it.
+        return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
         raise _native.ScenarioError(
@@ -123,7 +124,12 @@ class Scenario:
         return cls(tomli_w.dumps(dict(d)), file)
 
     def to_dict(self) -> dict:
-        return tomllib.loads(self.text)
+        try:
+            return tomllib.loads(self.text)
+        except tomllib.TOMLDecodeError as e:
+            # The loader's message (file:line: ...), as the same run without overrides gives; else Python's, named.
+            self.validate()
+            raise _native.ScenarioError(f"{self.file or '<scenario>'}: {e}") from None
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> "Scenario":
         """A copy with dotted keys set, e.g. ``{"flows.0.window": 5, "seed": 3}``."""

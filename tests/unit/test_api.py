@@ -331,3 +331,11 @@ def test_failed_first_save_writes_no_folder(tmp_path, short):
     with pytest.raises(Exception):
         bad.save(tmp_path / "res")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_scenario_saved_with_a_byte_order_mark_runs_as_without_one(tmp_path):
+    # Windows editors save UTF-8 with a leading BOM; the loader and the runner must read it alike.
+    text = "duration_s = 2\n[data_link]\nrate_mbps = 10\ndelay_ms = 20\n[[flows]]\ncontroller = \"fixed\"\nwindow = 10\n"
+    (tmp_path / "bom.toml").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    (tmp_path / "plain.toml").write_text(text)
+    assert api.run(str(tmp_path / "bom.toml")).summary == api.run(str(tmp_path / "plain.toml")).summary
