@@ -107,8 +107,8 @@ def input_files(scenario: Any, info: Optional[Mapping[str, Any]] = None) -> list
     computed here when not given); Python controller classes are found as ``ccscope.run`` finds them.
     """
     info = info if info is not None else scenario.validate()
-    base = Path(scenario.file).parent if scenario.file else Path.cwd()
-    files = {(base / p if not Path(p).is_absolute() else Path(p)).resolve() for p in info.get("inputs", [])}
+    # The loader names each input as it opened it: already joined to the scenario's folder, so relative to here.
+    files = {Path(p).resolve() for p in info.get("inputs", [])}
     for flow in scenario.to_dict().get("flows", []):
         spec = flow.get("class") if isinstance(flow, dict) else None
         if isinstance(spec, str):

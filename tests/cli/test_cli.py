@@ -204,3 +204,16 @@ def test_plot_adds_its_figures_to_the_folder_and_a_rerun_replaces_them(tmp_path)
     # A new run rewrites ccscope's files: the figures of the old run go, the user's notes stay.
     assert runner.invoke(app, ["run", "examples/fixed.toml", "-o", str(out), *SHORT]).exit_code == 0
     assert not (out / "throughput.svg").exists() and (out / "notes.txt").read_text() == "mine"
+
+
+def test_a_scenario_named_from_another_folder_reads_and_records_the_trace_beside_it(tmp_path, monkeypatch, cli_runner):
+    sub = tmp_path / "exp"
+    sub.mkdir()
+    (sub / "t.trace").write_text("".join(f"{t}\n" for t in range(1, 101)))
+    (sub / "s.toml").write_text('duration_s = 1\n[data_link]\ntrace = "t.trace"\ndelay_ms = 10\n'
+                                '[[flows]]\ncontroller = "fixed"\nwindow = 4\n')
+    monkeypatch.chdir(tmp_path)
+    res = cli_runner.invoke(app, ["run", "exp/s.toml", "-o", "exp/out"])
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    inputs = json.loads((sub / "out" / "provenance.json").read_text())["inputs"]
+    assert list(inputs) == [str((sub / "t.trace").resolve())], inputs
