@@ -27,6 +27,7 @@ from ccscope.models.cmt.inputs import (
     check_loss_rate,
     check_packet_bytes,
     check_positive,
+    check_rate,
     window_packets,
 )
 
@@ -113,7 +114,7 @@ def check_destination(dest: Destination, index: int) -> Destination:
     name = f"path[{index}]"
     try:
         return Destination(
-            b_mbps=check_positive(dest.b_mbps, "b", "Mbit/s"),
+            b_mbps=check_rate(dest.b_mbps),
             d_ms=check_delay(dest.d_ms),
             p=check_loss_rate(dest.p),
             rto_max_s=check_positive(dest.rto_max_s, "rto_max", "s"),

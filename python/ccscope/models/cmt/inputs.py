@@ -13,6 +13,9 @@ import sys
 BYTE_UNITS = {"": 1, "B": 1, "KB": 1000, "KIB": 1024, "MB": 1000**2, "MIB": 1024**2}
 # Bound before allocating: no model here needs a window above 2^24 packets (25 GB of 1500 B packets).
 MAX_WINDOW_PACKETS = 1 << 24
+# The simulator's own bounds (the scenario loader's): link rates and the longest run.
+RATE_RANGE_MBPS = (1e-6, 1e9)
+MAX_DELAY_MS = 1e10
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
@@ -53,10 +56,20 @@ def check_positive(x: float, field: str, unit: str) -> float:
     return x
 
 
+def check_rate(b_mbps: float, field: str = "b") -> float:
+    b_mbps = check_positive(b_mbps, field, "Mbit/s")
+    lo, hi = RATE_RANGE_MBPS
+    if not lo <= b_mbps <= hi:
+        raise CmtInputError(field, f"{b_mbps:g} Mbit/s is out of range: must be in [{lo:g}, {hi:g}], as a link's rate")
+    return b_mbps
+
+
 def check_delay(d_ms: float, field: str = "d") -> float:
     d_ms = float(d_ms)
     if not (math.isfinite(d_ms) and d_ms >= 0.0):
         raise CmtInputError(field, f"{d_ms!r} ms must be a finite number >= 0")
+    if d_ms > MAX_DELAY_MS:
+        raise CmtInputError(field, f"{d_ms:g} ms is more than the {MAX_DELAY_MS / 1e3:g} s a run may simulate")
     return d_ms
 
 
@@ -99,7 +112,7 @@ def check_path(
 ) -> tuple:
     """Every input of a one-path model, checked in the order of its signature: (p, b, d, W, loss, rto_max, packet)."""
     p = check_loss_rate(p)
-    b_mbps = check_positive(b_mbps, "b", "Mbit/s")
+    b_mbps = check_rate(b_mbps)
     d_ms = check_delay(d_ms)
     packet_bytes = check_packet_bytes(packet_bytes)
     w = window_packets(rbuf_bytes, packet_bytes)
