@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ccscope import api, provenance, store
-from ccscope.grid import Choice, Interval
+from ccscope.grid import MAX_RUNS, Choice, Interval
 from ccscope.progress import Progress
 from ccscope.sweep import SUMMARY_FIELDS, PointRunner, absolute, clean_temporaries, plan
 
@@ -170,6 +170,10 @@ def tune(
     base.validate()
     tune_sets = tune_traces or [("(scenario)", {})]
     report_sets = report_traces or []
+    # Every trial on every tuning trace and seed, then default and best on every trace: bounded as a sweep is.
+    runs = seeds * (trials * len(tune_sets) + 2 * (len(tune_sets) + len(report_sets)))
+    if runs > MAX_RUNS:
+        raise ValueError(f"--trials {trials}: {runs} runs, more than the limit of {MAX_RUNS}")
     for _, ov in report_sets:
         plan(base, [ov], [1])  # a missing trace fails here, before anything runs (tuning traces: in _spec)
     spec = _spec(base, space, objective, tune_sets, seeds, seed, batch)

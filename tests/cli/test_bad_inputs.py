@@ -263,6 +263,8 @@ CASES = [
     Case("tune -o a folder of the user's", ["tune", "{d}/s.toml", "--param", "flows.0.window=2:20", "--trials", "2", "-j", "1",
                                             "-o", "{d}/mine"], ["-o", "not a ccscope tuning folder"],
          {"s.toml": RATE, "mine/best.json": "mine"}),
+    Case("tune trials absurd", ["tune", "{d}/s.toml", "--param", "flows.0.window=2:20", "--trials", "99999999999", "-j", "1",
+                                "-o", "{d}/tn"], ["--trials 99999999999", "more than the limit"], {"s.toml": RATE}),
     Case("cmt model p subnormal", ["cmt", "model", "--p", "5e-324", "--b", "10", "--d", "40", "--rbuf", "128000"],
          ["--p", "5e-324", "smallest normal float"]),
     Case("cmt model delay absurd", ["cmt", "model", "--p", "1e-3", "--b", "21", "--d", "1e300", "--rbuf", "128KB"],
