@@ -484,14 +484,20 @@ def markov_inspect(
     ),
 ) -> None:
     """Print a model's Table 2 figures; optionally draw its transition heatmap."""
+    from ccscope import store
+    from ccscope.analysis.figures import is_figure_file
     from ccscope.models import markov
 
     try:
+        if heatmap is not None:
+            if heatmap.suffix.lower().lstrip(".") not in FIGURE_FORMATS:
+                raise ValueError(f"--heatmap {heatmap}: give a file name ending in one of {', '.join(FIGURE_FORMATS)}")
+            store.check_file_destination(heatmap, "--heatmap", ours=is_figure_file, what="a figure")
         model = markov.MarkovModel.load(model_path)
         bias = markov.draw_bias(model, markov.load_samples(samples)) if samples else None
         if heatmap is not None:
             markov.heatmap(model, heatmap, zoom_interval=zoom, w_max=w_max)
-    except INPUT_ERRORS as e:
+    except (*INPUT_ERRORS, ValueError) as e:
         raise fail(e)
     console.print(_markov_table(markov.inspect(model), f"{model_path}"))
     if bias is not None:

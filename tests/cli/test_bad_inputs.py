@@ -366,7 +366,21 @@ def _samples(d: Path) -> None:
     markov.save_samples(df, d / "s.parquet")
 
 
+def _model(d: Path) -> None:
+    """A model trained from :func:`_samples`, at d/m.ccm."""
+    from ccscope.models import markov
+
+    _samples(d)
+    markov.train([d / "s.parquet"], quantize_ms=2).save(d / "m.ccm")
+
+
 CASES += [
+    Case("markov heatmap over the model itself", ["markov", "inspect", "{d}/m.ccm", "--heatmap", "{d}/m.ccm"],
+         ["--heatmap", "m.ccm", "png, svg, pdf"], setup=_model),
+    Case("markov heatmap with a text suffix", ["markov", "inspect", "{d}/m.ccm", "--heatmap", "{d}/h.txt"],
+         ["--heatmap", "h.txt", "png, svg, pdf"], setup=_model),
+    Case("markov heatmap over a user's file named .png", ["markov", "inspect", "{d}/m.ccm", "--heatmap", "{d}/fig.png"],
+         ["--heatmap", "fig.png is there and is not a figure ccscope wrote"], {"fig.png": "my notes"}, setup=_model),
     Case("markov train over a user's file", ["markov", "train", "{d}/s.parquet", "-o", "{d}/notes.txt"],
          ["-o", "notes.txt is there and is not a .ccm model ccscope wrote"], {"notes.txt": "my notes"}, setup=_samples),
     Case("markov train over its own samples", ["markov", "train", "{d}/s.parquet", "-o", "{d}/s.parquet"],

@@ -77,6 +77,16 @@ def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = ("svg", "png")
         plt.close(fig)
 
 
+def is_figure_file(path: Path) -> bool:
+    """True when `path` starts as a PNG, PDF or SVG file does (a figure a rerun may replace)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(512)
+    except OSError:
+        return False
+    return head.startswith((b"\x89PNG\r\n\x1a\n", b"%PDF-")) or b"<svg" in head
+
+
 def figure_bytes(fig: Figure, fmt: str, dpi: int = 200) -> bytes:
     """The figure as a file of format `fmt`, without the date or producer (same figure => same bytes)."""
     buf = io.BytesIO()
