@@ -138,6 +138,7 @@ CASES = [
     run_case("seed text", 'seed = "one"\n' + RATE, ["s.toml:1", "seed"]),
     run_case("name not text", sub(RATE, 'name = "bad"', "name = 3"), ["s.toml:1", "name"]),
     run_case("bin width zero", "bin_ms = 0\n" + RATE, ["s.toml:1", "bin_ms"]),
+    run_case("bin width absurd", "bin_ms = 1e300\n" + RATE, ["s.toml:1", "bin_ms", "1e300 ms is more than"]),
     run_case("bin width negative", "bin_ms = -5\n" + RATE, ["s.toml:1", "bin_ms"]),
     run_case("no data link", RATE.split("[data_link]")[0] + "[ack_link]" + RATE.split("[ack_link]")[1], ["s.toml", "data_link"]),
     run_case("link with trace and rate", sub(RATE, "rate_mbps = 10", 'rate_mbps = 10\ntrace = "x"'), ["s.toml:5", "data_link.rate_mbps"]),

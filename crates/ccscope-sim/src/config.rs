@@ -440,7 +440,8 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
             }
         },
     };
-    let bin_ms = positive(ctx, "bin_ms", raw.bin_ms)?.unwrap_or(500.0);
+    let bin_ms = positive(ctx, "bin_ms", raw.bin_ms)?;
+    let bin_ms = within_a_run(ctx, "bin_ms", bin_ms, "ms", 1e-3)?.unwrap_or(500.0);
     let timeseries = raw.timeseries.map(|t| match t {
         TimeSeriesFile::Flows => TimeSeries::Flows,
         TimeSeriesFile::Link => TimeSeries::Link,
@@ -1476,6 +1477,10 @@ mod tests {
             (
                 format!("{OK}delay_ms = 1e13\n"),
                 "s.toml:9: field `flows[0].delay_ms`: 10000000000000 ms is more than",
+            ),
+            (
+                format!("bin_ms = 1e300\n{OK}"),
+                "s.toml:1: field `bin_ms`: 1e300 ms is more than",
             ),
         ] {
             let e = load(&text).map(|_| ()).unwrap_err().to_string();
