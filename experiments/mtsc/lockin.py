@@ -7,7 +7,9 @@ flow were doing before, and whether the run ever leaves the collapse.
 
 `run` writes each scenario exactly as experiments/mtsc/sac_runs.py builds it (report seed, 5 Mbit/s,
 alpha 1.05), with the controlled flow's 10 ms series kept (measurement only), and traces it with
-`cargo run --release -p ccscope-sim --example lied_trace`; `table` reads the traces and prints one row per run.
+`cargo run --release -p ccscope-sim --example lied_trace`; a same-named file ccscope did not write stops it
+before any run, and each run's files are committed together, listed in DIR's ccscope-manifest.json. `table`
+reads the traces and prints one row per run.
 
 Criterion: the background is the bottleneck's departures minus the controlled flow's, in 10 s blocks; the
 lock-in starts at the first block that begins a run of at least HOLD_S seconds of blocks below
@@ -119,31 +121,44 @@ def load(prefix: Path) -> Trace:
                  sac if len(sac) else None, epochs if len(epochs) else None)
 
 
-def scenarios(out: Path, runs: Sequence[tuple[str, int]], duration_s: float) -> list[Path]:
-    """Write each run's scenario as sac_runs builds it, with the controlled flow's series kept."""
+# The files `run` writes for one run `{variant}_{seed}`: its scenario and lied_trace's traces.
+OUTPUTS = (".toml", ".epochs.csv", ".sac.csv", ".link.csv", ".off.csv", ".flows.csv")
+
+
+def output_names(runs: Sequence[tuple[str, int]]) -> list[str]:
+    return [f"{variant}_{seed}{ext}" for variant, seed in runs for ext in OUTPUTS]
+
+
+def scenarios(runs: Sequence[tuple[str, int]], duration_s: float) -> list[tuple[str, str]]:
+    """(stem, TOML text) of each run's scenario as sac_runs builds it, with the controlled flow's series kept."""
     import tomli_w
 
     sys.path.insert(0, str(HERE))
     import sac_runs
 
-    paths = []
+    out = []
     for variant, seed in runs:
         d = sac_runs.scenario_dict(sac_runs.Run(variant, seed, duration_s))
         d["seed"] = seed
         d["flows"][-1]["timeseries"] = True
-        p = out / f"{variant}_{seed}.toml"
-        p.write_text(tomli_w.dumps(d))
-        paths.append(p)
-    return paths
+        out.append((f"{variant}_{seed}", tomli_w.dumps(d)))
+    return out
 
 
 def run(out: Path, runs: Sequence[tuple[str, int]], duration_s: float) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    for p in scenarios(out, runs, duration_s):
-        cmd = ["nice", "-n", "10", "cargo", "run", "-q", "--release", "-p", "ccscope-sim", "--example", "lied_trace",
-               "--", str(p), str(p.with_suffix(""))]
-        print(" ".join(cmd), flush=True)
-        subprocess.run(cmd, cwd=ROOT, check=True)
+    """Trace each run into `out`: never over a file ccscope did not write (checked before any run), each run's
+    files committed together into the folder's manifest once lied_trace has written them all."""
+    from ccscope import store
+
+    store.FolderWriter(out, overwrite=True, merge=True, names=output_names(runs), option="run").abort()
+    for (stem, text), r in zip(scenarios(runs, duration_s), runs):
+        with store.FolderWriter(out, overwrite=True, merge=True, names=output_names([r]), option="run") as w:
+            p = w.stage / f"{stem}.toml"
+            p.write_text(text)
+            cmd = ["nice", "-n", "10", "cargo", "run", "-q", "--release", "-p", "ccscope-sim", "--example",
+                   "lied_trace", "--", str(p), str(w.stage / stem)]
+            print(" ".join(cmd), flush=True)
+            subprocess.run(cmd, cwd=ROOT, check=True)
 
 
 def steps(tr: Trace) -> pd.DataFrame:
@@ -290,7 +305,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except ValueError as e:
             print(f"lockin.py: {e}", file=sys.stderr)
             return 2
-        run(a.dir, runs, a.duration_s)
+        from ccscope import store
+
+        try:
+            run(a.dir, runs, a.duration_s)
+        except store.OutputError as e:
+            print(f"lockin.py: {e}", file=sys.stderr)
+            return 2
         return 0
     prefixes = sorted(p.with_suffix("").with_suffix("") for p in a.dir.glob("*.link.csv"))
     if not prefixes:

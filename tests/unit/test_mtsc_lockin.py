@@ -4,7 +4,6 @@ starts and ends, how many clients have a transfer under way, what counts as a lu
 from __future__ import annotations
 
 import importlib.util
-import math
 import sys
 from pathlib import Path
 
@@ -68,4 +67,41 @@ def test_the_clamp_stretch_starts_at_the_last_measurement_below_the_clamp():
     st = pd.DataFrame({"t": [1.0, 2.0, 3.0, 4.0, 5.0], "paced": [900.0, 1250.0, 1000.0, 1250.0, 1250.0]})
     assert lockin.at_clamp_since(st, 4.5, 1250.0) == 3.0
     assert lockin.at_clamp_since(st.iloc[3:], 5.0, 1250.0) == 0.0
-    assert not math.isnan(lockin.at_clamp_since(st, 1.5, 1250.0))
+    assert lockin.at_clamp_since(st, 1.5, 1250.0) == 1.0
+
+
+def _fake_lied_trace(calls: list):
+    """Stands in for `cargo run --example lied_trace -- SCENARIO PREFIX`: writes the five files at PREFIX."""
+    def run(cmd, **kwargs):
+        scenario, prefix = cmd[-2], cmd[-1]
+        calls.append(Path(scenario).read_text())
+        for ext in ("epochs", "sac", "link", "off", "flows"):
+            Path(f"{prefix}.{ext}.csv").write_text(f"{ext}\n")
+    return run
+
+
+def test_run_never_overwrites_a_file_ccscope_did_not_write_and_runs_nothing_then(tmp_path, monkeypatch, capsys):
+    calls: list = []
+    monkeypatch.setattr(lockin.subprocess, "run", _fake_lied_trace(calls))
+    mine = tmp_path / "online_11.toml"
+    mine.write_text("# not ccscope's\n")
+    assert lockin.main(["run", str(tmp_path), "--runs", "generic:12", "online:11", "--duration-s", "60"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "online_11.toml" in err, err
+    assert mine.read_text() == "# not ccscope's\n"
+    assert calls == [] and sorted(p.name for p in tmp_path.iterdir()) == ["online_11.toml"]
+
+
+def test_run_writes_each_runs_scenario_and_traces_into_the_folders_manifest(tmp_path, monkeypatch):
+    from ccscope import store
+
+    calls: list = []
+    monkeypatch.setattr(lockin.subprocess, "run", _fake_lied_trace(calls))
+    out = tmp_path / "traces"
+    assert lockin.main(["run", str(out), "--runs", "generic:12", "--duration-s", "60"]) == 0
+    names = ["generic_12.toml"] + [f"generic_12.{e}.csv" for e in ("epochs", "flows", "link", "off", "sac")]
+    assert sorted(store.read_manifest(out)["files"]) == sorted(names)
+    assert (out / "generic_12.toml").read_text() == calls[0]
+    # Run again: ccscope's own files are replaced.
+    assert lockin.main(["run", str(out), "--runs", "generic:12", "--duration-s", "60"]) == 0
+    assert len(calls) == 2
