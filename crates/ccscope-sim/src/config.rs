@@ -729,13 +729,20 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
             };
             // RFC 8289 §5: maxpacket should be the interface MTU; a trace link's is its opportunity.
             let mtu = if trace { MAHIMAHI_MTU } else { d.mtu_bytes };
+            // mahimahi codel_packet_queue.cc reads both with get_int_arg: whole milliseconds.
+            let ms = |key: &str, v: Option<f64>| -> R<Option<Dur>> {
+                let v = positive(ctx, &at(key), v)?;
+                if flavour == CodelFlavour::Mahimahi && v.is_some_and(|x| x.fract() != 0.0) {
+                    return Err(ctx.err(
+                        &at(key),
+                        "Mahimahi's CoDel takes whole milliseconds (flavour = \"rfc8289\" takes any)",
+                    ));
+                }
+                Ok(v.map(Dur::from_ms_f64))
+            };
             QueueConfig::Codel(CodelParams {
-                target: positive(ctx, &at("target_ms"), target_ms)?
-                    .map(Dur::from_ms_f64)
-                    .unwrap_or(d.target),
-                interval: positive(ctx, &at("interval_ms"), interval_ms)?
-                    .map(Dur::from_ms_f64)
-                    .unwrap_or(d.interval),
+                target: ms("target_ms", target_ms)?.unwrap_or(d.target),
+                interval: ms("interval_ms", interval_ms)?.unwrap_or(d.interval),
                 mtu_bytes: mtu_bytes
                     .map(|v| v.min(u32::MAX as u64) as u32)
                     .unwrap_or(mtu),
@@ -1761,6 +1768,27 @@ mod tests {
             e.starts_with("s.toml:4: field `data_link.queue.flavour`:") && e.contains("mahimahi"),
             "{e}"
         );
+    }
+
+    // mahimahi codel_packet_queue.cc reads target and interval with get_int_arg: whole milliseconds.
+    #[test]
+    fn the_mahimahi_codel_takes_whole_milliseconds_only() {
+        let trace = "trace = \"Verizon-LTE-short.down\"";
+        for key in ["target_ms", "interval_ms"] {
+            let e = codel_on(trace, &format!(", {key} = 100.5"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(&format!("s.toml:4: field `data_link.queue.{key}`:"))
+                    && e.contains("whole milliseconds"),
+                "{e}"
+            );
+        }
+        let p = codel_on(trace, ", target_ms = 4, interval_ms = 80").unwrap();
+        assert_eq!((p.target, p.interval), (Dur::from_ms(4), Dur::from_ms(80)));
+        // RFC 8289's CoDel runs on nanoseconds: a fraction is kept.
+        let p = codel_on("rate_mbps = 12", ", target_ms = 2.5").unwrap();
+        assert_eq!(p.target, Dur::from_ms_f64(2.5));
     }
 
     // Mahimahi reads `bytes=0` as no limit (dropping_packet_queue.cc get_arg(): 0 is the default);
