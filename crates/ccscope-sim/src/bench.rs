@@ -139,7 +139,8 @@ pub fn cases(search: &[PathBuf]) -> Result<(Vec<BenchCase>, Vec<SkippedCase>), C
 
 /// The Python package's folder in this repository (`python/ccscope`: `examples/`, `data/traces/`),
 /// for tests and tools built beside it. Not in the library: a path fixed at compile time would make
-/// the same code built in two folders two different native modules (two build ids).
+/// the same code built in two folders two different native modules (two build ids). It resolves
+/// against the calling package's folder, so it is right for the crates in `crates/NAME` only.
 #[macro_export]
 macro_rules! package_dir {
     () => {
