@@ -91,10 +91,17 @@ def run(
 
 
 @app.command()
-def validate(scenario: str = typer.Argument(..., help="Scenario TOML")) -> None:
-    """Check a scenario without running it (Python controllers' classes are imported)."""
+def validate(
+    scenario: str = typer.Argument(..., help="Scenario TOML"),
+    seed: Optional[int] = typer.Option(None, help="Override the scenario's seed (as `run` would)"),
+    sets: Optional[List[str]] = typer.Option(None, "--set", help="Override a value, e.g. flows.0.window=20"),
+) -> None:
+    """Check a scenario without running it, with `run`'s overrides (Python controllers' classes are imported)."""
     with one_line_errors():
-        info = api.validate(api.Scenario.load(scenario))
+        overrides = parse_sets(sets)
+        if seed is not None:
+            overrides["seed"] = seed
+        info = api.validate(api.Scenario.load(scenario).with_overrides(overrides))
     console.print(info)
 
 

@@ -188,6 +188,13 @@ CASES = [
     Case("validate unknown controller", ["validate", "{d}/s.toml"], ["s.toml:13", "flows[0].controller"],
          {"s.toml": sub(RATE, '"fixed"', '"bogus"')}),
     Case("validate bad trace", ["validate", "{d}/s.toml"], ["t.trace:2:", "timestamp"], {"s.toml": TRACE, "t.trace": "5\n3\n"}),
+    Case("validate --set wrong type", ["validate", "{d}/s.toml", "--set", "flows.0.window=big"],
+         ["override `flows.0.window`", "flows[0].window"], {"s.toml": RATE}),
+    Case("validate --set unknown key", ["validate", "{d}/s.toml", "--set", "colour=3"], ["override `colour`"],
+         {"s.toml": RATE}),
+    Case("validate error beside an override keeps the file's line",
+         ["validate", "{d}/s.toml", "--set", "duration_s=3"], ["s.toml:13", "flows[0].controller"],
+         {"s.toml": sub(RATE, '"fixed"', '"bogus"')}),
     # --- models (controllers' input files) ---------------------------------------------------------
     run_case("markov model missing", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "markov"\nmodel = "m.ccm"'),
              ["m.ccm", "flows[0].model"]),

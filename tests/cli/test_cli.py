@@ -217,3 +217,13 @@ def test_a_scenario_named_from_another_folder_reads_and_records_the_trace_beside
     assert res.exit_code == 0, (res.stdout, res.stderr)
     inputs = json.loads((sub / "out" / "provenance.json").read_text())["inputs"]
     assert list(inputs) == [str((sub / "t.trace").resolve())], inputs
+
+
+def test_validate_applies_set_and_seed_before_it_checks(tmp_path):
+    # What validate prints is the effective scenario's summary, so an override shows in it.
+    s = tmp_path / "s.toml"
+    s.write_text(api.EXAMPLES_DIR.joinpath("datagrump.toml").read_text())
+    plain = runner.invoke(app, ["validate", str(s)])
+    res = runner.invoke(app, ["validate", str(s), "--set", "duration_s=7", "--seed", "9"])
+    assert plain.exit_code == 0 and res.exit_code == 0, all_output(res)
+    assert "7" in res.stdout and res.stdout != plain.stdout
