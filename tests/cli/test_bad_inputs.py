@@ -195,6 +195,9 @@ CASES = [
     Case("validate error beside an override keeps the file's line",
          ["validate", "{d}/s.toml", "--set", "duration_s=3"], ["s.toml:13", "flows[0].controller"],
          {"s.toml": sub(RATE, '"fixed"', '"bogus"')}),
+    run_case("controller time beyond the longest run", sub(RATE, 'controller = "fixed"\nwindow = 10',
+                                                           'controller = "lied"\ntau_floor_ms = 1e300'),
+             ["s.toml:14", "flows[0].tau_floor_ms", "at most 1e10 ms"]),
     # --- models (controllers' input files) ---------------------------------------------------------
     run_case("markov model missing", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "markov"\nmodel = "m.ccm"'),
              ["m.ccm", "flows[0].model"]),

@@ -64,6 +64,37 @@ pub fn check_positive(key: &str, v: f64) -> Result<(), ParamError> {
     }
 }
 
+/// The largest value a parameter of `unit` can mean, and what it is: a time is within the longest run, a
+/// rate within the fastest link, a count of packets within a window (`u32`). Other units: no bound here.
+fn unit_bound(unit: &str) -> Option<(f64, &'static str)> {
+    use ccscope_core::{MAX_RATE_MBPS, MAX_RUN_S};
+    match unit {
+        "s" => Some((MAX_RUN_S, "the longest run")),
+        "ms" => Some((MAX_RUN_S * 1e3, "the longest run")),
+        "Mbit/s" => Some((MAX_RATE_MBPS, "the fastest link")),
+        "kbit/s" => Some((MAX_RATE_MBPS * 1e3, "the fastest link")),
+        "packets" | "packets/tau" | "packets/RTT" => Some((u32::MAX as f64, "the largest window")),
+        _ => None,
+    }
+}
+
+/// A given value beyond what its unit can mean (a saturating 1e300 ms timer, 1e300 packets per round)
+/// is refused rather than run.
+fn check_unit_bound(spec: &ParamSpec, v: &toml::Value) -> Result<(), ParamError> {
+    let x = match v {
+        toml::Value::Float(x) => *x,
+        toml::Value::Integer(i) => *i as f64,
+        _ => return Ok(()),
+    };
+    match unit_bound(spec.unit) {
+        Some((most, what)) if x.abs() > most => Err(invalid(
+            spec.name,
+            format!("at most {most:e} {} ({what}), got {x:e}", spec.unit),
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn defaults_of<P: Params>() -> toml::Table {
     match toml::Value::try_from(P::default()) {
         Ok(toml::Value::Table(t)) => t,
@@ -74,7 +105,7 @@ pub(crate) fn defaults_of<P: Params>() -> toml::Table {
 /// Parse and validate `P` from a table, attributing every error to one key.
 pub fn parse_params<P: Params>(controller: &str, table: &toml::Table) -> Result<P, ParamError> {
     for key in table.keys() {
-        if !P::SPEC.iter().any(|s| s.name == key) {
+        let Some(spec) = P::SPEC.iter().find(|s| s.name == key) else {
             return Err(ParamError::UnknownParam {
                 controller: controller.to_string(),
                 key: key.clone(),
@@ -84,7 +115,8 @@ pub fn parse_params<P: Params>(controller: &str, table: &toml::Table) -> Result<
                     .collect::<Vec<_>>()
                     .join(", "),
             });
-        }
+        };
+        check_unit_bound(spec, &table[key])?;
         let mut one = toml::Table::new();
         one.insert(key.clone(), table[key].clone());
         if let Err(e) = toml::Value::Table(one).try_into::<P>() {

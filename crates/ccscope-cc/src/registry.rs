@@ -326,6 +326,24 @@ mod tests {
     }
 
     #[test]
+    fn a_time_beyond_the_longest_run_or_a_rate_beyond_any_link_is_refused_naming_the_parameter() {
+        for (name, params, key) in [
+            ("lied", "tau_floor_ms = 1e300", "tau_floor_ms"),
+            ("sac", "t2_s = 1e300", "t2_s"),
+            ("lied", "max_rate_mbps = 1e300", "max_rate_mbps"),
+            ("lied", "delta_pkts = 1e300", "delta_pkts"),
+        ] {
+            let e = build_err(name, params);
+            assert_eq!(e.key(), Some(key), "{e}");
+            assert!(e.to_string().contains("at most"), "{e}");
+        }
+        // The longest run itself, a link's largest rate and a window of u32::MAX packets are fine.
+        assert!(build("lied", &table("tau_floor_ms = 1e10")).is_ok());
+        assert!(build("lied", &table("max_rate_mbps = 1e9")).is_ok());
+        assert!(build("lied", &table("delta_pkts = 4294967295.0")).is_ok());
+    }
+
+    #[test]
     fn every_spec_entry_has_a_default_and_every_default_a_spec_entry() {
         for info in CONTROLLERS {
             let defaults = (info.defaults)();

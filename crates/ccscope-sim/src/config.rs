@@ -81,7 +81,7 @@ impl ConfigError {
 /// At most this many flows (after `count`): a bigger request is refused before anything is allocated.
 pub const MAX_FLOWS: u64 = 1 << 20;
 /// At most this long a run (115 days of simulated time; integer ns reach 584 years).
-pub const MAX_DURATION_S: f64 = 1e7;
+pub const MAX_DURATION_S: f64 = ccscope_core::MAX_RUN_S;
 /// At most this many time-series bins per series.
 pub const MAX_BINS: f64 = (1u64 << 24) as f64;
 
@@ -555,7 +555,7 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
     let rate = positive(ctx, &at("rate_mbps"), l.rate_mbps)?;
     if let Some(r) = rate {
         // Rates are integer bits per second: below one, packets would never leave.
-        if !(1e-6..=1e9).contains(&r) {
+        if !(1e-6..=ccscope_core::MAX_RATE_MBPS).contains(&r) {
             return Err(ctx.err(
                 &at("rate_mbps"),
                 format!(
