@@ -195,6 +195,8 @@ CASES = [
     Case("validate error beside an override keeps the file's line",
          ["validate", "{d}/s.toml", "--set", "duration_s=3"], ["s.toml:13", "flows[0].controller"],
          {"s.toml": sub(RATE, '"fixed"', '"bogus"')}),
+    run_case("controller name with a line break", sub(RATE, '"fixed"', '"fi\\nxed"'),
+             ["s.toml:13", "flows[0].controller", "fi\\nxed", "known: fixed"]),
     run_case("controller time beyond the longest run", sub(RATE, 'controller = "fixed"\nwindow = 10',
                                                            'controller = "lied"\ntau_floor_ms = 1e300'),
              ["s.toml:14", "flows[0].tau_floor_ms", "at most 1e10 ms"]),

@@ -26,9 +26,13 @@ pub trait Params: Default + Serialize + DeserializeOwned {
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamError {
-    #[error("unknown controller `{name}` (known: {known})")]
+    // A name the user typed is shown escaped: a line break in it would cut the one-line error.
+    #[error("unknown controller `{}` (known: {known})", .name.escape_debug())]
     UnknownController { name: String, known: String },
-    #[error("unknown parameter `{key}` for controller `{controller}` (known: {known})")]
+    #[error(
+        "unknown parameter `{}` for controller `{controller}` (known: {known})",
+        .key.escape_debug()
+    )]
     UnknownParam {
         controller: String,
         key: String,

@@ -326,6 +326,21 @@ mod tests {
     }
 
     #[test]
+    fn a_name_with_a_line_break_is_shown_escaped_so_the_error_stays_one_line() {
+        let e = build("fi\nxed", &toml::Table::new())
+            .err()
+            .expect("unknown");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+        assert!(
+            e.to_string().contains("`fi\\nxed`") && e.to_string().contains("fixed"),
+            "{e}"
+        );
+        let e = build_err("fixed", "\"win\\ndow\" = 3");
+        assert_eq!(e.to_string().lines().count(), 1, "{e}");
+        assert!(e.to_string().contains("`win\\ndow`"), "{e}");
+    }
+
+    #[test]
     fn a_time_beyond_the_longest_run_or_a_rate_beyond_any_link_is_refused_naming_the_parameter() {
         for (name, params, key) in [
             ("lied", "tau_floor_ms = 1e300", "tau_floor_ms"),
