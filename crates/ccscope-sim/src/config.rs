@@ -48,7 +48,8 @@ pub enum ConfigError {
         line: usize,
         reason: String,
     },
-    #[error("{file}:{line}: field `{field}`: {reason}")]
+    // The reason may quote what the user typed: a line break there is shown escaped (one line).
+    #[error("{file}:{line}: field `{}`: {}", one_line(.field), one_line(.reason))]
     Field {
         file: String,
         line: usize,
@@ -56,7 +57,7 @@ pub enum ConfigError {
         reason: String,
     },
     /// A value given as an override, not in the file.
-    #[error("{file}: override `{key}`: field `{field}`: {reason}")]
+    #[error("{file}: override `{}`: field `{}`: {}", one_line(.key), one_line(.field), one_line(.reason))]
     Override {
         file: String,
         key: String,
@@ -67,6 +68,15 @@ pub enum ConfigError {
     Trace(#[from] TraceError),
     #[error("{file}: cannot read scenario: {reason}")]
     Io { file: String, reason: String },
+}
+
+/// `s` with its line breaks written as `\n` / `\r`, so an error quoting user text stays one line.
+fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains(['\n', '\r']) {
+        s.replace('\n', "\\n").replace('\r', "\\r").into()
+    } else {
+        s.into()
+    }
 }
 
 impl ConfigError {

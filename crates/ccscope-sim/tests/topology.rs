@@ -300,6 +300,10 @@ fn bad_topologies_are_refused_naming_file_line_and_field() {
     );
     let e = load_err(&format!("monitor = \"zz\"\n{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\nack_route = [\"b\"]\n"));
     assert!(e.contains("field `monitor`: unknown link `zz`"), "{e}");
+    // A line break in a name the user typed is shown escaped: the error stays one line.
+    let e = load_err(&format!("monitor = \"z\\nz\"\n{LINKS}[[flows]]\ncontroller = \"fixed\"\nroute = [\"a\"]\nack_route = [\"b\"]\n"));
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("field `monitor`: unknown link `z\\nz`"), "{e}");
 }
 
 #[test]
