@@ -681,7 +681,8 @@ def run(
     def factory(index: int, params: dict) -> Any:
         if controllers and index in controllers:
             obj = controllers[index]
-            made = obj() if callable(obj) and isinstance(obj, type) else obj
+            # A class or a zero-argument factory is called; a controller object (it has on_ack) is used as is.
+            made = obj() if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "on_ack")) else obj
         else:
             spec = params.pop("class", None)
             if spec is None:
