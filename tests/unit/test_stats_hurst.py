@@ -170,3 +170,15 @@ def test_every_estimator_accepts_a_read_only_series(method):
     ro = x.copy()
     ro.flags.writeable = False
     assert hurst(ro, method).hurst == hurst(x, method).hurst
+
+
+@pytest.mark.parametrize("x,why", [
+    (np.exp(1j * np.arange(4096.0)), "complex values"),  # numpy would drop the imaginary part with only a warning
+    (["1.0", "a"] * 2048, "not a series of numbers"),
+    ("abc", "not a series of numbers"),
+])
+def test_a_series_that_is_not_real_numbers_is_a_stats_error_naming_x(x, why):
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^x: .*{why}"):
+        hurst(x, "rs")
