@@ -135,8 +135,17 @@ class Scenario:
         """A copy with dotted keys set, e.g. ``{"flows.0.window": 5, "seed": 3}``."""
         if not overrides:
             return self
+        import tomli_w
+
         d = self.to_dict()
         for k, v in overrides.items():
+            if not isinstance(k, str):
+                raise _native.ScenarioError(
+                    f"{self.file or '<scenario>'}: override `{k!r}`: a key must be a dotted name, not {type(k).__name__}")
+            try:
+                tomli_w.dumps({"v": v})
+            except (TypeError, ValueError) as e:  # None (TOML has no null), objects TOML cannot write
+                raise _native.ScenarioError(f"{self.file or '<scenario>'}: override `{k}`: {e}") from None
             if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
                 raise _native.ScenarioError(
                     f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer")
