@@ -17,7 +17,7 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from ccscope.stats.errors import StatsError, check_series
+from ccscope.stats.errors import StatsError, check_seed, check_series
 
 #: Number of levels (paper 003 §2.3: m = 8).
 M = 8
@@ -271,7 +271,7 @@ def shuffle(x, seed: int) -> np.ndarray:
     """A random permutation of the bins of `x` (``default_rng(seed)``): the same marginal distribution with
     the correlation destroyed, the control of the entropy curve (spec §3.2 [D])."""
     a = check_series(x)
-    return np.random.default_rng(seed).permutation(a)
+    return np.random.default_rng(check_seed(seed)).permutation(a)
 
 
 @dataclass(frozen=True, eq=False)
@@ -317,6 +317,7 @@ def entropy_curve(x, bin_s: float, scales: Sequence[float], control_seed: Option
     e, w, nb = _curve(a, bins, min_count)
     ce = cw = None
     if control_seed is not None:
+        check_seed(control_seed, "control_seed")
         ce, cw, _ = _curve(shuffle(a, control_seed), bins, min_count)
     return EntropyCurve(np.asarray(scales, dtype=np.float64), e, w, nb, ce, cw)
 

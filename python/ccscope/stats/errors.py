@@ -39,3 +39,14 @@ def check_series(x, name: str = "x"):
         bad = int(np.flatnonzero(~np.isfinite(a))[0])
         raise StatsError(f"{name}: value {a[bad]} at index {bad} is not finite")
     return a
+
+
+def check_seed(seed, name: str = "seed"):
+    """`seed` for ``numpy.random.default_rng``: None or an integer >= 0, else a StatsError naming `name`."""
+    import numbers
+
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise StatsError(f"{name}: must be a non-negative integer, got {seed!r}")
+    return int(seed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ccscope.stats.errors import EmbeddingError, StatsError
+from ccscope.stats.errors import EmbeddingError, StatsError, check_seed
 
 #: Largest n accepted: the embedding holds 2n complex values plus 4n normals (about 1 GB at this n).
 MAX_FGN_N = 1 << 23
@@ -84,7 +84,7 @@ def fgn(n: int, hurst: float, seed: int, sigma: float = 1.0) -> np.ndarray:
                              f"lambda_{j} = {half[j]:.3g}; Davies-Harte cannot be exact here")
     lam = np.concatenate([half, half[-2:0:-1]])
     np.maximum(lam, 0.0, out=lam)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     w = rng.standard_normal((2, m))
     # Real part of FFT(sqrt(lambda/m) (A + iB)) has covariance exactly the circulant row (Davies-Harte).
     z = np.sqrt(lam / m) * (w[0] + 1j * w[1])
