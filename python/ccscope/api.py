@@ -177,6 +177,12 @@ def as_scenario(s: ScenarioLike) -> Scenario:
         return s
     if isinstance(s, Mapping):
         return Scenario.from_dict(s)
+    if not isinstance(s, (str, os.PathLike)):
+        raise TypeError(f"scenario: expected a path, TOML text, a mapping or a Scenario, got {type(s).__name__}")
+    if isinstance(s, str) and not s.strip():  # Path("") is the current folder
+        raise _native.ScenarioError("<scenario>: empty: give a scenario file, its TOML text or a dict")
+    if isinstance(s, os.PathLike):
+        s = Path(s)
     if isinstance(s, Path) or (isinstance(s, str) and "\n" not in s and (s.endswith(".toml") or Path(s).exists() or "=" not in s)):
         return Scenario.load(s)
     return Scenario(str(s))
