@@ -182,3 +182,18 @@ def test_a_series_that_is_not_real_numbers_is_a_stats_error_naming_x(x, why):
 
     with pytest.raises(StatsError, match=f"^x: .*{why}"):
         hurst(x, "rs")
+
+
+@pytest.mark.parametrize("method,fit,name", [
+    ("rs", dict(min_scale=math.nan), "min_scale"),
+    ("aggvar", dict(min_scale=2.5), "min_scale"),
+    ("rs", dict(max_scale=100.5), "max_scale"),
+    ("rs", dict(scales_per_decade=math.inf), "scales_per_decade"),
+    ("wavelet", dict(j1=1.5), "j1"),  # was fitted over octaves 2.. without a word
+    ("wavelet", dict(j2=math.nan), "j2"),
+])
+def test_a_fit_argument_that_is_not_a_whole_number_is_a_stats_error_naming_it(method, fit, name):
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^{method}: {name} must be a whole number"):
+        hurst(fgn(40_000, 0.8, 1), method, **fit)
