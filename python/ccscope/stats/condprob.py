@@ -10,6 +10,7 @@ CondProb[l][l'] / h_l.
 from __future__ import annotations
 
 import math
+import numbers
 import struct
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -258,6 +259,12 @@ def average_entropy(table: CondProbTable, min_count: int = ENTROPY_MIN_COUNT, we
     """S-bar of §2.4: the mean of S_l over rows with h_l >= min_count (spec §3.2 [D]; the paper averages
     over all m rows, which leaves unseen rows undefined), in nats. weighted=True gives the h-weighted mean,
     the conditional entropy H(L2 | L1). NaN if no row qualifies."""
+    import numbers
+
+    if not (hasattr(table, "row_entropy") and hasattr(table, "h")):
+        raise StatsError(f"table: expected a CondProbTable (from condprob_table), got {type(table).__name__}")
+    if isinstance(min_count, bool) or not isinstance(min_count, numbers.Integral):
+        raise StatsError(f"min_count: must be a whole number of observations, got {min_count!r}")
     s = table.row_entropy()
     ok = table.h >= max(1, int(min_count))
     if not ok.any():
@@ -292,6 +299,8 @@ def _scale_bins(scales: Sequence[float], bin_s: float) -> np.ndarray:
         raise StatsError(f"bin_s: must be positive, got {bin_s}")
     out = []
     for s in scales:
+        if isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s):
+            raise StatsError(f"scales: {s!r} is not a finite number of seconds")
         k = s / bin_s
         r = round(k)
         if r < 1 or abs(k - r) > 1e-6 * max(1.0, k):
