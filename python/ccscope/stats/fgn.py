@@ -44,8 +44,17 @@ def fgn_autocovariance(k, hurst: float) -> np.ndarray:
     return np.where(big, kb**h2 * series, np.where(mid, stable, direct))
 
 
+def _check_real(x, name: str) -> float:
+    """`x` as a float when it is a real number (not text, None or a bool), else a StatsError naming it."""
+    import numbers
+
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise StatsError(f"{name}: must be a number, got {x!r}")
+    return float(x)
+
+
 def _check_hurst(hurst: float) -> float:
-    h = float(hurst)
+    h = _check_real(hurst, "hurst")
     if not 0.0 < h < 1.0:
         raise StatsError(f"hurst: must be in (0, 1), got {hurst}")
     return h
@@ -70,6 +79,7 @@ def fgn(n: int, hurst: float, seed: int, sigma: float = 1.0) -> np.ndarray:
     if n > MAX_FGN_N:
         raise StatsError(f"n: {n} is above the limit of {MAX_FGN_N} points")
     h = _check_hurst(hurst)
+    sigma = _check_real(sigma, "sigma")
     if not (np.isfinite(sigma) and sigma > 0):
         raise StatsError(f"sigma: must be positive, got {sigma}")
     n = int(n)
