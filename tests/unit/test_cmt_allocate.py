@@ -221,3 +221,18 @@ def test_markov_objective_too_costly_is_refused_before_any_solve():
         allocate(dests, 4_000_000)
     assert time.perf_counter() - t0 < 1.0
     assert e.value.field == "rbuf" and "renewal" in str(e.value)
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(dests=[(21, 40, 1e-3)]), "path[0]"),  # a tuple, not a Destination: was an AttributeError
+    (dict(dests=[Destination(21, 40, 1e-3), None]), "path[1]"),
+    (dict(k=math.nan, solver="heuristic"), "k"),  # was int()'s ValueError
+    (dict(rbuf_bytes=math.nan), "rbuf"),
+    (dict(rbuf_bytes="128KB"), "rbuf"),
+])
+def test_inputs_of_the_wrong_kind_are_a_cmt_input_error_naming_the_field(kwargs, field):
+    args = dict(dests=[Destination(21, 40, 1e-3)], rbuf_bytes=128_000, objective="renewal")
+    args.update(kwargs)
+    with pytest.raises(CmtInputError) as e:
+        allocate(args.pop("dests"), args.pop("rbuf_bytes"), **args)
+    assert e.value.field == field

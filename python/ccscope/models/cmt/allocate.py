@@ -115,6 +115,8 @@ def bdp_bound(dest: Destination, packet_bytes: int) -> int:
 def check_destination(dest: Destination, index: int) -> Destination:
     """Range checks; the error names the destination (`path[i].p`)."""
     name = f"path[{index}]"
+    if not isinstance(dest, Destination):
+        raise CmtInputError(name, f"expected a Destination(b_mbps, d_ms, p, rto_max_s), got {type(dest).__name__}")
     try:
         return Destination(
             b_mbps=check_rate(dest.b_mbps),
@@ -280,7 +282,7 @@ def allocate(
     the limits (solver="milp" only). k is eq. 61's step and only used by the heuristic."""
     if solver not in SOLVERS:
         raise CmtInputError("solver", f"{solver!r} must be one of {', '.join(SOLVERS)}")
-    if int(k) != k or k < 1:
+    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer)) or not math.isfinite(k) or int(k) != k or k < 1:
         raise CmtInputError("k", f"{k!r} must be a whole number >= 1")
     k = int(k)
     if len(dests) == 0:
