@@ -135,8 +135,17 @@ class Scenario:
         """A copy with dotted keys set, e.g. ``{"flows.0.window": 5, "seed": 3}``."""
         if not overrides:
             return self
+        import tomli_w
+
         d = self.to_dict()
         for k, v in overrides.items():
+            if not isinstance(k, str):
+                raise _native.ScenarioError(
+                    f"{self.file or '<scenario>'}: override `{k!r}`: a key must be a dotted name, not {type(k).__name__}")
+            try:
+                tomli_w.dumps({"v": v})
+            except (TypeError, ValueError) as e:  # None (TOML has no null), objects TOML cannot write
+                raise _native.ScenarioError(f"{self.file or '<scenario>'}: override `{k}`: {e}") from None
             if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
                 raise _native.ScenarioError(
                     f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer")
@@ -168,6 +177,12 @@ def as_scenario(s: ScenarioLike) -> Scenario:
         return s
     if isinstance(s, Mapping):
         return Scenario.from_dict(s)
+    if not isinstance(s, (str, os.PathLike)):
+        raise TypeError(f"scenario: expected a path, TOML text, a mapping or a Scenario, got {type(s).__name__}")
+    if isinstance(s, str) and not s.strip():  # Path("") is the current folder
+        raise _native.ScenarioError("<scenario>: empty: give a scenario file, its TOML text or a dict")
+    if isinstance(s, os.PathLike):
+        s = Path(s)
     if isinstance(s, Path) or (isinstance(s, str) and "\n" not in s and (s.endswith(".toml") or Path(s).exists() or "=" not in s)):
         return Scenario.load(s)
     return Scenario(str(s))
@@ -681,7 +696,8 @@ def run(
     def factory(index: int, params: dict) -> Any:
         if controllers and index in controllers:
             obj = controllers[index]
-            made = obj() if callable(obj) and isinstance(obj, type) else obj
+            # A class or a zero-argument factory is called; a controller object (it has on_ack) is used as is.
+            made = obj() if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "on_ack")) else obj
         else:
             spec = params.pop("class", None)
             if spec is None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import numbers
 import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -286,10 +287,17 @@ def run_sweep(
 
     from ccscope.cluster import open_client
 
+    if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral):
+        raise _native.ScenarioError(f"--seeds {seeds!r}: must be a whole number of seeds")
     if seeds < 1:
         raise _native.ScenarioError(f"--seeds {seeds}: need at least one seed")
     if "seed" in grid:
         raise _native.ScenarioError("--param seed: use --seeds to vary the seed")
+    for k, values in grid.items():
+        if not isinstance(values, (list, tuple)):
+            raise _native.ScenarioError(f"--param {k}: expected a list of values, got {values!r}")
+        if not values:  # the product would be empty: nothing would run
+            raise _native.ScenarioError(f"--param {k}: no values")
     points = _grid_points(grid)
     if len(points) * seeds > MAX_RUNS:
         raise _native.ScenarioError(f"--seeds {seeds}: {len(points) * seeds} runs, more than the limit of {MAX_RUNS}")

@@ -339,3 +339,24 @@ def test_a_scenario_saved_with_a_byte_order_mark_runs_as_without_one(tmp_path):
     (tmp_path / "bom.toml").write_bytes(b"\xef\xbb\xbf" + text.encode())
     (tmp_path / "plain.toml").write_text(text)
     assert api.run(str(tmp_path / "bom.toml")).summary == api.run(str(tmp_path / "plain.toml")).summary
+
+
+@pytest.mark.parametrize("overrides,named", [
+    ({"duration_s": None}, "override `duration_s`"),  # TOML has no null: tomli_w's TypeError named nothing
+    ({1: 2}, "override `1`"),  # a key that is not text: an AttributeError from str.split
+])
+def test_an_override_toml_cannot_hold_is_a_scenario_error_naming_it(overrides, named):
+    with pytest.raises(ccscope.ScenarioError, match=named):
+        ccscope.run("examples/aimd.toml", overrides=overrides)
+
+
+@pytest.mark.parametrize("scenario", [5, None, b"name = 'x'"])
+def test_a_scenario_that_is_not_a_path_text_dict_or_scenario_is_a_type_error_naming_it(scenario):
+    with pytest.raises(TypeError, match=f"scenario: expected a path, TOML text, a mapping or a Scenario, got {type(scenario).__name__}"):
+        ccscope.run(scenario)
+
+
+def test_an_empty_scenario_string_is_an_error_not_the_current_folder():
+    with pytest.raises(ccscope.ScenarioError, match="empty") as e:
+        ccscope.run("")
+    assert "folder" not in str(e.value)

@@ -208,3 +208,31 @@ def test_heuristic_on_the_fig13_setup_never_beats_the_exact_optimum(b1):
     assert allocate(dests, 128_000, "heuristic", k=1).total_mbps == pytest.approx(exact.total_mbps, abs=1e-12)
     for k in (2, 5, 10):
         assert allocate(dests, 128_000, "heuristic", k=k).total_mbps <= exact.total_mbps + 1e-12
+
+
+def test_markov_objective_too_costly_is_refused_before_any_solve():
+    # 4 MB (W_total = 2666) over three long fat paths: a_i = 2666, so eta_i would solve 2665 chains of up to 3.5 M
+    # states per destination (about 1e10 states, many minutes); refused at once, naming rbuf.
+    import time
+
+    dests = [Destination(1000, 1000, 1e-3)] * 3
+    t0 = time.perf_counter()
+    with pytest.raises(CmtInputError) as e:
+        allocate(dests, 4_000_000)
+    assert time.perf_counter() - t0 < 1.0
+    assert e.value.field == "rbuf" and "renewal" in str(e.value)
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(dests=[(21, 40, 1e-3)]), "path[0]"),  # a tuple, not a Destination: was an AttributeError
+    (dict(dests=[Destination(21, 40, 1e-3), None]), "path[1]"),
+    (dict(k=math.nan, solver="heuristic"), "k"),  # was int()'s ValueError
+    (dict(rbuf_bytes=math.nan), "rbuf"),
+    (dict(rbuf_bytes="128KB"), "rbuf"),
+])
+def test_inputs_of_the_wrong_kind_are_a_cmt_input_error_naming_the_field(kwargs, field):
+    args = dict(dests=[Destination(21, 40, 1e-3)], rbuf_bytes=128_000, objective="renewal")
+    args.update(kwargs)
+    with pytest.raises(CmtInputError) as e:
+        allocate(args.pop("dests"), args.pop("rbuf_bytes"), **args)
+    assert e.value.field == field

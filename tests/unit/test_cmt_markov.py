@@ -121,6 +121,10 @@ def test_throughput_falls_with_loss_never_rises_with_delay_and_never_exceeds_the
         (dict(solver="lu"), "`solver`"),
         (dict(window_packets=1), "W = 1"),
         (dict(rbuf_bytes=4_000_000, solver="explicit"), "`solver`"),
+        (dict(rbuf_bytes=10**30), "`rbuf_bytes`"),  # beyond 64 bits: was an OverflowError naming nothing
+        (dict(window_packets=-(10**30)), "`window_packets`"),
+        (dict(p=None), "`p`"),  # not a number: was float()'s TypeError
+        (dict(d_ms="far"), "`d_ms`"),
     ],
 )
 def test_bad_input_raises_one_error_naming_its_field(kwargs, field):

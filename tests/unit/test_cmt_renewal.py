@@ -269,6 +269,13 @@ def test_same_input_gives_identical_output():
         (dict(p=0.9), "p"),  # E[W] of eq. 33 below one packet
         (dict(rto_max_s=0.0), "rto_max"),
         (dict(packet_bytes=0), "packet_bytes"),
+        # Not numbers at all: one CmtInputError naming the field, not Python's int()/float() message.
+        (dict(p=None), "p"),
+        (dict(rbuf_bytes=math.nan), "rbuf"),
+        (dict(rbuf_bytes="128KB"), "rbuf"),
+        (dict(rbuf_bytes=None), "rbuf"),
+        (dict(packet_bytes=math.nan), "packet_bytes"),
+        (dict(b_mbps=None), "b"),
     ],
 )
 def test_bad_input_names_the_field(kwargs, field):

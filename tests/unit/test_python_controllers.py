@@ -180,3 +180,30 @@ def test_a_python_controller_may_name_its_own_restart_after_s_on_the_ctcp_sender
     text = text.replace('datagram_mode = "datagrump"', 'datagram_mode = "ctcp"')
     assert 'datagram_mode = "ctcp"' in text
     assert api.validate(write("py.toml", text))["flows"] == 1
+
+
+class Fixed10(ccscope.Controller):
+    cwnd = 10
+
+
+def test_controllers_accepts_a_zero_argument_factory_as_documented():
+    made = []
+
+    def factory():
+        made.append(Fixed10())
+        return made[-1]
+
+    r = ccscope.run("examples/datagrump.toml", overrides={**PY_FLOW, "duration_s": 1}, controllers={0: factory})
+    assert len(made) == 1 and r.flows.loc[0, "controller"] == "python:Fixed10"
+
+
+class HugeWindow(ccscope.Controller):
+    cwnd = 4
+
+    def on_ack(self, now_ms, ack):
+        self.cwnd = 1e18  # finite, but billions of packets in one burst
+
+
+def test_a_window_above_the_bound_every_controller_keeps_is_an_error_not_a_huge_burst():
+    with pytest.raises(_native.ControllerError, match=r"HugeWindow\): `cwnd` = 1000000000000000000 after on_ack at t = .*10000000"):
+        ccscope.run("examples/datagrump.toml", overrides={**PY_FLOW, "duration_s": 1}, controllers={0: HugeWindow()})

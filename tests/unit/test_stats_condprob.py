@@ -225,3 +225,18 @@ def test_oracle_levels_refuse_a_series_shorter_than_two_blocks_and_bad_levels():
         oracle_levels([1.0] * 10, 0.0, 0.02)
     with pytest.raises(stats.StatsError, match="1..8"):
         oracle_levels_toml(np.array([0, 3]), 0.01)
+
+
+def test_min_count_and_scales_that_are_not_numbers_are_stats_errors_naming_them():
+    from ccscope.stats import StatsError, average_entropy, condprob_table, entropy_curve, fgn
+
+    x = fgn(4096, 0.8, 1)
+    table = condprob_table(x, 1, 2)
+    for bad in (None, 1.5, "10", math.nan):
+        with pytest.raises(StatsError, match="^min_count: "):
+            average_entropy(table, min_count=bad)
+    for bad in (math.nan, math.inf, "0.02", None):
+        with pytest.raises(StatsError, match="^scales: "):
+            entropy_curve(x, 0.01, [bad])
+    with pytest.raises(StatsError, match="^table: "):
+        average_entropy(x)

@@ -116,3 +116,29 @@ def test_gamma_k_matches_the_textbook_formula_to_1e_13_at_every_lag(h):
     for k, g in zip(ks, got):
         want = _gamma_by_hand(k, h)
         assert abs(g - want) <= 1e-13 * abs(want), (k, g, want)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "x", True])
+def test_a_seed_that_is_not_a_non_negative_integer_is_a_stats_error_naming_it(seed):
+    from ccscope.stats import StatsError, entropy_curve, onoff_aggregate, shuffle
+
+    x = fgn(256, 0.7, 1)
+    with pytest.raises(StatsError, match="^seed: "):
+        fgn(64, 0.7, seed)
+    with pytest.raises(StatsError, match="^seed: "):
+        shuffle(x, seed)
+    with pytest.raises(StatsError, match="^seed: "):
+        onoff_aggregate(4, 100, 1.5, seed)
+    with pytest.raises(StatsError, match="^control_seed: "):
+        entropy_curve(x, 0.01, [0.02], control_seed=seed)
+
+
+@pytest.mark.parametrize("kwargs,name", [(dict(hurst=None), "hurst"), (dict(hurst="0.7"), "hurst"),
+                                         (dict(sigma="1"), "sigma"), (dict(sigma=None), "sigma")])
+def test_a_hurst_or_sigma_that_is_not_a_number_is_a_stats_error_naming_it(kwargs, name):
+    from ccscope.stats import StatsError
+
+    args = dict(n=64, hurst=0.7, seed=1, sigma=1.0)
+    args.update(kwargs)
+    with pytest.raises(StatsError, match=f"^{name}: "):
+        fgn(**args)

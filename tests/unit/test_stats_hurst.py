@@ -170,3 +170,30 @@ def test_every_estimator_accepts_a_read_only_series(method):
     ro = x.copy()
     ro.flags.writeable = False
     assert hurst(ro, method).hurst == hurst(x, method).hurst
+
+
+@pytest.mark.parametrize("x,why", [
+    (np.exp(1j * np.arange(4096.0)), "complex values"),  # numpy would drop the imaginary part with only a warning
+    (["1.0", "a"] * 2048, "not a series of numbers"),
+    ("abc", "not a series of numbers"),
+])
+def test_a_series_that_is_not_real_numbers_is_a_stats_error_naming_x(x, why):
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^x: .*{why}"):
+        hurst(x, "rs")
+
+
+@pytest.mark.parametrize("method,fit,name", [
+    ("rs", dict(min_scale=math.nan), "min_scale"),
+    ("aggvar", dict(min_scale=2.5), "min_scale"),
+    ("rs", dict(max_scale=100.5), "max_scale"),
+    ("rs", dict(scales_per_decade=math.inf), "scales_per_decade"),
+    ("wavelet", dict(j1=1.5), "j1"),  # was fitted over octaves 2.. without a word
+    ("wavelet", dict(j2=math.nan), "j2"),
+])
+def test_a_fit_argument_that_is_not_a_whole_number_is_a_stats_error_naming_it(method, fit, name):
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^{method}: {name} must be a whole number"):
+        hurst(fgn(40_000, 0.8, 1), method, **fit)

@@ -262,3 +262,17 @@ def test_a_point_that_kills_its_workers_stops_the_sweep_with_one_line_naming_it(
         with pytest.raises(sweep.SweepError) as e:
             sweep.run_sweep(s, {"flows.0.class": ["crash.py:Ctl"]}, out=tmp_path / "out", client=c)
     assert str(e.value).startswith("point flows.0.class=crash.py:Ctl seed=1: every worker that ran it died")
+
+
+@pytest.mark.parametrize("kwargs,named", [
+    (dict(seeds=1.5), "--seeds 1.5"),
+    (dict(seeds="2"), "--seeds '2'"),
+    (dict(grid={"duration_s": 1}), "--param duration_s"),  # a scalar, not a list of values
+    (dict(grid={"duration_s": []}), "--param duration_s"),  # no values: the sweep ran nothing and said nothing
+])
+def test_a_bad_seeds_or_grid_is_a_scenario_error_naming_it_before_any_run(tmp_path, kwargs, named):
+    args = dict(grid={"duration_s": [1]}, seeds=1)
+    args.update(kwargs)
+    with pytest.raises(ScenarioError, match=named):
+        sweep.run_sweep("examples/aimd.toml", args["grid"], seeds=args["seeds"], out=tmp_path / "s", jobs=1)
+    assert not (tmp_path / "s").exists()

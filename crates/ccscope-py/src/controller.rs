@@ -19,6 +19,10 @@ use ccscope_core::{Bandwidth, Dur, Time};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+/// The most packets a Python controller may keep in flight: the bound every built-in controller keeps
+/// (ccscope-cc's property tests); a larger window would queue that many packets in one burst.
+const MAX_CWND: f64 = 10_000_000.0;
+
 /// The first exception a Python controller raised; the run reports it when it ends.
 #[derive(Clone, Default)]
 pub struct ErrorSlot(Arc<Mutex<Option<PyErr>>>);
@@ -241,7 +245,17 @@ impl PyController {
                 self.who(now_ms)
             ))
         })?;
-        self.cwnd = w.min(u32::MAX as f64) as u32;
+        if w > MAX_CWND {
+            return Err(crate::ControllerError::new_err(format!(
+                "{}: `cwnd` = {w} {}: must be a finite number >= 0 and at most {MAX_CWND} packets",
+                self.who(now_ms),
+                match now_ms {
+                    Some(t) => format!("after {event} at t = {t:.3} ms"),
+                    None => format!("after {event}"),
+                },
+            )));
+        }
+        self.cwnd = w as u32;
         if let Some(t) = self.checked(b, "timeout_ms", event, now_ms)? {
             if t > 0.0 {
                 self.timeout = Dur::from_ms_f64(t);

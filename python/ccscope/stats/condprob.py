@@ -10,6 +10,7 @@ CondProb[l][l'] / h_l.
 from __future__ import annotations
 
 import math
+import numbers
 import struct
 from bisect import bisect_right
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
-from ccscope.stats.errors import StatsError, check_series
+from ccscope.stats.errors import StatsError, check_seed, check_series
 
 #: Number of levels (paper 003 §2.3: m = 8).
 M = 8
@@ -258,6 +259,12 @@ def average_entropy(table: CondProbTable, min_count: int = ENTROPY_MIN_COUNT, we
     """S-bar of §2.4: the mean of S_l over rows with h_l >= min_count (spec §3.2 [D]; the paper averages
     over all m rows, which leaves unseen rows undefined), in nats. weighted=True gives the h-weighted mean,
     the conditional entropy H(L2 | L1). NaN if no row qualifies."""
+    import numbers
+
+    if not (hasattr(table, "row_entropy") and hasattr(table, "h")):
+        raise StatsError(f"table: expected a CondProbTable (from condprob_table), got {type(table).__name__}")
+    if isinstance(min_count, bool) or not isinstance(min_count, numbers.Integral):
+        raise StatsError(f"min_count: must be a whole number of observations, got {min_count!r}")
     s = table.row_entropy()
     ok = table.h >= max(1, int(min_count))
     if not ok.any():
@@ -271,7 +278,7 @@ def shuffle(x, seed: int) -> np.ndarray:
     """A random permutation of the bins of `x` (``default_rng(seed)``): the same marginal distribution with
     the correlation destroyed, the control of the entropy curve (spec §3.2 [D])."""
     a = check_series(x)
-    return np.random.default_rng(seed).permutation(a)
+    return np.random.default_rng(check_seed(seed)).permutation(a)
 
 
 @dataclass(frozen=True, eq=False)
@@ -292,6 +299,8 @@ def _scale_bins(scales: Sequence[float], bin_s: float) -> np.ndarray:
         raise StatsError(f"bin_s: must be positive, got {bin_s}")
     out = []
     for s in scales:
+        if isinstance(s, bool) or not isinstance(s, numbers.Real) or not math.isfinite(s):
+            raise StatsError(f"scales: {s!r} is not a finite number of seconds")
         k = s / bin_s
         r = round(k)
         if r < 1 or abs(k - r) > 1e-6 * max(1.0, k):
@@ -317,6 +326,7 @@ def entropy_curve(x, bin_s: float, scales: Sequence[float], control_seed: Option
     e, w, nb = _curve(a, bins, min_count)
     ce = cw = None
     if control_seed is not None:
+        check_seed(control_seed, "control_seed")
         ce, cw, _ = _curve(shuffle(a, control_seed), bins, min_count)
     return EntropyCurve(np.asarray(scales, dtype=np.float64), e, w, nb, ce, cw)
 

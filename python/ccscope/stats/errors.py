@@ -27,10 +27,26 @@ def check_series(x, name: str = "x"):
     """`x` as a 1-D float64 array of finite values, or a StatsError naming `name`."""
     import numpy as np
 
-    a = np.asarray(x, dtype=np.float64)
+    if np.iscomplexobj(x):  # a float64 cast would drop the imaginary part with only a warning
+        raise StatsError(f"{name}: expected real numbers, got complex values")
+    try:
+        a = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise StatsError(f"{name}: not a series of numbers ({e})") from None
     if a.ndim != 1:
         raise StatsError(f"{name}: expected a 1-D series, got shape {a.shape}")
     if not np.all(np.isfinite(a)):
         bad = int(np.flatnonzero(~np.isfinite(a))[0])
         raise StatsError(f"{name}: value {a[bad]} at index {bad} is not finite")
     return a
+
+
+def check_seed(seed, name: str = "seed"):
+    """`seed` for ``numpy.random.default_rng``: None or an integer >= 0, else a StatsError naming `name`."""
+    import numbers
+
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise StatsError(f"{name}: must be a non-negative integer, got {seed!r}")
+    return int(seed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ccscope.stats.errors import EmbeddingError, StatsError
+from ccscope.stats.errors import EmbeddingError, StatsError, check_seed
 
 #: Largest n accepted: the embedding holds 2n complex values plus 4n normals (about 1 GB at this n).
 MAX_FGN_N = 1 << 23
@@ -44,8 +44,17 @@ def fgn_autocovariance(k, hurst: float) -> np.ndarray:
     return np.where(big, kb**h2 * series, np.where(mid, stable, direct))
 
 
+def _check_real(x, name: str) -> float:
+    """`x` as a float when it is a real number (not text, None or a bool), else a StatsError naming it."""
+    import numbers
+
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise StatsError(f"{name}: must be a number, got {x!r}")
+    return float(x)
+
+
 def _check_hurst(hurst: float) -> float:
-    h = float(hurst)
+    h = _check_real(hurst, "hurst")
     if not 0.0 < h < 1.0:
         raise StatsError(f"hurst: must be in (0, 1), got {hurst}")
     return h
@@ -70,6 +79,7 @@ def fgn(n: int, hurst: float, seed: int, sigma: float = 1.0) -> np.ndarray:
     if n > MAX_FGN_N:
         raise StatsError(f"n: {n} is above the limit of {MAX_FGN_N} points")
     h = _check_hurst(hurst)
+    sigma = _check_real(sigma, "sigma")
     if not (np.isfinite(sigma) and sigma > 0):
         raise StatsError(f"sigma: must be positive, got {sigma}")
     n = int(n)
@@ -84,7 +94,7 @@ def fgn(n: int, hurst: float, seed: int, sigma: float = 1.0) -> np.ndarray:
                              f"lambda_{j} = {half[j]:.3g}; Davies-Harte cannot be exact here")
     lam = np.concatenate([half, half[-2:0:-1]])
     np.maximum(lam, 0.0, out=lam)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     w = rng.standard_normal((2, m))
     # Real part of FFT(sqrt(lambda/m) (A + iB)) has covariance exactly the circulant row (Davies-Harte).
     z = np.sqrt(lam / m) * (w[0] + 1j * w[1])

@@ -92,8 +92,19 @@ def hurst(x, method: str = "whittle", **fit) -> HurstEstimate:
     return fns[method](x, **fit)
 
 
+def _whole(method: str, name: str, v) -> int:
+    """A fit argument as an int; NaN, infinities, fractions and text are a StatsError naming it."""
+    import numbers
+
+    if isinstance(v, bool) or not (isinstance(v, numbers.Integral) or (isinstance(v, float) and v.is_integer())):
+        raise StatsError(f"{method}: {name} must be a whole number, got {v!r}")
+    return int(v)
+
+
 def _block_scales(method: str, n: int, min_scale: int, max_scale: Optional[int], per_decade: int) -> np.ndarray:
     """Integer block sizes log-spaced from min_scale to max_scale (default n // 100), at least 2 blocks each."""
+    min_scale, per_decade = _whole(method, "min_scale", min_scale), _whole(method, "scales_per_decade", per_decade)
+    max_scale = None if max_scale is None else _whole(method, "max_scale", max_scale)
     if min_scale < 2:
         raise StatsError(f"{method}: min_scale must be >= 2, got {min_scale}")
     if per_decade < 1:
@@ -204,6 +215,8 @@ def wavelet(x, j1: int = WAVELET_J1, j2: Optional[int] = None, wavelet: str = WA
         w = pywt.Wavelet(wavelet)
     except ValueError:
         raise StatsError(f"wavelet: unknown wavelet {wavelet!r}") from None
+    j1 = _whole("wavelet", "j1", j1)
+    j2 = None if j2 is None else _whole("wavelet", "j2", j2)
     if j1 < 1:
         raise StatsError(f"wavelet: j1 must be >= 1, got {j1}")
     jmax = pywt.dwt_max_level(n, w.dec_len)

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ccscope.stats.errors import StatsError
+from ccscope.stats.errors import StatsError, check_seed
 
 #: Largest expected number of ON/OFF periods over all sources (bounds the draws held in memory).
 MAX_PERIODS = 50_000_000
@@ -54,7 +54,7 @@ def onoff_aggregate(n_sources: int, slots: int, alpha: float, seed: int, on_min:
     if expected > MAX_PERIODS:
         raise StatsError(f"slots: {n_sources} sources x {slots} slots need about {expected:.3g} periods, "
                          f"above the limit of {MAX_PERIODS}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     starts_all, ends_all = [], []
     for _ in range(n_sources):
         on_first = rng.random() < mean_on / (mean_on + mean_off)

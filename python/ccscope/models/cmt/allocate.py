@@ -36,6 +36,9 @@ MIN_LIMIT = 2  # A16: a window limit of one packet is not a state of the Markov 
 # Bound before allocating: the heuristic's exhaustive product, and the DP/MILP table n * W.
 MAX_COMBINATIONS = 4_000_000
 MAX_TABLE = 50_000_000
+# The Markov objective solves one chain of about c (c + 1) / 2 states per candidate window c (§4.3); the total is
+# bounded before the first solve: 2^28 states, about 8 chains of the largest W (8192) markov_throughput takes.
+MAX_OBJECTIVE_STATES = 1 << 28
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,8 @@ def bdp_bound(dest: Destination, packet_bytes: int) -> int:
 def check_destination(dest: Destination, index: int) -> Destination:
     """Range checks; the error names the destination (`path[i].p`)."""
     name = f"path[{index}]"
+    if not isinstance(dest, Destination):
+        raise CmtInputError(name, f"expected a Destination(b_mbps, d_ms, p, rto_max_s), got {type(dest).__name__}")
     try:
         return Destination(
             b_mbps=check_rate(dest.b_mbps),
@@ -277,7 +282,7 @@ def allocate(
     the limits (solver="milp" only). k is eq. 61's step and only used by the heuristic."""
     if solver not in SOLVERS:
         raise CmtInputError("solver", f"{solver!r} must be one of {', '.join(SOLVERS)}")
-    if int(k) != k or k < 1:
+    if isinstance(k, bool) or not isinstance(k, (int, float, np.integer)) or not math.isfinite(k) or int(k) != k or k < 1:
         raise CmtInputError("k", f"{k!r} must be a whole number >= 1")
     k = int(k)
     if len(dests) == 0:
@@ -313,6 +318,11 @@ def allocate(
         if name not in OBJECTIVES:
             raise CmtInputError("objective", f"{name!r} must be one of {', '.join(OBJECTIVES)} or a callable")
         model = OBJECTIVES[name]
+        states = sum(int((ws * (ws + 1) // 2).sum()) for ws in windows) if name == "markov" else 0
+        if states > MAX_OBJECTIVE_STATES:
+            raise CmtInputError("rbuf", f"the Markov objective would solve chains of {states} states in all (windows up to "
+                                f"{max(a)} packets), above the limit of {MAX_OBJECTIVE_STATES}; use objective='renewal', "
+                                "bounds or solver='heuristic' with a larger k")
         objective = lambda dest, windows: model(dest, windows, packet_bytes)  # noqa: E731
     t0 = time.perf_counter()
     values = _evaluate(objective, dests, windows)

@@ -39,8 +39,24 @@ def parse_bytes(text: str, field: str = "rbuf") -> int:
     return int(value)
 
 
+def _float(x, field: str) -> float:
+    """float(x), or a CmtInputError naming `field` when x is not a number."""
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        raise CmtInputError(field, f"{x!r} is not a number") from None
+
+
+def _whole(x, field: str) -> bool:
+    """True when x is a whole number (NaN, text and None are not)."""
+    try:
+        return int(x) == x
+    except (TypeError, ValueError, OverflowError):
+        return False
+
+
 def check_loss_rate(p: float, field: str = "p") -> float:
-    p = float(p)
+    p = _float(p, field)
     if not (0.0 < p < 1.0):
         raise CmtInputError(field, f"{p!r} must be in (0, 1)")
     if p < sys.float_info.min:
@@ -50,7 +66,7 @@ def check_loss_rate(p: float, field: str = "p") -> float:
 
 
 def check_positive(x: float, field: str, unit: str) -> float:
-    x = float(x)
+    x = _float(x, field)
     if not (math.isfinite(x) and x > 0.0):
         raise CmtInputError(field, f"{x!r} {unit} must be a positive finite number")
     return x
@@ -65,7 +81,7 @@ def check_rate(b_mbps: float, field: str = "b") -> float:
 
 
 def check_delay(d_ms: float, field: str = "d") -> float:
-    d_ms = float(d_ms)
+    d_ms = _float(d_ms, field)
     if not (math.isfinite(d_ms) and d_ms >= 0.0):
         raise CmtInputError(field, f"{d_ms!r} ms must be a finite number >= 0")
     if d_ms > MAX_DELAY_MS:
@@ -74,14 +90,14 @@ def check_delay(d_ms: float, field: str = "d") -> float:
 
 
 def check_packet_bytes(packet_bytes: int, field: str = "packet_bytes") -> int:
-    if int(packet_bytes) != packet_bytes or packet_bytes <= 0:
+    if not _whole(packet_bytes, field) or packet_bytes <= 0:
         raise CmtInputError(field, f"{packet_bytes!r} must be a positive whole number of bytes")
     return int(packet_bytes)
 
 
 def window_packets(rbuf_bytes: int, packet_bytes: int, field: str = "rbuf", minimum: int = 1) -> int:
     """W = floor(r / packet) (paper 002 footnote 8), at least `minimum` packets and at most MAX_WINDOW_PACKETS."""
-    if int(rbuf_bytes) != rbuf_bytes or rbuf_bytes < 0:
+    if not _whole(rbuf_bytes, field) or rbuf_bytes < 0:
         raise CmtInputError(field, f"{rbuf_bytes!r} must be a whole number of bytes")
     w = int(rbuf_bytes) // packet_bytes
     if w < minimum:

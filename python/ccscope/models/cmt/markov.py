@@ -82,7 +82,16 @@ def _int(field: str, value) -> int:
         if hasattr(value, "__index__"):
             return value.__index__()
         raise CmtMarkovError(f"field `{field}`: {value!r} is not an integer")
+    if not -(2**63) <= value < 2**63:  # the solver takes 64-bit integers; a larger one is no window
+        raise CmtMarkovError(f"field `{field}`: {value} is not a non-negative integer in range")
     return value
+
+
+def _float(field: str, value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise CmtMarkovError(f"field `{field}`: {value!r} is not a number") from None
 
 
 def markov_throughput(
@@ -110,12 +119,12 @@ def markov_throughput(
     _check_choice("solver", solver, SOLVERS)
     w = None if window_packets is None else _int("window_packets", window_packets)
     d = _native.cmt_markov(
-        float(p),
-        float(b_mbps),
-        float(d_ms),
+        _float("p", p),
+        _float("b_mbps", b_mbps),
+        _float("d_ms", d_ms),
         _int("rbuf_bytes", rbuf_bytes),
         loss,
-        float(rto_max_s),
+        _float("rto_max_s", rto_max_s),
         _int("packet_bytes", packet_bytes),
         w,
         solver,
@@ -138,5 +147,6 @@ def markov_throughput_curve(
 
     _check_choice("loss", loss, LOSS_MODELS)
     ws = [_int("windows", w) for w in windows]
-    rows = _native.cmt_markov_curve(float(p), float(b_mbps), float(d_ms), ws, loss, float(rto_max_s), _int("packet_bytes", packet_bytes))
+    rows = _native.cmt_markov_curve(_float("p", p), _float("b_mbps", b_mbps), _float("d_ms", d_ms), ws, loss,
+                                     _float("rto_max_s", rto_max_s), _int("packet_bytes", packet_bytes))
     return np.array([r["throughput_mbps"] for r in rows], dtype=float)
