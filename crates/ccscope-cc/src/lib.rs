@@ -29,6 +29,10 @@ pub(crate) mod testing;
 pub use params::{ParamError, ParamSpec};
 pub use registry::{build, describe, AnyController, CONTROLLERS};
 
+/// The most packets a controller's window may hold: every built-in keeps to it (the property harness
+/// checks), and a Python controller asking for more is refused.
+pub const MAX_CWND: u32 = 10_000_000;
+
 /// Controller parameters naming an input file (a markov `model`, a SAC `table_file` or `oracle_file`):
 /// the loader resolves them next to the scenario and a results folder hashes them.
 pub const INPUT_FILE_KEYS: &[&str] = &["model", "table_file", "oracle_file"];

@@ -11,10 +11,8 @@ use proptest::test_runner::TestCaseError;
 
 use crate::registry::{ConcreteVisitor, ControllerInfo, CONTROLLERS};
 use crate::testing::Script;
-use crate::{AnyController, Controller, LossCause};
+use crate::{AnyController, Controller, LossCause, MAX_CWND};
 
-/// No controller may ask for more than this many packets in flight.
-const MAX_CWND: u32 = 10_000_000;
 /// One `Fill` sends at most this many packets, so a huge window cannot stall the run.
 const MAX_FILL: usize = 64;
 

@@ -19,9 +19,9 @@ use ccscope_core::{Bandwidth, Dur, Time};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-/// The most packets a Python controller may keep in flight: the bound every built-in controller keeps
-/// (ccscope-cc's property tests); a larger window would queue that many packets in one burst.
-const MAX_CWND: f64 = 10_000_000.0;
+/// The most packets a Python controller may keep in flight: the bound every built-in controller keeps; a
+/// larger window would queue that many packets in one burst.
+const MAX_CWND: f64 = ccscope_cc::MAX_CWND as f64;
 
 /// The first exception a Python controller raised; the run reports it when it ends.
 #[derive(Clone, Default)]

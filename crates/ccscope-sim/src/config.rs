@@ -569,8 +569,9 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
             return Err(ctx.err(
                 &at("rate_mbps"),
                 format!(
-                    "{} is out of range: a link's rate must be in [1e-6, 1e9] Mbit/s",
-                    num(r)
+                    "{} is out of range: a link's rate must be in [1e-6, {:e}] Mbit/s",
+                    num(r),
+                    ccscope_core::MAX_RATE_MBPS
                 ),
             ));
         }

@@ -259,8 +259,6 @@ def average_entropy(table: CondProbTable, min_count: int = ENTROPY_MIN_COUNT, we
     """S-bar of §2.4: the mean of S_l over rows with h_l >= min_count (spec §3.2 [D]; the paper averages
     over all m rows, which leaves unseen rows undefined), in nats. weighted=True gives the h-weighted mean,
     the conditional entropy H(L2 | L1). NaN if no row qualifies."""
-    import numbers
-
     if not (hasattr(table, "row_entropy") and hasattr(table, "h")):
         raise StatsError(f"table: expected a CondProbTable (from condprob_table), got {type(table).__name__}")
     if isinstance(min_count, bool) or not isinstance(min_count, numbers.Integral):

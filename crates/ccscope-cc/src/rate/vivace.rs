@@ -975,7 +975,7 @@ impl Controller for Vivace {
             .min_rtt
             .map_or(self.p.initial_rtt_ms / 1e3, |r| r.as_secs_f64());
         let pkts = self.p.cwnd_gain * self.mi_rate_bps() * rtt / (self.bytes as f64 * 8.0);
-        (pkts.ceil().min(1e7) as u32).max(4)
+        (pkts.ceil().min(crate::MAX_CWND as f64) as u32).max(4)
     }
 
     fn pacing_rate(&self) -> Option<Bandwidth> {
