@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
-from scipy import stats as sst
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -74,8 +73,10 @@ def gains(res: dict, seeds: Sequence[int], alpha: float) -> Optional[np.ndarray]
 
 
 def summary(g: np.ndarray) -> str:
-    half = sst.t.ppf(0.975, len(g) - 1) * g.std(ddof=1) / np.sqrt(len(g)) if len(g) > 1 else float("nan")
-    return f"mean {g.mean():+.1f}% ± {half:.1f}, median {np.median(g):+.1f}%"
+    from sac_report import ci95  # the report's interval, so the two numbers compare
+
+    mean, half = ci95(g)
+    return f"mean {mean:+.1f}% ± {half:.1f}, median {np.median(g):+.1f}%"
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
