@@ -200,6 +200,9 @@ CASES = [
     run_case("controller time beyond the longest run", sub(RATE, 'controller = "fixed"\nwindow = 10',
                                                            'controller = "lied"\ntau_floor_ms = 1e300'),
              ["s.toml:14", "flows[0].tau_floor_ms", "at most 1e10 ms"]),
+    # A u32 window passed and queued 4e9 packets in one burst (out of memory): the Python controllers' bound.
+    run_case("controller window beyond the largest", sub(RATE, "window = 10", "window = 4294967295"),
+             ["s.toml:14", "flows[0].window", "at most 1e7 packets"]),
     # --- models (controllers' input files) ---------------------------------------------------------
     run_case("markov model missing", sub(RATE, 'controller = "fixed"\nwindow = 10', 'controller = "markov"\nmodel = "m.ccm"'),
              ["m.ccm", "flows[0].model"]),

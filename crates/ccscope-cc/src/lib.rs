@@ -30,7 +30,7 @@ pub use params::{ParamError, ParamSpec};
 pub use registry::{build, describe, AnyController, CONTROLLERS};
 
 /// The most packets a controller's window may hold: every built-in keeps to it (the property harness
-/// checks), and a Python controller asking for more is refused.
+/// checks), a window parameter above it is refused, and so is a Python controller asking for more.
 pub const MAX_CWND: u32 = 10_000_000;
 
 /// Controller parameters naming an input file (a markov `model`, a SAC `table_file` or `oracle_file`):

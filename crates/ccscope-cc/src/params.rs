@@ -68,16 +68,23 @@ pub fn check_positive(key: &str, v: f64) -> Result<(), ParamError> {
     }
 }
 
-/// The largest value a parameter of `unit` can mean, and what it is: a time is within the longest run, a
-/// rate within the fastest link, a count of packets within a window (`u32`). Other units: no bound here.
-fn unit_bound(unit: &str) -> Option<(f64, &'static str)> {
+/// The largest value a parameter can mean, and what it is: a time is within the longest run, a rate
+/// within the fastest link, a window (or a step of one) within `MAX_CWND`, packets per epoch within a `u32`.
+/// Other units: no bound here.
+fn unit_bound(spec: &ParamSpec) -> Option<(f64, &'static str)> {
     use ccscope_core::{MAX_RATE_MBPS, MAX_RUN_S};
-    match unit {
+    // A slow-start threshold is never the window itself and may stay "arbitrarily high" (RFC 5681 §3.1).
+    if spec.unit == "packets" && spec.name.contains("ssthresh") {
+        return Some((u32::MAX as f64, "the largest window"));
+    }
+    match spec.unit {
         "s" => Some((MAX_RUN_S, "the longest run")),
         "ms" => Some((MAX_RUN_S * 1e3, "the longest run")),
         "Mbit/s" => Some((MAX_RATE_MBPS, "the fastest link")),
         "kbit/s" => Some((MAX_RATE_MBPS * 1e3, "the fastest link")),
-        "packets" | "packets/tau" | "packets/RTT" => Some((u32::MAX as f64, "the largest window")),
+        // Above it a window would send millions of packets in one burst (the bound Python controllers keep).
+        "packets" | "packets/RTT" => Some((crate::MAX_CWND as f64, "the largest window")),
+        "packets/tau" => Some((u32::MAX as f64, "the largest window")),
         _ => None,
     }
 }
@@ -90,7 +97,7 @@ fn check_unit_bound(spec: &ParamSpec, v: &toml::Value) -> Result<(), ParamError>
         toml::Value::Integer(i) => *i as f64,
         _ => return Ok(()),
     };
-    match unit_bound(spec.unit) {
+    match unit_bound(spec) {
         Some((most, what)) if x.abs() > most => Err(invalid(
             spec.name,
             format!("at most {most:e} {} ({what}), got {x:e}", spec.unit),

@@ -359,6 +359,38 @@ mod tests {
     }
 
     #[test]
+    fn a_window_beyond_the_bound_every_controller_keeps_is_refused_naming_the_parameter() {
+        // `fixed` with window = 4294967295 passed the u32 bound and queued 4e9 packets in one burst.
+        for (name, params, key) in [
+            ("fixed", "window = 4294967295", "window"),
+            ("newreno", "initial_window = 10000001", "initial_window"),
+            ("aimd", "min_window = 1e8", "min_window"),
+            ("aimd", "additive_increase = 4e9", "additive_increase"),
+            ("lied", "window_pkts = 1e8", "window_pkts"),
+        ] {
+            let e = build_err(name, params);
+            assert_eq!(e.key(), Some(key), "{e}");
+            assert!(e.to_string().contains("at most 1e7"), "{e}");
+        }
+        assert!(build("fixed", &table("window = 10000000")).is_ok());
+        // A slow-start threshold may stay arbitrarily high (RFC 5681 §3.1): it never is the window.
+        assert!(build("newreno", &table("initial_ssthresh = 4294967295")).is_ok());
+    }
+
+    #[test]
+    fn every_window_parameter_of_every_controller_is_bounded_by_max_cwnd() {
+        let over = (crate::MAX_CWND as f64 + 1.0).to_string();
+        for info in CONTROLLERS {
+            for s in info.params.iter().filter(|s| {
+                matches!(s.unit, "packets" | "packets/RTT") && !s.name.contains("ssthresh")
+            }) {
+                let e = build_err(info.name, &format!("{} = {over}", s.name));
+                assert_eq!(e.key(), Some(s.name), "{}: {e}", info.name);
+            }
+        }
+    }
+
+    #[test]
     fn every_spec_entry_has_a_default_and_every_default_a_spec_entry() {
         for info in CONTROLLERS {
             let defaults = (info.defaults)();
