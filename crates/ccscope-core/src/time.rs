@@ -3,7 +3,6 @@
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
-/// An instant of simulated time, in nanoseconds since the start of the run.
 /// The longest run a scenario may simulate, in seconds (115 days; integer ns reach 584 years). Any time a
 /// scenario or a controller's parameter gives is bounded by it.
 pub const MAX_RUN_S: f64 = 1e7;
@@ -11,6 +10,7 @@ pub const MAX_RUN_S: f64 = 1e7;
 /// The fastest link a scenario may declare, Mbit/s (and so the highest rate a parameter may name).
 pub const MAX_RATE_MBPS: f64 = 1e9;
 
+/// An instant of simulated time, in nanoseconds since the start of the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Time(pub u64);
 
