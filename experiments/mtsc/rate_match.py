@@ -1,5 +1,6 @@
 """Fig. 14 with the controlled flow's access link a hair off the bottleneck's rate (docs/deviations.md, "Measured
-at the spec's run length", paragraph (5)): how much of the committed report's gain is the phase lock.
+at the spec's run length": the phase lock in paragraph (5), these runs in (6)): how much of the committed report's
+gain is the phase lock.
 
     python experiments/mtsc/rate_match.py [--access-mbps 9.99] [--seeds 11 .. 20] [--alphas 1.05 1.95]
         [--duration-s 10000] [--jobs 2]
