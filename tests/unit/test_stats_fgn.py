@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import math
 
 import numpy as np
 import pytest
@@ -142,3 +143,19 @@ def test_a_hurst_or_sigma_that_is_not_a_number_is_a_stats_error_naming_it(kwargs
     args.update(kwargs)
     with pytest.raises(StatsError, match=f"^{name}: "):
         fgn(**args)
+
+
+@pytest.mark.parametrize("k,hurst,name", [
+    ([1, 2], 1.5, "hurst"),  # gave [3, 6]: no fGn has H outside (0, 1)
+    ([1, 2], math.nan, "hurst"),  # gave NaNs
+    ([1, 2], "0.7", "hurst"),  # was Python's "can't multiply sequence"
+    ([1, 2], True, "hurst"),
+    (np.array([1 + 2j, 2]), 0.7, "k"),  # the imaginary part was dropped with only a warning
+    ([math.nan], 0.7, "k"),
+    (["a"], 0.7, "k"),
+])
+def test_autocovariance_refuses_a_hurst_or_lags_that_are_not_real_numbers_naming_them(k, hurst, name):
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^{name}: "):
+        fgn_autocovariance(k, hurst)

@@ -26,7 +26,15 @@ def fgn_autocovariance(k, hurst: float) -> np.ndarray:
     k = 10^6 and H = 0.975 the direct form loses about 5e-5 per lag, enough to make the embedding's
     eigenvalues negative; the expm1 form alone still cancels two terms of size 2H/k, a relative error of
     eps k (5e-11 there)."""
-    k = np.abs(np.asarray(k, dtype=np.float64))
+    hurst = _check_hurst(hurst)
+    if np.iscomplexobj(k):  # a float64 cast would drop the imaginary part with only a warning
+        raise StatsError("k: expected real lags, got complex values")
+    try:
+        k = np.abs(np.asarray(k, dtype=np.float64))
+    except (TypeError, ValueError) as e:
+        raise StatsError(f"k: not numbers ({e})") from None
+    if not np.all(np.isfinite(k)):
+        raise StatsError("k: every lag must be a finite number")
     h2 = 2.0 * hurst
     direct = 0.5 * (np.abs(k + 1.0) ** h2 - 2.0 * k**h2 + np.abs(k - 1.0) ** h2)
     mid = (k >= 2.0) & (k < 64.0)
