@@ -68,6 +68,15 @@ def examples() -> list[str]:
     return sorted(p.stem for p in EXAMPLES_DIR.glob("*.toml"))
 
 
+# Every character str.splitlines breaks at: user text quoted in an error shows them escaped, so the error stays one line.
+_LINE_BREAKS = str.maketrans({c: c.encode("unicode_escape").decode("ascii") for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
+def one_line(text: str) -> str:
+    """`text` with its line breaks written as escapes (`\\n`, `\\x0c`, `\\u2028`), as the loader's errors show them."""
+    return text.translate(_LINE_BREAKS)
+
+
 def _index(part: str) -> int:
     """A dotted key's list index: 0, 1, ... (Python's negative indices would pick a flow from the end)."""
     if not part.isdigit():
@@ -140,26 +149,26 @@ class Scenario:
         d = self.to_dict()
         for k, v in overrides.items():
             if not isinstance(k, str):
-                raise _native.ScenarioError(
-                    f"{self.file or '<scenario>'}: override `{k!r}`: a key must be a dotted name, not {type(k).__name__}")
+                raise _native.ScenarioError(one_line(
+                    f"{self.file or '<scenario>'}: override `{k!r}`: a key must be a dotted name, not {type(k).__name__}"))
             try:
                 tomli_w.dumps({"v": v})
             except (TypeError, ValueError) as e:  # None (TOML has no null), objects TOML cannot write
-                raise _native.ScenarioError(f"{self.file or '<scenario>'}: override `{k}`: {e}") from None
+                raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{k}`: {e}")) from None
             if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
-                raise _native.ScenarioError(
-                    f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer")
+                raise _native.ScenarioError(one_line(
+                    f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer"))
             parts = k.split(".")
             links = d.get("links") if isinstance(d.get("links"), dict) else {}
             if len(parts) > 2 and parts[0] == "links" and parts[1] not in links:
                 # Setting a field of a link the file lacks would add a link no flow crosses (a typo runs unnoticed).
-                raise _native.ScenarioError(
+                raise _native.ScenarioError(one_line(
                     f"{self.file or '<scenario>'}: override `{k}`: field `links.{parts[1]}`: no link `{parts[1]}` "
-                    f"in the scenario (links: {', '.join(links) or 'none'})")
+                    f"in the scenario (links: {', '.join(links) or 'none'})"))
             try:
                 _set_path(d, k, v)
             except (IndexError, ValueError, KeyError, TypeError) as e:
-                raise _native.ScenarioError(f"{self.file or '<scenario>'}: field `{k}`: cannot set ({e})") from None
+                raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: field `{k}`: cannot set ({e})")) from None
         out = Scenario.from_dict(d, self.file)
         out.overridden = tuple(self.overridden) + tuple(k for k in overrides if k not in self.overridden)
         out.written = self.text if self.written is None else self.written

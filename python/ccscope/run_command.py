@@ -27,7 +27,8 @@ FIGURE_FORMATS = ("png", "svg", "pdf")
 
 def fail(e: BaseException) -> SystemExit:
     """Print `e` as one ``error:`` line on stderr; the exit (status 2) to raise."""
-    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    # The first line of a long message; any other break in it (a form feed, U+2028) is user text, shown escaped.
+    msg = api.one_line(str(e).replace("\r\n", "\n").split("\n")[0]) if str(e) else type(e).__name__
     err.print(f"error: {msg}", markup=False, highlight=False, soft_wrap=True)
     return SystemExit(2)
 
@@ -50,7 +51,7 @@ def parse_sets(sets: Optional[List[str]]) -> dict:
     out = {}
     for s in sets or []:
         if "=" not in s:
-            raise _native.ScenarioError(f"--set {s}: expected KEY=VALUE")
+            raise _native.ScenarioError(f"--set {api.one_line(s)}: expected KEY=VALUE")
         k, v = s.split("=", 1)
         out[k.strip()] = api.parse_value(v.strip())
     return out

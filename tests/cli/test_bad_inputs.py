@@ -248,6 +248,16 @@ CASES = [
     run_case("--set a link the file does not have", TOPO, ["override `links.bottelneck.rate_mbps`", "no link `bottelneck`",
                                                            "bottleneck, back"], args=["--set", "links.bottelneck.rate_mbps=5"]),
     run_case("--set into a number", RATE, ["duration_s.x"], args=["--set", "duration_s.x=1"]),
+    # A line break in a key the user typed is shown escaped: the one error line was cut at it (the reason lost).
+    run_case("--set a link with a line break in its name", TOPO, ["override `links.bot\\ntle.rate_mbps`", "no link",
+                                                                  "bottleneck, back"], args=["--set", "links.bot\ntle.rate_mbps=5"]),
+    run_case("--set a path with a line break", RATE, ["flows.x\\ny.window", "cannot set"], args=["--set", "flows.x\ny.window=3"]),
+    run_case("--set without = and with a line break", RATE, ["--set a\\nb", "KEY=VALUE"], args=["--set", "a\nb"]),
+    # Python splits lines at a form feed or U+2028 too: the line stays whole, whatever the Rust side escapes.
+    run_case("--set key with a form feed", RATE, ["override `flows.0.win", "dow`", "known: window"],
+             args=["--set", "flows.0.win\x0cdow=3"]),
+    run_case("--set key with a line separator", RATE, ["override `flows.0.win", "dow`", "known: window"],
+             args=["--set", "flows.0.win\u2028dow=3"]),
     run_case("--set negative duration", RATE, ["override `duration_s`", "duration_s"], args=["--set", "duration_s=-1"]),
     # An error in a field the file gives names the file's line, whatever else was overridden.
     run_case("file error beside an override", sub(RATE, "window = 10", "window = -1"), ["s.toml:14", "flows[0].window"],
