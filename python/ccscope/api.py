@@ -160,8 +160,8 @@ class Scenario:
                     f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer"))
             parts = k.split(".")
             links = d.get("links") if isinstance(d.get("links"), dict) else {}
-            if len(parts) > 2 and parts[0] == "links" and parts[1] not in links:
-                # Setting a field of a link the file lacks would add a link no flow crosses (a typo runs unnoticed).
+            if len(parts) >= 2 and parts[0] == "links" and parts[1] not in links:
+                # Setting a link the file lacks, or a field of one, would add a link no flow crosses (a typo runs unnoticed).
                 raise _native.ScenarioError(one_line(
                     f"{self.file or '<scenario>'}: override `{k}`: field `links.{parts[1]}`: no link `{parts[1]}` "
                     f"in the scenario (links: {', '.join(links) or 'none'})"))

@@ -247,6 +247,10 @@ CASES = [
     run_case("--set negative flow index", RATE, ["flows.-1.window"], args=["--set", "flows.-1.window=3"]),
     run_case("--set a link the file does not have", TOPO, ["override `links.bottelneck.rate_mbps`", "no link `bottelneck`",
                                                            "bottleneck, back"], args=["--set", "links.bottelneck.rate_mbps=5"]),
+    # A whole table under a misspelt name added a link no flow crosses, as a field of one did.
+    run_case("--set a whole link the file does not have", TOPO, ["override `links.bottelneck`", "no link `bottelneck`",
+                                                                 "bottleneck, back"],
+             args=["--set", "links.bottelneck={rate_mbps=5, delay_ms=1}"]),
     run_case("--set into a number", RATE, ["duration_s.x"], args=["--set", "duration_s.x=1"]),
     # A line break in a key the user typed is shown escaped: the one error line was cut at it (the reason lost).
     run_case("--set a link with a line break in its name", TOPO, ["override `links.bot\\ntle.rate_mbps`", "no link",
