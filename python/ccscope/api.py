@@ -124,6 +124,11 @@ class Scenario:
     @classmethod
     def load(cls, path: Union[str, Path]) -> "Scenario":
         p = resolve_scenario_path(path)
+        try:
+            str(p).encode("utf-8")  # the loader names the file in UTF-8; a byte the shell passed undecoded is not
+        except UnicodeEncodeError:
+            shown = str(p).encode("utf-8", "backslashreplace").decode("utf-8")
+            raise _native.ScenarioError(one_line(f"{shown}: the file name is not UTF-8 text; rename the file")) from None
         return cls(read_text_file(p), str(p))
 
     @classmethod
@@ -152,7 +157,11 @@ class Scenario:
                 raise _native.ScenarioError(one_line(
                     f"{self.file or '<scenario>'}: override `{k!r}`: a key must be a dotted name, not {type(k).__name__}"))
             try:
-                tomli_w.dumps({"v": v})
+                # Text is UTF-8 (a byte the shell passed undecoded is a lone surrogate; the loader named nothing).
+                (k + tomli_w.dumps({"v": v})).encode("utf-8")
+            except UnicodeEncodeError:
+                shown = k.encode("utf-8", "backslashreplace").decode("utf-8")
+                raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{shown}`: not UTF-8 text")) from None
             except (TypeError, ValueError) as e:  # None (TOML has no null), objects TOML cannot write
                 raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{k}`: {e}")) from None
             if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:

@@ -187,6 +187,9 @@ CASES = [
     Case("validate scenario not UTF-8", ["validate", "{d}/s.toml"], ["s.toml:1", "not UTF-8"], {"s.toml": b"\xff"}),
     Case("validate unknown controller", ["validate", "{d}/s.toml"], ["s.toml:13", "flows[0].controller"],
          {"s.toml": sub(RATE, '"fixed"', '"bogus"')}),
+    # A file name with a byte that is not UTF-8: the error named nothing (the loader takes UTF-8 names).
+    Case("validate a scenario named in bytes that are not UTF-8", ["validate", "{d}/s\udc85.toml"],
+         ["s\\udc85.toml", "not UTF-8"], {"s\udc85.toml": RATE}),
     Case("validate bad trace", ["validate", "{d}/s.toml"], ["t.trace:2:", "timestamp"], {"s.toml": TRACE, "t.trace": "5\n3\n"}),
     Case("validate --set wrong type", ["validate", "{d}/s.toml", "--set", "flows.0.window=big"],
          ["override `flows.0.window`", "flows[0].window"], {"s.toml": RATE}),
@@ -252,6 +255,9 @@ CASES = [
                                                                  "bottleneck, back"],
              args=["--set", "links.bottelneck={rate_mbps=5, delay_ms=1}"]),
     run_case("--set into a number", RATE, ["duration_s.x"], args=["--set", "duration_s.x=1"]),
+    # A byte the shell passed that is not UTF-8 (Python keeps it as a surrogate): the error named nothing.
+    run_case("--set key not UTF-8", RATE, ["override `flows.0.win\\udc85dow`", "not UTF-8"], args=["--set", "flows.0.win\udc85dow=3"]),
+    run_case("--set value not UTF-8", RATE, ["override `name`", "not UTF-8"], args=["--set", "name=a\udc85b"]),
     # A line break in a key the user typed is shown escaped: the one error line was cut at it (the reason lost).
     run_case("--set a link with a line break in its name", TOPO, ["override `links.bot\\ntle.rate_mbps`", "no link",
                                                                   "bottleneck, back"], args=["--set", "links.bot\ntle.rate_mbps=5"]),
