@@ -876,10 +876,12 @@ def shut_out_section(res: Results) -> list[str]:
     n_runs = sum(len(v) for v in groups.values())
     n_out = sum(shut_out(r) for v in groups.values() for r in v)
     single = [r for v in groups.values() for r in v if r["run"]["n"] == 1]
-    by_alpha = {a: [r for r in single if r["run"]["alpha"] == a] for a in sorted({r["run"]["alpha"] for r in single})}
+    # The background's size law: Pareto by its alpha; A3's light-tailed control by name (its alpha is unused).
+    law = lambda r: f"alpha {r['run']['alpha']:g}" if r["run"]["size"] == "pareto" else r["run"]["size"]  # noqa: E731
+    by_alpha = {k: [r for r in single if law(r) == k] for k in sorted({law(r) for r in single})}
     L = ["", "## TCP background shut out", "",
          f"Runs whose 32 TCP clients carried less than {SHUT_OUT_SHARE:g} of their registered load: {n_out} of {n_runs} "
-         f"(one controlled flow: " + ", ".join(f"alpha {a:g} {sum(map(shut_out, v))} of {len(v)}" for a, v in by_alpha.items())
+         f"(one controlled flow: " + ", ".join(f"{k} {sum(map(shut_out, v))} of {len(v)}" for k, v in by_alpha.items())
          + f"), in {len(hit)} of {len(groups)} configurations. With one controlled flow this is the traffic phase lock "
          "of docs/deviations.md (\"Measured at the spec's run length\", paragraphs (5)-(6)): the flow, paced at its "
          "10 Mbit/s access rate into the 10 Mbit/s bottleneck, arrives in the same phase after every departure and "
