@@ -494,14 +494,14 @@ def markov_inspect(
 ) -> None:
     """Print a model's Table 2 figures; optionally draw its transition heatmap."""
     from ccscope import store
-    from ccscope.analysis.figures import is_figure_file
+    from ccscope.analysis.figures import is_marked_figure
     from ccscope.models import markov
 
     try:
         if heatmap is not None:
             if heatmap.suffix.lower().lstrip(".") not in FIGURE_FORMATS:
                 raise ValueError(f"--heatmap {heatmap}: give a file name ending in one of {', '.join(FIGURE_FORMATS)}")
-            store.check_file_destination(heatmap, "--heatmap", ours=is_figure_file, what="a figure")
+            store.check_file_destination(heatmap, "--heatmap", ours=is_marked_figure, what="a figure")
         model = markov.MarkovModel.load(model_path)
         bias = markov.draw_bias(model, markov.load_samples(samples)) if samples else None
         if heatmap is not None:

@@ -265,14 +265,30 @@ def test_a_point_that_kills_its_workers_stops_the_sweep_with_one_line_naming_it(
 
 
 @pytest.mark.parametrize("kwargs,named", [
-    (dict(seeds=1.5), "--seeds 1.5"),
-    (dict(seeds="2"), "--seeds '2'"),
-    (dict(grid={"duration_s": 1}), "--param duration_s"),  # a scalar, not a list of values
-    (dict(grid={"duration_s": []}), "--param duration_s"),  # no values: the sweep ran nothing and said nothing
+    (dict(seeds=1.5), "seeds=1.5: must be a whole number of seeds"),
+    (dict(seeds="2"), "seeds='2': must be a whole number of seeds"),
+    (dict(seeds=True), "seeds=True: must be a whole number of seeds"),
+    (dict(seeds=0), "seeds=0: need at least one seed"),
+    (dict(seeds=10**9), f"seeds=1000000000: 1000000000 runs, more than the limit of {sweep.MAX_RUNS}"),
+    (dict(grid={"duration_s": 1}), "grid['duration_s']: expected a list of values, got 1"),  # a scalar
+    (dict(grid={"duration_s": []}), "grid['duration_s']: no values"),  # the sweep would run nothing and say nothing
+    (dict(grid={"seed": [1, 2]}), "grid['seed']: use seeds= to vary the seed"),
 ])
-def test_a_bad_seeds_or_grid_is_a_scenario_error_naming_it_before_any_run(tmp_path, kwargs, named):
+def test_a_bad_seeds_or_grid_is_a_scenario_error_naming_the_python_argument_before_any_run(tmp_path, kwargs, named):
+    # The Python API names its own arguments; `ccscope sweep` names its options (tests/cli/test_bad_inputs.py).
     args = dict(grid={"duration_s": [1]}, seeds=1)
     args.update(kwargs)
-    with pytest.raises(ScenarioError, match=named):
+    with pytest.raises(ScenarioError) as e:
         sweep.run_sweep("examples/aimd.toml", args["grid"], seeds=args["seeds"], out=tmp_path / "s", jobs=1)
+    assert str(e.value) == named
     assert not (tmp_path / "s").exists()
+
+
+def test_an_out_that_is_a_file_is_refused_naming_out(tmp_path):
+    from ccscope.store import OutputError
+
+    (tmp_path / "f").write_text("the user's")
+    with pytest.raises(OutputError) as e:
+        sweep.run_sweep("examples/aimd.toml", {"duration_s": [1]}, out=tmp_path / "f", jobs=1)
+    assert str(e.value) == f"out {tmp_path / 'f'}: is a file, not a folder; give a folder name"
+    assert (tmp_path / "f").read_text() == "the user's"
