@@ -199,14 +199,18 @@ def sweep(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table: only warnings, errors and the files written"),
 ) -> None:
     """Run a parameter grid on dask and write sweep.parquet (per seed) and summary.parquet (mean, 95% CI)."""
+    from ccscope import store
     from ccscope import sweep as sw
 
     try:
         if jobs < 0:
             raise ValueError(f"--jobs {jobs}: need at least one worker (0 = all cores)")
         grid = sw.parse_grid(params or [])
+        store.check_resumable_folder(out, sw.FOLDER_MARKERS, "sweep")  # first here, to name -o
         result = sw.run_sweep(scenario, grid, seeds=seeds, out=out, jobs=jobs or None, scheduler=scheduler,
                               progress=not quiet)
+    except sw.SweepArgumentError as e:  # the API names its arguments; the command names its options
+        raise fail(ValueError(e.worded(sw.CLI_OPTIONS)))
     except INPUT_ERRORS as e:
         raise fail(e)
     except (ValueError, sw.SweepError) as e:

@@ -117,7 +117,7 @@ def test_summary_gives_mean_and_student_t_95_ci_over_seeds(tmp_path, client):
 def test_extra_seeds_without_randomness_warn_once_and_keep_seed_one(tmp_path, client):
     g = {"data_link.rate_mbps": [6, 12], **SHORT}
     res = sweep.run_sweep("examples/constant_rate.toml", g, seeds=4, out=tmp_path, client=client)
-    assert len(res.warnings) == 1 and "--seeds 4 ran seed 1 only" in res.warnings[0]
+    assert len(res.warnings) == 1 and "a sweep of 4 seeds ran seed 1 only" in res.warnings[0]
     assert res.seeds == 1 and list(res.table["seed"]) == [1, 1]
     assert res.ran == 4  # seeds 1 and 2 of both points, compared; seeds 3 and 4 never ran
     assert list(res.summary["seeds"]) == [1, 1]
