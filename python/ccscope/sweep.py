@@ -82,7 +82,7 @@ class SweepArgumentError(_native.ScenarioError):
             head = options[self.argument] + (f" {self.key}" if self.key is not None else "")
             head += f" {self.value}" if self.value is not _UNSET else ""
             seeds = options["seeds"]
-        return f"{head}: {self.detail.format(seeds=seeds)}"
+        return f"{head}: {self.detail.replace('{seeds}', seeds)}"
 
 
 @dataclass(frozen=True)

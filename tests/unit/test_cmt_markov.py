@@ -125,6 +125,7 @@ def test_throughput_falls_with_loss_never_rises_with_delay_and_never_exceeds_the
         (dict(window_packets=-(10**30)), "`window_packets`"),
         (dict(p=None), "`p`"),  # not a number: was float()'s TypeError
         (dict(d_ms="far"), "`d_ms`"),
+        (dict(b_mbps=10**400), "`b_mbps`: int beyond the largest float"),  # was float()'s OverflowError
     ],
 )
 def test_bad_input_raises_one_error_naming_its_field(kwargs, field):

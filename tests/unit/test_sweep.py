@@ -273,6 +273,7 @@ def test_a_point_that_kills_its_workers_stops_the_sweep_with_one_line_naming_it(
     (dict(grid={"duration_s": 1}), "grid['duration_s']: expected a list of values, got 1"),  # a scalar
     (dict(grid={"duration_s": []}), "grid['duration_s']: no values"),  # the sweep would run nothing and say nothing
     (dict(grid={"seed": [1, 2]}), "grid['seed']: use seeds= to vary the seed"),
+    (dict(grid={"duration_s": {"a": 1}}), "grid['duration_s']: expected a list of values, got {'a': 1}"),
 ])
 def test_a_bad_seeds_or_grid_is_a_scenario_error_naming_the_python_argument_before_any_run(tmp_path, kwargs, named):
     # The Python API names its own arguments; `ccscope sweep` names its options (tests/cli/test_bad_inputs.py).

@@ -53,7 +53,7 @@ def number(x, field: str, error: Callable[[str, str], Exception] = CmtInputError
     try:
         return float(x)
     except OverflowError:  # an int or Fraction beyond the largest float
-        raise error(field, "is not a number a float can hold") from None
+        raise error(field, f"{type(x).__name__} beyond the largest float") from None
 
 
 def _whole(x, field: str) -> bool:
