@@ -167,18 +167,11 @@ def scenario(variant: str, seed: int, duration_s: float, access_mbps: Optional[f
 
 
 def background(res, flow: int, bin_s: float, duration_s: float) -> tuple[np.ndarray, np.ndarray]:
-    """(background, controlled flow) series in Mbit/s, one value per bin, from the run's time series."""
-    ts = res.timeseries
-    n = int(round(duration_s / bin_s))
+    """(background, controlled flow) series in Mbit/s, one value per bin, from the run's time series: sac_runs.py's
+    series at the run's bin, the bottleneck less the controlled flow."""
+    import sac_runs
 
-    def series(mask) -> np.ndarray:
-        s = ts[mask]
-        out = np.zeros(n)
-        idx = np.minimum((s["time_s"].to_numpy() / bin_s).round().astype(int), n - 1)
-        np.add.at(out, idx, s["throughput_mbps"].to_numpy(dtype=np.float64))
-        return out
-
-    link, own = series(ts["flow"] == -1), series(ts["flow"] == flow)
+    link, own = sac_runs._series(res, [flow], int(round(duration_s / bin_s)), bin_s)
     return np.clip(link - own, 0.0, None), own
 
 

@@ -144,18 +144,21 @@ def same_host_indices(d: dict, flow: int) -> list[int]:
     return out
 
 
-def _one_series(ts, mask, n_bins: int) -> np.ndarray:
+def _one_series(ts, mask, n_bins: int, bin_s: float = BIN_S) -> np.ndarray:
+    """The summed throughput (Mbit/s) of the rows `mask` per `bin_s` bin, in time order; rows past the end
+    count in the last bin."""
     s = ts[mask].sort_values("time_s")
     out = np.zeros(n_bins)
-    idx = np.minimum((s["time_s"].to_numpy() / BIN_S).round().astype(int), n_bins - 1)
+    idx = np.minimum((s["time_s"].to_numpy() / bin_s).round().astype(int), n_bins - 1)
     np.add.at(out, idx, s["throughput_mbps"].to_numpy(dtype=np.float64))
     return out
 
 
-def _series(res, flows: Sequence[int], n_bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """(bottleneck, controlled flows') 10 ms throughput series in Mbit/s, aligned on time."""
+def _series(res, flows: Sequence[int], n_bins: int, bin_s: float = BIN_S) -> tuple[np.ndarray, np.ndarray]:
+    """(bottleneck, controlled flows') throughput series in Mbit/s, one value per `bin_s` (10 ms), aligned on time."""
     ts = res.timeseries
-    return _one_series(ts, ts["flow"] == -1, n_bins), _one_series(ts, ts["flow"].isin(list(flows)), n_bins)
+    return (_one_series(ts, ts["flow"] == -1, n_bins, bin_s),
+            _one_series(ts, ts["flow"].isin(list(flows)), n_bins, bin_s))
 
 
 def _blocks(x: np.ndarray, b: int) -> np.ndarray:

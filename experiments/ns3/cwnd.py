@@ -1,8 +1,10 @@
 """The congestion window over time, ccscope against ns-3 3.37, for Cubic, NewReno and BBR: one flow on the
 12 Mbit/s, 20 ms dumbbell of ../shared/bench/ns3 (1000-packet drop-tail bottleneck). Writes
 docs/ns3/cwnd.png (and .svg) and the traces beside it as CSV, each as soon as its run ends, listed in the folder's
-ccscope-manifest.json; a same-named file ccscope did not write stops it before any run, and the folder's other
-files are left alone.
+ccscope-manifest.json with the run of this script that wrote it (`runs`: start time and process id; after a failure
+half way, the folder holds this run's traces beside an older run's figure and traces, and the manifest tells which
+is which); a same-named file ccscope did not write stops it before any run, and the folder's other files are left
+alone.
 
     python experiments/ns3/cwnd.py -o docs/ns3/cwnd.png
 
@@ -32,7 +34,7 @@ import numpy as np
 
 from ccscope import api, store
 from ccscope.analysis import figures as F
-from ccscope.experiment import check_data_destination, save_figure, write_data
+from ccscope.experiment import check_data_destination, run_id, save_figure, write_data
 
 ROOT = Path(__file__).resolve().parents[2]
 PEER = ROOT.parent / "shared" / "bench" / "ns3" / "dumbbell.cc"
@@ -110,14 +112,14 @@ def output_names(out: Path, record_ns3: bool) -> list[str]:
     return names + [f"ccscope_{ctl}_{stack}.csv" for _, _, ctl in SCHEMES for stack in STACKS]
 
 
-def _write_csv(path: Path, a: np.ndarray) -> None:
+def _write_csv(path: Path, a: np.ndarray, run: str) -> None:
     def write(p: Path) -> None:
         with p.open("w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["time_s", "cwnd_packets"])
             w.writerows((f"{t:.6f}", f"{c:.3f}") for t, c in a)
 
-    write_data(path, write)
+    write_data(path, write, run)
 
 
 def _read_csv(path: Path) -> np.ndarray:
@@ -148,6 +150,7 @@ def _draw(args: argparse.Namespace) -> int:
     check_data_destination(out_dir, output_names(args.out, record))
     # Traces recorded earlier are read first, so a missing one stops the script before any run too.
     given = {} if record else {tcp: _read_csv(args.ns3_csv_dir / f"ns3_{tcp.lower()}.csv") for _, tcp, _ in SCHEMES}
+    run = run_id()  # each file's entry in the manifest names it
     with tempfile.TemporaryDirectory(prefix="ccscope-ns3-") as tmp:
         binary = args.ns3_bin
         if binary is None and record:
@@ -157,21 +160,22 @@ def _draw(args: argparse.Namespace) -> int:
         for label, tcp, ctl in SCHEMES:
             if record:
                 ns = ns3_trace(binary, tcp, args.sim_s)
-                _write_csv(out_dir / f"ns3_{tcp.lower()}.csv", ns)
+                _write_csv(out_dir / f"ns3_{tcp.lower()}.csv", ns, run)
             else:
                 ns = given[tcp]
             series = [F.Series("ns-3 3.37", ns[:, 0], ns[:, 1])]
             medians = [f"ns-3 {np.median(ns[:, 1]):.0f}"]
             for stack in STACKS:
                 cc = ccscope_trace(ctl, args.sim_s, stack)
-                _write_csv(out_dir / f"ccscope_{ctl}_{stack}.csv", cc)
+                _write_csv(out_dir / f"ccscope_{ctl}_{stack}.csv", cc, run)
                 series.append(F.Series(f'ccscope,\nstack = "{stack}"', cc[:, 0], cc[:, 1]))
                 medians.append(f"ccscope {stack} {np.median(cc[:, 1]):.0f}")
             panels.append(F.Panel(f"{label}: 1 flow, 12 Mbit/s, 20 ms, 1000-packet drop-tail", series))
             print(f"{label}: median cwnd (packets) " + ", ".join(medians), file=sys.stderr)
     for fmt in FORMATS:
         # experiment.save_figure writes one format and closes the figure: one figure per format, drawn alike.
-        p = save_figure(F.time_figure(panels, ylabel="cwnd (packets)"), args.out.with_suffix(f".{fmt}"), dpi=200)
+        p = save_figure(F.time_figure(panels, ylabel="cwnd (packets)"), args.out.with_suffix(f".{fmt}"), dpi=200,
+                        run=run)
         print(f"wrote {p}")
     return 0
 

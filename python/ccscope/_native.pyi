@@ -7,6 +7,11 @@ class TraceError(ScenarioError): ...
 class ControllerError(ScenarioError): ...
 class CmtMarkovError(ValueError): ...
 
+# ccscope_core's bounds: the longest run (s) and a link's slowest and fastest rate (Mbit/s).
+MAX_RUN_S: float
+MIN_RATE_MBPS: float
+MAX_RATE_MBPS: float
+
 class Ack:
     seq: int
     bytes: int

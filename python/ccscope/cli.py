@@ -199,14 +199,18 @@ def sweep(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar and no table: only warnings, errors and the files written"),
 ) -> None:
     """Run a parameter grid on dask and write sweep.parquet (per seed) and summary.parquet (mean, 95% CI)."""
+    from ccscope import store
     from ccscope import sweep as sw
 
     try:
         if jobs < 0:
             raise ValueError(f"--jobs {jobs}: need at least one worker (0 = all cores)")
         grid = sw.parse_grid(params or [])
+        store.check_resumable_folder(out, sw.FOLDER_MARKERS, "sweep")  # first here, to name -o
         result = sw.run_sweep(scenario, grid, seeds=seeds, out=out, jobs=jobs or None, scheduler=scheduler,
                               progress=not quiet)
+    except sw.SweepArgumentError as e:  # the API names its arguments; the command names its options
+        raise fail(ValueError(e.worded(sw.CLI_OPTIONS)))
     except INPUT_ERRORS as e:
         raise fail(e)
     except (ValueError, sw.SweepError) as e:
@@ -495,14 +499,14 @@ def markov_inspect(
 ) -> None:
     """Print a model's Table 2 figures; optionally draw its transition heatmap."""
     from ccscope import store
-    from ccscope.analysis.figures import is_figure_file
+    from ccscope.analysis.figures import is_marked_figure
     from ccscope.models import markov
 
     try:
         if heatmap is not None:
             if heatmap.suffix.lower().lstrip(".") not in FIGURE_FORMATS:
                 raise ValueError(f"--heatmap {heatmap}: give a file name ending in one of {', '.join(FIGURE_FORMATS)}")
-            store.check_file_destination(heatmap, "--heatmap", ours=is_figure_file, what="a figure")
+            store.check_file_destination(heatmap, "--heatmap", ours=is_marked_figure, what="a figure")
         model = markov.MarkovModel.load(model_path)
         bias = markov.draw_bias(model, markov.load_samples(samples)) if samples else None
         if heatmap is not None:

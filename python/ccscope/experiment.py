@@ -46,14 +46,24 @@ def check_data_destination(folder: Path, names: Iterable[str]) -> None:
     store.FolderWriter(folder, overwrite=True, merge=True, names=list(names), option=FIGURES_FOLDER).abort()
 
 
-def write_data(path: Path, write: Callable[[Path], None]) -> Path:
+def run_id() -> str:
+    """A name for this run of a script that writes its figures folder file by file (`run=` of write_data): the
+    UTC time it started and its process id, so the manifest tells which of the folder's files it wrote."""
+    import os
+    import time
+
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} pid {os.getpid()}"
+
+
+def write_data(path: Path, write: Callable[[Path], None], run: Optional[str] = None) -> Path:
     """Write the file `path` of a report's figures folder by `write(staged path)`: atomically, added to the
-    folder's manifest, never over a file ccscope did not write (store.OutputError). The reproductions' one way
-    to put a file in their figures folder."""
+    folder's manifest (with `run`, recorded as that run's), never over a file ccscope did not write
+    (store.OutputError). The reproductions' one way to put a file in their figures folder."""
     from ccscope import store
 
     path = Path(path)
-    with store.FolderWriter(path.parent, overwrite=True, merge=True, names=[path.name], option=FIGURES_FOLDER) as w:
+    with store.FolderWriter(path.parent, overwrite=True, merge=True, names=[path.name], option=FIGURES_FOLDER,
+                            run=run) as w:
         write(w.stage / path.name)
     return path
 
@@ -73,9 +83,9 @@ def write_csv(path: Path, rows: Sequence[Mapping], restval: Optional[str] = None
     return write_data(path, write)
 
 
-def save_figure(fig, path: Path, dpi: int = 110) -> Path:
-    """Write the figure `fig` as `path` (its suffix is the format) of a report's figures folder (write_data);
-    closes the figure, written or refused."""
+def save_figure(fig, path: Path, dpi: int = 110, run: Optional[str] = None) -> Path:
+    """Write the figure `fig` as `path` (its suffix is the format) of a report's figures folder (write_data, as
+    `run`'s); closes the figure, written or refused."""
     import matplotlib.pyplot as plt
 
     from ccscope.analysis.figures import figure_bytes
@@ -84,7 +94,7 @@ def save_figure(fig, path: Path, dpi: int = 110) -> Path:
         data = figure_bytes(fig, Path(path).suffix[1:], dpi)
     finally:
         plt.close(fig)
-    return write_data(path, lambda p: p.write_bytes(data))
+    return write_data(path, lambda p: p.write_bytes(data), run)
 
 
 def start_log(path: Path, keep: bool) -> Path:

@@ -6,7 +6,10 @@ Two writers, used by the whole package:
   atomic), fsync, ``os.replace``, fsync of the folder.
 - :class:`FolderWriter` writes a results folder (``ccscope run -o DIR``, :meth:`ccscope.Result.save`,
   ``ccscope plot``). ``DIR/ccscope-manifest.json`` lists every file ccscope wrote there; only those
-  are ever replaced or deleted.
+  are ever replaced or deleted. A command that fills a folder file by file, each write its own
+  (``experiments/ns3/cwnd.py``), names its run, and the manifest's ``runs`` then maps each file to the
+  run that wrote it: after a failure half way, the folder's files of the failed run and of an older
+  one are told apart.
 
 Temporary files and folders are named ``.ccscope-tmp-<pid>-<token>-<name>`` and live inside the
 destination's parent (or, for a missing destination, its nearest existing ancestor). The next write
@@ -202,6 +205,15 @@ def read_manifest(folder: Path) -> Optional[dict]:
     return m
 
 
+def file_runs(manifest: Optional[dict]) -> dict:
+    """The manifest's ``runs``: {file: the run that wrote it} for the listed files a named run wrote."""
+    runs = (manifest or {}).get("runs")
+    if not isinstance(runs, dict):
+        return {}
+    files = set(manifest["files"])
+    return {f: r for f, r in runs.items() if f in files and isinstance(r, str)}
+
+
 def _plain_name(name: str) -> bool:
     """A file name with no folder part: the manifest can never name anything outside its folder."""
     return bool(name) and name not in (".", "..") and "/" not in name and "\\" not in name and "\0" not in name
@@ -339,7 +351,8 @@ class FolderWriter:
     ``merge=True`` adds the new files to the folder's manifest (``ccscope plot`` adding figures);
     otherwise ccscope's files of the previous write that are not written again are removed.
     ``names`` are the file names this write may produce: each must not exist as a file ccscope did
-    not write.
+    not write. ``run`` names the run that writes them (recorded per file in the manifest's ``runs``;
+    a file written again without one loses its entry).
     """
 
     def __init__(
@@ -350,10 +363,12 @@ class FolderWriter:
         merge: bool = False,
         names: Iterable[str] = (),
         option: str = "-o",
+        run: Optional[str] = None,
     ) -> None:
         self.path = Path(out)
         self.merge = merge
         self.option = option
+        self.run = run
         self._committed = False
         p = self.path
         if p.is_symlink() and not p.exists():
@@ -436,13 +451,23 @@ class FolderWriter:
         self._committed = True
         return self.path
 
-    def _manifest(self, files: list[str]) -> str:
+    def _manifest(self, files: list[str], runs: Optional[dict] = None) -> str:
         from ccscope.provenance import build_id
 
-        return json.dumps({"format": FORMAT, "version": VERSION, "ccscope": build_id(), "files": files}, indent=1) + "\n"
+        m = {"format": FORMAT, "version": VERSION, "ccscope": build_id(), "files": files}
+        if runs:
+            m["runs"] = {f: runs[f] for f in files if f in runs}
+        return json.dumps(m, indent=1) + "\n"
+
+    def _runs(self, new: list[str], old: dict) -> dict:
+        """Each file's run once `new` are written: theirs is this write's (if named), the others keep theirs."""
+        runs = {f: r for f, r in old.items() if f not in new} if self.merge else {}
+        if self.run is not None:
+            runs.update((f, self.run) for f in new)
+        return runs
 
     def _commit_new(self, new: list[str]) -> None:
-        (self.stage / MANIFEST).write_text(self._manifest(new), encoding="utf-8")
+        (self.stage / MANIFEST).write_text(self._manifest(new, self._runs(new, {})), encoding="utf-8")
         _fsync_tree(self.stage)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -463,7 +488,8 @@ class FolderWriter:
             self._check_names(p, own, new)  # again, under the lock: the folder may have changed
             files = sorted(own | set(new)) if self.merge else new
             delete = [] if self.merge else sorted(own - set(new))
-            (self.stage / MANIFEST).write_text(self._manifest(files), encoding="utf-8")
+            runs = self._runs(new, file_runs(old))
+            (self.stage / MANIFEST).write_text(self._manifest(files, runs), encoding="utf-8")
             (self.stage / PLAN).write_text(json.dumps({"move": new, "delete": delete}) + "\n", encoding="utf-8")
             _fsync_tree(self.stage)
             os.rename(self.stage, p / COMMIT)  # the commit point

@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from distributed import Client
     from rich.table import Table
 
-__all__ = ["SUMMARY_FIELDS", "Sweep", "parse_grid", "run_sweep", "run_points", "aggregate", "render_table"]
+__all__ = ["SUMMARY_FIELDS", "Sweep", "SweepArgumentError", "parse_grid", "run_sweep", "run_points", "aggregate",
+           "render_table"]
 
 # The total-row fields of a run's summary that become columns of the sweep table.
 SUMMARY_FIELDS = (
@@ -52,6 +53,36 @@ SUMMARY_FIELDS = (
 _NATIVE_ERRORS: dict[str, type] = {
     cls.__name__: cls for cls in (_native.ScenarioError, _native.TraceError, _native.ControllerError, ValueError)
 }
+
+
+# The files whose presence marks an output folder as a sweep's (one a rerun may resume in).
+FOLDER_MARKERS = ("sweep.json", "points")
+# How `ccscope sweep` names run_sweep's arguments (its errors name the options, the API's the arguments).
+CLI_OPTIONS = {"seeds": "--seeds", "grid": "--param", "out": "-o"}
+_UNSET = object()
+
+
+class SweepArgumentError(_native.ScenarioError):
+    """A bad argument of :func:`run_sweep`, found before any run. The message names the Python argument
+    (``seeds=0: need at least one seed``, ``grid['k']: no values``); :meth:`worded` with :data:`CLI_OPTIONS`
+    names the CLI's options instead (``--seeds 0: ...``, ``--param k: ...``). In `detail`, ``{seeds}`` stands
+    for the way to give the seeds (``seeds=`` or ``--seeds``)."""
+
+    def __init__(self, argument: str, detail: str, *, value: Any = _UNSET, key: Optional[str] = None):
+        self.argument, self.detail, self.value, self.key = argument, detail, value, key
+        super().__init__(self.worded())
+
+    def worded(self, options: Optional[dict] = None) -> str:
+        """The message naming the Python arguments, or, given `options` (argument -> option), the options."""
+        if options is None:
+            head = self.argument + (f"[{self.key!r}]" if self.key is not None else "")
+            head += f"={self.value!r}" if self.value is not _UNSET else ""
+            seeds = "seeds="
+        else:
+            head = options[self.argument] + (f" {self.key}" if self.key is not None else "")
+            head += f" {self.value}" if self.value is not _UNSET else ""
+            seeds = options["seeds"]
+        return f"{head}: {self.detail.replace('{seeds}', seeds)}"
 
 
 @dataclass(frozen=True)
@@ -288,26 +319,27 @@ def run_sweep(
     from ccscope.cluster import open_client
 
     if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral):
-        raise _native.ScenarioError(f"--seeds {seeds!r}: must be a whole number of seeds")
+        raise SweepArgumentError("seeds", "must be a whole number of seeds", value=seeds)
     if seeds < 1:
-        raise _native.ScenarioError(f"--seeds {seeds}: need at least one seed")
+        raise SweepArgumentError("seeds", "need at least one seed", value=seeds)
     if "seed" in grid:
-        raise _native.ScenarioError("--param seed: use --seeds to vary the seed")
+        raise SweepArgumentError("grid", "use {seeds} to vary the seed", key="seed")
     for k, values in grid.items():
         if not isinstance(values, (list, tuple)):
-            raise _native.ScenarioError(f"--param {k}: expected a list of values, got {values!r}")
+            raise SweepArgumentError("grid", f"expected a list of values, got {values!r}", key=k)
         if not values:  # the product would be empty: nothing would run
-            raise _native.ScenarioError(f"--param {k}: no values")
+            raise SweepArgumentError("grid", "no values", key=k)
     points = _grid_points(grid)
     if len(points) * seeds > MAX_RUNS:
-        raise _native.ScenarioError(f"--seeds {seeds}: {len(points) * seeds} runs, more than the limit of {MAX_RUNS}")
+        raise SweepArgumentError("seeds", f"{len(points) * seeds} runs, more than the limit of {MAX_RUNS}",
+                                 value=seeds)
     base = absolute(scenario if isinstance(scenario, api.Scenario) else api.Scenario.load(scenario))
     base.validate()
     first = plan(base, points, range(1, min(seeds, 2) + 1))
     rest = plan(base, points, range(3, seeds + 1))
 
     out = Path(out)
-    store.check_resumable_folder(out, ("sweep.json", "points"), "sweep")
+    store.check_resumable_folder(out, FOLDER_MARKERS, "sweep", option="out")
     state = {"random": False}
     by_point: dict[tuple, dict] = {}
 
@@ -334,7 +366,7 @@ def run_sweep(
         used = 1
         warnings.append(f"warning: seeds 1 and 2 gave identical results at every grid point: this scenario has no "
                         f"randomness the seed changes (no random loss, random traffic or start jitter), so "
-                        f"--seeds {seeds} ran seed 1 only")
+                        f"a sweep of {seeds} seeds ran seed 1 only")
     runs = [r for r in first + rest if r.seed <= used]
     order = {_point_id(p): i for i, p in enumerate(points)}
     runs.sort(key=lambda r: (order[_point_id(r.overrides)], r.seed))

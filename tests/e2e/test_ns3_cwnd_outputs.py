@@ -105,3 +105,26 @@ def test_a_late_failure_keeps_every_trace_recorded_before_it(tmp_path):
     assert manifest_files(d) == done
     assert (d / "ns3_cubic.csv").read_text().splitlines() == ["time_s,cwnd_packets", "1.000000,10.000", "1.500000,20.000"]
     assert sorted(p.name for p in d.iterdir()) == sorted(done + ["ccscope-manifest.json"])
+
+
+def file_runs(d: Path) -> dict:
+    return json.loads((d / "ccscope-manifest.json").read_text()).get("runs", {})
+
+
+def test_after_a_late_failure_the_manifest_says_which_run_wrote_each_file(tmp_path):
+    # A complete run, then one whose last ns-3 run fails: the folder holds files of both, and the manifest
+    # names the run of each (the first run's figure and BBR traces, the second's Cubic and NewReno traces).
+    d = tmp_path / "ns3"
+    first = draw(d / "cwnd.png", "--ns3-bin", str(fake_tracer(tmp_path / "ok", fails_for="none")))
+    assert first.returncode == 0, first.stderr
+    runs = file_runs(d)
+    assert sorted(runs) == sorted(CCSCOPE + NS3 + ["cwnd.png", "cwnd.svg"]) and len(set(runs.values())) == 1
+    (a,) = set(runs.values())
+    second = draw(d / "cwnd.png", "--ns3-bin", str(fake_tracer(tmp_path / "bad", fails_for="Bbr")))
+    assert second.returncode == 2, second.stdout + second.stderr
+    runs = file_runs(d)
+    fresh = ["ns3_cubic.csv", "ns3_newreno.csv"] + [n for n in CCSCOPE if "_bbr_" not in n]
+    older = ["ns3_bbr.csv", "ccscope_bbr_rfc.csv", "ccscope_bbr_linux.csv", "cwnd.png", "cwnd.svg"]
+    assert sorted(runs) == sorted(fresh + older) == manifest_files(d)
+    (b,) = {runs[n] for n in fresh}
+    assert b != a and {runs[n] for n in older} == {a}

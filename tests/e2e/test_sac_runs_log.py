@@ -108,3 +108,46 @@ def test_checking_a_log_describes_a_parent_once_for_all_its_children(tmp_path, m
     monkeypatch.setattr(sac_runs, "scenario_dict", lambda r, f=None: described.append(r) or real(r, f))
     assert len(sac_runs.fresh(sac_runs.load_cache(cache))) == 4  # the three children and their on-line parent
     assert sorted(map(repr, described)) == sorted(map(repr, children + [children[0].parent()]))
+
+
+def _outputs(background):
+    """Report outputs of the Fig. 14 pairs on seeds 1-3: {(variant, alpha): [background Mbit/s per seed]}."""
+    out = {}
+    for (variant, alpha), bgs in background.items():
+        for seed, bg in zip((1, 2, 3), bgs):
+            run = sac_runs.Run(variant, seed, 60.0, alpha=alpha)
+            pps = 200.0 if variant == "online" else 100.0
+            out[run.key] = {"run": asdict(run), "wall_s": 0.0, "total_pps": pps + seed, "background_mbps": bg}
+    return out
+
+
+def test_the_report_counts_runs_whose_background_was_shut_out_and_names_their_seeds():
+    import sac_report
+
+    out = _outputs({("online", 1.05): [0.3, 4.4, 2.4], ("generic", 1.05): [4.4, 4.5, 4.3],
+                    ("online", 1.95): [4.4, 4.4, 4.4], ("generic", 1.95): [4.5, 4.5, 4.5]})
+    res = sac_report.Results(out, sac_report.Scale(duration_s=60.0, seeds=(1, 2, 3)))
+    # Below half of the registered 5 Mbit/s: seeds 1 (0.3) and 3 (2.4) of the alpha-1.05 on-line runs only.
+    assert sac_report.kept_seeds(res, [("online", {"alpha": 1.05}), ("generic", {"alpha": 1.05})]) == [2]
+    text = "\n".join(sac_report.shut_out_section(res))
+    assert "2 of 12 (one controlled flow: alpha 1.05 2 of 6, alpha 1.95 0 of 6), in 1 of 4 configurations" in text
+    assert "| online | defaults | 3 | 2 | 1, 3 |" in text
+    assert "| generic |" not in text
+
+
+def test_fig14_is_also_reported_on_the_seeds_whose_four_runs_kept_their_background():
+    import sac_report
+
+    bg = {(v, a): [4.4, 4.4, 4.4] for v in ("online", "generic") for a in sac_report.GAIN_ALPHAS}
+    bg[("online", 1.05)] = [0.3, 4.4, 4.4]
+    out = _outputs(bg)
+    for r in out.values():  # on-line at alpha 1.05: 300 + seed pkt/s, so its gain differs from 1.95's
+        if r["run"]["variant"] == "online" and r["run"]["alpha"] == 1.05:
+            r["total_pps"] += 100.0
+    res = sac_report.Results(out, sac_report.Scale(duration_s=60.0, seeds=(1, 2, 3)))
+    C = []
+    sac_report._checks_14_15(res, C)
+    row = next(c for c in C if "not shut out" in c.criterion)
+    # Seeds 2 and 3: gains 302/102 - 1 and 303/103 - 1 (mean +195.1%) against 202/102 - 1 and 203/103 - 1 (+97.6%).
+    assert row.ok is None and row.measured.startswith("seeds 2, 3: +195.1% ± ")
+    assert ", +97.6% ± " in row.measured and row.measured.endswith("ratio 2.00")

@@ -229,6 +229,10 @@ def test_markov_objective_too_costly_is_refused_before_any_solve():
     (dict(k=math.nan, solver="heuristic"), "k"),  # was int()'s ValueError
     (dict(rbuf_bytes=math.nan), "rbuf"),
     (dict(rbuf_bytes="128KB"), "rbuf"),
+    (dict(dests=[Destination("21", 40, 1e-3)]), "path[0].b"),  # text: float() read it as a number
+    (dict(dests=[Destination(21, 40, "0.001")]), "path[0].p"),
+    (dict(dests=[Destination(21, True, 1e-3)]), "path[0].d"),  # a bool: float() read it as 1 ms
+    (dict(packet_bytes=True), "packet_bytes"),
 ])
 def test_inputs_of_the_wrong_kind_are_a_cmt_input_error_naming_the_field(kwargs, field):
     args = dict(dests=[Destination(21, 40, 1e-3)], rbuf_bytes=128_000, objective="renewal")

@@ -125,6 +125,7 @@ def test_throughput_falls_with_loss_never_rises_with_delay_and_never_exceeds_the
         (dict(window_packets=-(10**30)), "`window_packets`"),
         (dict(p=None), "`p`"),  # not a number: was float()'s TypeError
         (dict(d_ms="far"), "`d_ms`"),
+        (dict(b_mbps=10**400), "`b_mbps`: int beyond the largest float"),  # was float()'s OverflowError
     ],
 )
 def test_bad_input_raises_one_error_naming_its_field(kwargs, field):
@@ -139,3 +140,18 @@ def test_a_curve_with_a_one_packet_window_is_refused():
         markov_throughput_curve(1e-3, 21.0, 40.0, [2, 1])
     with pytest.raises(CmtMarkovError, match="`loss`"):
         markov_throughput_curve(1e-3, 21.0, 40.0, [2], loss="bursty")
+
+
+@pytest.mark.parametrize("field", ["p", "b_mbps", "d_ms", "rto_max_s"])
+@pytest.mark.parametrize("bad", ["0.1", b"40", True, False])
+def test_text_and_bools_are_not_numbers_to_the_chain(field, bad):
+    # float("0.1") and float(True) would read them as numbers: a typo'd call would solve another chain.
+    with pytest.raises(CmtMarkovError, match=f"^field `{field}`: {bad!r} is not a number$"):
+        markov_throughput(**{**FOCUS, field: bad})
+    with pytest.raises(CmtMarkovError, match=f"^field `{field}`: {bad!r} is not a number$"):
+        markov_throughput_curve(**{"p": 1e-3, "b_mbps": 21.0, "d_ms": 40.0, "windows": [2], field: bad})
+
+
+def test_numpy_numbers_are_numbers_to_the_chain():
+    r = markov_throughput(np.float64(1e-3), np.float32(21.0), np.int64(40), np.int64(128_000))
+    assert r.throughput_mbps == markov_throughput(**FOCUS).throughput_mbps

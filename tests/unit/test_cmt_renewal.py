@@ -284,6 +284,39 @@ def test_bad_input_names_the_field(kwargs, field):
     assert e.value.field == field and str(e.value).startswith(f"{field}: ")
 
 
+@pytest.mark.parametrize("field,arg", [("p", "p"), ("b", "b_mbps"), ("d", "d_ms"), ("rto_max", "rto_max_s"),
+                                       ("rbuf", "rbuf_bytes"), ("packet_bytes", "packet_bytes")])
+@pytest.mark.parametrize("bad", ["0.1", "1500", True, False])
+def test_text_and_bools_are_not_numbers_to_the_renewal_model(field, arg, bad):
+    # float("0.1") and int(True) == True would read them as numbers: a typo'd call would model another path.
+    with pytest.raises(CmtInputError) as e:
+        renewal_throughput(**{**FOCUS, arg: bad})
+    assert e.value.field == field and repr(bad) in str(e.value)
+
+
+@pytest.mark.parametrize("bad", ["0.1", True])
+def test_text_and_bools_are_not_numbers_to_the_reference_formulas(bad):
+    for call, field in [(lambda: mathis_throughput(bad, 0.1), "p"), (lambda: mathis_throughput(0.01, bad), "rtt"),
+                        (lambda: mathis_throughput(0.01, 0.1, c=bad), "c"),
+                        (lambda: pftk_throughput(0.01, 0.1, bad, 10), "rto"),
+                        (lambda: pftk_throughput(0.01, 0.1, 0.3, bad), "w_max"),
+                        (lambda: pftk_throughput(0.01, 0.1, 0.3, 10, b=bad), "b")]:
+        with pytest.raises(CmtInputError) as e:
+            call()
+        assert e.value.field == field and repr(bad) in str(e.value)
+
+
+def test_the_rate_and_delay_bounds_are_the_simulators_own():
+    # One bound, in ccscope-core: the native module's constants, not a copy of their values.
+    from ccscope import _native
+    from ccscope.models.cmt import inputs
+
+    assert inputs.RATE_RANGE_MBPS == (_native.MIN_RATE_MBPS, _native.MAX_RATE_MBPS) == (1e-6, 1e9)
+    assert inputs.MAX_DELAY_MS == _native.MAX_RUN_S * 1e3 == 1e10
+    with pytest.raises(CmtInputError, match=r"^b: 2e\+09 Mbit/s is out of range: must be in \[1e-06, 1e\+09\]"):
+        renewal_throughput(**{**FOCUS, "b_mbps": 2e9})
+
+
 @pytest.mark.parametrize("kwargs,field", [(dict(p=1.2), "p"), (dict(rtt_s=0.0), "rtt")])
 def test_reference_formulas_refuse_bad_input(kwargs, field):
     with pytest.raises(CmtInputError) as e:

@@ -234,6 +234,30 @@ def test_cli_train_and_inspect(samples, tmp_path):
     assert "nnz" in r.output and png.stat().st_size > 0
 
 
+@pytest.mark.parametrize("fmt", ["png", "svg", "pdf"])
+def test_inspect_replaces_its_own_heatmap_and_refuses_a_figure_ccscope_did_not_write(samples, tmp_path, fmt):
+    import matplotlib.pyplot as plt
+
+    m = tmp_path / "m.ccm"
+    mk.train(samples, quantize_ms=5).save(m)
+    runner = CliRunner()
+    own = tmp_path / f"h.{fmt}"
+    for _ in range(2):  # the second run replaces the figure the first one wrote
+        r = runner.invoke(app, ["markov", "inspect", str(m), "--heatmap", str(own)])
+        assert r.exit_code == 0, r.output
+    # The user's own figure, drawn by matplotlib as ccscope draws its own: left as it is, one line, exit 2.
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    theirs = tmp_path / f"theirs.{fmt}"
+    fig.savefig(theirs)
+    plt.close(fig)
+    before = theirs.read_bytes()
+    r = runner.invoke(app, ["markov", "inspect", str(m), "--heatmap", str(theirs)])
+    assert r.exit_code == 2, r.output
+    assert f"--heatmap {theirs}: theirs.{fmt} is there and is not a figure ccscope wrote" in r.output
+    assert theirs.read_bytes() == before
+
+
 def test_closest_draw_expects_each_probability_levels_lowest_window_in_proportion_to_its_cell():
     # Paper 000 §3.2: N uniform in [0.1, 0.6]; levels 0.1 / 0.3 / 0.6 own [0.1, 0.2) / [0.2, 0.45) / [0.45, 0.6].
     assert mk._closest_mean_w(np.array([0.6, 0.3, 0.1]), np.array([0, 1, 2])) == pytest.approx(0.2 * 2 + 0.5 * 1)

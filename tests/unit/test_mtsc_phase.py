@@ -6,9 +6,11 @@ from __future__ import annotations
 import importlib.util
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pytest
 
 PATH = Path(__file__).resolve().parents[2] / "experiments" / "mtsc" / "phase.py"
 _spec = importlib.util.spec_from_file_location("mtsc_phase", PATH)
@@ -64,3 +66,33 @@ def test_per_client_counts_one_offset_for_a_client_whose_arrivals_keep_their_pha
     assert per.loc[4, "arrivals"] == 3 and per.loc[4, "dropped"] == 3 and per.loc[4, "distinct"] == 1
     assert per.loc[4, "gaps"] == "16.000000 32.000000"
     assert per.loc[7, "dropped"] == 0
+
+
+def synthetic_run(bin_s: float) -> SimpleNamespace:
+    """A run's time series as the simulator orders it (flow by flow, each in time order): the link (-1), the
+    controlled flow OWN and another flow; values whose sums depend on their order, a time past the end."""
+    g = np.random.default_rng(5)
+    rows = []
+    for flow in (-1, 3, OWN):
+        for i in range(12):
+            rows.append((i * bin_s * (1 + 1e-12), flow, float(g.random() * 10)))
+        rows.append((13.4 * bin_s, flow, 0.1))  # past the last bin: counted in it
+    return SimpleNamespace(timeseries=pd.DataFrame(rows, columns=["time_s", "flow", "throughput_mbps"]))
+
+
+@pytest.mark.parametrize("bin_s", [0.01, 0.5])
+def test_background_is_sac_runs_series_at_the_runs_bin_minus_the_controlled_flow(bin_s):
+    import sac_runs
+
+    res = synthetic_run(bin_s)
+    bg, own = phase.background(res, OWN, bin_s, 10 * bin_s)
+    link, own_s = sac_runs._series(res, [OWN], 10, bin_s)
+    np.testing.assert_array_equal(own, own_s)
+    np.testing.assert_array_equal(bg, np.clip(link - own_s, 0.0, None))
+    # The sums phase.py took before: each bin adds its rows in the series' order, the last bin takes the rest.
+    ts = res.timeseries
+    want = {f: np.zeros(10) for f in (-1, OWN)}
+    for t, f, v in ts[ts["flow"].isin([-1, OWN])].itertuples(index=False):
+        want[f][min(int(round(t / bin_s)), 9)] += v
+    assert own.tobytes() == want[OWN].tobytes()
+    assert bg.tobytes() == np.clip(want[-1] - want[OWN], 0.0, None).tobytes()

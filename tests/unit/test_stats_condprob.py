@@ -240,3 +240,13 @@ def test_min_count_and_scales_that_are_not_numbers_are_stats_errors_naming_them(
             entropy_curve(x, 0.01, [bad])
     with pytest.raises(StatsError, match="^table: "):
         average_entropy(x)
+
+
+def test_an_entropy_curve_over_no_scales_is_refused_naming_scales():
+    # An empty curve would be drawn as an empty figure and reported as nothing, silently.
+    x = fgn(1024, 0.8, 1)
+    for empty in ([], (), np.array([])):
+        with pytest.raises(stats.StatsError, match="^scales: "):
+            entropy_curve(x, 0.01, empty)
+    with pytest.raises(stats.StatsError, match="^scales: "):
+        entropy_curve(x, 0.01, 0.05)  # one number, not a sequence of them

@@ -116,6 +116,29 @@ def test_a_users_file_ccscope_did_not_list_is_never_replaced_in_a_results_folder
     assert (out / "packets.parquet").read_bytes() == b"mine"
 
 
+def _write(out: Path, names: list, run=None, merge=True) -> None:
+    with store.FolderWriter(out, merge=merge, names=names, run=run) as w:
+        for n in names:
+            (w.stage / n).write_text(f"{n} of {run}")
+
+
+def test_a_folder_written_file_by_file_records_the_run_of_each_file(tmp_path):
+    # A command that writes its files one by one (experiments/ns3/cwnd.py) and fails half way leaves files of two
+    # runs side by side: the manifest says which run wrote which.
+    out = tmp_path / "figs"
+    _write(out, ["a.csv", "b.csv", "fig.png"], run="run 1")
+    _write(out, ["a.csv"], run="run 2")
+    m = store.read_manifest(out)
+    assert m["files"] == ["a.csv", "b.csv", "fig.png"]
+    assert m["runs"] == {"a.csv": "run 2", "b.csv": "run 1", "fig.png": "run 1"}
+    _write(out, ["b.csv"])  # a write without a run: its file's older run is no longer true
+    assert store.read_manifest(out)["runs"] == {"a.csv": "run 2", "fig.png": "run 1"}
+    _write(out, ["fig.png"], run="run 3", merge=False)  # the others are deleted, and so are their runs
+    assert store.read_manifest(out)["runs"] == {"fig.png": "run 3"}
+    _write(out, ["fig.png"], merge=False)
+    assert "runs" not in store.read_manifest(out)  # no runs recorded: the manifest is as before
+
+
 # --- interrupted writes --------------------------------------------------------------------------
 
 

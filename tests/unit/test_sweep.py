@@ -117,7 +117,7 @@ def test_summary_gives_mean_and_student_t_95_ci_over_seeds(tmp_path, client):
 def test_extra_seeds_without_randomness_warn_once_and_keep_seed_one(tmp_path, client):
     g = {"data_link.rate_mbps": [6, 12], **SHORT}
     res = sweep.run_sweep("examples/constant_rate.toml", g, seeds=4, out=tmp_path, client=client)
-    assert len(res.warnings) == 1 and "--seeds 4 ran seed 1 only" in res.warnings[0]
+    assert len(res.warnings) == 1 and "a sweep of 4 seeds ran seed 1 only" in res.warnings[0]
     assert res.seeds == 1 and list(res.table["seed"]) == [1, 1]
     assert res.ran == 4  # seeds 1 and 2 of both points, compared; seeds 3 and 4 never ran
     assert list(res.summary["seeds"]) == [1, 1]
@@ -265,14 +265,31 @@ def test_a_point_that_kills_its_workers_stops_the_sweep_with_one_line_naming_it(
 
 
 @pytest.mark.parametrize("kwargs,named", [
-    (dict(seeds=1.5), "--seeds 1.5"),
-    (dict(seeds="2"), "--seeds '2'"),
-    (dict(grid={"duration_s": 1}), "--param duration_s"),  # a scalar, not a list of values
-    (dict(grid={"duration_s": []}), "--param duration_s"),  # no values: the sweep ran nothing and said nothing
+    (dict(seeds=1.5), "seeds=1.5: must be a whole number of seeds"),
+    (dict(seeds="2"), "seeds='2': must be a whole number of seeds"),
+    (dict(seeds=True), "seeds=True: must be a whole number of seeds"),
+    (dict(seeds=0), "seeds=0: need at least one seed"),
+    (dict(seeds=10**9), f"seeds=1000000000: 1000000000 runs, more than the limit of {sweep.MAX_RUNS}"),
+    (dict(grid={"duration_s": 1}), "grid['duration_s']: expected a list of values, got 1"),  # a scalar
+    (dict(grid={"duration_s": []}), "grid['duration_s']: no values"),  # the sweep would run nothing and say nothing
+    (dict(grid={"seed": [1, 2]}), "grid['seed']: use seeds= to vary the seed"),
+    (dict(grid={"duration_s": {"a": 1}}), "grid['duration_s']: expected a list of values, got {'a': 1}"),
 ])
-def test_a_bad_seeds_or_grid_is_a_scenario_error_naming_it_before_any_run(tmp_path, kwargs, named):
+def test_a_bad_seeds_or_grid_is_a_scenario_error_naming_the_python_argument_before_any_run(tmp_path, kwargs, named):
+    # The Python API names its own arguments; `ccscope sweep` names its options (tests/cli/test_bad_inputs.py).
     args = dict(grid={"duration_s": [1]}, seeds=1)
     args.update(kwargs)
-    with pytest.raises(ScenarioError, match=named):
+    with pytest.raises(ScenarioError) as e:
         sweep.run_sweep("examples/aimd.toml", args["grid"], seeds=args["seeds"], out=tmp_path / "s", jobs=1)
+    assert str(e.value) == named
     assert not (tmp_path / "s").exists()
+
+
+def test_an_out_that_is_a_file_is_refused_naming_out(tmp_path):
+    from ccscope.store import OutputError
+
+    (tmp_path / "f").write_text("the user's")
+    with pytest.raises(OutputError) as e:
+        sweep.run_sweep("examples/aimd.toml", {"duration_s": [1]}, out=tmp_path / "f", jobs=1)
+    assert str(e.value) == f"out {tmp_path / 'f'}: is a file, not a folder; give a folder name"
+    assert (tmp_path / "f").read_text() == "the user's"

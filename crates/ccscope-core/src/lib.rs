@@ -10,5 +10,5 @@ pub mod units;
 
 pub use event_queue::{EventQueue, Phase};
 pub use hist::{IntHistogram, LogHistogram};
-pub use time::{Dur, Time, MAX_RATE_MBPS, MAX_RUN_S};
+pub use time::{Dur, Time, MAX_RATE_MBPS, MAX_RUN_S, MIN_RATE_MBPS};
 pub use units::Bandwidth;

@@ -10,6 +10,10 @@ pub const MAX_RUN_S: f64 = 1e7;
 /// The fastest link a scenario may declare, Mbit/s (and so the highest rate a parameter may name).
 pub const MAX_RATE_MBPS: f64 = 1e9;
 
+/// The slowest link a scenario may declare, Mbit/s: one bit per second (rates are integer bits per second;
+/// below one, packets would never leave).
+pub const MIN_RATE_MBPS: f64 = 1e-6;
+
 /// An instant of simulated time, in nanoseconds since the start of the run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Time(pub u64);

@@ -283,5 +283,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", m.py().get_type::<TraceError>())?;
     m.add("ControllerError", m.py().get_type::<ControllerError>())?;
     m.add("CmtMarkovError", m.py().get_type::<cmt::CmtMarkovError>())?;
+    // The simulator's bounds, for the Python checks that must agree with the scenario loader's.
+    m.add("MAX_RUN_S", ccscope_core::MAX_RUN_S)?;
+    m.add("MIN_RATE_MBPS", ccscope_core::MIN_RATE_MBPS)?;
+    m.add("MAX_RATE_MBPS", ccscope_core::MAX_RATE_MBPS)?;
     Ok(())
 }

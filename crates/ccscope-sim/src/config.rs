@@ -565,12 +565,13 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
     let rate = positive(ctx, &at("rate_mbps"), l.rate_mbps)?;
     if let Some(r) = rate {
         // Rates are integer bits per second: below one, packets would never leave.
-        if !(1e-6..=ccscope_core::MAX_RATE_MBPS).contains(&r) {
+        if !(ccscope_core::MIN_RATE_MBPS..=ccscope_core::MAX_RATE_MBPS).contains(&r) {
             return Err(ctx.err(
                 &at("rate_mbps"),
                 format!(
-                    "{} is out of range: a link's rate must be in [1e-6, {:e}] Mbit/s",
+                    "{} is out of range: a link's rate must be in [{:e}, {:e}] Mbit/s",
                     num(r),
+                    ccscope_core::MIN_RATE_MBPS,
                     ccscope_core::MAX_RATE_MBPS
                 ),
             ));

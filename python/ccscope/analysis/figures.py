@@ -69,28 +69,69 @@ def look(i: int) -> tuple[str, str, str]:
 # ------------------------------------------------------------------------------------------ saving
 
 
-def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = ("svg", "png"), dpi: int = 200) -> list[Path]:
-    """Write `stem.FMT` for each format, each atomically; closes the figure. PNG at `dpi`."""
+# The producer a figure written as a file of its own carries (`ccscope markov inspect --heatmap`; a results
+# folder's figures are listed in its manifest instead): only a figure bearing it is one ccscope may replace.
+MARK = "ccscope figure"
+# Where each format keeps it: a PNG tEXt chunk, the PDF Info dictionary, the SVG's Dublin Core creator.
+_MARK_METADATA = {"png": "Software", "pdf": "Creator", "svg": "Creator"}
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_SVG_CREATOR = re.compile(rb"<dc:creator>\s*<cc:Agent>\s*<dc:title>" + re.escape(MARK.encode()) + rb"</dc:title>")
+# matplotlib writes a PDF's Info dictionary after the pages, and a PNG's text chunks before its image data.
+_PDF_TAIL_BYTES = 1 << 16
+_PNG_MAX_CHUNKS = 64
+
+
+def save_figure(fig: Figure, stem: Path, formats: Sequence[str] = ("svg", "png"), dpi: int = 200,
+                mark: bool = False) -> list[Path]:
+    """Write `stem.FMT` for each format, each atomically; closes the figure. PNG at `dpi`; with `mark`, each
+    file carries :data:`MARK` (:func:`is_marked_figure`)."""
     try:
-        return [write_atomic(stem.with_name(f"{stem.name}.{fmt}"), figure_bytes(fig, fmt, dpi)) for fmt in formats]
+        return [write_atomic(stem.with_name(f"{stem.name}.{fmt}"), figure_bytes(fig, fmt, dpi, mark))
+                for fmt in formats]
     finally:
         plt.close(fig)
 
 
-def is_figure_file(path: Path) -> bool:
-    """True when `path` starts as a PNG, PDF or SVG file does (a figure a rerun may replace)."""
+def _png_text(f, key: bytes) -> Optional[bytes]:
+    """The value of the PNG tEXt chunk `key` before the image data, or None (`f` is just past the signature)."""
+    for _ in range(_PNG_MAX_CHUNKS):
+        head = f.read(8)
+        if len(head) < 8:
+            return None
+        size, kind = int.from_bytes(head[:4], "big"), head[4:]
+        if kind in (b"IDAT", b"IEND"):
+            return None
+        data = f.read(size)
+        f.seek(4, io.SEEK_CUR)  # the chunk's CRC
+        if kind == b"tEXt" and data.partition(b"\0")[0] == key:
+            return data.partition(b"\0")[2]
+    return None
+
+
+def is_marked_figure(path: Path) -> bool:
+    """True when `path` is a PNG, PDF or SVG figure that bears :data:`MARK` (written by ``figure_bytes(...,
+    mark=True)``): a figure ccscope wrote, which a rerun may replace. Any other file, figures included, is not."""
     try:
         with open(path, "rb") as f:
-            head = f.read(512)
+            head = f.read(4096)
+            if head.startswith(_PNG_SIGNATURE):
+                f.seek(len(_PNG_SIGNATURE))
+                return _png_text(f, _MARK_METADATA["png"].encode()) == MARK.encode()
+            if head.startswith(b"%PDF-"):
+                f.seek(max(0, f.seek(0, io.SEEK_END) - _PDF_TAIL_BYTES))
+                return f"/Creator ({MARK})".encode() in f.read()
     except OSError:
         return False
-    return head.startswith((b"\x89PNG\r\n\x1a\n", b"%PDF-")) or b"<svg" in head
+    return b"<svg" in head and _SVG_CREATOR.search(head) is not None
 
 
-def figure_bytes(fig: Figure, fmt: str, dpi: int = 200) -> bytes:
-    """The figure as a file of format `fmt`, without the date or producer (same figure => same bytes)."""
+def figure_bytes(fig: Figure, fmt: str, dpi: int = 200, mark: bool = False) -> bytes:
+    """The figure as a file of format `fmt`, without the date or producer (same figure => same bytes); with
+    `mark`, its producer is :data:`MARK`."""
     buf = io.BytesIO()
     meta = {"Date": None} if fmt == "svg" else ({"Software": None} if fmt == "png" else {})
+    if mark:
+        meta[_MARK_METADATA[fmt]] = MARK
     with paper_style():
         fig.savefig(buf, format=fmt, dpi=dpi, metadata=meta, bbox_inches="tight", pad_inches=0.05)
     return buf.getvalue()

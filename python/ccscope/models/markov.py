@@ -489,7 +489,8 @@ def heatmap(
     Left: the first `first_intervals` delay intervals; right (if `zoom_interval` is given): the block of
     that interval alone. Each interval shows the windows `w_min..w_max` (default: all; the paper's
     figures show 0..35). A block is never densified beyond `max_pixels` square: each pixel shows the
-    largest probability of the states it covers.
+    largest probability of the states it covers. The file is written atomically and bears ccscope's mark
+    (:func:`ccscope.analysis.figures.is_marked_figure`), so `markov inspect --heatmap` may replace it later.
     """
     import matplotlib
 
@@ -531,7 +532,8 @@ def heatmap(
     from ccscope.analysis.figures import save_figure
 
     out = Path(out_png)
-    return save_figure(fig, out.with_suffix(""), (out.suffix[1:] or "png",), dpi=120)[0]
+    # Marked as ccscope's: `markov inspect --heatmap` replaces only a figure that bears the mark.
+    return save_figure(fig, out.with_suffix(""), (out.suffix[1:] or "png",), dpi=120, mark=True)[0]
 
 
 # --------------------------------------------------------------------------- collection

@@ -14,7 +14,7 @@ import numbers
 import struct
 from bisect import bisect_right
 from dataclasses import dataclass
-from typing import Optional, Sequence, Tuple
+from typing import Iterable, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -292,6 +292,16 @@ class EntropyCurve:
     control_weighted: Optional[np.ndarray] = None
 
 
+def _scale_list(scales) -> list:
+    """`scales` as a list of at least one item, or a StatsError naming `scales`."""
+    if isinstance(scales, (str, bytes)) or not isinstance(scales, Iterable):
+        raise StatsError(f"scales: expected a sequence of time scales in seconds, got {scales!r}")
+    out = list(scales)
+    if not out:  # an empty curve would be drawn and reported as nothing, without a word
+        raise StatsError("scales: no time scales given; the curve needs at least one")
+    return out
+
+
 def _scale_bins(scales: Sequence[float], bin_s: float) -> np.ndarray:
     if not (math.isfinite(bin_s) and bin_s > 0):
         raise StatsError(f"bin_s: must be positive, got {bin_s}")
@@ -320,6 +330,7 @@ def entropy_curve(x, bin_s: float, scales: Sequence[float], control_seed: Option
     of `bin_s`), the off-line table with T1 = T2 = T. With `control_seed`, the same on
     :func:`shuffle` (x, control_seed)."""
     a = check_series(x)
+    scales = _scale_list(scales)
     bins = _scale_bins(scales, bin_s)
     e, w, nb = _curve(a, bins, min_count)
     ce = cw = None

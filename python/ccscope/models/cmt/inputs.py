@@ -7,15 +7,20 @@ A11: KB = 1000 B (the paper's "128 KB"); KiB = 1024 B is accepted too; W = floor
 from __future__ import annotations
 
 import math
+import numbers
 import re
 import sys
+from typing import Callable
+
+from ccscope import _native
+
 # Units of a receive-buffer size; A11 reads the paper's "KB" as 1000 B.
 BYTE_UNITS = {"": 1, "B": 1, "KB": 1000, "KIB": 1024, "MB": 1000**2, "MIB": 1024**2}
 # Bound before allocating: no model here needs a window above 2^24 packets (25 GB of 1500 B packets).
 MAX_WINDOW_PACKETS = 1 << 24
-# The simulator's own bounds (the scenario loader's): link rates and the longest run.
-RATE_RANGE_MBPS = (1e-6, 1e9)
-MAX_DELAY_MS = 1e10
+# The simulator's own bounds (ccscope_core's, which the scenario loader applies): link rates and the longest run.
+RATE_RANGE_MBPS = (_native.MIN_RATE_MBPS, _native.MAX_RATE_MBPS)
+MAX_DELAY_MS = _native.MAX_RUN_S * 1e3
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
@@ -39,24 +44,30 @@ def parse_bytes(text: str, field: str = "rbuf") -> int:
     return int(value)
 
 
-def _float(x, field: str) -> float:
-    """float(x), or a CmtInputError naming `field` when x is not a number."""
+def number(x, field: str, error: Callable[[str, str], Exception] = CmtInputError) -> float:
+    """float(x) of a real number (int, float, numpy's), else the exception `error(field, detail)`: text, bytes,
+    bools and None are not numbers, though float() reads some of them as one. Every CMT model checks its
+    numbers here (the Markov chain with its own error type)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        raise error(field, f"{x!r} is not a number")
     try:
         return float(x)
-    except (TypeError, ValueError):
-        raise CmtInputError(field, f"{x!r} is not a number") from None
+    except OverflowError:  # an int or Fraction beyond the largest float
+        raise error(field, f"{type(x).__name__} beyond the largest float") from None
 
 
 def _whole(x, field: str) -> bool:
-    """True when x is a whole number (NaN, text and None are not)."""
+    """True when x is a whole number (bools, NaN, text and None are not)."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        return False
     try:
         return int(x) == x
-    except (TypeError, ValueError, OverflowError):
+    except (ValueError, OverflowError):
         return False
 
 
 def check_loss_rate(p: float, field: str = "p") -> float:
-    p = _float(p, field)
+    p = number(p, field)
     if not (0.0 < p < 1.0):
         raise CmtInputError(field, f"{p!r} must be in (0, 1)")
     if p < sys.float_info.min:
@@ -66,7 +77,7 @@ def check_loss_rate(p: float, field: str = "p") -> float:
 
 
 def check_positive(x: float, field: str, unit: str) -> float:
-    x = _float(x, field)
+    x = number(x, field)
     if not (math.isfinite(x) and x > 0.0):
         raise CmtInputError(field, f"{x!r} {unit} must be a positive finite number")
     return x
@@ -81,7 +92,7 @@ def check_rate(b_mbps: float, field: str = "b") -> float:
 
 
 def check_delay(d_ms: float, field: str = "d") -> float:
-    d_ms = _float(d_ms, field)
+    d_ms = number(d_ms, field)
     if not (math.isfinite(d_ms) and d_ms >= 0.0):
         raise CmtInputError(field, f"{d_ms!r} ms must be a finite number >= 0")
     if d_ms > MAX_DELAY_MS:

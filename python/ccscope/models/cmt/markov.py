@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Optional
 
 from ccscope import _native
 from ccscope._native import CmtMarkovError
+from ccscope.models.cmt.inputs import number
 
 if TYPE_CHECKING:  # numpy is imported only by the curve function (keeps `import ccscope` light)
     import numpy as np
@@ -70,9 +71,14 @@ class MarkovResult:
         return (self.timeouts_per_round + self.fast_retransmits_per_round) / self.mean_duration_s
 
 
+def _error(field: str, detail: str) -> CmtMarkovError:
+    """The chain's error naming `field`, worded as the Rust solver's (``field `p`: ...``)."""
+    return CmtMarkovError(f"field `{field}`: {detail}")
+
+
 def _check_choice(field: str, value: str, allowed: tuple) -> None:
     if value not in allowed:
-        raise CmtMarkovError(f"field `{field}`: `{value}` is not one of {', '.join(allowed)}")
+        raise _error(field, f"`{value}` is not one of {', '.join(allowed)}")
 
 
 def _int(field: str, value) -> int:
@@ -81,17 +87,10 @@ def _int(field: str, value) -> int:
             return int(value)
         if hasattr(value, "__index__"):
             return value.__index__()
-        raise CmtMarkovError(f"field `{field}`: {value!r} is not an integer")
+        raise _error(field, f"{value!r} is not an integer")
     if not -(2**63) <= value < 2**63:  # the solver takes 64-bit integers; a larger one is no window
-        raise CmtMarkovError(f"field `{field}`: {value} is not a non-negative integer in range")
+        raise _error(field, f"{value} is not a non-negative integer in range")
     return value
-
-
-def _float(field: str, value) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise CmtMarkovError(f"field `{field}`: {value!r} is not a number") from None
 
 
 def markov_throughput(
@@ -119,12 +118,12 @@ def markov_throughput(
     _check_choice("solver", solver, SOLVERS)
     w = None if window_packets is None else _int("window_packets", window_packets)
     d = _native.cmt_markov(
-        _float("p", p),
-        _float("b_mbps", b_mbps),
-        _float("d_ms", d_ms),
+        number(p, "p", _error),
+        number(b_mbps, "b_mbps", _error),
+        number(d_ms, "d_ms", _error),
         _int("rbuf_bytes", rbuf_bytes),
         loss,
-        _float("rto_max_s", rto_max_s),
+        number(rto_max_s, "rto_max_s", _error),
         _int("packet_bytes", packet_bytes),
         w,
         solver,
@@ -147,6 +146,7 @@ def markov_throughput_curve(
 
     _check_choice("loss", loss, LOSS_MODELS)
     ws = [_int("windows", w) for w in windows]
-    rows = _native.cmt_markov_curve(_float("p", p), _float("b_mbps", b_mbps), _float("d_ms", d_ms), ws, loss,
-                                     _float("rto_max_s", rto_max_s), _int("packet_bytes", packet_bytes))
+    rows = _native.cmt_markov_curve(number(p, "p", _error), number(b_mbps, "b_mbps", _error),
+                                     number(d_ms, "d_ms", _error), ws, loss, number(rto_max_s, "rto_max_s", _error),
+                                     _int("packet_bytes", packet_bytes))
     return np.array([r["throughput_mbps"] for r in rows], dtype=float)

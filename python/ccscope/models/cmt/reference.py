@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from ccscope.models.cmt.inputs import CmtInputError, check_loss_rate, check_packet_bytes, check_positive, mbps
+from ccscope.models.cmt.inputs import CmtInputError, _whole, check_loss_rate, check_packet_bytes, check_positive, mbps
 
 MATHIS_C = math.sqrt(1.5)
 
@@ -58,7 +58,7 @@ def pftk_throughput(
     rto_s = check_positive(rto_s, "rto", "s")
     w_max = check_positive(w_max_packets, "w_max", "packets")
     packet_bytes = check_packet_bytes(packet_bytes)
-    if int(b) != b or b < 1:
+    if not _whole(b, "b") or b < 1:
         raise CmtInputError("b", f"{b!r} must be a whole number of packets >= 1")
     w_u = pftk_unconstrained_window(p, b)
     timeout_cost = rto_s * pftk_f(p) / (1.0 - p)
