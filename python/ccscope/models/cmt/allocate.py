@@ -318,12 +318,15 @@ def allocate(
         if name not in OBJECTIVES:
             raise CmtInputError("objective", f"{name!r} must be one of {', '.join(OBJECTIVES)} or a callable")
         model = OBJECTIVES[name]
-        states = sum(int((ws * (ws + 1) // 2).sum()) for ws in windows) if name == "markov" else 0
-        if states > MAX_OBJECTIVE_STATES:
-            raise CmtInputError("rbuf", f"the Markov objective would solve chains of {states} states in all (windows up to "
-                                f"{max(a)} packets), above the limit of {MAX_OBJECTIVE_STATES}; use objective='renewal', "
-                                "bounds or solver='heuristic' with a larger k")
         objective = lambda dest, windows: model(dest, windows, packet_bytes)  # noqa: E731
+    else:
+        model = objective
+    # The bound holds however the Markov objective is named: by default, by name, or as the function itself.
+    states = sum(int((ws * (ws + 1) // 2).sum()) for ws in windows) if model is markov_objective else 0
+    if states > MAX_OBJECTIVE_STATES:
+        raise CmtInputError("rbuf", f"the Markov objective would solve chains of {states} states in all (windows up to "
+                            f"{max(a)} packets), above the limit of {MAX_OBJECTIVE_STATES}; use objective='renewal', "
+                            "bounds or solver='heuristic' with a larger k")
     t0 = time.perf_counter()
     values = _evaluate(objective, dests, windows)
     t1 = time.perf_counter()
