@@ -288,7 +288,8 @@ def controllers_markdown() -> str:
         "and a keyword of `ccscope.run(..., overrides={\"flows.0.KEY\": value})`. A value given in ms or s",
         "is at most the longest run (1e7 s), in Mbit/s or kbit/s at most the fastest link (1e9 Mbit/s), in",
         "packets or packets/RTT at most the largest window (10,000,000; an initial_ssthresh 4294967295), in",
-        "packets/tau at most 4294967295.",
+        "packets/tau at most 4294967295, in round trips (srtt, min RTTs, RTTs, slowdowns) at most 1e10 (the",
+        "longest run in round trips of 1 ms).",
         "",
     ]
     for c in api.controllers():

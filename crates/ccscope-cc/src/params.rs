@@ -69,8 +69,8 @@ pub fn check_positive(key: &str, v: f64) -> Result<(), ParamError> {
 }
 
 /// The largest value a parameter can mean, and what it is: a time is within the longest run, a rate
-/// within the fastest link, a window (or a step of one) within `MAX_CWND`, packets per epoch within a `u32`.
-/// Other units: no bound here.
+/// within the fastest link, a window (or a step of one) within `MAX_CWND`, packets per epoch within a `u32`,
+/// a number of round trips within the longest run's round trips of 1 ms. Other units: no bound here.
 fn unit_bound(spec: &ParamSpec) -> Option<(f64, &'static str)> {
     use ccscope_core::{MAX_RATE_MBPS, MAX_RUN_S};
     // A slow-start threshold is never the window itself and may stay "arbitrarily high" (RFC 5681 §3.1).
@@ -85,6 +85,11 @@ fn unit_bound(spec: &ParamSpec) -> Option<(f64, &'static str)> {
         // Above it a window would send millions of packets in one burst (the bound Python controllers keep).
         "packets" | "packets/RTT" => Some((crate::MAX_CWND as f64, "the largest window")),
         "packets/tau" => Some((u32::MAX as f64, "the largest window")),
+        // A length in round trips (or in slowdowns of some): more than the longest run has round
+        // trips of 1 ms outlasts any run on any usual path (mi_rtts = 1e300 never ended its interval).
+        "srtt" | "min RTTs" | "RTTs" | "slowdowns" => {
+            Some((MAX_RUN_S * 1e3, "the longest run in 1 ms round trips"))
+        }
         _ => None,
     }
 }
@@ -103,6 +108,24 @@ fn check_unit_bound(spec: &ParamSpec, v: &toml::Value) -> Result<(), ParamError>
             format!("at most {most:e} {} ({what}), got {x:e}", spec.unit),
         )),
         _ => Ok(()),
+    }
+}
+
+/// serde's message with the float it quotes (`floating point `1e300``, which serde writes in 301
+/// digits) written short, so the error stays readable.
+pub fn short_floats(msg: &str) -> String {
+    const AT: &str = "floating point `";
+    let Some(start) = msg.find(AT).map(|i| i + AT.len()) else {
+        return msg.to_string();
+    };
+    let Some(len) = msg[start..].find('`') else {
+        return msg.to_string();
+    };
+    match msg[start..start + len].parse::<f64>() {
+        Ok(x) if x.is_finite() && x != 0.0 && !(1e-6..1e15).contains(&x.abs()) => {
+            format!("{}{x:e}{}", &msg[..start], &msg[start + len..])
+        }
+        _ => msg.to_string(),
     }
 }
 
@@ -131,7 +154,7 @@ pub fn parse_params<P: Params>(controller: &str, table: &toml::Table) -> Result<
         let mut one = toml::Table::new();
         one.insert(key.clone(), table[key].clone());
         if let Err(e) = toml::Value::Table(one).try_into::<P>() {
-            return Err(invalid(key, e.message().trim().to_string()));
+            return Err(invalid(key, short_floats(e.message().trim())));
         }
     }
     let p: P = toml::Value::Table(table.clone())

@@ -559,4 +559,32 @@ mod tests {
             .iter()
             .all(|(_, _, unit, doc)| !unit.is_empty() && !doc.is_empty()));
     }
+
+    #[test]
+    fn a_multiple_of_a_round_trip_beyond_the_longest_run_in_1_ms_round_trips_is_refused() {
+        // vivace mi_rtts = 1e300 never ended its first monitor interval.
+        for info in CONTROLLERS {
+            for s in info
+                .params
+                .iter()
+                .filter(|s| matches!(s.unit, "srtt" | "min RTTs" | "RTTs" | "slowdowns"))
+            {
+                let e = build_err(info.name, &format!("{} = 1e300", s.name));
+                assert_eq!(e.key(), Some(s.name), "{}: {e}", info.name);
+                assert!(e.to_string().contains("1e10"), "{e}");
+            }
+        }
+        assert!(build_err("vivace", "mi_rtts = 1e11")
+            .to_string()
+            .contains("1 ms round trips"));
+        assert!(build("vivace", &table("mi_rtts = 1e10")).is_ok());
+    }
+
+    #[test]
+    fn a_float_given_for_an_integer_is_quoted_short_not_in_301_digits() {
+        let e = build_err("timely", "hai_threshold = 1e300").to_string();
+        assert!(e.contains("floating point `1e300`, expected u32"), "{e}");
+        let e = build_err("timely", "hai_threshold = 2.5").to_string();
+        assert!(e.contains("floating point `2.5`"), "{e}");
+    }
 }
