@@ -343,6 +343,50 @@ CASES = [
 ]
 
 
+def queue(spec: str) -> str:
+    """RATE with `spec` as its data link's queue (or loss) line."""
+    return sub(RATE, "delay_ms = 20", "delay_ms = 20\n" + spec)
+
+
+def controller(spec: str) -> str:
+    """RATE with its fixed flow replaced by the lines `spec`."""
+    return sub(RATE, 'controller = "fixed"\nwindow = 10', spec)
+
+
+# Values beyond what they can mean, refused naming the field rather than saturated, clamped or run.
+CASES += [
+    run_case("max retransmission timeout absurd", flow("max_rto_ms = 1e300"), ["s.toml:15", "flows[0].max_rto_ms", "1e300 ms"]),
+    run_case("initial retransmission timeout absurd", flow("initial_rto_ms = 1e300"),
+             ["s.toml:15", "flows[0].initial_rto_ms", "1e300 ms"]),
+    run_case("codel target absurd", queue('queue = { kind = "codel", flavour = "rfc8289", target_ms = 1e300 }'),
+             ["s.toml:7", "data_link.queue.target_ms", "1e300 ms"]),
+    run_case("codel interval absurd", queue('queue = { kind = "codel", interval_ms = 1e300 }'),
+             ["s.toml:7", "data_link.queue.interval_ms", "1e300 ms"]),
+    run_case("codel mtu absurd", queue('queue = { kind = "codel", mtu_bytes = 99999999999 }'),
+             ["s.toml:7", "data_link.queue.mtu_bytes", "1..=65535"]),
+    run_case("red mean packet size zero", queue('queue = { kind = "red", mean_packet_bytes = 0 }'),
+             ["s.toml:7", "data_link.queue.mean_packet_bytes", "1..=65535"]),
+    run_case("burst loss window absurd", queue('loss = { kind = "burst_after_loss", p = 0.1, window_ms = 1e300 }'),
+             ["s.toml:7", "data_link.loss.window_ms", "1e300 ms"]),
+    run_case("on/off idle mean absurd", flow('traffic = { kind = "onoff", off_mean_s = 1e300 }'),
+             ["s.toml:15", "flows[0].traffic.off_mean_s", "1e300 s"]),
+    # sigma^2 = ln(1 + std^2/mean^2) was infinite and building the run panicked.
+    run_case("on/off size spread overflowing", flow('traffic = { kind = "onoff", mean_bytes = 1e-300, std_bytes = 1e6 }'),
+             ["s.toml:15", "flows[0].traffic.std_bytes", "not finite"]),
+    run_case("on/off largest size absurd", flow('traffic = { kind = "onoff", max_bytes = 1e300 }'),
+             ["s.toml:15", "flows[0].traffic.max_bytes", "1e300 B"]),
+    run_case("read rate below a bit per second", flow("rbuf_bytes = 100000\nread_rate_mbps = 1e-300"),
+             ["s.toml:16", "flows[0].read_rate_mbps", "got 1e-300"]),
+    # A flow keeping its own series beside timeseries = "none" allocated 1e10 bins unchecked.
+    run_case("bins of a flow's own series absurd", 'bin_ms = 1e-6\ntimeseries = "none"\n' + flow("timeseries = true"),
+             ["s.toml:1", "bin_ms", "bins"]),
+    run_case("count given as a huge float shown short", flow("count = 1e300"), ["s.toml:15", "flows[0].count", "`1e300`"]),
+    run_case("integer parameter given as a huge float shown short", controller('controller = "timely"\nhai_threshold = 1e300'),
+             ["s.toml:14", "flows[0].hai_threshold", "`1e300`, expected u32"]),
+    run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
+             ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
+]
+
 def _results_case(name: str, corrupt: dict, expect: list, args: Optional[list] = None) -> Case:
     """`ccscope plot` of a real results folder with some files replaced by `corrupt`."""
 

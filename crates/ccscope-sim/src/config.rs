@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ccscope_core::{Bandwidth, Dur, Time};
+use ccscope_core::{Bandwidth, Dur, Time, MAX_RATE_MBPS, MIN_RATE_MBPS};
 use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError, MAHIMAHI_MTU};
 use toml_edit::{ImDocument, Item};
@@ -303,7 +303,7 @@ pub fn load_scenario_overridden(
 
 /// serde's wording, in the words the rest of the errors use.
 fn reword(msg: &str) -> String {
-    let msg = msg.trim().replace('\n', " ");
+    let msg = ccscope_cc::params::short_floats(&msg.trim().replace('\n', " "));
     match msg.strip_prefix("unknown field `") {
         Some(rest) => {
             let (key, known) = rest.split_once('`').unwrap_or((rest, ""));
@@ -323,6 +323,14 @@ fn num(x: f64) -> String {
         format!("{x:e}")
     } else {
         format!("{x}")
+    }
+}
+
+/// A TOML value as an error quotes it: a float short (TOML writes 1e-300 in 300 digits).
+fn shown(v: &toml::Value) -> String {
+    match v {
+        toml::Value::Float(x) => num(*x),
+        other => other.to_string(),
     }
 }
 
@@ -533,6 +541,26 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
     } else {
         TimeSeries::Link
     });
+    // Every series kept (each flow's that keeps one, and the link's) holds a bin per bin width: the
+    // bound is on them all, since a flow may keep its series beside `timeseries = "none"`.
+    let series = specs
+        .iter()
+        .filter(|(_, f, _)| f.timeseries.unwrap_or(timeseries == TimeSeries::Flows))
+        .map(|(_, _, count)| count)
+        .sum::<u64>()
+        + u64::from(timeseries != TimeSeries::None);
+    let per_series = duration.as_secs_f64() * 1000.0 / bin_ms;
+    if per_series * series as f64 > MAX_BINS {
+        return Err(ctx.err(
+            "bin_ms",
+            format!(
+                "{} ms bins over {} s in {series} series are {} bins, more than {MAX_BINS:e}: use wider bins or fewer series",
+                num(bin_ms),
+                duration.as_secs_f64(),
+                num((per_series * series as f64).ceil())
+            ),
+        ));
+    }
     let packet_log = raw.packet_log.unwrap_or(false);
     let cwnd_log = raw.cwnd_log.unwrap_or(false);
     let mut sc = Scenario {
@@ -661,6 +689,17 @@ fn limits(ctx: &Ctx<'_>, path: &str, packets: Option<u64>, bytes: Option<u64>) -
     Ok(Limits { packets, bytes })
 }
 
+/// A queue's packet size (RED's mean, CoDel's MTU): 1 ..= 65535 bytes, the largest packet a flow
+/// sends; it was clamped (0 to 1, beyond 2^32 - 1 to that) without a word.
+fn packet_size(ctx: &Ctx<'_>, path: &str, v: Option<u64>) -> R<Option<u32>> {
+    match v {
+        Some(b) if !(1..=65535).contains(&b) => {
+            Err(ctx.err(path, format!("{b} is not in 1..=65535 bytes")))
+        }
+        _ => Ok(v.map(|b| b as u32)),
+    }
+}
+
 /// `trace`: the link plays a Mahimahi trace, whose emulator sets CoDel's defaults there.
 fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig> {
     let at = |k: &str| format!("{path}.{k}");
@@ -712,8 +751,7 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
                 weight: check_range(ctx, &at("weight"), weight, 0.0, 1.0, "in [0, 1]")?
                     .unwrap_or(d.weight),
                 gentle: gentle.unwrap_or(d.gentle),
-                mean_packet_bytes: mean_packet_bytes
-                    .map(|v| v.clamp(1, u32::MAX as u64) as u32)
+                mean_packet_bytes: packet_size(ctx, &at("mean_packet_bytes"), mean_packet_bytes)?
                     .unwrap_or(d.mean_packet_bytes),
                 limit: limits(ctx, path, packets, bytes)?,
             })
@@ -743,7 +781,7 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
             let mtu = if trace { MAHIMAHI_MTU } else { d.mtu_bytes };
             // mahimahi codel_packet_queue.cc reads both with get_int_arg: whole milliseconds.
             let ms = |key: &str, v: Option<f64>| -> R<Option<Dur>> {
-                let v = positive(ctx, &at(key), v)?;
+                let v = within_a_run(ctx, &at(key), positive(ctx, &at(key), v)?, "ms", 1e-3)?;
                 if flavour == CodelFlavour::Mahimahi && v.is_some_and(|x| x.fract() != 0.0) {
                     return Err(ctx.err(
                         &at(key),
@@ -755,9 +793,7 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
             QueueConfig::Codel(CodelParams {
                 target: ms("target_ms", target_ms)?.unwrap_or(d.target),
                 interval: ms("interval_ms", interval_ms)?.unwrap_or(d.interval),
-                mtu_bytes: mtu_bytes
-                    .map(|v| v.min(u32::MAX as u64) as u32)
-                    .unwrap_or(mtu),
+                mtu_bytes: packet_size(ctx, &at("mtu_bytes"), mtu_bytes)?.unwrap_or(mtu),
                 flavour,
                 limit: limits(ctx, path, packets, bytes)?,
             })
@@ -787,7 +823,8 @@ fn loss(ctx: &Ctx<'_>, path: &str, l: LossFile) -> R<LossConfig> {
             p: probability(ctx, &at("p"), Some(p), 0.0)?,
         },
         LossFile::BurstAfterLoss { p, window_ms } => {
-            positive(ctx, &at("window_ms"), Some(window_ms))?;
+            let window = positive(ctx, &at("window_ms"), Some(window_ms))?;
+            within_a_run(ctx, &at("window_ms"), window, "ms", 1e-3)?;
             LossConfig::BurstAfterLoss {
                 p: probability(ctx, &at("p"), Some(p), 0.0)?,
                 window: Dur::from_ms_f64(window_ms),
@@ -849,22 +886,46 @@ fn lognormal_size(
 ) -> R<crate::traffic::LogNormalSize> {
     let at = |k: &str| format!("{path}.{k}");
     let d = crate::traffic::LogNormalSize::default();
+    // A file is at most MAX_FILE_BYTES, as a Pareto one: beyond it `max_bytes` was cast to 2^64 - 1.
+    let most = crate::traffic::MAX_FILE_BYTES as f64;
+    let bytes = |k: &str, v: Option<f64>| -> R<Option<f64>> {
+        match v {
+            Some(x) if x > most => Err(ctx.err(
+                &at(k),
+                format!("{} B is more than a file may be ({most:e} B)", num(x)),
+            )),
+            _ => Ok(v),
+        }
+    };
     let l = crate::traffic::LogNormalSize {
-        mean_bytes: positive(ctx, &at("mean_bytes"), mean_bytes)?.unwrap_or(d.mean_bytes),
-        std_bytes: non_negative(ctx, &at("std_bytes"), std_bytes)?.unwrap_or(d.std_bytes),
-        max_bytes: positive(ctx, &at("max_bytes"), max_bytes)?
+        mean_bytes: bytes("mean_bytes", positive(ctx, &at("mean_bytes"), mean_bytes)?)?
+            .unwrap_or(d.mean_bytes),
+        std_bytes: bytes("std_bytes", non_negative(ctx, &at("std_bytes"), std_bytes)?)?
+            .unwrap_or(d.std_bytes),
+        max_bytes: bytes("max_bytes", positive(ctx, &at("max_bytes"), max_bytes)?)?
             .map(|v| v as u64)
             .unwrap_or(d.max_bytes),
     };
-    // Rejection sampling needs a reasonable chance of a draw at or below the maximum.
     let (mu, sigma) = l.mu_sigma();
+    // sigma^2 = ln(1 + std^2/mean^2) overflows for a spread far beyond the mean: no law to draw from.
+    if !(mu.is_finite() && sigma.is_finite()) {
+        return Err(ctx.err(
+            &at("std_bytes"),
+            format!(
+                "{} B is too wide a spread for a mean of {} B: sigma^2 = ln(1 + std^2/mean^2) is not finite",
+                num(l.std_bytes),
+                num(l.mean_bytes)
+            ),
+        ));
+    }
+    // Rejection sampling needs a reasonable chance of a draw at or below the maximum.
     if (l.max_bytes as f64).ln() < mu - 3.0 * sigma {
         return Err(ctx.err(
             &at("max_bytes"),
             format!(
-                "{} is far below the size distribution (median {:.0} B)",
+                "{} is far below the size distribution (median {} B)",
                 l.max_bytes,
-                mu.exp()
+                num(mu.exp().round())
             ),
         ));
     }
@@ -885,7 +946,8 @@ fn traffic(ctx: &Ctx<'_>, path: &str, t: TrafficFile) -> R<crate::endpoint::App>
             off_mean_s,
         } => {
             let d = crate::traffic::OnOffParams::default();
-            let off_mean = positive(ctx, &at("off_mean_s"), off_mean_s)?
+            let off_mean = positive(ctx, &at("off_mean_s"), off_mean_s)?;
+            let off_mean = within_a_run(ctx, &at("off_mean_s"), off_mean, "s", 1.0)?
                 .map(Dur::from_secs_f64)
                 .unwrap_or(d.off_mean);
             let size = match size.unwrap_or(SizeLawFile::Lognormal) {
@@ -1134,7 +1196,7 @@ fn flow(
                 _ => {
                     return Err(ctx.err(
                         &at("transfers_bytes"),
-                        format!("`{v}` is not a positive integer"),
+                        format!("`{}` is not a positive integer", shown(v)),
                     ))
                 }
             }
@@ -1193,13 +1255,15 @@ fn flow(
     f.rto.rack = d.rack;
     f.rto.tlp = d.tlp;
     f.rto.dsack = d.dsack;
-    f.rto.min = positive(ctx, &at("min_rto_ms"), ff.min_rto_ms)?
+    let rto_ms =
+        |k: &str, v: Option<f64>| within_a_run(ctx, &at(k), positive(ctx, &at(k), v)?, "ms", 1e-3);
+    f.rto.min = rto_ms("min_rto_ms", ff.min_rto_ms)?
         .map(Dur::from_ms_f64)
         .unwrap_or(d.min);
-    f.rto.max = positive(ctx, &at("max_rto_ms"), ff.max_rto_ms)?
+    f.rto.max = rto_ms("max_rto_ms", ff.max_rto_ms)?
         .map(Dur::from_ms_f64)
         .unwrap_or(d.max);
-    f.rto.initial = positive(ctx, &at("initial_rto_ms"), ff.initial_rto_ms)?
+    f.rto.initial = rto_ms("initial_rto_ms", ff.initial_rto_ms)?
         .map(Dur::from_ms_f64)
         .unwrap_or(d.initial);
     if f.rto.min > f.rto.max {
@@ -1215,7 +1279,10 @@ fn flow(
             None => None,
             Some(toml::Value::String(s)) if s == "unlimited" => None,
             Some(i) => match i.as_float().or_else(|| i.as_integer().map(|x| x as f64)) {
-                Some(x) if key == "read_rate_mbps" && x > 0.0 && x.is_finite() => Some(x),
+                // A rate as a link's: integer bits per second, below one it would read nothing.
+                Some(x) if key == "read_rate_mbps" && (MIN_RATE_MBPS..=MAX_RATE_MBPS).contains(&x) => {
+                    Some(x)
+                }
                 Some(x)
                     if key != "read_rate_mbps"
                         && x.fract() == 0.0
@@ -1227,13 +1294,19 @@ fn flow(
                 _ if key == "read_rate_mbps" => {
                     return Err(ctx.err(
                         &at(key),
-                        format!("expected a rate > 0 or \"unlimited\", got {i}"),
+                        format!(
+                            "expected a rate in [{MIN_RATE_MBPS:e}, {MAX_RATE_MBPS:e}] Mbit/s or \"unlimited\", got {}",
+                            shown(i)
+                        ),
                     ))
                 }
                 _ => {
                     return Err(ctx.err(
                         &at(key),
-                        format!("expected bytes in packet_bytes..=2^30 or \"unlimited\", got {i}"),
+                        format!(
+                            "expected bytes in packet_bytes..=2^30 or \"unlimited\", got {}",
+                            shown(i)
+                        ),
                     ))
                 }
             },
@@ -1828,5 +1901,170 @@ mod tests {
                 .starts_with("s.toml:3: field `data_link.trace`: trace file `nope.down` not found"),
             "{e}"
         );
+    }
+
+    /// The error loading `text`, which must be one line naming s.toml's `line` and `field`.
+    fn refused(text: &str, line: usize, field: &str) -> String {
+        let e = load(text).map(|_| ()).unwrap_err().to_string();
+        let head = format!("s.toml:{line}: field `{field}`: ");
+        assert!(e.starts_with(&head), "want {head}..., got {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        e
+    }
+
+    #[test]
+    fn a_retransmission_queue_loss_or_idle_time_beyond_the_longest_run_is_refused_not_saturated() {
+        let codel = |k: &str| {
+            OK.replace(
+                "rate_mbps = 12",
+                &format!("rate_mbps = 12\nqueue = {{ kind = \"codel\", flavour = \"rfc8289\", {k} = 1e300 }}"),
+            )
+        };
+        let burst = OK.replace(
+            "rate_mbps = 12",
+            "rate_mbps = 12\nloss = { kind = \"burst_after_loss\", p = 0.1, window_ms = 1e300 }",
+        );
+        for (text, line, field, value) in [
+            (
+                format!("{OK}max_rto_ms = 1e300\n"),
+                9,
+                "flows[0].max_rto_ms",
+                "1e300 ms",
+            ),
+            (
+                format!("{OK}initial_rto_ms = 1e300\n"),
+                9,
+                "flows[0].initial_rto_ms",
+                "1e300 ms",
+            ),
+            (
+                format!("{OK}min_rto_ms = 1e300\nmax_rto_ms = 1e301\n"),
+                9,
+                "flows[0].min_rto_ms",
+                "1e300 ms",
+            ),
+            (
+                codel("target_ms"),
+                4,
+                "data_link.queue.target_ms",
+                "1e300 ms",
+            ),
+            (
+                codel("interval_ms"),
+                4,
+                "data_link.queue.interval_ms",
+                "1e300 ms",
+            ),
+            (burst, 4, "data_link.loss.window_ms", "1e300 ms"),
+            (
+                format!("{OK}traffic = {{ kind = \"onoff\", off_mean_s = 1e300 }}\n"),
+                9,
+                "flows[0].traffic.off_mean_s",
+                "1e300 s",
+            ),
+        ] {
+            let e = refused(&text, line, field);
+            assert!(e.contains(value) && e.contains(" run"), "{e}");
+        }
+        // The longest run itself is still a valid retransmission bound.
+        assert!(load(&format!("{OK}max_rto_ms = 1e10\n")).is_ok());
+    }
+
+    #[test]
+    fn a_read_rate_is_refused_outside_the_link_rates_not_rounded_to_zero_or_saturated() {
+        for rate in ["1e-300", "1e300"] {
+            let text = format!("{OK}rbuf_bytes = 100000\nread_rate_mbps = {rate}\n");
+            let e = refused(&text, 10, "flows[0].read_rate_mbps");
+            assert!(e.contains(rate) && e.contains("Mbit/s"), "{e}");
+        }
+        assert!(load(&format!("{OK}rbuf_bytes = 100000\nread_rate_mbps = 1e-6\n")).is_ok());
+        // The value refused is quoted short (TOML writes 1e-300 in 300 digits).
+        let e = refused(
+            &format!("{OK}rbuf_bytes = 1e-300\n"),
+            9,
+            "flows[0].rbuf_bytes",
+        );
+        assert!(e.ends_with("got 1e-300"), "{e}");
+    }
+
+    #[test]
+    fn a_log_normal_file_size_beyond_the_largest_file_or_too_spread_to_draw_is_refused() {
+        let onoff = |keys: &str| format!("{OK}traffic = {{ kind = \"onoff\", {keys} }}\n");
+        // std_bytes = 1e200 squared is infinite: sigma was infinite and building the run panicked.
+        let e = refused(&onoff("std_bytes = 1e200"), 9, "flows[0].traffic.std_bytes");
+        assert!(e.contains("1e200"), "{e}");
+        let e = refused(
+            &onoff("mean_bytes = 1e-300, std_bytes = 1e6"),
+            9,
+            "flows[0].traffic.std_bytes",
+        );
+        assert!(e.contains("1e6") || e.contains("1000000"), "{e}");
+        // max_bytes = 1e300 was cast to 2^64 - 1 bytes.
+        for k in ["mean_bytes", "std_bytes", "max_bytes"] {
+            let e = refused(
+                &onoff(&format!("{k} = 1e300")),
+                9,
+                &format!("flows[0].traffic.{k}"),
+            );
+            assert!(
+                e.contains("1e300") && e.contains("4.611686018427388e18"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_red_or_codel_packet_size_out_of_range_is_refused_not_clamped() {
+        for (q, field) in [
+            ("kind = \"red\", mean_packet_bytes = 0", "mean_packet_bytes"),
+            (
+                "kind = \"red\", mean_packet_bytes = 99999999999",
+                "mean_packet_bytes",
+            ),
+            ("kind = \"codel\", mtu_bytes = 99999999999", "mtu_bytes"),
+        ] {
+            let text = OK.replace(
+                "rate_mbps = 12",
+                &format!("rate_mbps = 12\nqueue = {{ {q} }}"),
+            );
+            let e = refused(&text, 4, &format!("data_link.queue.{field}"));
+            assert!(e.contains("65535"), "{e}");
+        }
+    }
+
+    #[test]
+    fn time_series_bins_are_bounded_over_every_series_kept_not_per_series() {
+        // A flow asking for its own series beside `timeseries = "none"` kept 1e11 bins unchecked.
+        let text = format!("bin_ms = 1e-6\ntimeseries = \"none\"\n{OK}timeseries = true\n");
+        let e = refused(&text, 1, "bin_ms");
+        assert!(e.contains("bins"), "{e}");
+        // 64 flows' series and the link's, of 2^19 bins each, are 65 x 2^19 > 2^24 bins in all.
+        let text = format!("timeseries = \"flows\"\n{OK}")
+            .replace("count = 2", "count = 64")
+            .replace("duration_s = 10", "duration_s = 524.288")
+            .replace("timeseries", "bin_ms = 1\ntimeseries");
+        let e = refused(&text, 1, "bin_ms");
+        assert!(e.contains("65 series"), "{e}");
+        // A flow's series and the link's, of 2^22 bins each, are still allowed.
+        let one = format!("bin_ms = 1\n{OK}")
+            .replace("count = 2", "count = 1")
+            .replace("duration_s = 10", "duration_s = 4194.304");
+        assert!(load(&one).is_ok());
+    }
+
+    #[test]
+    fn a_float_given_for_an_integer_field_is_quoted_short_not_in_301_digits() {
+        let e = refused(
+            &format!("{OK}packet_bytes = 1e300\n"),
+            9,
+            "flows[0].packet_bytes",
+        );
+        assert!(e.contains("floating point `1e300`, expected u64"), "{e}");
+        let e = refused(
+            &OK.replace("count = 2", "count = 1e300"),
+            8,
+            "flows[0].count",
+        );
+        assert!(e.contains("floating point `1e300`"), "{e}");
     }
 }
