@@ -383,6 +383,10 @@ CASES += [
     run_case("count given as a huge float shown short", flow("count = 1e300"), ["s.toml:15", "flows[0].count", "`1e300`"]),
     run_case("integer parameter given as a huge float shown short", controller('controller = "timely"\nhai_threshold = 1e300'),
              ["s.toml:14", "flows[0].hai_threshold", "`1e300`, expected u32"]),
+    # Each flow copies each per-flow link it names: 2^19 + 1 flows over two such links are 2^20 + 2 links.
+    run_case("per-flow link copies absurd", sub(sub(TOPO, "[links.bottleneck]", "[links.bottleneck]\nper_flow = true"),
+                                                "[links.back]", "[links.back]\nper_flow = true")
+             + "count = 524289\n", ["s.toml:18", "flows[0].count", "1048578 per-flow link copies"]),
     run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
              ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
 ]

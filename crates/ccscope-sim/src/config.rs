@@ -492,6 +492,7 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
     };
     let mut specs = Vec::with_capacity(flow_files.len());
     let mut n_flows = 0u64;
+    let mut n_copies = 0u64;
     for (i, ff) in flow_files.into_iter().enumerate() {
         let p = format!("flows[{i}]");
         let (spec, count) = flow(ctx, &p, ff, &links, dumbbell.is_some())?;
@@ -500,6 +501,22 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
             return Err(ctx.err(
                 &format!("{p}.count"),
                 format!("{n_flows} flows in all: at most {MAX_FLOWS} are allowed"),
+            ));
+        }
+        // Every flow gets its own copy of each per-flow link it names (about 10 kB each): bounded as flows are.
+        let mut own: Vec<usize> = spec
+            .paths
+            .iter()
+            .flat_map(|x| x.route.iter().chain(&x.ack_route).copied())
+            .filter(|&l| links[l].per_flow)
+            .collect();
+        own.sort_unstable();
+        own.dedup();
+        n_copies = n_copies.saturating_add((own.len() as u64).saturating_mul(count));
+        if n_copies > MAX_FLOWS {
+            return Err(ctx.err(
+                &format!("{p}.count"),
+                format!("{n_copies} per-flow link copies in all (one per flow and per-flow link it names): at most {MAX_FLOWS} are allowed"),
             ));
         }
         specs.push((p, spec, count));
@@ -2066,5 +2083,21 @@ mod tests {
             "flows[0].count",
         );
         assert!(e.contains("floating point `1e300`"), "{e}");
+    }
+
+    #[test]
+    fn per_flow_link_copies_are_bounded_in_all_before_anything_is_allocated() {
+        // Each flow gets its own copy of every per-flow link it names: 2^19 + 1 flows over two of them
+        // asked for 2^20 + 2 links (about 10 kB each) and ran out of memory.
+        let topo = |count: u64| {
+            format!(
+                "duration_s = 1\n[links.a]\nper_flow = true\nrate_mbps = 10\n[links.b]\nper_flow = true\n\
+                 rate_mbps = 10\n[links.c]\nrate_mbps = 10\n[[flows]]\ncontroller = \"fixed\"\n\
+                 route = [\"a\", \"c\"]\nack_route = [\"b\"]\ncount = {count}\n"
+            )
+        };
+        let e = refused(&topo((1 << 19) + 1), 14, "flows[0].count");
+        assert!(e.contains("1048578 per-flow link copies"), "{e}");
+        assert_eq!(load(&topo(4)).unwrap().flows.len(), 4);
     }
 }
