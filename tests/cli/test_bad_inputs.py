@@ -387,6 +387,12 @@ CASES += [
     run_case("per-flow link copies absurd", sub(sub(TOPO, "[links.bottleneck]", "[links.bottleneck]\nper_flow = true"),
                                                 "[links.back]", "[links.back]\nper_flow = true")
              + "count = 524289\n", ["s.toml:18", "flows[0].count", "1048578 per-flow link copies"]),
+    # 2000 s at 2 Gbit/s logged about 6.7e8 rows and ran out of memory; refused before the run.
+    run_case("packet log of a long fast run", "packet_log = true\n" + sub(sub(RATE, "duration_s = 2", "duration_s = 2000"),
+                                                                          "rate_mbps = 10", "rate_mbps = 2000"),
+             ["s.toml:1", "packet_log", "rows"]),
+    run_case("--packets on a long fast run", sub(sub(RATE, "duration_s = 2", "duration_s = 2000"), "rate_mbps = 10", "rate_mbps = 2000"),
+             ["override `packet_log`", "rows"], args=["--packets"]),
     run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
              ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
 ]

@@ -92,6 +92,9 @@ impl ConfigError {
 pub const MAX_FLOWS: u64 = 1 << 20;
 /// At most this long a run (115 days of simulated time; integer ns reach 584 years).
 pub const MAX_DURATION_S: f64 = ccscope_core::MAX_RUN_S;
+/// At most this many rows of packet log (33 B each, about 2.2 GB), as the monitored link would log them
+/// at its capacity.
+pub const MAX_LOG_ROWS: f64 = (1u64 << 26) as f64;
 /// At most this many time-series bins per series.
 pub const MAX_BINS: f64 = (1u64 << 24) as f64;
 
@@ -579,6 +582,9 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         ));
     }
     let packet_log = raw.packet_log.unwrap_or(false);
+    if packet_log {
+        log_bounded(ctx, &links[monitor], monitor, duration, &specs, dumbbell)?;
+    }
     let cwnd_log = raw.cwnd_log.unwrap_or(false);
     let mut sc = Scenario {
         name,
@@ -600,6 +606,52 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         }
     }
     Ok(sc)
+}
+
+/// The packet log grows with the run: its rows on the monitored link at the link's capacity (an arrival
+/// and a departure per packet of the smallest size its flows send, and a trace's every delivery
+/// opportunity) must be within `MAX_LOG_ROWS`, checked before anything is allocated. Drops beyond the
+/// capacity add rows this does not count.
+fn log_bounded(
+    ctx: &Ctx<'_>,
+    link: &LinkSpec,
+    k: usize,
+    duration: Dur,
+    specs: &[(String, FlowSpec, u64)],
+    dumbbell: Option<(usize, usize)>,
+) -> R<()> {
+    let Some(smallest) = specs
+        .iter()
+        .filter(|(_, f, count)| *count > 0 && f.crosses(k, dumbbell).0)
+        .map(|(_, f, _)| f.packet_bytes as f64)
+        .reduce(f64::min)
+    else {
+        return Ok(());
+    };
+    let secs = duration.as_secs_f64();
+    let rows = match &link.service {
+        Service::Constant(b) => 2.0 * secs * b.0 as f64 / (8.0 * smallest),
+        Service::Trace { trace, once } => {
+            let periods = if *once {
+                1.0
+            } else {
+                secs / trace.period().as_secs_f64().max(1e-9)
+            };
+            let opps = periods * trace.opportunities() as f64;
+            opps * (1.0 + 2.0 * (MAHIMAHI_MTU as f64 / smallest).max(1.0))
+        }
+    };
+    if rows > MAX_LOG_ROWS {
+        return Err(ctx.err(
+            "packet_log",
+            format!(
+                "{secs} s of `{}` at its capacity log about {} rows, more than {MAX_LOG_ROWS:e}: run shorter or log a slower link",
+                link.name,
+                num(rows.round())
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool) -> R<LinkSpec> {
@@ -2099,5 +2151,26 @@ mod tests {
         let e = refused(&topo((1 << 19) + 1), 14, "flows[0].count");
         assert!(e.contains("1048578 per-flow link copies"), "{e}");
         assert_eq!(load(&topo(4)).unwrap().flows.len(), 4);
+    }
+
+    #[test]
+    fn a_packet_log_beyond_its_row_bound_at_the_links_capacity_is_refused_before_the_run() {
+        // 2000 s at 2 Gbit/s logs about 6.7e8 rows (22 GB): it ran out of memory.
+        let fast =
+            "duration_s = 2000\npacket_log = true\n[data_link]\nrate_mbps = 2000\ndelay_ms = 1\n\
+                    [[flows]]\ncontroller = \"fixed\"\n";
+        let e = refused(fast, 2, "packet_log");
+        assert!(e.contains("rows") && e.contains("6.7108864e7"), "{e}");
+        // Without the log, or over a shorter run, the same link is fine.
+        assert!(load(&fast.replace("packet_log = true", "packet_log = false")).is_ok());
+        assert!(load(&fast.replace("duration_s = 2000", "duration_s = 100")).is_ok());
+        // A trace logs its delivery opportunities too: a million seconds of an LTE trace is too many.
+        let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces");
+        let lte = "duration_s = 1000000\npacket_log = true\n[data_link]\ntrace = \"Verizon-LTE-short.down\"\n\
+                   [[flows]]\ncontroller = \"fixed\"\n";
+        let e = load_scenario(lte, Some(Path::new("s.toml")), &[traces.clone()]).unwrap_err();
+        assert_eq!(e.field(), Some("packet_log"), "{e}");
+        let short = lte.replace("duration_s = 1000000", "duration_s = 100");
+        assert!(load_scenario(&short, Some(Path::new("s.toml")), &[traces]).is_ok());
     }
 }
