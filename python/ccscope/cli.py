@@ -148,12 +148,13 @@ def compare(
     """Pantheon-style comparison: throughput against 95th-percentile delay per scheme (1-sigma ellipse
     over runs), delay CDFs, throughput and window over time."""
     from ccscope.analysis import AnalysisInputError
+    from ccscope.analysis.comparison import CLI_OPTIONS
     from ccscope.analysis.comparison import compare as run_compare
 
     try:
         res = run_compare(results, out, label=label, delay=delay, formats=parse_formats(formats.lower()), overwrite=overwrite)
-    except (AnalysisInputError, ValueError) as e:
-        raise fail(e)
+    except (AnalysisInputError, ValueError) as e:  # compare() names its arguments; the command names its options
+        raise fail(e, CLI_OPTIONS)
     t = Table(title=f"{len(res.groups)} schemes, {len(res.runs)} runs (mean \u00b1 s.d. over runs)")
     for col in ("scheme", "runs", "Mbit/s", f"p95 {delay.replace('_', '-')} delay ms"):
         t.add_column(col, justify="left" if col == "scheme" else "right", overflow="fold")
@@ -176,12 +177,13 @@ def report(
 ) -> None:
     """One self-contained HTML page: summary tables, figures (inline SVG), the scenario and the inputs' hashes."""
     from ccscope.analysis import AnalysisInputError
+    from ccscope.analysis.html_report import CLI_OPTIONS
     from ccscope.analysis.html_report import report as write_report
 
     try:
         path = write_report(folder, out)
-    except AnalysisInputError as e:
-        raise fail(e)
+    except AnalysisInputError as e:  # report() names its arguments; the command names its options
+        raise fail(e, CLI_OPTIONS)
     console.print(f"wrote {path}", highlight=False)
 
 
@@ -257,8 +259,8 @@ def tune(
                          batch=batch, jobs=jobs or None, scheduler=scheduler, progress=not quiet)
     except INPUT_ERRORS as e:
         raise fail(e)
-    except (ValueError, SweepError) as e:
-        raise fail(e)
+    except (ValueError, SweepError) as e:  # tune() names its arguments; the command names its options
+        raise fail(e, tn.CLI_OPTIONS)
     console.print(tn.render_table(result, obj))
     console.print(f"wrote {out / 'tune.parquet'} and {out / 'best.json'}", highlight=False)
 

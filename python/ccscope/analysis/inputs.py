@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from ccscope.arguments import NamedArgument
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
@@ -28,8 +30,9 @@ DELAY_METRICS = {
 DEFAULT_LABEL = "controller"
 
 
-class AnalysisInputError(ValueError):
-    """An input that cannot be analysed: the message is one line naming the file (and field)."""
+class AnalysisInputError(NamedArgument, ValueError):
+    """An input that cannot be analysed: the message is one line naming the file (and field), or the argument
+    of the analysis function (``delay='x'``, ``out PATH``; a command words it with its options: :meth:`worded`)."""
 
 
 def read_parquet(path: Path, columns: Optional[Sequence[str]] = None) -> Any:
