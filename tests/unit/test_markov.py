@@ -454,3 +454,11 @@ def test_a_zoom_out_of_range_names_the_argument_and_the_command_names_its_option
                                  str(model.n_d)])
     assert r.exit_code == 2 and f"error: --zoom {model.n_d}: interval out of range" in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ccm"]
+
+
+def test_an_upper_case_suffix_is_written_under_the_name_given_and_marked(model, tmp_path):
+    from ccscope.analysis.figures import is_marked_figure
+
+    out = tmp_path / "H.PNG"
+    assert mk.heatmap(model, out, max_pixels=50) == out
+    assert [p.name for p in tmp_path.iterdir()] == ["H.PNG"] and is_marked_figure(out)
