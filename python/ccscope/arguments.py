@@ -21,8 +21,9 @@ class NamedArgument:
     argument (``seeds=0``, ``grid['k']``, ``out PATH``), :meth:`worded` with a map the options
     (``--seeds 0``, ``--param k``, ``-o PATH``). An argument given as an option already (``-o``: a command
     calling the store itself) is worded as an option either way. In `detail`, ``{name}`` for each name of
-    `refs` stands for another argument: ``refs[name][0]`` in the API's wording (``overwrite=True``), the
-    option in a command's (its map's, else ``refs[name][1]``)."""
+    `refs` stands for another argument: ``refs[name][0]`` in the API's wording (``overwrite=True``,
+    ``label='k'``), the option in a command's (its map's, else ``refs[name][1]``), followed by the value
+    ``refs[name][2]`` when there is one (``--label k``)."""
 
     argument: Optional[str] = None  # None: a message naming no argument, worded as it is
     detail: str = ""
@@ -61,9 +62,10 @@ def _wording(f: Mapping[str, Any], options: Optional[Mapping[str, str]]) -> str:
         head = options.get(arg, arg) + (f" {key}" if key is not None else "")
         head += f" {value}" if value is not _UNSET else ""
     detail = f["detail"]
-    for name, (api_text, option) in f.get("refs", {}).items():
+    for name, (api_text, option, *value_text) in f.get("refs", {}).items():
+        cli_text = " ".join([options.get(name, option), *map(str, value_text)]) if options is not None else ""
         # str.replace, not format: a value's repr in the detail may hold braces
-        detail = detail.replace("{" + name + "}", api_text if options is None else options.get(name, option))
+        detail = detail.replace("{" + name + "}", api_text if options is None else cli_text)
     return f"{head}: {detail}"
 
 

@@ -57,3 +57,14 @@ def test_a_report_destination_it_may_not_write_is_named_out(tmp_path, where, why
         analysis.report(tmp_path / "run", out)
     assert str(e.value) == f"out {out}: " + why.format(d=tmp_path)
     assert (tmp_path / "notes.txt").read_text() == "the user's"
+
+
+def test_a_label_or_delay_a_folder_lacks_names_the_argument_after_the_file(tmp_path):
+    import ccscope
+
+    ccscope.run("examples/fixed.toml", overrides={"duration_s": 2}).save(tmp_path / "run")
+    with pytest.raises(AnalysisInputError) as e:
+        analysis.compare([tmp_path / "run"], tmp_path / "cmp", label="flows.0.nope")
+    assert str(e.value) == f"{tmp_path / 'run' / 'scenario.toml'}: label='flows.0.nope': no such field"
+    assert e.value.worded({"out": "-o"}) == f"{tmp_path / 'run' / 'scenario.toml'}: --label flows.0.nope: no such field"
+    assert not (tmp_path / "cmp").exists()

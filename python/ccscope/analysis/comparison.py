@@ -124,7 +124,8 @@ def collect(inputs: Sequence[Union[str, Path]], label: Optional[str], delay: str
                                    folder.metric(key)))
         else:
             if key not in folder.table.columns:
-                raise AnalysisInputError(f"{path / 'sweep.parquet'}: no column `{key}` for --delay {delay}")
+                raise AnalysisInputError.naming(str(path / "sweep.parquet"), f"no column `{key}` for {{delay}}",
+                                                refs={"delay": (f"delay={delay!r}", "--delay", delay)})
             labels = folder.labels(lab)
             for i, (row, name) in enumerate(zip(folder.table.to_dict(orient="records"), labels)):
                 seed = f", seed {row['seed']}" if "seed" in row else ""
