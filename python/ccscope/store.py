@@ -426,8 +426,8 @@ class FolderWriter:
     def _check_names(self, p: Path, own: set, names: Iterable[str]) -> None:
         for name in names:
             if name not in own and os.path.lexists(p / name):
-                raise OutputError.naming(self.option, f"{name} is there and ccscope did not write it; move it away first",
-                                         value=p, path=True)
+                raise OutputError.naming(self.option, f"{name} is there and ccscope did not write it; move it away "
+                                         "first", value=p, path=True)
 
     def __enter__(self) -> "FolderWriter":
         return self
