@@ -596,10 +596,10 @@ class Result:
         """Write the results folder through :class:`ccscope.store.FolderWriter`: atomically, replacing
         only files ccscope wrote there. A folder that is not a results folder and not empty is refused
         (:class:`ccscope.store.OutputError`) unless ``overwrite``, which adds the results beside the
-        files there (and still refuses to replace any of them)."""
+        files there (and still refuses to replace any of them). The error names the argument: ``out PATH: ...``."""
         from ccscope import store
 
-        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES) as w:
+        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES, option="out") as w:
             self.write_into(w.stage, log_path)
         return Path(out)
 
