@@ -341,6 +341,16 @@ mod tests {
     }
 
     #[test]
+    fn a_tab_in_a_name_is_shown_escaped_and_a_quote_as_typed() {
+        let e = build("fi\txed", &toml::Table::new())
+            .err()
+            .expect("unknown");
+        assert!(e.to_string().contains("`fi\\txed`"), "{e}");
+        let e = build_err("fixed", "'it\"s' = 3");
+        assert!(e.to_string().contains("`it\"s`"), "{e}");
+    }
+
+    #[test]
     fn a_time_beyond_the_longest_run_or_a_rate_beyond_any_link_is_refused_naming_the_parameter() {
         for (name, params, key) in [
             ("lied", "tau_floor_ms = 1e300", "tau_floor_ms"),

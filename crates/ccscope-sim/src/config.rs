@@ -27,6 +27,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ccscope_core::text::{num, one_line};
 use ccscope_core::{Bandwidth, Dur, Time};
 use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError, MAHIMAHI_MTU};
@@ -68,15 +69,6 @@ pub enum ConfigError {
     Trace(#[from] TraceError),
     #[error("{file}: cannot read scenario: {reason}")]
     Io { file: String, reason: String },
-}
-
-/// `s` with its line breaks written as `\n` / `\r`, so an error quoting user text stays one line.
-fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains(['\n', '\r']) {
-        s.replace('\n', "\\n").replace('\r', "\\r").into()
-    } else {
-        s.into()
-    }
 }
 
 impl ConfigError {
@@ -316,16 +308,6 @@ fn reword(msg: &str) -> String {
     }
 }
 
-/// A number is finite and within `[lo, hi]`.
-/// A number as an error shows it: in exponent form where the decimal one is long (`1e300`, not 301 digits).
-fn num(x: f64) -> String {
-    if x.is_finite() && x != 0.0 && !(1e-6..1e15).contains(&x.abs()) {
-        format!("{x:e}")
-    } else {
-        format!("{x}")
-    }
-}
-
 /// `v`, a time in `unit` (`unit_s` seconds each), if at most the longest run: beyond it integer
 /// nanoseconds would saturate and the value would silently mean another one.
 fn within_a_run(
@@ -347,6 +329,7 @@ fn within_a_run(
     }
 }
 
+/// A number is finite and within `[lo, hi]`.
 fn check_range(
     ctx: &Ctx<'_>,
     path: &str,
@@ -1745,6 +1728,31 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(e.field(), Some("data_link.queue.kind"));
+    }
+
+    #[test]
+    fn a_name_with_a_line_break_or_a_tab_is_escaped_and_a_quote_shown_as_typed() {
+        for (from, to, want) in [
+            (
+                "controller = \"aimd\"",
+                "controller = \"fi\\txed\"",
+                "unknown controller `fi\\txed`",
+            ),
+            (
+                "controller = \"aimd\"",
+                "controller = 'it\"s'",
+                "unknown controller `it\"s`",
+            ),
+            (
+                "additive_increase = 1",
+                "\"addi\\ntive\" = 1",
+                "field `flows[0].addi\\ntive`",
+            ),
+        ] {
+            let e = load(&OK.replace(from, to)).unwrap_err().to_string();
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(e.contains(want), "{e}");
+        }
     }
 
     fn codel_on(link: &str, keys: &str) -> Result<CodelParams, ConfigError> {
