@@ -2,7 +2,7 @@
 //! their errors. Controllers depend on this module; the registry (which lists the controllers) depends
 //! on it and on them, so nothing here imports a controller.
 
-use ccscope_core::text::one_line;
+use ccscope_core::text::{beyond_bound, one_line};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -99,10 +99,9 @@ fn check_unit_bound(spec: &ParamSpec, v: &toml::Value) -> Result<(), ParamError>
         _ => return Ok(()),
     };
     match unit_bound(spec) {
-        Some((most, what)) if x.abs() > most => Err(invalid(
-            spec.name,
-            format!("at most {most:e} {} ({what}), got {x:e}", spec.unit),
-        )),
+        Some((most, what)) if x.abs() > most => {
+            Err(invalid(spec.name, beyond_bound(x, spec.unit, most, what)))
+        }
         _ => Ok(()),
     }
 }

@@ -1,4 +1,5 @@
-//! Error text shared by the crates: user-typed names shown on one line, numbers shown short.
+//! Error text shared by the crates: user-typed names shown on one line, numbers shown short, a value
+//! beyond its bound.
 
 use std::borrow::Cow;
 
@@ -31,6 +32,12 @@ pub fn num(x: f64) -> String {
     }
 }
 
+/// The reason a value is refused for exceeding what its unit can mean, the same wherever it is checked
+/// (a scenario's times, a controller's parameters): `1e300 ms is beyond 1e10 ms (the longest run)`.
+pub fn beyond_bound(x: f64, unit: &str, most: f64, what: &str) -> String {
+    format!("{} {unit} is beyond {most:e} {unit} ({what})", num(x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -50,5 +57,17 @@ mod tests {
     fn escaping_twice_is_escaping_once() {
         let once = one_line("a\nb\t\"c\"").into_owned();
         assert_eq!(one_line(&once), once);
+    }
+
+    #[test]
+    fn a_value_beyond_its_bound_names_both_in_its_unit() {
+        assert_eq!(
+            beyond_bound(1e300, "ms", 1e10, "the longest run"),
+            "1e300 ms is beyond 1e10 ms (the longest run)"
+        );
+        assert_eq!(
+            beyond_bound(2e7, "s", 1e7, "the longest run"),
+            "20000000 s is beyond 1e7 s (the longest run)"
+        );
     }
 }

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ccscope_core::text::{num, one_line};
+use ccscope_core::text::{beyond_bound, num, one_line};
 use ccscope_core::{Bandwidth, Dur, Time};
 use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError, MAHIMAHI_MTU};
@@ -320,10 +320,7 @@ fn within_a_run(
     match v {
         Some(x) if x * unit_s > MAX_DURATION_S => Err(ctx.err(
             path,
-            format!(
-                "{} {unit} is more than the {MAX_DURATION_S:e} s a run may simulate",
-                num(x)
-            ),
+            beyond_bound(x, unit, MAX_DURATION_S / unit_s, "the longest run"),
         )),
         _ => Ok(v),
     }
@@ -411,16 +408,8 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
 
     let name = raw.name.unwrap_or_else(|| "scenario".into());
     let seed = raw.seed.unwrap_or(1);
-    let duration = match positive(ctx, "duration_s", raw.duration_s)? {
-        Some(s) if s > MAX_DURATION_S => {
-            return Err(ctx.err(
-                "duration_s",
-                format!(
-                    "{} s is more than the {MAX_DURATION_S:e} s a run may simulate",
-                    num(s)
-                ),
-            ))
-        }
+    let duration = positive(ctx, "duration_s", raw.duration_s)?;
+    let duration = match within_a_run(ctx, "duration_s", duration, "s", 1.0)? {
         Some(s) => Dur::from_secs_f64(s),
         None => match dumbbell.map(|d| &links[d.0].service) {
             // mahimahi link_queue.cc use_a_delivery_opportunity(): `once` ends after the last opportunity is used.
@@ -1463,27 +1452,31 @@ mod tests {
         for (text, want) in [
             (
                 OK.replace("delay_ms = 20", "delay_ms = 1e300"),
-                "s.toml:4: field `data_link.delay_ms`: 1e300 ms is more than",
+                "s.toml:4: field `data_link.delay_ms`: 1e300 ms is beyond 1e10 ms (the longest run)",
             ),
             (
                 format!("{OK}start_s = 2e7\n"),
-                "s.toml:9: field `flows[0].start_s`: 20000000 s is more than",
+                "s.toml:9: field `flows[0].start_s`: 20000000 s is beyond 1e7 s (the longest run)",
             ),
             (
                 format!("{OK}stop_s = 1e300\n"),
-                "s.toml:9: field `flows[0].stop_s`: 1e300 s is more than",
+                "s.toml:9: field `flows[0].stop_s`: 1e300 s is beyond 1e7 s (the longest run)",
             ),
             (
                 format!("{OK}delay_ms = 1e13\n"),
-                "s.toml:9: field `flows[0].delay_ms`: 10000000000000 ms is more than",
+                "s.toml:9: field `flows[0].delay_ms`: 10000000000000 ms is beyond 1e10 ms (the longest run)",
             ),
             (
                 format!("bin_ms = 1e300\n{OK}"),
-                "s.toml:1: field `bin_ms`: 1e300 ms is more than",
+                "s.toml:1: field `bin_ms`: 1e300 ms is beyond 1e10 ms (the longest run)",
+            ),
+            (
+                OK.replace("duration_s = 10", "duration_s = 1e300"),
+                "s.toml:1: field `duration_s`: 1e300 s is beyond 1e7 s (the longest run)",
             ),
         ] {
             let e = load(&text).map(|_| ()).unwrap_err().to_string();
-            assert!(e.starts_with(want), "{e}");
+            assert_eq!(e, want);
         }
         // The longest run itself is still a valid start.
         assert!(load(&format!("{OK}start_s = 1e7\n")).is_ok());
