@@ -1584,33 +1584,30 @@ mod tests {
         );
     }
 
+    /// The error loading `text` (from s.toml) gives when `overrides` were set from outside the file;
+    /// `written`: the file as written, when `text` is it rewritten with them.
+    fn override_err(text: &str, written: Option<&str>, overrides: &[&str]) -> String {
+        let overrides: Vec<String> = overrides.iter().map(|k| k.to_string()).collect();
+        load_scenario_overridden(text, written, Some(Path::new("s.toml")), &[], &overrides)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    }
+
     #[test]
     fn an_error_in_an_overridden_value_names_the_override_not_a_line() {
         let text = OK.replace("additive_increase = 1", "additive_increase = -7");
-        let e = load_scenario_with(
-            &text,
-            Some(Path::new("s.toml")),
-            &[],
-            &["flows.0.additive_increase".into()],
-        )
-        .unwrap_err();
+        let e = override_err(&text, None, &["flows.0.additive_increase"]);
         assert!(
-            e.to_string().starts_with(
+            e.starts_with(
                 "s.toml: override `flows.0.additive_increase`: field `flows[0].additive_increase`:"
             ),
             "{e}"
         );
         // A value from the file still names its line.
-        let e = load_scenario_with(
-            &text,
-            Some(Path::new("s.toml")),
-            &[],
-            &["flows.0.count".into()],
-        )
-        .unwrap_err();
+        let e = override_err(&text, None, &["flows.0.count"]);
         assert!(
-            e.to_string()
-                .starts_with("s.toml:7: field `flows[0].additive_increase`:"),
+            e.starts_with("s.toml:7: field `flows[0].additive_increase`:"),
             "{e}"
         );
     }
@@ -1620,17 +1617,9 @@ mod tests {
         // The loader is given the file rewritten with the override (its lines moved) and the file as written.
         let written = OK.replace("additive_increase = 1", "additive_increase = -7");
         let rewritten = format!("# rewritten\n\n\n{written}");
-        let e = load_scenario_overridden(
-            &rewritten,
-            Some(&written),
-            Some(Path::new("s.toml")),
-            &[],
-            &["flows.0.count".into()],
-        )
-        .unwrap_err();
+        let e = override_err(&rewritten, Some(&written), &["flows.0.count"]);
         assert!(
-            e.to_string()
-                .starts_with("s.toml:7: field `flows[0].additive_increase`:"),
+            e.starts_with("s.toml:7: field `flows[0].additive_increase`:"),
             "{e}"
         );
     }
