@@ -248,10 +248,10 @@ CASES = [
     run_case("--set wrong type", RATE, ["override `flows.0.window`", "flows[0].window"], args=["--set", "flows.0.window=big"]),
     run_case("--set empty value", RATE, ["flows[0].window"], args=["--set", "flows.0.window="]),
     run_case("--set negative flow index", RATE, ["flows.-1.window"], args=["--set", "flows.-1.window=3"]),
-    run_case("--set a link the file does not have", TOPO, ["override `links.bottelneck.rate_mbps`", "no link `bottelneck`",
+    run_case("--set a link the file does not have", TOPO, ["override `links.bottelneck.rate_mbps`", "unknown link `bottelneck`",
                                                            "bottleneck, back"], args=["--set", "links.bottelneck.rate_mbps=5"]),
     # A whole table under a misspelt name added a link no flow crosses, as a field of one did.
-    run_case("--set a whole link the file does not have", TOPO, ["override `links.bottelneck`", "no link `bottelneck`",
+    run_case("--set a whole link the file does not have", TOPO, ["override `links.bottelneck`", "unknown link `bottelneck`",
                                                                  "bottleneck, back"],
              args=["--set", "links.bottelneck={rate_mbps=5, delay_ms=1}"]),
     run_case("--set into a number", RATE, ["duration_s.x"], args=["--set", "duration_s.x=1"]),
@@ -259,7 +259,7 @@ CASES = [
     run_case("--set key not UTF-8", RATE, ["override `flows.0.win\\udc85dow`", "not UTF-8"], args=["--set", "flows.0.win\udc85dow=3"]),
     run_case("--set value not UTF-8", RATE, ["override `name`", "not UTF-8"], args=["--set", "name=a\udc85b"]),
     # A line break in a key the user typed is shown escaped: the one error line was cut at it (the reason lost).
-    run_case("--set a link with a line break in its name", TOPO, ["override `links.bot\\ntle.rate_mbps`", "no link",
+    run_case("--set a link with a line break in its name", TOPO, ["override `links.bot\\ntle.rate_mbps`", "unknown link",
                                                                   "bottleneck, back"], args=["--set", "links.bot\ntle.rate_mbps=5"]),
     run_case("--set a path with a line break", RATE, ["flows.x\\ny.window", "cannot set"], args=["--set", "flows.x\ny.window=3"]),
     run_case("--set without = and with a line break", RATE, ["--set a\\nb", "KEY=VALUE"], args=["--set", "a\nb"]),

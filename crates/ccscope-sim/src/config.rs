@@ -280,6 +280,7 @@ pub fn load_scenario_overridden(
         overrides,
         traces: HashMap::new(),
     };
+    overridden_links(&ctx)?;
     let de = toml::Deserializer::new(text);
     let raw: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -291,6 +292,34 @@ pub fn load_scenario_overridden(
         }
     })?;
     build(&mut ctx, raw)
+}
+
+/// An override of a named link (`links.NAME`) or of a field of one (`links.NAME.rate_mbps`) needs the link
+/// in the file as written: it would add a link no flow crosses, so a misspelt name would run unnoticed.
+fn overridden_links(ctx: &Ctx<'_>) -> R<()> {
+    let links = ctx.doc.as_item().get("links").and_then(Item::as_table_like);
+    for key in ctx.overrides {
+        let k = segments(key);
+        if k.len() < 2 || k[0] != "links" || links.is_some_and(|t| t.contains_key(&k[1])) {
+            continue;
+        }
+        let names: Vec<&str> = links.map_or(Vec::new(), |t| t.iter().map(|(n, _)| n).collect());
+        return Err(ConfigError::Override {
+            file: ctx.file.clone(),
+            key: key.clone(),
+            field: format!("links.{}", k[1]),
+            reason: format!(
+                "unknown link `{}` (links: {})",
+                k[1],
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// serde's wording, in the words the rest of the errors use.
@@ -1622,6 +1651,43 @@ mod tests {
             e.starts_with("s.toml:7: field `flows[0].additive_increase`:"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_override_of_a_link_the_file_lacks_is_refused_naming_the_override_and_the_links() {
+        // `--set links.bottelneck.rate_mbps=5` would add a link no flow crosses: a misspelt name ran unnoticed.
+        let written = "duration_s = 2\n[links.bottleneck]\nrate_mbps = 10\ndelay_ms = 5\n\
+                       [links.back]\nrate_mbps = 100\ndelay_ms = 5\n[[flows]]\ncontroller = \"newreno\"\n\
+                       route = [\"bottleneck\"]\nack_route = [\"back\"]\n";
+        let rewritten = format!("{written}[links.bottelneck]\nrate_mbps = 5\n");
+        assert_eq!(
+            override_err(&rewritten, Some(written), &["links.bottelneck.rate_mbps"]),
+            "s.toml: override `links.bottelneck.rate_mbps`: field `links.bottelneck`: \
+             unknown link `bottelneck` (links: bottleneck, back)"
+        );
+        // A whole table under that name adds the same link.
+        assert_eq!(
+            override_err(&rewritten, Some(written), &["links.bottelneck"]),
+            "s.toml: override `links.bottelneck`: field `links.bottelneck`: \
+             unknown link `bottelneck` (links: bottleneck, back)"
+        );
+        // A dumbbell names no links.
+        let rewritten = format!("{OK}[links.x]\nqueue = {{ kind = \"droptail\", packets = 5 }}\n");
+        assert_eq!(
+            override_err(&rewritten, Some(OK), &["links.x.queue.packets"]),
+            "s.toml: override `links.x.queue.packets`: field `links.x`: unknown link `x` (links: none)"
+        );
+        // A field of a link the file has is set as any other override.
+        let rewritten = written.replace("rate_mbps = 10", "rate_mbps = 5");
+        let sc = load_scenario_overridden(
+            &rewritten,
+            Some(written),
+            Some(Path::new("s.toml")),
+            &[],
+            &["links.bottleneck.rate_mbps".into()],
+        )
+        .unwrap();
+        assert_eq!(sc.links[0].name, "bottleneck");
     }
 
     #[test]
