@@ -2,6 +2,7 @@
 //! their errors. Controllers depend on this module; the registry (which lists the controllers) depends
 //! on it and on them, so nothing here imports a controller.
 
+use ccscope_core::text::{beyond_bound, one_line};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -27,11 +28,11 @@ pub trait Params: Default + Serialize + DeserializeOwned {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamError {
     // A name the user typed is shown escaped: a line break in it would cut the one-line error.
-    #[error("unknown controller `{}` (known: {known})", .name.escape_debug())]
+    #[error("unknown controller `{}` (known: {known})", one_line(.name))]
     UnknownController { name: String, known: String },
     #[error(
         "unknown parameter `{}` for controller `{controller}` (known: {known})",
-        .key.escape_debug()
+        one_line(.key)
     )]
     UnknownParam {
         controller: String,
@@ -98,10 +99,9 @@ fn check_unit_bound(spec: &ParamSpec, v: &toml::Value) -> Result<(), ParamError>
         _ => return Ok(()),
     };
     match unit_bound(spec) {
-        Some((most, what)) if x.abs() > most => Err(invalid(
-            spec.name,
-            format!("at most {most:e} {} ({what}), got {x:e}", spec.unit),
-        )),
+        Some((most, what)) if x.abs() > most => {
+            Err(invalid(spec.name, beyond_bound(x, spec.unit, most, what)))
+        }
         _ => Ok(()),
     }
 }
