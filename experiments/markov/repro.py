@@ -1,5 +1,7 @@
 """Paper 000 reproduction: regenerates docs/reproductions/markov.md and its figures under
-docs/reproductions/markov/.
+docs/reproductions/markov/ (listed in markov/ccscope-manifest.json; the companion report's in
+markov_fast_links/ likewise). Before any run, every figure name and the companion report are checked: a
+file there that ccscope did not write stops the script (exit 2) and is left as it is.
 
     python experiments/markov/repro.py -o docs/reproductions/markov.md   (or: ccscope repro markov)
 
@@ -29,9 +31,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ccscope import api  # noqa: E402
-from ccscope.experiment import add_runner_options, run_report  # noqa: E402
+from ccscope.experiment import add_runner_options, check_data_destination, check_report_destination  # noqa: E402
+from ccscope.experiment import run_report, save_figure  # noqa: E402
 from ccscope.runner import default_jobs, run_all  # noqa: E402
-from ccscope.analysis import figures as F  # noqa: E402
 from ccscope.analysis.files import write_atomic  # noqa: E402
 from ccscope.analysis.markdown import table as _table  # noqa: E402
 from ccscope.models import markov  # noqa: E402
@@ -181,8 +183,40 @@ def _yn(b: bool) -> str:
 # ------------------------------------------------------------------------------------------ figures
 
 
+# The figures a report writes in its figures folder (the folder of the report's stem), through the folder's
+# manifest: every name is fixed, so all are checked before any run (none may be a file ccscope did not write).
+HEATMAP_QS = (1, 10)  # Figs. 5 and 6
+FIGURE_STEMS = ("fig7_nonmatching", "fig8_matching_2users", "fig8b_matching_3users", "fig9_matching_4users",
+                "fig10_combined", "fig10p_proportional", "fig11_onoff_user1", "fig12_onoff_per_user")
+
+
+def heatmap_name(q: int) -> str:
+    return f"fig{5 if q == 1 else 6}_heatmap_{q}ms.png"
+
+
+def figure_files(quantizations: Sequence[int]) -> list[str]:
+    """Every file a report may write in its figures folder."""
+    return [heatmap_name(q) for q in HEATMAP_QS if q in quantizations] + [f"{s}.png" for s in FIGURE_STEMS]
+
+
+def companion_report(out: Path) -> Path:
+    """The companion report on the fast recordings, beside the main one."""
+    return out.with_name(f"{out.stem}_fast_links.md")
+
+
+def check_destinations(out: Path, quantizations: Sequence[int], fast_links: bool) -> None:
+    """Before any run: the figures of the report (and of the companion report, and that report itself, when it is
+    written) may replace only files ccscope wrote (store.OutputError)."""
+    check_data_destination(out.with_suffix(""), figure_files(quantizations))
+    if fast_links:
+        sub = companion_report(out)
+        check_report_destination(sub, "markov")
+        check_data_destination(sub.with_suffix(""), figure_files(quantizations))
+
+
 def _save(fig, stem: Path) -> Path:
-    return F.save_figure(fig, stem, ("png",), dpi=90)[0]
+    # Listed in the figures folder's manifest (what makes it ccscope's): no mark in the file, the same bytes as before.
+    return save_figure(fig, stem.with_name(f"{stem.name}.png"), dpi=90)
 
 
 def _fig_users(stat: Callable, traces: Sequence[str], schemes: Sequence[str], stem: Path, title: str) -> Path:
@@ -412,9 +446,9 @@ def markov_repro(
         if not (trace_dir / t).is_file():
             raise TraceDirNotFound(f"{trace_dir}: no trace {t}")
     out = Path(out)
+    check_destinations(out, quantizations, fast_links)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig_dir = out.with_suffix("")
-    fig_dir.mkdir(parents=True, exist_ok=True)
+    fig_dir = out.with_suffix("")  # made by its first figure (experiment.write_data)
     n_jobs = jobs or default_jobs()
     t_start = time.perf_counter()
 
@@ -444,9 +478,10 @@ def markov_repro(
             m = markov.train(samples[samples["users"] == 1], quantize_ms=q, truncate=TRUNCATE)
             p = tmp / f"u1_q{q}.ccm"
             m.save(p)
-            if q in (1, 10):  # Figs. 5 and 6: the first ten delay intervals and a zoom on the second
-                heat[q] = markov.heatmap(m, fig_dir / f"fig{5 if q == 1 else 6}_heatmap_{q}ms.png", 10, 1,
-                                         w_max=heat_w_max)
+            if q in HEATMAP_QS:  # Figs. 5 and 6: the first ten delay intervals and a zoom on the second
+                # Through the folder's manifest like every figure here (markov.heatmap marks a file of its own).
+                heat[q] = save_figure(markov.heatmap_figure(m, 10, 1, w_max=heat_w_max), fig_dir / heatmap_name(q),
+                                      dpi=120)
             models[f"u1_q{q}"] = str(p)
             table2.append(markov.inspect(m))
         sizes = {}
@@ -899,7 +934,7 @@ def _fast_links_section(out: Path, trace_dir: Path, seconds: float, seeds: int, 
     L = ["## In the paper's link regime", ""]
     if not fast:
         return L + [f"**Missing.** No recording in `{trace_dir}` averages {FAST_MBPS:.1f} Mbit/s or more.", ""]
-    sub = out.with_name(f"{out.stem}_fast_links.md")
+    sub = companion_report(out)
     tmp = Path(tempfile.mkdtemp(prefix="ccscope-markov-fast-"))
     try:
         train, evaluate = interleaved_split(trace_dir, fast, CHUNK_S, tmp)

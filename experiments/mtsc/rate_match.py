@@ -3,14 +3,16 @@ at the spec's run length": the phase lock in paragraph (5), these runs in (6)): 
 gain is the phase lock.
 
     python experiments/mtsc/rate_match.py [--access-mbps 9.99] [--seeds 11 .. 20] [--alphas 1.05 1.95]
-        [--duration-s 10000] [--jobs 2]
+        [--variants generic online [inverted random]] [--duration-s 10000] [--jobs 2]
 
-Runs generic LIED and on-line SAC on each report seed and alpha, as sac_runs.py builds Fig. 14's runs, except
+Runs generic LIED and on-line SAC (and, when named, A3's inverted and random tables, paragraph (8)) on each report
+seed and alpha, as sac_runs.py builds Fig. 14's runs, except
 that the controlled flow reaches the bottleneck through its own copy of the access link at `--access-mbps`
 (experiments/mtsc/phase.py `scenario`); prints per seed the controlled flow's packets/s, the background
 (bottleneck minus the controlled flow, Mbit/s) and SAC's gain, beside the committed report's runs of the same
 seed (docs/reproductions/mtsc/sac_runs.jsonl, access link at 10 Mbit/s), then the mean gain with a paired 95%
-CI, the median, and how many seeds end with under 2 Mbit/s of background. Writes nothing.
+CI, the median, and how many seeds end with under 2 Mbit/s of background; with the A3 variants, each one's gain
+over generic and the two A3 criteria as the report computes them. Writes nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ sys.path.insert(0, str(HERE))
 LOG = HERE.parents[1] / "docs" / "reproductions" / "mtsc" / "sac_runs.jsonl"
 # Background below this is a collapse (deviations.md, "Measured at the spec's run length").
 COLLAPSE_MBPS = 2.0
+# Fig. 14's two and spec A3's two table controls (inverted and random), all without a parent run.
+VARIANTS = ("generic", "online", "inverted", "random")
 
 
 def one(job: tuple[str, int, float, float, float]) -> tuple[tuple[str, int, float], float, float]:
@@ -60,17 +64,38 @@ def committed(duration_s: float) -> dict:
         r = json.loads(line)
         run = sac_runs.Run(**r["run"])
         base = sac_runs.Run(run.variant, run.seed, duration_s, alpha=run.alpha)
-        if run == base and run.variant in ("generic", "online"):
+        if run == base and run.variant in VARIANTS:
             out[(run.variant, run.seed, run.alpha)] = (r["total_pps"], r["background_mbps"])
     return out
 
 
-def gains(res: dict, seeds: Sequence[int], alpha: float) -> Optional[np.ndarray]:
-    """SAC's per-seed gain over generic, % (None if a run is missing)."""
+def gains(res: dict, seeds: Sequence[int], alpha: float, variant: str = "online") -> Optional[np.ndarray]:
+    """`variant`'s per-seed gain over generic, % (None if a run is missing)."""
     try:
-        return np.array([100 * (res[("online", s, alpha)][0] / res[("generic", s, alpha)][0] - 1) for s in seeds])
+        return np.array([100 * (res[(variant, s, alpha)][0] / res[("generic", s, alpha)][0] - 1) for s in seeds])
     except KeyError:
         return None
+
+
+def a3(res: dict, seeds: Sequence[int], alpha: float) -> list[str]:
+    """Spec A3's two table controls, as sac_report's checks compute them, on these runs."""
+    from sac_report import above, ci95, paired
+
+    out = []
+    on, inv = gains(res, seeds, alpha), gains(res, seeds, alpha, "inverted")
+    if on is not None and inv is not None:
+        m_on, m_inv = ci95(on)[0], ci95(inv)[0]
+        out.append(f"A3 inverted table: gain {m_inv:+.1f}% against on-line {m_on:+.1f}%: <= 1/2 of it "
+                   f"{'holds' if m_inv <= 0.5 * m_on else 'fails'}")
+    try:
+        o = [res[("online", s, alpha)][0] for s in seeds]
+        r = [res[("random", s, alpha)][0] for s in seeds]
+    except KeyError:
+        return out
+    m, h = paired(o, r)
+    out.append(f"A3 random table: on-line - random {m:+.1f} ± {h:.1f} pkt/s: random below on-line (paired CI) "
+               f"{'holds' if above(o, r) else 'fails'}")
+    return out
 
 
 def summary(g: np.ndarray) -> str:
@@ -85,10 +110,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--access-mbps", type=float, default=9.99)
     ap.add_argument("--seeds", type=int, nargs="+", default=list(range(11, 21)))
     ap.add_argument("--alphas", type=float, nargs="+", default=[1.05, 1.95])
+    ap.add_argument("--variants", nargs="+", default=["generic", "online"], choices=VARIANTS)
     ap.add_argument("--duration-s", type=float, default=10_000.0)
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args(argv)
-    jobs = [(v, s, al, a.access_mbps, a.duration_s) for al in a.alphas for s in a.seeds for v in ("generic", "online")]
+    if not {"generic", "online"} <= set(a.variants):
+        ap.error("--variants: generic and online are always needed (every gain is over generic, A3 compares to online)")
+    jobs = [(v, s, al, a.access_mbps, a.duration_s) for al in a.alphas for s in a.seeds for v in a.variants]
     with Pool(max(1, a.jobs)) as pool:
         res = {k: (pps, bg) for k, pps, bg in pool.imap_unordered(one, jobs)}
     ref = committed(a.duration_s)
@@ -108,6 +136,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         g_ref = gains(ref, a.seeds, al)
         if g_ref is not None:
             print(f"committed report: gain {summary(g_ref)}")
+        for v in a.variants:
+            if v in ("generic", "online"):
+                continue
+            print(f"{v}: gain {summary(gains(res, a.seeds, al, v))}; runs with background < {COLLAPSE_MBPS} Mbit/s: "
+                  f"{sum(res[(v, s, al)][1] < COLLAPSE_MBPS for s in a.seeds)} of {len(a.seeds)}")
+            if gains(ref, a.seeds, al, v) is not None:
+                print(f"  committed report: gain {summary(gains(ref, a.seeds, al, v))}")
+        for line in a3(res, a.seeds, al):
+            print(line)
+        if gains(ref, a.seeds, al, "inverted") is not None:
+            for line in a3(ref, a.seeds, al):
+                print(f"  committed report: {line}")
     return 0
 
 

@@ -167,13 +167,6 @@ class Scenario:
             if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
                 raise _native.ScenarioError(one_line(
                     f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer"))
-            parts = k.split(".")
-            links = d.get("links") if isinstance(d.get("links"), dict) else {}
-            if len(parts) >= 2 and parts[0] == "links" and parts[1] not in links:
-                # Setting a link the file lacks, or a field of one, would add a link no flow crosses (a typo runs unnoticed).
-                raise _native.ScenarioError(one_line(
-                    f"{self.file or '<scenario>'}: override `{k}`: field `links.{parts[1]}`: no link `{parts[1]}` "
-                    f"in the scenario (links: {', '.join(links) or 'none'})"))
             try:
                 _set_path(d, k, v)
             except (IndexError, ValueError, KeyError, TypeError) as e:
@@ -596,10 +589,10 @@ class Result:
         """Write the results folder through :class:`ccscope.store.FolderWriter`: atomically, replacing
         only files ccscope wrote there. A folder that is not a results folder and not empty is refused
         (:class:`ccscope.store.OutputError`) unless ``overwrite``, which adds the results beside the
-        files there (and still refuses to replace any of them)."""
+        files there (and still refuses to replace any of them). The error names the argument: ``out PATH: ...``."""
         from ccscope import store
 
-        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES) as w:
+        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES, option="out") as w:
             self.write_into(w.stage, log_path)
         return Path(out)
 

@@ -148,12 +148,13 @@ def compare(
     """Pantheon-style comparison: throughput against 95th-percentile delay per scheme (1-sigma ellipse
     over runs), delay CDFs, throughput and window over time."""
     from ccscope.analysis import AnalysisInputError
+    from ccscope.analysis.comparison import CLI_OPTIONS
     from ccscope.analysis.comparison import compare as run_compare
 
     try:
         res = run_compare(results, out, label=label, delay=delay, formats=parse_formats(formats.lower()), overwrite=overwrite)
-    except (AnalysisInputError, ValueError) as e:
-        raise fail(e)
+    except (AnalysisInputError, ValueError) as e:  # compare() names its arguments; the command names its options
+        raise fail(e, CLI_OPTIONS)
     t = Table(title=f"{len(res.groups)} schemes, {len(res.runs)} runs (mean \u00b1 s.d. over runs)")
     for col in ("scheme", "runs", "Mbit/s", f"p95 {delay.replace('_', '-')} delay ms"):
         t.add_column(col, justify="left" if col == "scheme" else "right", overflow="fold")
@@ -176,12 +177,13 @@ def report(
 ) -> None:
     """One self-contained HTML page: summary tables, figures (inline SVG), the scenario and the inputs' hashes."""
     from ccscope.analysis import AnalysisInputError
+    from ccscope.analysis.html_report import CLI_OPTIONS
     from ccscope.analysis.html_report import report as write_report
 
     try:
         path = write_report(folder, out)
-    except AnalysisInputError as e:
-        raise fail(e)
+    except AnalysisInputError as e:  # report() names its arguments; the command names its options
+        raise fail(e, CLI_OPTIONS)
     console.print(f"wrote {path}", highlight=False)
 
 
@@ -257,8 +259,8 @@ def tune(
                          batch=batch, jobs=jobs or None, scheduler=scheduler, progress=not quiet)
     except INPUT_ERRORS as e:
         raise fail(e)
-    except (ValueError, SweepError) as e:
-        raise fail(e)
+    except (ValueError, SweepError) as e:  # tune() names its arguments; the command names its options
+        raise fail(e, tn.CLI_OPTIONS)
     console.print(tn.render_table(result, obj))
     console.print(f"wrote {out / 'tune.parquet'} and {out / 'best.json'}", highlight=False)
 
@@ -430,13 +432,13 @@ def markov_train(
     from ccscope import store
 
     try:
-        store.check_file_destination(out, ours=markov.is_model_file, what="a .ccm model")
+        markov.check_model_destination(out, "-o")  # before the training; save() checks again
         t0 = time.perf_counter()
         model = markov.train(samples, quantize_ms=quantize, truncate=truncate)
         train_s = time.perf_counter() - t0
         model.save(out)
     except (*INPUT_ERRORS, store.OutputError) as e:
-        raise fail(e)
+        raise fail(e, markov.CLI_OPTIONS)
     figures = markov.inspect(model)
     figures["train_s"] = round(train_s, 3)
     console.print(_markov_table(figures, f"{out}"))
@@ -468,7 +470,7 @@ def markov_collect(
     from ccscope import store
 
     try:
-        store.check_file_destination(out, ours=markov.is_samples_file, what="a sample file")
+        markov.check_samples_destination(out, "-o")  # before the runs; save_samples() checks again
         trace_dir = trace_files.find_traces(traces)
         names = [t.strip() for t in trace_set.split(",") if t.strip()]
         try:
@@ -479,7 +481,7 @@ def markov_collect(
                             record=record, quiet=quiet)
         markov.save_samples(df, out)
     except (*INPUT_ERRORS, store.OutputError) as e:
-        raise fail(e)
+        raise fail(e, markov.CLI_OPTIONS)
     t = Table(title=str(out))
     for c in ("trace", "users", "samples"):
         t.add_column(c, justify="right" if c != "trace" else "left", overflow="fold")
@@ -499,21 +501,17 @@ def markov_inspect(
     ),
 ) -> None:
     """Print a model's Table 2 figures; optionally draw its transition heatmap."""
-    from ccscope import store
-    from ccscope.analysis.figures import is_marked_figure
     from ccscope.models import markov
 
     try:
         if heatmap is not None:
-            if heatmap.suffix.lower().lstrip(".") not in FIGURE_FORMATS:
-                raise ValueError(f"--heatmap {heatmap}: give a file name ending in one of {', '.join(FIGURE_FORMATS)}")
-            store.check_file_destination(heatmap, "--heatmap", ours=is_marked_figure, what="a figure")
+            markov.check_heatmap_destination(heatmap, "--heatmap")  # before the model is read; heatmap() again
         model = markov.MarkovModel.load(model_path)
         bias = markov.draw_bias(model, markov.load_samples(samples)) if samples else None
         if heatmap is not None:
             markov.heatmap(model, heatmap, zoom_interval=zoom, w_max=w_max)
     except (*INPUT_ERRORS, ValueError) as e:
-        raise fail(e)
+        raise fail(e, markov.CLI_OPTIONS)
     console.print(_markov_table(markov.inspect(model), f"{model_path}"))
     if bias is not None:
         console.print(_markov_table(bias, "mean window per epoch at the samples' transitions (paper 000 §3.2 draw vs chain)"))

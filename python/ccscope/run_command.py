@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Iterator, List, Mapping, Optional
 
 from rich.console import Console
 from rich.table import Table
@@ -25,8 +25,13 @@ INPUT_ERRORS = (_native.ScenarioError, FileNotFoundError, IsADirectoryError, Uni
 FIGURE_FORMATS = ("png", "svg", "pdf")
 
 
-def fail(e: BaseException) -> SystemExit:
-    """Print `e` as one ``error:`` line on stderr; the exit (status 2) to raise."""
+def fail(e: BaseException, options: Optional[Mapping[str, str]] = None) -> SystemExit:
+    """Print `e` as one ``error:`` line on stderr; the exit (status 2) to raise. Given `options` (argument ->
+    option), an error naming an API function's argument names the command's option instead."""
+    from ccscope.arguments import NamedArgument
+
+    if options is not None and isinstance(e, NamedArgument):
+        e = ValueError(e.worded(options))
     # The first line of a long message; any other break in it (a form feed, U+2028) is user text, shown escaped.
     msg = api.one_line(str(e).replace("\r\n", "\n").split("\n")[0]) if str(e) else type(e).__name__
     err.print(f"error: {msg}", markup=False, highlight=False, soft_wrap=True)

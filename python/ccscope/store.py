@@ -44,6 +44,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Union
 
+from ccscope.arguments import NamedArgument
+
 TMP_PREFIX = ".ccscope-tmp-"
 MANIFEST = "ccscope-manifest.json"
 COMMIT = ".ccscope-commit"
@@ -52,8 +54,9 @@ FORMAT = "ccscope-results"
 VERSION = 1  # of the manifest this ccscope writes
 
 
-class OutputError(ValueError):
-    """An output path ccscope cannot or will not write (the message names the path)."""
+class OutputError(NamedArgument, ValueError):
+    """An output path ccscope cannot or will not write (the message names the path, and the argument or option
+    that gave it: ``out PATH`` from the API, ``-o PATH`` from a command; :meth:`NamedArgument.worded`)."""
 
 
 class ResultsFolderError(ValueError):
@@ -145,10 +148,11 @@ def check_file_destination(
     given `ours`, an existing file for which it is false: one ccscope did not write (`what` names the kind)."""
     path = Path(path)
     if path.is_dir():
-        raise OutputError(f"{option} {path}: is a folder, expected a file name")
+        raise OutputError.naming(option, "is a folder, expected a file name", value=path, path=True)
     _writable_ancestor(path, option)
     if ours is not None and os.path.lexists(path) and not ours(path):
-        raise OutputError(f"{option} {path}: {path.name} is there and is not {what} ccscope wrote; move it away first")
+        raise OutputError.naming(option, f"{path.name} is there and is not {what} ccscope wrote; move it away first",
+                                 value=path, path=True)
     return path
 
 
@@ -296,12 +300,13 @@ def _writable_ancestor(path: Path, option: str) -> Path:
     anc = path.absolute().parent
     while not anc.exists():
         if anc.is_symlink():
-            raise OutputError(f"{option} {path}: {anc} is a broken link")
+            raise OutputError.naming(option, f"{anc} is a broken link", value=path, path=True)
         anc = anc.parent
     if not anc.is_dir():
-        raise OutputError(f"{option} {path}: {anc} is a file, not a folder")
+        raise OutputError.naming(option, f"{anc} is a file, not a folder", value=path, path=True)
     if not os.access(anc, os.W_OK | os.X_OK):
-        raise OutputError(f"{option} {path}: cannot write in {anc} ({_access_reason(anc)})")
+        raise OutputError.naming(option, f"cannot write in {anc} ({_access_reason(anc)})", value=path,
+                                 path=True)
     return anc
 
 
@@ -323,19 +328,19 @@ def check_resumable_folder(out: Union[str, Path], markers: Iterable[str], what: 
     """
     p = Path(out)
     if p.is_symlink() and not p.exists():
-        raise OutputError(f"{option} {p}: is a broken link")
+        raise OutputError.naming(option, "is a broken link", value=p, path=True)
     if p.exists() and not p.is_dir():
-        raise OutputError(f"{option} {p}: is a file, not a folder; give a folder name")
+        raise OutputError.naming(option, "is a file, not a folder; give a folder name", value=p, path=True)
     if not p.exists():
         _writable_ancestor(p, option)
         return
     if not os.access(p, os.W_OK | os.X_OK):
-        raise OutputError(f"{option} {p}: cannot write in this folder ({_access_reason(p)})")
+        raise OutputError.naming(option, f"cannot write in this folder ({_access_reason(p)})", value=p, path=True)
     markers = list(markers)
     entries = [e for e in os.listdir(p) if not e.startswith(TMP_PREFIX)]
     if entries and not any(os.path.lexists(p / m) for m in markers):
-        raise OutputError(f"{option} {p}: the folder is not empty and is not a ccscope {what} folder (no "
-                          f"{' or '.join(markers)}); give a new folder")
+        raise OutputError.naming(option, f"the folder is not empty and is not a ccscope {what} folder (no "
+                                 f"{' or '.join(markers)}); give a new folder", value=p, path=True)
 
 
 class FolderWriter:
@@ -372,12 +377,13 @@ class FolderWriter:
         self._committed = False
         p = self.path
         if p.is_symlink() and not p.exists():
-            raise OutputError(f"{option} {p}: is a broken link")
+            raise OutputError.naming(option, "is a broken link", value=p, path=True)
         if p.exists() and not p.is_dir():
-            raise OutputError(f"{option} {p}: is a file, not a folder; give a folder name")
+            raise OutputError.naming(option, "is a file, not a folder; give a folder name", value=p, path=True)
         if p.is_dir():
             if not os.access(p, os.W_OK | os.X_OK):
-                raise OutputError(f"{option} {p}: cannot write in this folder ({_access_reason(p)})")
+                raise OutputError.naming(option, f"cannot write in this folder ({_access_reason(p)})", value=p,
+                                         path=True)
             recover(p)
             self.old = read_manifest(p)
             if self.old is None:
@@ -397,28 +403,31 @@ class FolderWriter:
         try:
             self.stage.mkdir()
         except OSError as e:
-            raise OutputError(f"{option} {p}: cannot write in {self.stage_parent} ({e.strerror})") from None
+            raise OutputError.naming(option, f"cannot write in {self.stage_parent} ({e.strerror})", value=p,
+                                     path=True) from None
 
     def _check_version(self, p: Path) -> None:
         v = self.old.get("version") if self.old is not None else None
         if isinstance(v, int) and not isinstance(v, bool) and v > VERSION:
             # Its manifest may mean more than this ccscope knows: rewriting it could drop or delete what it lists.
-            raise OutputError(
-                f"{self.option} {p}: a results folder of a newer ccscope (manifest version {v}; this one writes "
-                f"version {VERSION}); give a new folder, or use that ccscope")
+            raise OutputError.naming(
+                self.option, f"a results folder of a newer ccscope (manifest version {v}; this one writes version "
+                f"{VERSION}); give a new folder, or use that ccscope", value=p, path=True)
 
     def _check_foreign(self, p: Path, overwrite: bool, names: Iterable[str]) -> None:
         entries = [e for e in os.listdir(p) if not e.startswith(TMP_PREFIX)]
         if entries and not overwrite:
-            raise OutputError(
-                f"{self.option} {p}: the folder is not empty and is not a ccscope results folder (no {MANIFEST}); "
-                "give a new folder, or --overwrite to add ccscope's files beside the ones there")
+            raise OutputError.naming(
+                self.option, f"the folder is not empty and is not a ccscope results folder (no {MANIFEST}); give a "
+                "new folder, or {overwrite} to add ccscope's files beside the ones there", value=p, path=True,
+                refs={"overwrite": ("overwrite=True", "--overwrite")})
         self._check_names(p, set(), names)
 
     def _check_names(self, p: Path, own: set, names: Iterable[str]) -> None:
         for name in names:
             if name not in own and os.path.lexists(p / name):
-                raise OutputError(f"{self.option} {p}: {name} is there and ccscope did not write it; move it away first")
+                raise OutputError.naming(self.option, f"{name} is there and ccscope did not write it; move it away "
+                                         "first", value=p, path=True)
 
     def __enter__(self) -> "FolderWriter":
         return self
@@ -474,7 +483,8 @@ class FolderWriter:
             os.rename(self.stage, self.path)
         except OSError as e:
             if e.errno in (errno.ENOTEMPTY, errno.EEXIST):
-                raise OutputError(f"{self.option} {self.path}: appeared while ccscope was writing it; rerun") from None
+                raise OutputError.naming(self.option, "appeared while ccscope was writing it; rerun", value=self.path,
+                                         path=True) from None
             raise
         fsync_dir(self.path.parent)
 

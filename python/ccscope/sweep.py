@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
 from ccscope import _native, api, provenance, store
+from ccscope.arguments import NamedArgument
 from ccscope.progress import Progress
 from ccscope.grid import MAX_RUNS, parse_grid
 
@@ -59,30 +60,12 @@ _NATIVE_ERRORS: dict[str, type] = {
 FOLDER_MARKERS = ("sweep.json", "points")
 # How `ccscope sweep` names run_sweep's arguments (its errors name the options, the API's the arguments).
 CLI_OPTIONS = {"seeds": "--seeds", "grid": "--param", "out": "-o"}
-_UNSET = object()
 
 
-class SweepArgumentError(_native.ScenarioError):
+class SweepArgumentError(NamedArgument, _native.ScenarioError):
     """A bad argument of :func:`run_sweep`, found before any run. The message names the Python argument
     (``seeds=0: need at least one seed``, ``grid['k']: no values``); :meth:`worded` with :data:`CLI_OPTIONS`
-    names the CLI's options instead (``--seeds 0: ...``, ``--param k: ...``). In `detail`, ``{seeds}`` stands
-    for the way to give the seeds (``seeds=`` or ``--seeds``)."""
-
-    def __init__(self, argument: str, detail: str, *, value: Any = _UNSET, key: Optional[str] = None):
-        self.argument, self.detail, self.value, self.key = argument, detail, value, key
-        super().__init__(self.worded())
-
-    def worded(self, options: Optional[dict] = None) -> str:
-        """The message naming the Python arguments, or, given `options` (argument -> option), the options."""
-        if options is None:
-            head = self.argument + (f"[{self.key!r}]" if self.key is not None else "")
-            head += f"={self.value!r}" if self.value is not _UNSET else ""
-            seeds = "seeds="
-        else:
-            head = options[self.argument] + (f" {self.key}" if self.key is not None else "")
-            head += f" {self.value}" if self.value is not _UNSET else ""
-            seeds = options["seeds"]
-        return f"{head}: {self.detail.replace('{seeds}', seeds)}"
+    names the CLI's options instead (``--seeds 0: ...``, ``--param k: ...``)."""
 
 
 @dataclass(frozen=True)
@@ -319,20 +302,21 @@ def run_sweep(
     from ccscope.cluster import open_client
 
     if isinstance(seeds, bool) or not isinstance(seeds, numbers.Integral):
-        raise SweepArgumentError("seeds", "must be a whole number of seeds", value=seeds)
+        raise SweepArgumentError.naming("seeds", "must be a whole number of seeds", value=seeds)
     if seeds < 1:
-        raise SweepArgumentError("seeds", "need at least one seed", value=seeds)
+        raise SweepArgumentError.naming("seeds", "need at least one seed", value=seeds)
     if "seed" in grid:
-        raise SweepArgumentError("grid", "use {seeds} to vary the seed", key="seed")
+        raise SweepArgumentError.naming("grid", "use {seeds} to vary the seed", key="seed",
+                                        refs={"seeds": ("seeds=", "--seeds")})
     for k, values in grid.items():
         if not isinstance(values, (list, tuple)):
-            raise SweepArgumentError("grid", f"expected a list of values, got {values!r}", key=k)
+            raise SweepArgumentError.naming("grid", f"expected a list of values, got {values!r}", key=k)
         if not values:  # the product would be empty: nothing would run
-            raise SweepArgumentError("grid", "no values", key=k)
+            raise SweepArgumentError.naming("grid", "no values", key=k)
     points = _grid_points(grid)
     if len(points) * seeds > MAX_RUNS:
-        raise SweepArgumentError("seeds", f"{len(points) * seeds} runs, more than the limit of {MAX_RUNS}",
-                                 value=seeds)
+        raise SweepArgumentError.naming("seeds", f"{len(points) * seeds} runs, more than the limit of {MAX_RUNS}",
+                                        value=seeds)
     base = absolute(scenario if isinstance(scenario, api.Scenario) else api.Scenario.load(scenario))
     base.validate()
     first = plan(base, points, range(1, min(seeds, 2) + 1))

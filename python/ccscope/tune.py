@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ccscope import api, provenance, store
+from ccscope.arguments import ArgumentError
 from ccscope.grid import MAX_RUNS, Choice, Interval
 from ccscope.progress import Progress
 from ccscope.sweep import SUMMARY_FIELDS, PointRunner, absolute, clean_temporaries, plan
@@ -25,6 +26,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from distributed import Client
 
 STUDY_NAME = "ccscope-tune"
+# The files whose presence marks an output folder as a tuning's (one a rerun may resume in).
+FOLDER_MARKERS = ("study.db", "points")
+# How `ccscope tune` names tune()'s arguments (its errors name the options, the API's the arguments).
+CLI_OPTIONS = {"trials": "--trials", "seeds": "--seeds", "batch": "--batch", "space": "--param",
+               "objective": "--objective", "out": "-o"}
 #: Trials whose runs are queued together: fixed (not the cluster's size) so the search is the same anywhere.
 DEFAULT_BATCH = 4
 
@@ -115,8 +121,9 @@ def _open_study(out: Path, spec: str, direction: str) -> Any:
     if have is None:
         study.set_user_attr("spec", spec)
     elif have != spec:
-        raise ValueError(f"-o {out}: holds a study of another tuning (the scenario, its inputs, the ccscope "
-                         "build, the parameters, objective, traces, seeds, seed or batch differ); give a new folder")
+        raise ArgumentError.naming("out", "holds a study of another tuning (the scenario, its inputs, the ccscope "
+                                   "build, the parameters, objective, traces, seeds, seed or batch differ); give a new "
+                                   "folder", value=out, path=True)
     # Trials left running by an interrupted run: ask their parameters again, in order (their runs are stored).
     from optuna.trial import TrialState
 
@@ -150,7 +157,9 @@ def tune(
     progress: bool = False,
 ) -> Tuning:
     """Search `space` for the parameters that optimise `objective` (mean over tuning traces and seeds),
-    then run the defaults and the best on the tuning and the held-out traces."""
+    then run the defaults and the best on the tuning and the held-out traces. A bad argument is an
+    :class:`~ccscope.arguments.ArgumentError` naming it (``trials=0: need at least one trial``), and a bad
+    `out` a :class:`~ccscope.store.OutputError` (``out PATH: ...``); ``ccscope tune`` names its options."""
     from contextlib import nullcontext
 
     import optuna
@@ -159,13 +168,13 @@ def tune(
     from ccscope.cluster import open_client
 
     if trials < 1:
-        raise ValueError(f"--trials {trials}: need at least one trial")
+        raise ArgumentError.naming("trials", "need at least one trial", value=trials)
     if seeds < 1:
-        raise ValueError(f"--seeds {seeds}: need at least one seed")
+        raise ArgumentError.naming("seeds", "need at least one seed", value=seeds)
     if batch < 1:
-        raise ValueError(f"--batch {batch}: need at least one trial per batch")
+        raise ArgumentError.naming("batch", "need at least one trial per batch", value=batch)
     if not space:
-        raise ValueError("--param: give at least one parameter to tune")
+        raise ArgumentError.naming("space", "give at least one parameter to tune")
     base = absolute(scenario if isinstance(scenario, api.Scenario) else api.Scenario.load(scenario))
     base.validate()
     tune_sets = tune_traces or [("(scenario)", {})]
@@ -173,7 +182,7 @@ def tune(
     # Every trial on every tuning trace and seed, then default and best on every trace: bounded as a sweep is.
     runs = seeds * (trials * len(tune_sets) + 2 * (len(tune_sets) + len(report_sets)))
     if runs > MAX_RUNS:
-        raise ValueError(f"--trials {trials}: {runs} runs, more than the limit of {MAX_RUNS}")
+        raise ArgumentError.naming("trials", f"{runs} runs, more than the limit of {MAX_RUNS}", value=trials)
     for _, ov in report_sets:
         plan(base, [ov], [1])  # a missing trace fails here, before anything runs (tuning traces: in _spec)
     spec = _spec(base, space, objective, tune_sets, seeds, seed, batch)
@@ -183,7 +192,7 @@ def tune(
         for v in ends:
             plan(base, [{key: v}], [1])
     out = Path(out)
-    store.check_resumable_folder(out, ("study.db", "points"), "tuning")
+    store.check_resumable_folder(out, FOLDER_MARKERS, "tuning", option="out")
     seed_list = list(range(1, seeds + 1))
 
     def runs_for(params: dict, sets: list) -> list:
@@ -217,7 +226,7 @@ def tune(
         try:
             best = study.best_trial
         except ValueError:
-            raise ValueError(f"--objective {objective.label}: no trial gave a finite value") from None
+            raise ArgumentError.naming("objective", "no trial gave a finite value", value=objective.label) from None
         bar.describe("tune: default and tuned on every trace, runs")
         rows = []
         evals = []

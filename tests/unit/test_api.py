@@ -360,3 +360,22 @@ def test_an_empty_scenario_string_is_an_error_not_the_current_folder():
     with pytest.raises(ccscope.ScenarioError, match="empty") as e:
         ccscope.run("")
     assert "folder" not in str(e.value)
+
+
+def test_save_errors_name_the_out_argument_not_the_commands_option(tmp_path, short):
+    # The API names its own argument (`out`, `overwrite=True`); `ccscope run` names -o and --overwrite.
+    from ccscope.store import OutputError
+
+    r = ccscope.run("examples/datagrump.toml", overrides=short)
+    (tmp_path / "f").write_text("the user's")
+    with pytest.raises(OutputError) as e:
+        r.save(tmp_path / "f")
+    assert str(e.value) == f"out {tmp_path / 'f'}: is a file, not a folder; give a folder name"
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("the user's")
+    with pytest.raises(OutputError) as e:
+        r.save(mine)
+    assert str(e.value).startswith(f"out {mine}: the folder is not empty and is not a ccscope results folder")
+    assert str(e.value).endswith("or overwrite=True to add ccscope's files beside the ones there")
+    assert (tmp_path / "f").read_text() == (mine / "notes.txt").read_text() == "the user's"

@@ -373,3 +373,92 @@ def test_cli_train_replaces_a_model_it_wrote_but_no_other_file(samples, tmp_path
     r = runner.invoke(app, ["markov", "train", str(p), "-o", str(p)])
     assert r.exit_code == 2 and "is not a .ccm model ccscope wrote" in r.output
     assert mk.is_samples_file(p) and not mk.is_model_file(p)
+
+
+# The API keeps the CLI's rule: it replaces a file ccscope wrote (a .ccm model, a sample file, a figure bearing
+# ccscope's mark) and never a user's, naming its own argument (`path`, `out_png`).
+
+
+def _users_picture(path) -> bytes:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    fig.savefig(path)
+    plt.close(fig)
+    return path.read_bytes()
+
+
+def test_model_save_replaces_a_model_but_refuses_a_users_file(model, tmp_path):
+    from ccscope.store import OutputError
+
+    own = tmp_path / "m.ccm"
+    model.save(own)
+    model.save(own)  # a model ccscope wrote: replaced
+    notes = tmp_path / "notes.ccm"
+    notes.write_text("my notes")
+    with pytest.raises(OutputError) as e:
+        model.save(notes)
+    assert str(e.value) == f"path {notes}: notes.ccm is there and is not a .ccm model ccscope wrote; move it away first"
+    with pytest.raises(OutputError, match=f"^path {tmp_path}: is a folder"):
+        model.save(tmp_path)
+    assert notes.read_text() == "my notes" and mk.MarkovModel.load(own).meta == model.meta
+
+
+def test_save_samples_replaces_a_sample_file_but_refuses_a_users_file(samples, tmp_path):
+    from ccscope.store import OutputError
+
+    own = tmp_path / "s.parquet"
+    mk.save_samples(samples.head(100), own)
+    mk.save_samples(samples.head(50), own)  # a sample file: replaced
+    assert len(mk.load_samples(own)) == 50
+    theirs = tmp_path / "theirs.parquet"
+    pq.write_table(pa.table({"x": [1, 2]}), theirs)
+    before = theirs.read_bytes()
+    with pytest.raises(OutputError) as e:
+        mk.save_samples(samples.head(10), theirs)
+    assert str(e.value) == f"path {theirs}: theirs.parquet is there and is not a sample file ccscope wrote; move it away first"
+    assert theirs.read_bytes() == before
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg", "pdf"])
+def test_heatmap_replaces_its_own_figure_but_refuses_a_users(model, tmp_path, fmt):
+    from ccscope.store import OutputError
+
+    own = tmp_path / f"h.{fmt}"
+    for _ in range(2):  # the second call replaces the marked figure the first one wrote
+        assert mk.heatmap(model, own, max_pixels=50) == own
+    theirs = tmp_path / f"theirs.{fmt}"
+    before = _users_picture(theirs)
+    with pytest.raises(OutputError) as e:
+        mk.heatmap(model, theirs, max_pixels=50)
+    assert str(e.value) == f"out_png {theirs}: theirs.{fmt} is there and is not a figure ccscope wrote; move it away first"
+    assert theirs.read_bytes() == before
+
+
+def test_heatmap_refuses_a_name_that_is_not_a_figure_format(model, tmp_path):
+    from ccscope.store import OutputError
+
+    with pytest.raises(OutputError, match=r"^out_png \S+h\.txt: give a file name ending in one of png, svg, pdf$"):
+        mk.heatmap(model, tmp_path / "h.txt")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_zoom_out_of_range_names_the_argument_and_the_command_names_its_option(model, tmp_path):
+    with pytest.raises(ScenarioError) as e:
+        mk.heatmap(model, tmp_path / "h.png", zoom_interval=model.n_d)
+    assert str(e.value) == f"zoom_interval={model.n_d}: interval out of range 0..{model.n_d - 1}"
+    m = tmp_path / "m.ccm"
+    model.save(m)
+    r = CliRunner().invoke(app, ["markov", "inspect", str(m), "--heatmap", str(tmp_path / "h.png"), "--zoom",
+                                 str(model.n_d)])
+    assert r.exit_code == 2 and f"error: --zoom {model.n_d}: interval out of range" in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.ccm"]
+
+
+def test_an_upper_case_suffix_is_written_under_the_name_given_and_marked(model, tmp_path):
+    from ccscope.analysis.figures import is_marked_figure
+
+    out = tmp_path / "H.PNG"
+    assert mk.heatmap(model, out, max_pixels=50) == out
+    assert [p.name for p in tmp_path.iterdir()] == ["H.PNG"] and is_marked_figure(out)

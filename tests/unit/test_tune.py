@@ -59,6 +59,37 @@ def test_a_trial_left_running_by_a_kill_is_asked_again_with_its_parameters(tmp_p
 
 def test_a_folder_holding_another_study_is_refused(tmp_path):
     tune._open_study(tmp_path, "spec one", "maximize")
-    with pytest.raises(ValueError, match="another tuning"):
+    with pytest.raises(ValueError) as e:
         tune._open_study(tmp_path, "spec two", "maximize")
+    assert str(e.value).startswith(f"out {tmp_path}: holds a study of another tuning")  # the argument, not -o
+
+
+SPACE = {"flows.0.window": Interval(2, 20)}
+
+
+@pytest.mark.parametrize("kwargs,named", [
+    (dict(trials=0), "trials=0: need at least one trial"),
+    (dict(seeds=0), "seeds=0: need at least one seed"),
+    (dict(batch=0), "batch=0: need at least one trial per batch"),
+    (dict(space={}), "space: give at least one parameter to tune"),
+    (dict(trials=10**9), "trials=1000000000: 1000000002 runs, more than the limit of "),
+])
+def test_a_bad_argument_of_tune_names_the_python_argument_before_any_run(tmp_path, kwargs, named):
+    # The Python API names its own arguments; `ccscope tune` names its options (tests/cli/test_bad_inputs.py).
+    args = {**dict(space=SPACE, trials=2, seeds=1, batch=4), **kwargs}
+    with pytest.raises(ValueError) as e:
+        tune.tune("examples/fixed.toml", args.pop("space"), tune.Objective.parse("score"), out=tmp_path / "t",
+                  jobs=1, **args)
+    assert str(e.value).startswith(named) and "--" not in str(e.value)
+    assert not (tmp_path / "t").exists()
+
+
+def test_an_out_that_is_a_file_is_refused_naming_out(tmp_path):
+    from ccscope.store import OutputError
+
+    (tmp_path / "f").write_text("the user's")
+    with pytest.raises(OutputError) as e:
+        tune.tune("examples/fixed.toml", SPACE, tune.Objective.parse("score"), 2, tmp_path / "f", jobs=1)
+    assert str(e.value) == f"out {tmp_path / 'f'}: is a file, not a folder; give a folder name"
+    assert (tmp_path / "f").read_text() == "the user's"
 

@@ -10,6 +10,7 @@
 pub mod common;
 pub mod params;
 pub mod registry;
+pub mod wrap;
 
 // The schemes, grouped by what drives them; registry.rs is the one list of them.
 /// Windows or rates driven by measured delay: Vegas, LEDBAT, Verus, TIMELY and paper 001's delay rules.
@@ -137,6 +138,7 @@ pub struct LossEvent {
 }
 
 /// A congestion controller. Handlers get `now`; decisions are read back after every event.
+/// A method added here is forwarded by `Box<C>` below and by `wrap::Wrapped`.
 pub trait Controller: Send {
     /// A packet was sent; the returned tag is handed back with its ACK or loss.
     fn on_send(&mut self, _now: Time, _ev: &SendEvent) -> u64 {

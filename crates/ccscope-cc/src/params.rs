@@ -2,6 +2,7 @@
 //! their errors. Controllers depend on this module; the registry (which lists the controllers) depends
 //! on it and on them, so nothing here imports a controller.
 
+use ccscope_core::text::{beyond_bound, one_line, short_floats};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -27,11 +28,11 @@ pub trait Params: Default + Serialize + DeserializeOwned {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ParamError {
     // A name the user typed is shown escaped: a line break in it would cut the one-line error.
-    #[error("unknown controller `{}` (known: {known})", .name.escape_debug())]
+    #[error("unknown controller `{}` (known: {known})", one_line(.name))]
     UnknownController { name: String, known: String },
     #[error(
         "unknown parameter `{}` for controller `{controller}` (known: {known})",
-        .key.escape_debug()
+        one_line(.key)
     )]
     UnknownParam {
         controller: String,
@@ -103,29 +104,10 @@ fn check_unit_bound(spec: &ParamSpec, v: &toml::Value) -> Result<(), ParamError>
         _ => return Ok(()),
     };
     match unit_bound(spec) {
-        Some((most, what)) if x.abs() > most => Err(invalid(
-            spec.name,
-            format!("at most {most:e} {} ({what}), got {x:e}", spec.unit),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// serde's message with the float it quotes (`floating point `1e300``, which serde writes in 301
-/// digits) written short, so the error stays readable.
-pub fn short_floats(msg: &str) -> String {
-    const AT: &str = "floating point `";
-    let Some(start) = msg.find(AT).map(|i| i + AT.len()) else {
-        return msg.to_string();
-    };
-    let Some(len) = msg[start..].find('`') else {
-        return msg.to_string();
-    };
-    match msg[start..start + len].parse::<f64>() {
-        Ok(x) if x.is_finite() && x != 0.0 && !(1e-6..1e15).contains(&x.abs()) => {
-            format!("{}{x:e}{}", &msg[..start], &msg[start + len..])
+        Some((most, what)) if x.abs() > most => {
+            Err(invalid(spec.name, beyond_bound(x, spec.unit, most, what)))
         }
-        _ => msg.to_string(),
+        _ => Ok(()),
     }
 }
 

@@ -341,16 +341,46 @@ mod tests {
     }
 
     #[test]
+    fn a_tab_in_a_name_is_shown_escaped_and_a_quote_as_typed() {
+        let e = build("fi\txed", &toml::Table::new())
+            .err()
+            .expect("unknown");
+        assert!(e.to_string().contains("`fi\\txed`"), "{e}");
+        let e = build_err("fixed", "'it\"s' = 3");
+        assert!(e.to_string().contains("`it\"s`"), "{e}");
+    }
+
+    #[test]
     fn a_time_beyond_the_longest_run_or_a_rate_beyond_any_link_is_refused_naming_the_parameter() {
-        for (name, params, key) in [
-            ("lied", "tau_floor_ms = 1e300", "tau_floor_ms"),
-            ("sac", "t2_s = 1e300", "t2_s"),
-            ("lied", "max_rate_mbps = 1e300", "max_rate_mbps"),
-            ("lied", "delta_pkts = 1e300", "delta_pkts"),
+        for (name, params, key, reason) in [
+            (
+                "lied",
+                "tau_floor_ms = 1e300",
+                "tau_floor_ms",
+                "1e300 ms is beyond 1e10 ms (the longest run)",
+            ),
+            (
+                "sac",
+                "t2_s = 1e300",
+                "t2_s",
+                "1e300 s is beyond 1e7 s (the longest run)",
+            ),
+            (
+                "lied",
+                "max_rate_mbps = 1e300",
+                "max_rate_mbps",
+                "1e300 Mbit/s is beyond 1e9 Mbit/s (the fastest link)",
+            ),
+            (
+                "lied",
+                "delta_pkts = 1e300",
+                "delta_pkts",
+                "1e300 packets/tau is beyond 4.294967295e9 packets/tau (the largest window)",
+            ),
         ] {
             let e = build_err(name, params);
             assert_eq!(e.key(), Some(key), "{e}");
-            assert!(e.to_string().contains("at most"), "{e}");
+            assert_eq!(e.to_string(), format!("parameter `{key}`: {reason}"));
         }
         // The longest run itself, a link's largest rate and a window of u32::MAX packets are fine.
         assert!(build("lied", &table("tau_floor_ms = 1e10")).is_ok());
@@ -370,7 +400,7 @@ mod tests {
         ] {
             let e = build_err(name, params);
             assert_eq!(e.key(), Some(key), "{e}");
-            assert!(e.to_string().contains("at most 1e7"), "{e}");
+            assert!(e.to_string().contains("is beyond 1e7 packets"), "{e}");
         }
         assert!(build("fixed", &table("window = 10000000")).is_ok());
         // A slow-start threshold may stay arbitrarily high (RFC 5681 §3.1): it never is the window.

@@ -1,10 +1,11 @@
-//! ccscope-core: integer time, units, the event queue and streaming statistics.
+//! ccscope-core: integer time, units, the event queue, streaming statistics and shared error text.
 //!
 //! Everything here is deterministic and allocation-free on the hot path once warmed up.
 
 pub mod event_queue;
 pub mod hist;
 pub mod rng;
+pub mod text;
 pub mod time;
 pub mod units;
 

@@ -18,13 +18,13 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use ccscope_cc::{AckEvent, AnyController, CongestionEvent, Controller, LossEvent, SendEvent};
-use ccscope_core::{Bandwidth, Dur, Time};
+use ccscope_cc::wrap::{Hooks, Wrapped};
+use ccscope_cc::{AckEvent, AnyController, Controller, SendEvent};
+use ccscope_core::Time;
 use ccscope_sim::{load_scenario, Simulation};
 
-/// Wraps the flow's controller and writes each event it gets.
+/// Around the flow's controller: writes each event it gets.
 struct Recorder {
-    inner: AnyController,
     lines: Arc<Mutex<Vec<String>>>,
     /// The id of the latest transmission of each sequence number.
     ids: HashMap<u64, u64>,
@@ -37,66 +37,27 @@ impl Recorder {
     }
 }
 
-impl Controller for Recorder {
-    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
+impl Hooks<AnyController> for Recorder {
+    fn on_send(&mut self, inner: &mut AnyController, now: Time, ev: &SendEvent) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         self.ids.insert(ev.seq, id);
         self.log(format!("S {} {id}", now.as_ns()));
-        self.inner.on_send(now, ev)
+        inner.on_send(now, ev)
     }
-    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+    fn on_ack(&mut self, inner: &mut AnyController, now: Time, ev: &AckEvent) {
         if let Some(&id) = self.ids.get(&ev.seq) {
             self.log(format!("A {} {id} {}", now.as_ns(), ev.rtt.as_ns()));
         }
-        self.inner.on_ack(now, ev)
+        inner.on_ack(now, ev)
     }
-    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
-        self.inner.on_loss(now, ev)
-    }
-    fn on_rto(&mut self, now: Time) {
+    fn on_rto(&mut self, inner: &mut AnyController, now: Time) {
         self.log(format!("T {}", now.as_ns()));
-        self.inner.on_rto(now)
+        inner.on_rto(now)
     }
-    fn on_rto_repeated(&mut self, now: Time) {
+    fn on_rto_repeated(&mut self, inner: &mut AnyController, now: Time) {
         self.log(format!("T {}", now.as_ns()));
-        self.inner.on_rto_repeated(now)
-    }
-    fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent) {
-        self.inner.on_congestion_event(now, ev)
-    }
-    fn on_recovery_exit(&mut self, now: Time) {
-        self.inner.on_recovery_exit(now)
-    }
-    fn on_undo(&mut self, now: Time) {
-        self.inner.on_undo(now)
-    }
-    fn on_timeout(&mut self, now: Time) {
-        self.inner.on_timeout(now)
-    }
-    fn on_timer(&mut self, now: Time) {
-        self.inner.on_timer(now)
-    }
-    fn next_timer(&self) -> Option<Time> {
-        self.inner.next_timer()
-    }
-    fn sets_window_in_recovery(&self) -> bool {
-        self.inner.sets_window_in_recovery()
-    }
-    fn cwnd(&self) -> u32 {
-        self.inner.cwnd()
-    }
-    fn pacing_rate(&self) -> Option<Bandwidth> {
-        self.inner.pacing_rate()
-    }
-    fn timeout(&self) -> Dur {
-        self.inner.timeout()
-    }
-    fn state_name(&self) -> &'static str {
-        self.inner.state_name()
-    }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.inner.counters()
+        inner.on_rto_repeated(now)
     }
 }
 
@@ -142,12 +103,14 @@ fn main() {
         if f.controller != "copa" || !std::mem::take(&mut first) {
             return Ok(cc);
         }
-        Ok(AnyController::boxed(Recorder {
-            inner: cc,
-            lines: Arc::clone(&lines),
-            ids: HashMap::new(),
-            next_id: 0,
-        }))
+        Ok(AnyController::boxed(Wrapped::new(
+            cc,
+            Recorder {
+                lines: Arc::clone(&lines),
+                ids: HashMap::new(),
+                next_id: 0,
+            },
+        )))
     })
     .expect("scenario builds");
     let (r, _) = sim.run();

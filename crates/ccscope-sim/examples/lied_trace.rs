@@ -15,9 +15,12 @@ use ccscope_cc::common::condprob::SlidingIntegral;
 use ccscope_cc::rate::lied::{Lied, Params, Step};
 use ccscope_cc::rate::sac::{self, Sac};
 use ccscope_cc::registry::parse_params;
+use ccscope_cc::wrap::{Hooks, Wrapped};
 use ccscope_cc::{AckEvent, AnyController, Controller, LossEvent, ParamError, SendEvent};
-use ccscope_core::{Bandwidth, Dur, Time};
+use ccscope_core::{Dur, Time};
 use ccscope_sim::{load_scenario, FlowSpec, Simulation};
+
+mod support;
 
 /// What the sender did in one epoch, seen from `on_send`.
 #[derive(Clone, Copy)]
@@ -30,17 +33,16 @@ struct Sent {
     paced: f64,
 }
 
-/// Forwards to LIED, measuring epochs itself (the same calls `Lied`'s `Controller` makes) to log them.
-struct Spy {
+/// Around LIED: measures its epochs itself (the same calls `Lied`'s `Controller` makes) to log them.
+struct LiedLog {
     flow: usize,
-    lied: Lied,
     sends: VecDeque<Sent>,
     rows: Arc<Mutex<Vec<String>>>,
 }
 
-impl Spy {
-    fn drain(&mut self, now: Time) {
-        while let Some(r) = self.lied.next_report() {
+impl LiedLog {
+    fn drain(&mut self, lied: &mut Lied, now: Time) {
+        while let Some(r) = lied.next_report() {
             while self.sends.front().is_some_and(|s| s.epoch < r.epoch) {
                 self.sends.pop_front();
             }
@@ -75,18 +77,17 @@ impl Spy {
                 r.c,
                 r.gamma / 1000.0,
                 step,
-                self.lied.lambda(),
-                self.lied.tau().as_secs_f64() * 1e3,
+                lied.lambda(),
+                lied.tau().as_secs_f64() * 1e3,
             ));
         }
     }
 }
 
-impl Controller for Spy {
-    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
-        let tag = self.lied.on_send(now, ev);
-        let paced = self
-            .lied
+impl Hooks<Lied> for LiedLog {
+    fn on_send(&mut self, lied: &mut Lied, now: Time, ev: &SendEvent) -> u64 {
+        let tag = lied.on_send(now, ev);
+        let paced = lied
             .pacing_rate()
             .map_or(f64::NAN, |b| b.bps() as f64 / (8.0 * ev.bytes as f64));
         match self.sends.back_mut() {
@@ -104,32 +105,17 @@ impl Controller for Spy {
         }
         tag
     }
-    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        self.lied.record_ack(ev);
-        self.drain(now);
+    fn on_ack(&mut self, lied: &mut Lied, now: Time, ev: &AckEvent) {
+        lied.record_ack(ev);
+        self.drain(lied, now);
     }
-    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
-        self.lied.record_loss(ev);
-        self.drain(now);
+    fn on_loss(&mut self, lied: &mut Lied, now: Time, ev: &LossEvent) {
+        lied.record_loss(ev);
+        self.drain(lied, now);
     }
-    fn on_timer(&mut self, now: Time) {
-        self.lied.tick(now);
-        self.drain(now);
-    }
-    fn next_timer(&self) -> Option<Time> {
-        self.lied.next_timer()
-    }
-    fn cwnd(&self) -> u32 {
-        self.lied.cwnd()
-    }
-    fn pacing_rate(&self) -> Option<Bandwidth> {
-        self.lied.pacing_rate()
-    }
-    fn timeout(&self) -> Dur {
-        self.lied.timeout()
-    }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.lied.counters()
+    fn on_timer(&mut self, lied: &mut Lied, now: Time) {
+        lied.tick(now);
+        self.drain(lied, now);
     }
 }
 
@@ -164,30 +150,29 @@ fn sac_counters(sac: &Sac) -> [u64; 6] {
     SAC_COUNTERS.map(|name| c.iter().find(|(n, _)| *n == name).map_or(0, |&(_, v)| v))
 }
 
-/// Forwards to SAC unchanged; after each call that measured epochs, logs the schedule's state: the eq.-3
+/// Around SAC, unchanged: after each call that measured epochs, logs the schedule's state: the eq.-3
 /// steps and a_t from the counters' change, S_t recomputed from the signal SAC records (the same sliding
 /// T1 integral, paper 003 §3.2.2 step 1), its level l and E(L2 | l) from SAC's own table.
-struct SacSpy {
+struct SacLog {
     flow: usize,
-    sac: Sac,
     recent: SlidingIntegral,
     tallies: VecDeque<Tally>,
     before: [u64; 6],
     rows: Arc<Mutex<Vec<String>>>,
 }
 
-impl SacSpy {
+impl SacLog {
     fn tally(&mut self, tag: u64) -> Option<&mut Tally> {
         let front = self.tallies.front()?.epoch;
         self.tallies.get_mut(tag.checked_sub(front)? as usize)
     }
 
-    fn drain(&mut self, now: Time) {
-        let log = self.sac.take_signal_log();
+    fn drain(&mut self, sac: &mut Sac, now: Time) {
+        let log = sac.take_signal_log();
         for s in &log {
             self.recent.add(s.value, s.start, s.end);
         }
-        let after = sac_counters(&self.sac);
+        let after = sac_counters(sac);
         let d: [u64; 6] = std::array::from_fn(|i| after[i] - self.before[i]);
         self.before = after;
         if d[0] == 0 {
@@ -207,7 +192,7 @@ impl SacSpy {
             .front()
             .filter(|t| Some(t.epoch) == epoch)
             .map_or((0, 0, f64::NAN), |t| (t.sent, t.lost, t.paced));
-        let table = self.sac.table();
+        let table = sac.table();
         let (mu1, sigma1) = table.stats(1);
         let s_t = self.recent.value();
         let l = s_t.map_or(0, |v| table.level(v, 1));
@@ -220,7 +205,7 @@ impl SacSpy {
         } else {
             0.0
         };
-        let paced = pps(&self.sac);
+        let paced = pps(sac);
         self.rows.lock().unwrap().push(format!(
             "{},{:.6},{},{},{},{},{:.3},{:.3},{},{},{},{:.6},{:.3},{:.3},{:.3},{},{:.4},{:.3}",
             self.flow,
@@ -245,55 +230,34 @@ impl SacSpy {
     }
 }
 
-impl Controller for SacSpy {
-    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
-        let tag = self.sac.on_send(now, ev);
+impl Hooks<Sac> for SacLog {
+    fn on_send(&mut self, sac: &mut Sac, now: Time, ev: &SendEvent) -> u64 {
+        let tag = sac.on_send(now, ev);
         match self.tallies.back_mut() {
             Some(t) if t.epoch == tag => t.sent += 1,
             _ => self.tallies.push_back(Tally {
                 epoch: tag,
                 sent: 1,
                 lost: 0,
-                paced: pps(&self.sac),
+                paced: pps(sac),
             }),
         }
         tag
     }
-    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        self.sac.on_ack(now, ev);
-        self.drain(now);
+    fn on_ack(&mut self, sac: &mut Sac, now: Time, ev: &AckEvent) {
+        sac.on_ack(now, ev);
+        self.drain(sac, now);
     }
-    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
+    fn on_loss(&mut self, sac: &mut Sac, now: Time, ev: &LossEvent) {
         if let Some(t) = self.tally(ev.tag) {
             t.lost += 1;
         }
-        self.sac.on_loss(now, ev);
-        self.drain(now);
+        sac.on_loss(now, ev);
+        self.drain(sac, now);
     }
-    fn on_timer(&mut self, now: Time) {
-        self.sac.on_timer(now);
-        self.drain(now);
-    }
-    fn next_timer(&self) -> Option<Time> {
-        self.sac.next_timer()
-    }
-    fn wants_host_feedback(&self) -> bool {
-        self.sac.wants_host_feedback()
-    }
-    fn cwnd(&self) -> u32 {
-        self.sac.cwnd()
-    }
-    fn pacing_rate(&self) -> Option<Bandwidth> {
-        self.sac.pacing_rate()
-    }
-    fn timeout(&self) -> Dur {
-        self.sac.timeout()
-    }
-    fn state_name(&self) -> &'static str {
-        self.sac.state_name()
-    }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.sac.counters()
+    fn on_timer(&mut self, sac: &mut Sac, now: Time) {
+        sac.on_timer(now);
+        self.drain(sac, now);
     }
 }
 
@@ -309,25 +273,29 @@ fn main() {
         if f.controller == "sac" {
             let p = parse_params::<sac::Params>("sac", &f.params)?;
             let t1 = Dur::from_secs_f64(p.t1_s).as_ns();
-            return Ok(AnyController::boxed(SacSpy {
-                flow: i,
-                sac: Sac::new(p).record_signal(),
-                recent: SlidingIntegral::new(t1),
-                tallies: VecDeque::new(),
-                before: [0; 6],
-                rows: Arc::clone(&sac_rows),
-            }));
+            return Ok(AnyController::boxed(Wrapped::new(
+                Sac::new(p).record_signal(),
+                SacLog {
+                    flow: i,
+                    recent: SlidingIntegral::new(t1),
+                    tallies: VecDeque::new(),
+                    before: [0; 6],
+                    rows: Arc::clone(&sac_rows),
+                },
+            )));
         }
         if f.controller != "lied" {
             return ccscope_cc::build(&f.controller, &f.params);
         }
         let p = parse_params::<Params>("lied", &f.params)?;
-        Ok(AnyController::boxed(Spy {
-            flow: i,
-            lied: Lied::new(p),
-            sends: VecDeque::new(),
-            rows: Arc::clone(&rows),
-        }))
+        Ok(AnyController::boxed(Wrapped::new(
+            Lied::new(p),
+            LiedLog {
+                flow: i,
+                sends: VecDeque::new(),
+                rows: Arc::clone(&rows),
+            },
+        )))
     };
     let (res, _) = Simulation::with_factory(&sc, &mut factory)
         .expect("builds")
@@ -350,36 +318,7 @@ fn main() {
     for r in sac_rows.lock().unwrap().iter() {
         writeln!(w, "{r}").unwrap();
     }
-    let mut w = std::fs::File::create(format!("{out}.link.csv")).unwrap();
-    writeln!(
-        w,
-        "t,departed_bytes,dropped,queue_delay_mean_ms,series_bytes"
-    )
-    .unwrap();
-    // Per flow, then the whole link last; a flow without a series has no bins.
-    let (link, flows) = res.bins.split_last().expect("the link's bins");
-    for (i, b) in link.iter().enumerate() {
-        let q = if b.departures > 0 {
-            b.queue_delay_sum_ms as f64 / b.departures as f64
-        } else {
-            0.0
-        };
-        let series: u64 = flows
-            .iter()
-            .filter_map(|f| f.get(i))
-            .map(|b| b.departed_bytes)
-            .sum();
-        writeln!(
-            w,
-            "{:.3},{},{},{:.3},{}",
-            i as f64 * res.bin_s,
-            b.departed_bytes,
-            b.dropped,
-            q,
-            series
-        )
-        .unwrap();
-    }
+    support::write_link_csv(&format!("{out}.link.csv"), &res);
     let mut w = std::fs::File::create(format!("{out}.off.csv")).unwrap();
     writeln!(w, "flow,start_s,end_s").unwrap();
     for (i, offs) in res.off_periods.iter().enumerate() {

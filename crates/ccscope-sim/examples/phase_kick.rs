@@ -3,18 +3,19 @@
 //! `at_s`, so a lock-in reached before it is the same one. `cargo run --release -p ccscope-sim --example
 //! phase_kick -- scenario.toml out_prefix at_s MODE VALUE log_from_s` with MODE `none`, `scale` (pacing
 //! rate x VALUE from `at_s` on) or `shift` (the first gap after `at_s` lengthened by VALUE ns, once). Writes
-//! out_prefix.link.csv (the bottleneck's bins and the last flow's bytes) and, when the scenario logs
-//! packets, out_prefix.packets.csv (t_ns,event,flow,seq from `log_from_s` on).
+//! out_prefix.link.csv (the bottleneck's bins and the bytes of the flows that keep a series, as lied_trace
+//! writes it) and, when the scenario logs packets, out_prefix.packets.csv (t_ns,event,flow,seq from
+//! `log_from_s` on).
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use ccscope_cc::{
-    AckEvent, AnyController, CongestionEvent, Controller, DelayWindowSample, LossEvent, ParamError,
-    SendEvent,
-};
+use ccscope_cc::wrap::{Hooks, Wrapped};
+use ccscope_cc::{AnyController, Controller, ParamError, SendEvent};
 use ccscope_core::{Bandwidth, Dur, Time};
 use ccscope_sim::{load_scenario, FlowSpec, Simulation};
+
+mod support;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Mode {
@@ -23,9 +24,8 @@ enum Mode {
     Shift(u64),
 }
 
-/// Forwards every call to the flow's own controller; only the pacing rate the transport reads changes.
+/// Around the flow's own controller: only the pacing rate the transport reads changes.
 struct Kick {
-    inner: AnyController,
     at: Time,
     mode: Mode,
     after: bool,
@@ -34,12 +34,12 @@ struct Kick {
     shifted: bool,
 }
 
-impl Controller for Kick {
-    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
+impl Hooks<AnyController> for Kick {
+    fn on_send(&mut self, inner: &mut AnyController, now: Time, ev: &SendEvent) -> u64 {
         self.after = now >= self.at;
         self.stretched = None;
         if let (Mode::Shift(ns), true, false) = (self.mode, self.after, self.shifted) {
-            if let Some(r) = self.inner.pacing_rate() {
+            if let Some(r) = inner.pacing_rate() {
                 // The transport sets the next send at now + tx_time(bytes) of the rate read after this call.
                 let gap = r.tx_time(ev.bytes as u64).as_ns() + ns;
                 // tx_time rounds bits x 1e9 / rate up: the smallest rate whose tx_time is exactly `gap`.
@@ -49,73 +49,19 @@ impl Controller for Kick {
                 self.shifted = true;
             }
         }
-        self.inner.on_send(now, ev)
+        inner.on_send(now, ev)
     }
-    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        self.inner.on_ack(now, ev)
-    }
-    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
-        self.inner.on_loss(now, ev)
-    }
-    fn on_timeout(&mut self, now: Time) {
-        self.inner.on_timeout(now)
-    }
-    fn on_congestion_event(&mut self, now: Time, ev: &CongestionEvent) {
-        self.inner.on_congestion_event(now, ev)
-    }
-    fn on_recovery_exit(&mut self, now: Time) {
-        self.inner.on_recovery_exit(now)
-    }
-    fn on_rto(&mut self, now: Time) {
-        self.inner.on_rto(now)
-    }
-    fn on_rto_repeated(&mut self, now: Time) {
-        self.inner.on_rto_repeated(now)
-    }
-    fn on_undo(&mut self, now: Time) {
-        self.inner.on_undo(now)
-    }
-    fn on_timer(&mut self, now: Time) {
-        self.inner.on_timer(now)
-    }
-    fn sets_window_in_recovery(&self) -> bool {
-        self.inner.sets_window_in_recovery()
-    }
-    fn next_timer(&self) -> Option<Time> {
-        self.inner.next_timer()
-    }
-    fn cwnd(&self) -> u32 {
-        self.inner.cwnd()
-    }
-    fn pacing_rate(&self) -> Option<Bandwidth> {
+    fn pacing_rate(&self, inner: &AnyController) -> Option<Bandwidth> {
         if let Some(r) = self.stretched {
             return Some(r);
         }
-        let r = self.inner.pacing_rate()?;
+        let r = inner.pacing_rate()?;
         match self.mode {
             Mode::Scale(x) if self.after => {
                 Some(Bandwidth::from_bps((r.bps() as f64 * x).round() as u64))
             }
             _ => Some(r),
         }
-    }
-    fn timeout(&self) -> Dur {
-        self.inner.timeout()
-    }
-    fn state_name(&self) -> &'static str {
-        self.inner.state_name()
-    }
-    fn take_samples(&mut self) -> Vec<DelayWindowSample> {
-        self.inner.take_samples()
-    }
-    fn wants_host_feedback(&self) -> bool {
-        self.inner.wants_host_feedback()
-    }
-    fn wants_rate_sample(&self) -> bool {
-        self.inner.wants_rate_sample()
-    }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.inner.counters()
     }
 }
 
@@ -144,37 +90,21 @@ fn main() {
         if i != last {
             return Ok(c);
         }
-        Ok(AnyController::boxed(Kick {
-            inner: c,
-            at,
-            mode,
-            after: false,
-            stretched: None,
-            shifted: false,
-        }))
+        Ok(AnyController::boxed(Wrapped::new(
+            c,
+            Kick {
+                at,
+                mode,
+                after: false,
+                stretched: None,
+                shifted: false,
+            },
+        )))
     };
     let (res, log) = Simulation::with_factory(&sc, &mut factory)
         .expect("builds")
         .run();
-    let mut w = std::fs::File::create(format!("{out}.link.csv")).unwrap();
-    writeln!(w, "t,departed_bytes,dropped,series_bytes").unwrap();
-    let (link, flows) = res.bins.split_last().expect("the link's bins");
-    for (i, b) in link.iter().enumerate() {
-        let series: u64 = flows
-            .iter()
-            .filter_map(|f| f.get(i))
-            .map(|b| b.departed_bytes)
-            .sum();
-        writeln!(
-            w,
-            "{:.3},{},{},{}",
-            i as f64 * res.bin_s,
-            b.departed_bytes,
-            b.dropped,
-            series
-        )
-        .unwrap();
-    }
+    support::write_link_csv(&format!("{out}.link.csv"), &res);
     if let Some(log) = log {
         let mut w =
             std::io::BufWriter::new(std::fs::File::create(format!("{out}.packets.csv")).unwrap());

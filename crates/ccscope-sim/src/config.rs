@@ -27,6 +27,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use ccscope_core::text::{beyond_bound, num, one_line};
 use ccscope_core::{Bandwidth, Dur, Time, MAX_RATE_MBPS, MIN_RATE_MBPS};
 use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError, MAHIMAHI_MTU};
@@ -68,15 +69,6 @@ pub enum ConfigError {
     Trace(#[from] TraceError),
     #[error("{file}: cannot read scenario: {reason}")]
     Io { file: String, reason: String },
-}
-
-/// `s` with its line breaks written as `\n` / `\r`, so an error quoting user text stays one line.
-fn one_line(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains(['\n', '\r']) {
-        s.replace('\n', "\\n").replace('\r', "\\r").into()
-    } else {
-        s.into()
-    }
 }
 
 impl ConfigError {
@@ -291,6 +283,7 @@ pub fn load_scenario_overridden(
         overrides,
         traces: HashMap::new(),
     };
+    overridden_links(&ctx)?;
     let de = toml::Deserializer::new(text);
     let raw: ScenarioFile = serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -304,9 +297,37 @@ pub fn load_scenario_overridden(
     build(&mut ctx, raw)
 }
 
+/// An override of a named link (`links.NAME`) or of a field of one (`links.NAME.rate_mbps`) needs the link
+/// in the file as written: it would add a link no flow crosses, so a misspelt name would run unnoticed.
+fn overridden_links(ctx: &Ctx<'_>) -> R<()> {
+    let links = ctx.doc.as_item().get("links").and_then(Item::as_table_like);
+    for key in ctx.overrides {
+        let k = segments(key);
+        if k.len() < 2 || k[0] != "links" || links.is_some_and(|t| t.contains_key(&k[1])) {
+            continue;
+        }
+        let names: Vec<&str> = links.map_or(Vec::new(), |t| t.iter().map(|(n, _)| n).collect());
+        return Err(ConfigError::Override {
+            file: ctx.file.clone(),
+            key: key.clone(),
+            field: format!("links.{}", k[1]),
+            reason: format!(
+                "unknown link `{}` (links: {})",
+                k[1],
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// serde's wording, in the words the rest of the errors use.
 fn reword(msg: &str) -> String {
-    let msg = ccscope_cc::params::short_floats(&msg.trim().replace('\n', " "));
+    let msg = ccscope_core::text::short_floats(&msg.trim().replace('\n', " "));
     match msg.strip_prefix("unknown field `") {
         Some(rest) => {
             let (key, known) = rest.split_once('`').unwrap_or((rest, ""));
@@ -316,16 +337,6 @@ fn reword(msg: &str) -> String {
             format!("unknown key `{key}` (known: {})", known.replace('`', ""))
         }
         None => msg.replace("unknown variant", "unknown value"),
-    }
-}
-
-/// A number is finite and within `[lo, hi]`.
-/// A number as an error shows it: in exponent form where the decimal one is long (`1e300`, not 301 digits).
-fn num(x: f64) -> String {
-    if x.is_finite() && x != 0.0 && !(1e-6..1e15).contains(&x.abs()) {
-        format!("{x:e}")
-    } else {
-        format!("{x}")
     }
 }
 
@@ -349,15 +360,13 @@ fn within_a_run(
     match v {
         Some(x) if x * unit_s > MAX_DURATION_S => Err(ctx.err(
             path,
-            format!(
-                "{} {unit} is more than the {MAX_DURATION_S:e} s a run may simulate",
-                num(x)
-            ),
+            beyond_bound(x, unit, MAX_DURATION_S / unit_s, "the longest run"),
         )),
         _ => Ok(v),
     }
 }
 
+/// A number is finite and within `[lo, hi]`.
 fn check_range(
     ctx: &Ctx<'_>,
     path: &str,
@@ -439,16 +448,8 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
 
     let name = raw.name.unwrap_or_else(|| "scenario".into());
     let seed = raw.seed.unwrap_or(1);
-    let duration = match positive(ctx, "duration_s", raw.duration_s)? {
-        Some(s) if s > MAX_DURATION_S => {
-            return Err(ctx.err(
-                "duration_s",
-                format!(
-                    "{} s is more than the {MAX_DURATION_S:e} s a run may simulate",
-                    num(s)
-                ),
-            ))
-        }
+    let duration = positive(ctx, "duration_s", raw.duration_s)?;
+    let duration = match within_a_run(ctx, "duration_s", duration, "s", 1.0)? {
         Some(s) => Dur::from_secs_f64(s),
         None => match dumbbell.map(|d| &links[d.0].service) {
             // mahimahi link_queue.cc use_a_delivery_opportunity(): `once` ends after the last opportunity is used.
@@ -959,10 +960,9 @@ fn lognormal_size(
     let most = crate::traffic::MAX_FILE_BYTES as f64;
     let bytes = |k: &str, v: Option<f64>| -> R<Option<f64>> {
         match v {
-            Some(x) if x > most => Err(ctx.err(
-                &at(k),
-                format!("{} B is more than a file may be ({most:e} B)", num(x)),
-            )),
+            Some(x) if x > most => {
+                Err(ctx.err(&at(k), beyond_bound(x, "B", most, "the largest file")))
+            }
             _ => Ok(v),
         }
     };
@@ -1622,27 +1622,31 @@ mod tests {
         for (text, want) in [
             (
                 OK.replace("delay_ms = 20", "delay_ms = 1e300"),
-                "s.toml:4: field `data_link.delay_ms`: 1e300 ms is more than",
+                "s.toml:4: field `data_link.delay_ms`: 1e300 ms is beyond 1e10 ms (the longest run)",
             ),
             (
                 format!("{OK}start_s = 2e7\n"),
-                "s.toml:9: field `flows[0].start_s`: 20000000 s is more than",
+                "s.toml:9: field `flows[0].start_s`: 20000000 s is beyond 1e7 s (the longest run)",
             ),
             (
                 format!("{OK}stop_s = 1e300\n"),
-                "s.toml:9: field `flows[0].stop_s`: 1e300 s is more than",
+                "s.toml:9: field `flows[0].stop_s`: 1e300 s is beyond 1e7 s (the longest run)",
             ),
             (
                 format!("{OK}delay_ms = 1e13\n"),
-                "s.toml:9: field `flows[0].delay_ms`: 10000000000000 ms is more than",
+                "s.toml:9: field `flows[0].delay_ms`: 10000000000000 ms is beyond 1e10 ms (the longest run)",
             ),
             (
                 format!("bin_ms = 1e300\n{OK}"),
-                "s.toml:1: field `bin_ms`: 1e300 ms is more than",
+                "s.toml:1: field `bin_ms`: 1e300 ms is beyond 1e10 ms (the longest run)",
+            ),
+            (
+                OK.replace("duration_s = 10", "duration_s = 1e300"),
+                "s.toml:1: field `duration_s`: 1e300 s is beyond 1e7 s (the longest run)",
             ),
         ] {
             let e = load(&text).map(|_| ()).unwrap_err().to_string();
-            assert!(e.starts_with(want), "{e}");
+            assert_eq!(e, want);
         }
         // The longest run itself is still a valid start.
         assert!(load(&format!("{OK}start_s = 1e7\n")).is_ok());
@@ -1750,33 +1754,30 @@ mod tests {
         );
     }
 
+    /// The error loading `text` (from s.toml) gives when `overrides` were set from outside the file;
+    /// `written`: the file as written, when `text` is it rewritten with them.
+    fn override_err(text: &str, written: Option<&str>, overrides: &[&str]) -> String {
+        let overrides: Vec<String> = overrides.iter().map(|k| k.to_string()).collect();
+        load_scenario_overridden(text, written, Some(Path::new("s.toml")), &[], &overrides)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    }
+
     #[test]
     fn an_error_in_an_overridden_value_names_the_override_not_a_line() {
         let text = OK.replace("additive_increase = 1", "additive_increase = -7");
-        let e = load_scenario_with(
-            &text,
-            Some(Path::new("s.toml")),
-            &[],
-            &["flows.0.additive_increase".into()],
-        )
-        .unwrap_err();
+        let e = override_err(&text, None, &["flows.0.additive_increase"]);
         assert!(
-            e.to_string().starts_with(
+            e.starts_with(
                 "s.toml: override `flows.0.additive_increase`: field `flows[0].additive_increase`:"
             ),
             "{e}"
         );
         // A value from the file still names its line.
-        let e = load_scenario_with(
-            &text,
-            Some(Path::new("s.toml")),
-            &[],
-            &["flows.0.count".into()],
-        )
-        .unwrap_err();
+        let e = override_err(&text, None, &["flows.0.count"]);
         assert!(
-            e.to_string()
-                .starts_with("s.toml:7: field `flows[0].additive_increase`:"),
+            e.starts_with("s.toml:7: field `flows[0].additive_increase`:"),
             "{e}"
         );
     }
@@ -1786,19 +1787,48 @@ mod tests {
         // The loader is given the file rewritten with the override (its lines moved) and the file as written.
         let written = OK.replace("additive_increase = 1", "additive_increase = -7");
         let rewritten = format!("# rewritten\n\n\n{written}");
-        let e = load_scenario_overridden(
-            &rewritten,
-            Some(&written),
-            Some(Path::new("s.toml")),
-            &[],
-            &["flows.0.count".into()],
-        )
-        .unwrap_err();
+        let e = override_err(&rewritten, Some(&written), &["flows.0.count"]);
         assert!(
-            e.to_string()
-                .starts_with("s.toml:7: field `flows[0].additive_increase`:"),
+            e.starts_with("s.toml:7: field `flows[0].additive_increase`:"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_override_of_a_link_the_file_lacks_is_refused_naming_the_override_and_the_links() {
+        // `--set links.bottelneck.rate_mbps=5` would add a link no flow crosses: a misspelt name ran unnoticed.
+        let written = "duration_s = 2\n[links.bottleneck]\nrate_mbps = 10\ndelay_ms = 5\n\
+                       [links.back]\nrate_mbps = 100\ndelay_ms = 5\n[[flows]]\ncontroller = \"newreno\"\n\
+                       route = [\"bottleneck\"]\nack_route = [\"back\"]\n";
+        let rewritten = format!("{written}[links.bottelneck]\nrate_mbps = 5\n");
+        assert_eq!(
+            override_err(&rewritten, Some(written), &["links.bottelneck.rate_mbps"]),
+            "s.toml: override `links.bottelneck.rate_mbps`: field `links.bottelneck`: \
+             unknown link `bottelneck` (links: bottleneck, back)"
+        );
+        // A whole table under that name adds the same link.
+        assert_eq!(
+            override_err(&rewritten, Some(written), &["links.bottelneck"]),
+            "s.toml: override `links.bottelneck`: field `links.bottelneck`: \
+             unknown link `bottelneck` (links: bottleneck, back)"
+        );
+        // A dumbbell names no links.
+        let rewritten = format!("{OK}[links.x]\nqueue = {{ kind = \"droptail\", packets = 5 }}\n");
+        assert_eq!(
+            override_err(&rewritten, Some(OK), &["links.x.queue.packets"]),
+            "s.toml: override `links.x.queue.packets`: field `links.x`: unknown link `x` (links: none)"
+        );
+        // A field of a link the file has is set as any other override.
+        let rewritten = written.replace("rate_mbps = 10", "rate_mbps = 5");
+        let sc = load_scenario_overridden(
+            &rewritten,
+            Some(written),
+            Some(Path::new("s.toml")),
+            &[],
+            &["links.bottleneck.rate_mbps".into()],
+        )
+        .unwrap();
+        assert_eq!(sc.links[0].name, "bottleneck");
     }
 
     #[test]
@@ -1887,6 +1917,31 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(e.field(), Some("data_link.queue.kind"));
+    }
+
+    #[test]
+    fn a_name_with_a_line_break_or_a_tab_is_escaped_and_a_quote_shown_as_typed() {
+        for (from, to, want) in [
+            (
+                "controller = \"aimd\"",
+                "controller = \"fi\\txed\"",
+                "unknown controller `fi\\txed`",
+            ),
+            (
+                "controller = \"aimd\"",
+                "controller = 'it\"s'",
+                "unknown controller `it\"s`",
+            ),
+            (
+                "additive_increase = 1",
+                "\"addi\\ntive\" = 1",
+                "field `flows[0].addi\\ntive`",
+            ),
+        ] {
+            let e = load(&OK.replace(from, to)).unwrap_err().to_string();
+            assert_eq!(e.lines().count(), 1, "{e}");
+            assert!(e.contains(want), "{e}");
+        }
     }
 
     fn codel_on(link: &str, keys: &str) -> Result<CodelParams, ConfigError> {
@@ -2033,7 +2088,11 @@ mod tests {
             ),
         ] {
             let e = refused(&text, line, field);
-            assert!(e.contains(value) && e.contains(" run"), "{e}");
+            assert!(
+                e.ends_with(&format!("{value} is beyond 1e10 ms (the longest run)"))
+                    || e.ends_with(&format!("{value} is beyond 1e7 s (the longest run)")),
+                "{e}"
+            );
         }
         // The longest run itself is still a valid retransmission bound.
         assert!(load(&format!("{OK}max_rto_ms = 1e10\n")).is_ok());

@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 
 use ccscope_cc::rate::sac::{self, Sac, Signal, SignalSample};
 use ccscope_cc::registry::parse_params;
-use ccscope_cc::{AckEvent, AnyController, Controller, LossEvent, ParamError, SendEvent};
-use ccscope_core::{Bandwidth, Dur, Time};
+use ccscope_cc::wrap::{Hooks, Wrapped};
+use ccscope_cc::{AckEvent, AnyController, Controller, LossEvent, ParamError};
+use ccscope_core::Time;
 use ccscope_sim::{load_scenario, FlowSpec, RunResult, Simulation};
 
 const DURATION_S: u32 = 200;
@@ -104,52 +105,30 @@ fn a_sac_run_is_deterministic() {
     }
 }
 
-/// Forwards to SAC and hands its level-series observations to the test as they happen.
+/// Around SAC: hands its level-series observations to the test as they happen.
 struct Spy {
-    sac: Sac,
     seen: Arc<Mutex<Vec<SignalSample>>>,
 }
 
 impl Spy {
-    fn drain(&mut self) {
-        let taken = self.sac.take_signal_log();
+    fn drain(&mut self, sac: &mut Sac) {
+        let taken = sac.take_signal_log();
         self.seen.lock().unwrap().extend(taken);
     }
 }
 
-impl Controller for Spy {
-    fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
-        self.sac.on_send(now, ev)
+impl Hooks<Sac> for Spy {
+    fn on_ack(&mut self, sac: &mut Sac, now: Time, ev: &AckEvent) {
+        sac.on_ack(now, ev);
+        self.drain(sac);
     }
-    fn on_ack(&mut self, now: Time, ev: &AckEvent) {
-        self.sac.on_ack(now, ev);
-        self.drain();
+    fn on_loss(&mut self, sac: &mut Sac, now: Time, ev: &LossEvent) {
+        sac.on_loss(now, ev);
+        self.drain(sac);
     }
-    fn on_loss(&mut self, now: Time, ev: &LossEvent) {
-        self.sac.on_loss(now, ev);
-        self.drain();
-    }
-    fn on_timer(&mut self, now: Time) {
-        self.sac.on_timer(now);
-        self.drain();
-    }
-    fn next_timer(&self) -> Option<Time> {
-        self.sac.next_timer()
-    }
-    fn cwnd(&self) -> u32 {
-        self.sac.cwnd()
-    }
-    fn pacing_rate(&self) -> Option<Bandwidth> {
-        self.sac.pacing_rate()
-    }
-    fn timeout(&self) -> Dur {
-        self.sac.timeout()
-    }
-    fn wants_host_feedback(&self) -> bool {
-        self.sac.wants_host_feedback()
-    }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.sac.counters()
+    fn on_timer(&mut self, sac: &mut Sac, now: Time) {
+        sac.on_timer(now);
+        self.drain(sac);
     }
 }
 
@@ -181,10 +160,12 @@ fn receiver_aggregate_series_equals_the_host_arrivals_in_the_packet_log() {
         }
         let params = parse_params::<sac::Params>("sac", &f.params)?;
         assert_eq!(params.signal, Signal::ReceiverAggregate);
-        Ok(AnyController::boxed(Spy {
-            sac: Sac::new(params).record_signal(),
-            seen: Arc::clone(&seen),
-        }))
+        Ok(AnyController::boxed(Wrapped::new(
+            Sac::new(params).record_signal(),
+            Spy {
+                seen: Arc::clone(&seen),
+            },
+        )))
     };
     let (res, log) = Simulation::with_factory(&sc, &mut factory).unwrap().run();
     let log = log.expect("packet_log = true");

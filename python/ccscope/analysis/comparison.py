@@ -30,6 +30,8 @@ from ccscope.analysis.inputs import (
 
 # The comparison's record (what report and kind_of read); the folder's ownership is the store's manifest.
 MARKER = "compare.json"
+# How `ccscope compare` names compare()'s arguments (its errors name the options, the API's the arguments).
+CLI_OPTIONS = {"inputs": "RESULTS", "out": "-o", "delay": "--delay", "formats": "--formats", "overwrite": "--overwrite"}
 FIGURES = ("throughput_delay", "delay_cdf", "throughput_time", "window_time")
 # Time panels drawn at most (one per scheme); the table lists every scheme.
 MAX_PANELS = 12
@@ -100,9 +102,9 @@ def group_stats(label: str, runs: Sequence[RunPoint]) -> Group:
 def collect(inputs: Sequence[Union[str, Path]], label: Optional[str], delay: str):  # type: ignore[no-untyped-def]
     """Load every input and place its runs; raises AnalysisInputError before anything is written."""
     if delay not in DELAY_METRICS:
-        raise AnalysisInputError(f"--delay {delay}: not one of {', '.join(DELAY_METRICS)}")
+        raise AnalysisInputError.naming("delay", f"not one of {', '.join(DELAY_METRICS)}", value=delay)
     if not inputs:
-        raise AnalysisInputError("RESULTS: give at least one results or sweep folder")
+        raise AnalysisInputError.naming("inputs", "give at least one results or sweep folder")
     key, _ = DELAY_METRICS[delay]
     lab = label or DEFAULT_LABEL
     folders: list = []
@@ -122,7 +124,8 @@ def collect(inputs: Sequence[Union[str, Path]], label: Optional[str], delay: str
                                    folder.metric(key)))
         else:
             if key not in folder.table.columns:
-                raise AnalysisInputError(f"{path / 'sweep.parquet'}: no column `{key}` for --delay {delay}")
+                raise AnalysisInputError.naming(str(path / "sweep.parquet"), f"no column `{key}` for {{delay}}",
+                                                refs={"delay": (f"delay={delay!r}", "--delay", delay)})
             labels = folder.labels(lab)
             for i, (row, name) in enumerate(zip(folder.table.to_dict(orient="records"), labels)):
                 seed = f", seed {row['seed']}" if "seed" in row else ""
@@ -151,16 +154,18 @@ def check_out(out: Path, inputs: Sequence[Union[str, Path]]) -> None:
     whether a folder may be written at all is the store's decision (:class:`ccscope.store.FolderWriter`)."""
     for raw in inputs:
         if Path(raw).resolve() == out.resolve():
-            raise AnalysisInputError(f"-o {out}: is one of the inputs")
+            raise AnalysisInputError.naming("out", "is one of the inputs", value=out, path=True)
     manifest = store.read_manifest(out) if out.is_dir() else None
     if manifest is None and (out / MARKER).is_file():
         # Before the results store, compare marked its folder with compare.json alone: which of the files
         # there it wrote is not recorded, so nothing may be replaced (and --overwrite would refuse them too).
-        raise AnalysisInputError(f"-o {out}: a comparison written by an earlier ccscope ({MARKER} without "
-                                 f"{store.MANIFEST}); give a new folder, or remove that one yourself")
+        raise AnalysisInputError.naming("out", f"a comparison written by an earlier ccscope ({MARKER} without "
+                                        f"{store.MANIFEST}); give a new folder, or remove that one yourself",
+                                        value=out, path=True)
     if manifest is not None and MARKER not in manifest["files"]:
-        raise AnalysisInputError(f"-o {out}: a ccscope results folder of another kind (no {MARKER} in its "
-                                 f"{store.MANIFEST}); give a new folder for the comparison")
+        raise AnalysisInputError.naming("out", f"a ccscope results folder of another kind (no {MARKER} in its "
+                                        f"{store.MANIFEST}); give a new folder for the comparison", value=out,
+                                        path=True)
 
 
 def output_names(formats: Sequence[str]) -> list[str]:
@@ -185,14 +190,17 @@ def compare(
 
     `out` goes through the results store: a new folder, or an earlier compare (its manifest lists
     compare.json), whose files alone are replaced; a non-empty folder that is not a ccscope results folder
-    is refused unless `overwrite`, which adds the comparison beside the files there."""
+    is refused unless `overwrite`, which adds the comparison beside the files there.
+
+    A bad argument is an :class:`AnalysisInputError` or a :class:`ccscope.store.OutputError` naming it
+    (``delay='x': ...``, ``out PATH: ...``); ``ccscope compare`` words it with its options (:data:`CLI_OPTIONS`)."""
     out = Path(out)
     for fmt in formats:
         if fmt not in ("svg", "png", "pdf"):
-            raise AnalysisInputError(f"--formats {fmt}: not one of svg, png, pdf")
+            raise AnalysisInputError.naming("formats", "not one of svg, png, pdf", value=fmt)
     check_out(out, inputs)
     # The destination is checked here, before any input is read; nothing is written until the commit.
-    with store.FolderWriter(out, overwrite=overwrite, names=output_names(formats)) as writer:
+    with store.FolderWriter(out, overwrite=overwrite, names=output_names(formats), option="out") as writer:
         return _compare(inputs, out, writer.stage, label, delay, formats)
 
 

@@ -319,16 +319,25 @@ def _is_our_page(path: Path) -> bool:
     return GENERATOR.encode() in head
 
 
+# How `ccscope report` names report()'s arguments (its errors name the options, the API's the arguments).
+CLI_OPTIONS = {"folder": "FOLDER", "out": "-o"}
+
+
 def report(folder: Union[str, Path], out: Union[str, Path]) -> Path:
-    """Write the HTML report of a results, sweep or compare folder to `out`, atomically."""
+    """Write the HTML report of a results, sweep or compare folder to `out`, atomically. A bad `out` is an
+    :class:`AnalysisInputError` naming it (``out PATH: ...``); ``ccscope report`` names ``-o``."""
     out = Path(out)
+
+    def refuse(detail: str) -> AnalysisInputError:
+        return AnalysisInputError.naming("out", detail, value=out, path=True)
+
     if out.is_dir():
-        raise AnalysisInputError(f"-o {out}: is a folder; give the HTML file to write")
+        raise refuse("is a folder; give the HTML file to write")
     if not out.parent.is_dir():
-        raise AnalysisInputError(f"-o {out}: folder {out.parent} does not exist")
+        raise refuse(f"folder {out.parent} does not exist")
     if out.exists() and out.suffix.lower() not in (".html", ".htm"):
-        raise AnalysisInputError(f"-o {out}: exists and is not an .html file; refusing to overwrite it")
+        raise refuse("exists and is not an .html file; refusing to overwrite it")
     if out.exists() and not _is_our_page(out):
-        raise AnalysisInputError(f"-o {out}: {out.name} is there and ccscope did not write it; move it away first")
+        raise refuse(f"{out.name} is there and ccscope did not write it; move it away first")
     html = render(build(folder))
     return write_atomic(out, html)

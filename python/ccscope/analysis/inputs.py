@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from ccscope.arguments import NamedArgument
+
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
@@ -28,8 +30,14 @@ DELAY_METRICS = {
 DEFAULT_LABEL = "controller"
 
 
-class AnalysisInputError(ValueError):
-    """An input that cannot be analysed: the message is one line naming the file (and field)."""
+def label_ref(key: str) -> dict:
+    """The `label` argument in a message about a file (``label='k'``; ``ccscope compare``: ``--label k``)."""
+    return {"label": (f"label={key!r}", "--label", key)}
+
+
+class AnalysisInputError(NamedArgument, ValueError):
+    """An input that cannot be analysed: the message is one line naming the file (and field), or the argument
+    of the analysis function (``delay='x'``, ``out PATH``; a command words it with its options: :meth:`worded`)."""
 
 
 def read_parquet(path: Path, columns: Optional[Sequence[str]] = None) -> Any:
@@ -152,7 +160,8 @@ class RunFolder:
         try:
             return str(_dotted(self.scenario(), key))
         except KeyError:
-            raise AnalysisInputError(f"{self.path / 'scenario.toml'}: --label {key}: no such field") from None
+            raise AnalysisInputError.naming(str(self.path / "scenario.toml"), "{label}: no such field",
+                                            refs=label_ref(key)) from None
 
     def metric(self, key: str) -> float:
         return _number(self.summary.get(key))
@@ -209,9 +218,9 @@ class SweepFolder:
                 return ["all"] * len(self.table)
             return [", ".join(f"{k}={r[k]}" for k in self.grid) for r in self.table.to_dict(orient="records")]
         if key not in self.table.columns:
-            raise AnalysisInputError(
-                f"{self.path / 'sweep.parquet'}: --label {key}: no such column (grid: {', '.join(self.grid) or 'none'})"
-            )
+            raise AnalysisInputError.naming(
+                str(self.path / "sweep.parquet"), f"{{label}}: no such column (grid: {', '.join(self.grid) or 'none'})",
+                refs=label_ref(key))
         return [str(v) for v in self.table[key].tolist()]
 
     def scenario_text(self) -> str:

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 
 from ccscope import _native
 from ccscope._native import ScenarioError
+from ccscope.arguments import NamedArgument
 from ccscope.models import verus_testbed as testbed
 
 MAGIC = b"CCSCOPEM"
@@ -109,6 +110,50 @@ def is_samples_file(path: PathLike) -> bool:
     except Exception:  # noqa: BLE001 - any unreadable file is not a sample file
         return False
     return set(SAMPLE_COLUMNS) <= names
+
+
+class MarkovArgumentError(NamedArgument, ScenarioError):
+    """A bad argument of this module's functions, naming it (``zoom_interval=40: ...``); ``ccscope markov``
+    words it with its options (:data:`CLI_OPTIONS`)."""
+
+
+# How `ccscope markov` names the arguments of the functions it calls (their errors name the arguments).
+CLI_OPTIONS = {"zoom_interval": "--zoom", "out_png": "--heatmap", "path": "-o"}
+# The formats a heatmap may be written in (by the file name's suffix).
+HEATMAP_FORMATS = ("png", "svg", "pdf")
+
+
+# The destinations of the files this module writes. One rule for the API and `ccscope markov`: a missing file
+# is written, an existing one is replaced only when ccscope wrote it (a .ccm model by its magic bytes, a sample
+# file by its columns, a figure by ccscope's mark); anything else is refused (store.OutputError naming
+# `option`: the function's argument, or the command's option) and left as it is.
+
+
+def check_model_destination(path: PathLike, option: str = "path") -> Path:
+    """Refuse a .ccm destination that is a folder, cannot be written, or is a file that is not a .ccm model."""
+    from ccscope import store
+
+    return store.check_file_destination(path, option, ours=is_model_file, what="a .ccm model")
+
+
+def check_samples_destination(path: PathLike, option: str = "path") -> Path:
+    """Refuse a sample-file destination that is a folder, cannot be written, or is not a sample file."""
+    from ccscope import store
+
+    return store.check_file_destination(path, option, ours=is_samples_file, what="a sample file")
+
+
+def check_heatmap_destination(path: PathLike, option: str = "out_png") -> Path:
+    """Refuse a heatmap destination whose suffix is not a figure format, or that is a folder, cannot be written,
+    or is a file that does not bear ccscope's figure mark."""
+    from ccscope import store
+    from ccscope.analysis.figures import is_marked_figure
+
+    path = Path(path)
+    if path.suffix.lower().lstrip(".") not in HEATMAP_FORMATS:
+        raise store.OutputError.naming(option, f"give a file name ending in one of {', '.join(HEATMAP_FORMATS)}",
+                                       value=path, path=True)
+    return store.check_file_destination(path, option, ours=is_marked_figure, what="a figure")
 
 
 def load_samples(paths: Union[PathLike, Sequence[PathLike]]) -> pd.DataFrame:
@@ -199,10 +244,11 @@ class MarkovModel:
         return body + struct.pack("<Q", fnv1a64(body))
 
     def save(self, path: PathLike) -> Path:
-        """Write the .ccm file atomically (:func:`ccscope.store.write_bytes`)."""
+        """Write the .ccm file atomically (:func:`ccscope.store.write_bytes`). An existing file is replaced only
+        when it is a .ccm model; any other is refused (:func:`check_model_destination`) and left as it is."""
         from ccscope import store
 
-        path = Path(path)
+        path = check_model_destination(path)
         store.write_bytes(path, self.to_bytes())
         self.path = path
         return path
@@ -484,13 +530,34 @@ def heatmap(
     model: MarkovModel, out_png: PathLike, first_intervals: int = 10, zoom_interval: Optional[int] = None,
     max_pixels: int = 1200, w_max: Optional[int] = None,
 ) -> Path:
-    """Figures 5-6: transition probabilities on a log colour scale, white = no transition.
+    """Figures 5-6 (:func:`heatmap_figure`) written to `out_png` (PNG, SVG or PDF, by its suffix). The file is
+    written atomically and bears ccscope's mark (:func:`ccscope.analysis.figures.is_marked_figure`): an existing
+    file is replaced only when it bears it too; any other is refused (:func:`check_heatmap_destination`)."""
+    out = check_heatmap_destination(out_png)
+    fig = heatmap_figure(model, first_intervals, zoom_interval, max_pixels, w_max)
+    import matplotlib.pyplot as plt
+
+    from ccscope.analysis.figures import figure_bytes
+    from ccscope.analysis.files import write_atomic
+
+    try:
+        # Marked as ccscope's: a later heatmap (API or `markov inspect --heatmap`) replaces only a figure bearing it.
+        data = figure_bytes(fig, out.suffix[1:].lower(), dpi=120, mark=True)
+    finally:
+        plt.close(fig)
+    return write_atomic(out, data)
+
+
+def heatmap_figure(
+    model: MarkovModel, first_intervals: int = 10, zoom_interval: Optional[int] = None, max_pixels: int = 1200,
+    w_max: Optional[int] = None,
+) -> Any:
+    """Figures 5-6: transition probabilities on a log colour scale, white = no transition (a matplotlib figure).
 
     Left: the first `first_intervals` delay intervals; right (if `zoom_interval` is given): the block of
     that interval alone. Each interval shows the windows `w_min..w_max` (default: all; the paper's
     figures show 0..35). A block is never densified beyond `max_pixels` square: each pixel shows the
-    largest probability of the states it covers. The file is written atomically and bears ccscope's mark
-    (:func:`ccscope.analysis.figures.is_marked_figure`), so `markov inspect --heatmap` may replace it later.
+    largest probability of the states it covers.
     """
     import matplotlib
 
@@ -504,7 +571,8 @@ def heatmap(
     blocks = [(range(k), f"first {k} delay intervals")]
     if zoom_interval is not None:
         if not 0 <= zoom_interval < model.n_d:
-            raise ScenarioError(f"--zoom {zoom_interval}: interval out of range 0..{model.n_d - 1}")
+            raise MarkovArgumentError.naming("zoom_interval", f"interval out of range 0..{model.n_d - 1}",
+                                             value=zoom_interval)
         lo, hi = model.interval(zoom_interval)
         blocks.append((range(zoom_interval, zoom_interval + 1), f"interval {zoom_interval}: d in [{lo}, {hi}) ms"))
     fig, axes = plt.subplots(1, len(blocks), figsize=(6 * len(blocks), 5.2), squeeze=False)
@@ -529,11 +597,7 @@ def heatmap(
         ax.set_ylabel("present state S_kl")
         fig.colorbar(im, ax=ax, label="transition probability")
     fig.tight_layout()
-    from ccscope.analysis.figures import save_figure
-
-    out = Path(out_png)
-    # Marked as ccscope's: `markov inspect --heatmap` replaces only a figure that bears the mark.
-    return save_figure(fig, out.with_suffix(""), (out.suffix[1:] or "png",), dpi=120, mark=True)[0]
+    return fig
 
 
 # --------------------------------------------------------------------------- collection
@@ -635,11 +699,12 @@ def collect(
 
 def save_samples(df: pd.DataFrame, path: PathLike, **meta: Any) -> Path:
     """Write samples as Parquet, atomically, with `meta` (default: ``df.attrs``'s trace / users / seed)
-    in the schema metadata, where :func:`load_samples` finds it."""
+    in the schema metadata, where :func:`load_samples` finds it. An existing file is replaced only when it is a
+    sample file; any other is refused (:func:`check_samples_destination`) and left as it is."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    path = Path(path)
+    path = check_samples_destination(path)
     info = {k: df.attrs[k] for k in ("trace", "users", "seed", "r", "record") if k in df.attrs}
     info.update(meta)
     table = pa.Table.from_pandas(df, preserve_index=False)

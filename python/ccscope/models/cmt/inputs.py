@@ -96,7 +96,7 @@ def check_delay(d_ms: float, field: str = "d") -> float:
     if not (math.isfinite(d_ms) and d_ms >= 0.0):
         raise CmtInputError(field, f"{d_ms!r} ms must be a finite number >= 0")
     if d_ms > MAX_DELAY_MS:
-        raise CmtInputError(field, f"{d_ms:g} ms is more than the {MAX_DELAY_MS / 1e3:g} s a run may simulate")
+        raise CmtInputError(field, f"{d_ms:g} ms is beyond {MAX_DELAY_MS:g} ms (the longest run)")
     return d_ms
 
 
