@@ -415,6 +415,12 @@ CASES += [
              ["s.toml:1", "packet_log", "rows"]),
     run_case("--packets on a long fast run", sub(sub(RATE, "duration_s = 2", "duration_s = 2000"), "rate_mbps = 10", "rate_mbps = 2000"),
              ["override `packet_log`", "rows"], args=["--packets"]),
+    # 3000 s of NewReno at 2 Gbit/s logged about 5e8 window changes and ran out of memory.
+    run_case("window log of a long fast run", "cwnd_log = true\n" + sub(sub(RATE, "duration_s = 2", "duration_s = 3000"),
+                                                                        "rate_mbps = 10", "rate_mbps = 2000"),
+             ["s.toml:1", "cwnd_log", "rows"]),
+    run_case("--cwnd on a long fast run", sub(sub(RATE, "duration_s = 2", "duration_s = 3000"), "rate_mbps = 10", "rate_mbps = 2000"),
+             ["override `cwnd_log`", "rows"], args=["--cwnd"]),
     run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
              ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
 ]

@@ -587,6 +587,9 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         log_bounded(ctx, &links[monitor], monitor, duration, &specs, dumbbell)?;
     }
     let cwnd_log = raw.cwnd_log.unwrap_or(false);
+    if cwnd_log {
+        cwnd_log_bounded(ctx, &links, duration, &specs, dumbbell)?;
+    }
     let mut sc = Scenario {
         name,
         seed,
@@ -607,6 +610,32 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         }
     }
     Ok(sc)
+}
+
+/// Packets of `bytes` a link serves per second at most: a constant rate's, or a trace's delivery
+/// opportunities (each up to Mahimahi's MTU) per period.
+fn packets_per_s(link: &LinkSpec, bytes: f64) -> f64 {
+    match &link.service {
+        Service::Constant(b) => b.0 as f64 / (8.0 * bytes),
+        Service::Trace { trace, .. } => {
+            trace.opportunities() as f64 / trace.period().as_secs_f64().max(1e-9)
+                * (MAHIMAHI_MTU as f64 / bytes).max(1.0)
+        }
+    }
+}
+
+/// A log growing with the run is refused when it would pass `MAX_LOG_ROWS` at the links' capacity.
+fn log_rows(ctx: &Ctx<'_>, key: &str, what: &str, secs: f64, rows: f64) -> R<()> {
+    if rows > MAX_LOG_ROWS {
+        return Err(ctx.err(
+            key,
+            format!(
+                "{secs} s of {what} at capacity log about {} rows, more than {MAX_LOG_ROWS:e}: run shorter or log slower links",
+                num(rows.round())
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The packet log grows with the run: its rows on the monitored link at the link's capacity (an arrival
@@ -630,29 +659,58 @@ fn log_bounded(
         return Ok(());
     };
     let secs = duration.as_secs_f64();
-    let rows = match &link.service {
-        Service::Constant(b) => 2.0 * secs * b.0 as f64 / (8.0 * smallest),
-        Service::Trace { trace, once } => {
-            let periods = if *once {
-                1.0
-            } else {
-                secs / trace.period().as_secs_f64().max(1e-9)
-            };
-            let opps = periods * trace.opportunities() as f64;
-            opps * (1.0 + 2.0 * (MAHIMAHI_MTU as f64 / smallest).max(1.0))
+    let opportunities = match &link.service {
+        Service::Constant(_) => 0.0,
+        Service::Trace { trace, once: true } => trace.opportunities() as f64,
+        Service::Trace { trace, .. } => {
+            secs / trace.period().as_secs_f64().max(1e-9) * trace.opportunities() as f64
         }
     };
-    if rows > MAX_LOG_ROWS {
-        return Err(ctx.err(
-            "packet_log",
-            format!(
-                "{secs} s of `{}` at its capacity log about {} rows, more than {MAX_LOG_ROWS:e}: run shorter or log a slower link",
-                link.name,
-                num(rows.round())
-            ),
-        ));
+    let rows = opportunities + 2.0 * secs * packets_per_s(link, smallest);
+    log_rows(ctx, "packet_log", &format!("`{}`", link.name), secs, rows)
+}
+
+/// The window log gains a row per window change, about one per ACK: at most the packets the flows'
+/// slowest links deliver, each counted once (a per-flow link once per flow), with the smallest packet
+/// crossing it. Changes on losses and timers beyond that are not counted.
+fn cwnd_log_bounded(
+    ctx: &Ctx<'_>,
+    links: &[LinkSpec],
+    duration: Dur,
+    specs: &[(String, FlowSpec, u64)],
+    dumbbell: Option<(usize, usize)>,
+) -> R<()> {
+    // Per link: the smallest packet whose flow it limits, and how many copies of it there are.
+    let mut slowest: Vec<Option<(f64, u64)>> = vec![None; links.len()];
+    for (_, f, count) in specs.iter().filter(|s| s.2 > 0) {
+        let bytes = f.packet_bytes as f64;
+        // A dumbbell flow's data crosses the data link only.
+        let dumbbell_route = dumbbell.map(|(d, _)| vec![d]).unwrap_or_default();
+        let routes: Vec<&[usize]> = if f.paths.is_empty() {
+            vec![&dumbbell_route]
+        } else {
+            f.paths.iter().map(|p| p.route.as_slice()).collect()
+        };
+        for r in routes {
+            let Some(&l) = r.iter().min_by(|&&x, &&y| {
+                packets_per_s(&links[x], bytes).total_cmp(&packets_per_s(&links[y], bytes))
+            }) else {
+                continue;
+            };
+            let copies = if links[l].per_flow { *count } else { 1 };
+            slowest[l] = Some(match slowest[l] {
+                None => (bytes, copies),
+                Some((b, c)) => (b.min(bytes), if links[l].per_flow { c + copies } else { 1 }),
+            });
+        }
     }
-    Ok(())
+    let secs = duration.as_secs_f64();
+    let rows: f64 = slowest
+        .iter()
+        .enumerate()
+        .filter_map(|(l, x)| x.map(|(b, c)| secs * packets_per_s(&links[l], b) * c as f64))
+        .sum();
+    log_rows(ctx, "cwnd_log", "the flows' slowest links", secs, rows)
 }
 
 fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool) -> R<LinkSpec> {
@@ -2231,5 +2289,27 @@ mod tests {
         assert_eq!(e.field(), Some("packet_log"), "{e}");
         let short = lte.replace("duration_s = 1000000", "duration_s = 100");
         assert!(load_scenario(&short, Some(Path::new("s.toml")), &[traces]).is_ok());
+    }
+
+    #[test]
+    fn a_window_log_beyond_its_row_bound_at_the_flows_bottlenecks_is_refused_before_the_run() {
+        // 3000 s of NewReno at 2 Gbit/s changed its window about 5e8 times: it ran out of memory.
+        let fast =
+            "duration_s = 3000\ncwnd_log = true\n[data_link]\nrate_mbps = 2000\ndelay_ms = 1\n\
+                    [[flows]]\ncontroller = \"newreno\"\n";
+        let e = refused(fast, 2, "cwnd_log");
+        assert!(e.contains("rows") && e.contains("6.7108864e7"), "{e}");
+        assert!(load(&fast.replace("cwnd_log = true", "cwnd_log = false")).is_ok());
+        assert!(load(&fast.replace("duration_s = 3000", "duration_s = 100")).is_ok());
+        // Each flow's slowest link counts once however many flows share it; a per-flow one once per flow.
+        let topo = |per_flow: bool, count: u64| {
+            format!(
+                "duration_s = 1000\ncwnd_log = true\n[links.a]\nper_flow = {per_flow}\nrate_mbps = 100\n\
+                 [links.c]\nrate_mbps = 100000\n[[flows]]\ncontroller = \"newreno\"\nroute = [\"a\", \"c\"]\n\
+                 ack_route = [\"c\"]\ncount = {count}\n"
+            )
+        };
+        assert!(load(&topo(false, 64)).is_ok());
+        refused(&topo(true, 64), 2, "cwnd_log");
     }
 }
