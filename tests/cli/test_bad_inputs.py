@@ -421,6 +421,10 @@ CASES += [
              ["s.toml:1", "cwnd_log", "rows"]),
     run_case("--cwnd on a long fast run", sub(sub(RATE, "duration_s = 2", "duration_s = 3000"), "rate_mbps = 10", "rate_mbps = 2000"),
              ["override `cwnd_log`", "rows"], args=["--cwnd"]),
+    # Without duration_s a trace played once runs one period: 1e10 s ran (and ran out of memory).
+    run_case("trace played once outlasting the longest run", sub(sub(TRACE, "duration_s = 2\n", ""), 'trace = "t.trace"',
+                                                                  'trace = "t.trace"\nonce = true'),
+             ["s.toml:4", "data_link.trace", "beyond 1e7 s", "give duration_s"], {"t.trace": "0\n10000000000000\n"}),
     run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
              ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
 ]

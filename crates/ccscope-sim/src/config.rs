@@ -453,7 +453,20 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         Some(s) => Dur::from_secs_f64(s),
         None => match dumbbell.map(|d| &links[d.0].service) {
             // mahimahi link_queue.cc use_a_delivery_opportunity(): `once` ends after the last opportunity is used.
-            Some(Service::Trace { trace, once: true }) => trace.period() + Dur(1),
+            Some(Service::Trace { trace, once: true }) => {
+                // One period is the run: within the longest run, as a given duration_s is.
+                let secs = trace.period().as_secs_f64();
+                if secs > MAX_DURATION_S {
+                    return Err(ctx.err(
+                        "data_link.trace",
+                        format!(
+                            "played once, the run lasts one period: {}; give duration_s",
+                            beyond_bound(secs, "s", MAX_DURATION_S, "the longest run")
+                        ),
+                    ));
+                }
+                trace.period() + Dur(1)
+            }
             _ => {
                 return Err(ctx.err(
                     "duration_s",
@@ -2311,5 +2324,25 @@ mod tests {
         };
         assert!(load(&topo(false, 64)).is_ok());
         refused(&topo(true, 64), 2, "cwnd_log");
+    }
+
+    #[test]
+    fn a_trace_played_once_without_a_duration_is_refused_when_it_outlasts_the_longest_run() {
+        // A trace whose period is 1e10 s ran for that long (and ran out of memory) without duration_s.
+        let dir = std::env::temp_dir().join(format!("ccscope-once-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("long.trace"), "0\n10000000000000\n").unwrap();
+        let text =
+            "[data_link]\ntrace = \"long.trace\"\nonce = true\n[[flows]]\ncontroller = \"fixed\"\n";
+        let e = load_scenario(text, Some(&dir.join("s.toml")), &[])
+            .map(|_| ())
+            .unwrap_err();
+        let e = e.to_string();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(e.contains(":2: field `data_link.trace`: "), "{e}");
+        assert!(
+            e.ends_with("10000000000 s is beyond 1e7 s (the longest run); give duration_s"),
+            "{e}"
+        );
     }
 }
