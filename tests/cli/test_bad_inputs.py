@@ -425,6 +425,15 @@ CASES += [
     run_case("trace played once outlasting the longest run", sub(sub(TRACE, "duration_s = 2\n", ""), 'trace = "t.trace"',
                                                                   'trace = "t.trace"\nonce = true'),
              ["s.toml:4", "data_link.trace", "beyond 1e7 s", "give duration_s"], {"t.trace": "0\n10000000000000\n"}),
+    # An input that never ends was read until memory ran out; it is read no further than the input bound.
+    *([run_case("trace that never ends", sub(TRACE, 't.trace', '/dev/zero'), ["/dev/zero", "more than 268435456 bytes"]),
+       run_case("markov model that never ends", controller('controller = "markov"\nmodel = "/dev/zero"'),
+                ["s.toml:14", "flows[0].model", "/dev/zero", "more than 268435456 bytes"]),
+       run_case("sac table that never ends", controller('controller = "sac"\ntable = "file"\ntable_file = "/dev/zero"'),
+                ["s.toml:15", "flows[0].table_file", "more than 268435456 bytes"]),
+       run_case("sac oracle that never ends", controller('controller = "sac"\ntable = "oracle"\noracle_file = "/dev/zero"'),
+                ["s.toml:15", "flows[0].oracle_file", "more than 268435456 bytes"])]
+      if os.path.exists("/dev/zero") else []),
     run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
              ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
 ]

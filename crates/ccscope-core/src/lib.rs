@@ -1,8 +1,10 @@
-//! ccscope-core: integer time, units, the event queue, streaming statistics and shared error text.
+//! ccscope-core: integer time, units, the event queue, streaming statistics, shared error text and
+//! bounded input reads.
 //!
 //! Everything here is deterministic and allocation-free on the hot path once warmed up.
 
 pub mod event_queue;
+pub mod file;
 pub mod hist;
 pub mod rng;
 pub mod text;

@@ -46,7 +46,8 @@ pub struct Trace {
 
 impl Trace {
     pub fn from_file(path: &Path) -> Result<Trace, TraceError> {
-        let bytes = std::fs::read(path).map_err(|e| TraceError::Io {
+        let most = ccscope_core::file::MAX_INPUT_BYTES;
+        let bytes = ccscope_core::file::read_bounded(path, most).map_err(|e| TraceError::Io {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;

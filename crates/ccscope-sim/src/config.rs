@@ -2345,4 +2345,19 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn an_endless_trace_is_refused_after_the_input_bound_not_read_until_memory_runs_out() {
+        if !Path::new("/dev/zero").exists() {
+            return;
+        }
+        let e = load(&OK.replace("rate_mbps = 12", "trace = \"/dev/zero\""))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("/dev/zero: cannot read trace: more than 268435456 bytes"),
+            "{e}"
+        );
+    }
 }

@@ -328,7 +328,8 @@ impl Model {
     }
 
     pub fn load(path: impl AsRef<Path>) -> Result<Model, CcmError> {
-        Model::from_bytes(&std::fs::read(path)?)
+        let most = ccscope_core::file::MAX_INPUT_BYTES;
+        Model::from_bytes(&ccscope_core::file::read_bounded(path.as_ref(), most)?)
     }
 
     /// `load`, but every controller that asks for the same unchanged file (same canonical path, length,

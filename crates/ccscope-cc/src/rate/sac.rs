@@ -249,12 +249,22 @@ struct TableFile {
     sigma: [f64; 2],
 }
 
+/// The text of an input file, read within the input bound (`/dev/zero` was read until memory ran out).
+fn read_input(path: &str) -> Result<String, String> {
+    let bytes = ccscope_core::file::read_bounded(
+        std::path::Path::new(path),
+        ccscope_core::file::MAX_INPUT_BYTES,
+    )
+    .map_err(|e| format!("{path}: {e}"))?;
+    String::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8 text"))
+}
+
 /// Load a table written by `ccscope.stats.condprob.sac_table_toml` (or by hand) for `file` mode.
 pub fn load_table(path: &str) -> Result<CondProbOnline, String> {
     if path.is_empty() {
         return Err("file mode needs a table_file".into());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let text = read_input(path)?;
     let t: TableFile = toml::from_str(&text).map_err(|e| format!("{path}: {}", e.message()))?;
     if t.counts.len() != M || t.counts.iter().any(|r| r.len() != M + 1) {
         return Err(format!(
@@ -304,7 +314,7 @@ impl Oracle {
         if meta.len() > 2 * MAX_ORACLE_BINS as u64 {
             return Err(format!("{path}: larger than {MAX_ORACLE_BINS} levels"));
         }
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+        let text = read_input(path)?;
         let f: OracleFile =
             toml::from_str(&text).map_err(|e| format!("{path}: {}", e.message()))?;
         if !(f.bin_s > 0.0 && f.bin_s.is_finite()) {
