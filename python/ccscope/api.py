@@ -47,14 +47,21 @@ def resolve_scenario_path(path: Union[str, Path]) -> Path:
     raise _native.ScenarioError(f"{path}: no such scenario file (embedded examples: {', '.join(examples())})")
 
 
+#: The most a scenario file is read (64 MiB; a scenario is a few kB): /dev/zero was read until memory ran out.
+MAX_SCENARIO_BYTES = 1 << 26
+
+
 def read_text_file(p: Path) -> str:
     """A UTF-8 text file's contents; a ScenarioError naming the file (and line) when it cannot be read."""
     try:
-        raw = p.read_bytes()
+        with p.open("rb") as f:
+            raw = f.read(MAX_SCENARIO_BYTES + 1)
     except IsADirectoryError:
         raise _native.ScenarioError(f"{p}: is a folder, not a scenario file") from None
     except OSError as e:
         raise _native.ScenarioError(f"{p}: cannot read ({e.strerror or e})") from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise _native.ScenarioError(f"{p}: more than {MAX_SCENARIO_BYTES} bytes, the most a scenario file may be")
     try:
         # A leading byte-order mark (Windows editors write one) is not part of the text: TOML parsers disagree on it.
         return raw.decode("utf-8").removeprefix("\ufeff")

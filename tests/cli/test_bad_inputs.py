@@ -434,6 +434,9 @@ CASES += [
        run_case("sac oracle that never ends", controller('controller = "sac"\ntable = "oracle"\noracle_file = "/dev/zero"'),
                 ["s.toml:15", "flows[0].oracle_file", "more than 268435456 bytes"])]
       if os.path.exists("/dev/zero") else []),
+    *([Case("validate a scenario that never ends", ["validate", "/dev/zero"], ["/dev/zero", "more than 67108864 bytes"]),
+       Case("run a scenario that never ends", ["run", "/dev/zero", "-o", "{d}/out"], ["/dev/zero", "more than 67108864 bytes"])]
+      if os.path.exists("/dev/zero") else []),
     run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
              ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
 ]
