@@ -768,6 +768,10 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
         }
         (None, Some(r)) => Service::Constant(Bandwidth::from_mbps(r)),
         (Some(t), None) => {
+            // An empty name resolved to the scenario's own folder.
+            if t.is_empty() {
+                return Err(ctx.err(&at("trace"), "an empty file name"));
+            }
             let file = ctx.resolve(t).ok_or_else(|| {
                 let places: Vec<String> = ctx
                     .dir
@@ -786,7 +790,14 @@ fn link(ctx: &mut Ctx<'_>, path: &str, name: String, l: LinkFile, dumbbell: bool
             let trace = match ctx.traces.get(&file) {
                 Some(t) => t.clone(),
                 None => {
-                    let tr = Arc::new(Trace::from_file(&file)?);
+                    // A file that cannot be read is the scenario's error; a bad line, the trace's.
+                    let tr = Arc::new(Trace::from_file(&file).map_err(|e| match e {
+                        TraceError::Io { path, reason } => ctx.err(
+                            &at("trace"),
+                            format!("cannot read trace file `{}`: {reason}", path.display()),
+                        ),
+                        other => ConfigError::Trace(other),
+                    })?);
                     ctx.traces.insert(file, tr.clone());
                     tr
                 }
@@ -2356,8 +2367,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.starts_with("/dev/zero: cannot read trace: more than 268435456 bytes"),
+            e.starts_with("s.toml:3: field `data_link.trace`: cannot read trace file `/dev/zero`: more than 268435456 bytes"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_trace_that_cannot_be_read_names_the_scenarios_line_and_field() {
+        let dir = std::env::temp_dir();
+        let traced = |name: &str| OK.replace("rate_mbps = 12", &format!("trace = \"{name}\""));
+        // A folder (`trace = ""` named the folder the scenario is in) named only the trace.
+        let e = load_scenario(
+            &traced(&dir.display().to_string()),
+            Some(Path::new("s.toml")),
+            &[],
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.starts_with("s.toml:3: field `data_link.trace`: cannot read trace file `"),
+            "{e}"
+        );
+        let e = load_scenario(&traced(""), Some(&dir.join("s.toml")), &[])
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "s.toml:3: field `data_link.trace`: an empty file name"
+                .replace("s.toml", &dir.join("s.toml").display().to_string())
         );
     }
 }
