@@ -438,6 +438,10 @@ CASES += [
     *([Case("validate a scenario that never ends", ["validate", "/dev/zero"], ["/dev/zero", "more than 67108864 bytes"]),
        Case("run a scenario that never ends", ["run", "/dev/zero", "-o", "{d}/out"], ["/dev/zero", "more than 67108864 bytes"])]
       if os.path.exists("/dev/zero") else []),
+    # 2^20 flows of 255 paths each asked for 2.7e8 paths and ran out of memory.
+    run_case("paths in all absurd", sub(sub(TOPO, '"newreno"', '"fixed"'), 'route = ["bottleneck"]\nack_route = ["back"]',
+                                        'paths = [' + ", ".join(['{ route = ["bottleneck"], ack_route = ["back"] }'] * 255)
+                                        + ']\ncount = 1048576'), ["s.toml:15", "flows[0].count", "paths in all"]),
     run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
              ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
 ]

@@ -510,6 +510,7 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
     let mut specs = Vec::with_capacity(flow_files.len());
     let mut n_flows = 0u64;
     let mut n_copies = 0u64;
+    let mut n_paths = 0u64;
     for (i, ff) in flow_files.into_iter().enumerate() {
         let p = format!("flows[{i}]");
         let (spec, count) = flow(ctx, &p, ff, &links, dumbbell.is_some())?;
@@ -534,6 +535,14 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
             return Err(ctx.err(
                 &format!("{p}.count"),
                 format!("{n_copies} per-flow link copies in all (one per flow and per-flow link it names): at most {MAX_FLOWS} are allowed"),
+            ));
+        }
+        // Each path keeps its own counters and routes (about 300 B): bounded as flows are.
+        n_paths = n_paths.saturating_add((spec.paths.len().max(1) as u64).saturating_mul(count));
+        if n_paths > MAX_FLOWS {
+            return Err(ctx.err(
+                &format!("{p}.count"),
+                format!("{n_paths} paths in all (each flow's): at most {MAX_FLOWS} are allowed"),
             ));
         }
         specs.push((p, spec, count));
@@ -2397,5 +2406,20 @@ mod tests {
             "s.toml:3: field `data_link.trace`: an empty file name"
                 .replace("s.toml", &dir.join("s.toml").display().to_string())
         );
+    }
+
+    #[test]
+    fn paths_are_bounded_in_all_over_every_flow_before_anything_is_allocated() {
+        // 2^20 flows of 255 paths each asked for 2.7e8 paths (about 300 B each) and ran out of memory.
+        let paths = vec!["{ route = [\"a\"], ack_route = [\"b\"] }"; 255].join(", ");
+        let text = |count: u64| {
+            format!(
+                "duration_s = 1\n[links.a]\nrate_mbps = 10\n[links.b]\nrate_mbps = 10\n[[flows]]\n\
+                 controller = \"fixed\"\npaths = [{paths}]\ncount = {count}\n"
+            )
+        };
+        let e = refused(&text(4113), 9, "flows[0].count");
+        assert!(e.contains("1048815 paths in all"), "{e}");
+        assert!(load(&text(4112)).is_ok());
     }
 }
