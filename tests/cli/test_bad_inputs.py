@@ -442,6 +442,11 @@ CASES += [
     run_case("paths in all absurd", sub(sub(TOPO, '"newreno"', '"fixed"'), 'route = ["bottleneck"]\nack_route = ["back"]',
                                         'paths = [' + ", ".join(['{ route = ["bottleneck"], ack_route = ["back"] }'] * 255)
                                         + ']\ncount = 1048576'), ["s.toml:15", "flows[0].count", "paths in all"]),
+    # 1e-12 ms is 0 ns: the retransmission timer fired forever at one instant and ran out of memory.
+    run_case("retransmission timeout below a nanosecond", sub(RATE, 'controller = "fixed"\nwindow = 10',
+                                                            'controller = "newreno"\nmax_rto_ms = 1e-12\nmin_rto_ms = 1e-12\n'
+                                                            'initial_rto_ms = 1e-12'),
+             ["s.toml:15", "flows[0].min_rto_ms", "below 1 ns"]),
     run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
              ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
 ]

@@ -366,6 +366,24 @@ fn within_a_run(
     }
 }
 
+/// `v`, a time in `unit` that must be positive: > 0, within the longest run, and at least the clock's
+/// 1 ns (below it the time is 0: a 1e-12 ms retransmission timer fired forever at one instant).
+fn positive_time(
+    ctx: &Ctx<'_>,
+    path: &str,
+    v: Option<f64>,
+    unit: &str,
+    unit_s: f64,
+) -> R<Option<f64>> {
+    match within_a_run(ctx, path, positive(ctx, path, v)?, unit, unit_s)? {
+        Some(x) if x * unit_s < 1e-9 => Err(ctx.err(
+            path,
+            format!("{} {unit} is below 1 ns, the clock's resolution", num(x)),
+        )),
+        v => Ok(v),
+    }
+}
+
 /// A number is finite and within `[lo, hi]`.
 fn check_range(
     ctx: &Ctx<'_>,
@@ -475,8 +493,7 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
             }
         },
     };
-    let bin_ms = positive(ctx, "bin_ms", raw.bin_ms)?;
-    let bin_ms = within_a_run(ctx, "bin_ms", bin_ms, "ms", 1e-3)?.unwrap_or(500.0);
+    let bin_ms = positive_time(ctx, "bin_ms", raw.bin_ms, "ms", 1e-3)?.unwrap_or(500.0);
     let timeseries = raw.timeseries.map(|t| match t {
         TimeSeriesFile::Flows => TimeSeries::Flows,
         TimeSeriesFile::Link => TimeSeries::Link,
@@ -942,7 +959,7 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
             let mtu = if trace { MAHIMAHI_MTU } else { d.mtu_bytes };
             // mahimahi codel_packet_queue.cc reads both with get_int_arg: whole milliseconds.
             let ms = |key: &str, v: Option<f64>| -> R<Option<Dur>> {
-                let v = within_a_run(ctx, &at(key), positive(ctx, &at(key), v)?, "ms", 1e-3)?;
+                let v = positive_time(ctx, &at(key), v, "ms", 1e-3)?;
                 if flavour == CodelFlavour::Mahimahi && v.is_some_and(|x| x.fract() != 0.0) {
                     return Err(ctx.err(
                         &at(key),
@@ -984,8 +1001,7 @@ fn loss(ctx: &Ctx<'_>, path: &str, l: LossFile) -> R<LossConfig> {
             p: probability(ctx, &at("p"), Some(p), 0.0)?,
         },
         LossFile::BurstAfterLoss { p, window_ms } => {
-            let window = positive(ctx, &at("window_ms"), Some(window_ms))?;
-            within_a_run(ctx, &at("window_ms"), window, "ms", 1e-3)?;
+            positive_time(ctx, &at("window_ms"), Some(window_ms), "ms", 1e-3)?;
             LossConfig::BurstAfterLoss {
                 p: probability(ctx, &at("p"), Some(p), 0.0)?,
                 window: Dur::from_ms_f64(window_ms),
@@ -1106,8 +1122,7 @@ fn traffic(ctx: &Ctx<'_>, path: &str, t: TrafficFile) -> R<crate::endpoint::App>
             off_mean_s,
         } => {
             let d = crate::traffic::OnOffParams::default();
-            let off_mean = positive(ctx, &at("off_mean_s"), off_mean_s)?;
-            let off_mean = within_a_run(ctx, &at("off_mean_s"), off_mean, "s", 1.0)?
+            let off_mean = positive_time(ctx, &at("off_mean_s"), off_mean_s, "s", 1.0)?
                 .map(Dur::from_secs_f64)
                 .unwrap_or(d.off_mean);
             let size = match size.unwrap_or(SizeLawFile::Lognormal) {
@@ -1415,8 +1430,7 @@ fn flow(
     f.rto.rack = d.rack;
     f.rto.tlp = d.tlp;
     f.rto.dsack = d.dsack;
-    let rto_ms =
-        |k: &str, v: Option<f64>| within_a_run(ctx, &at(k), positive(ctx, &at(k), v)?, "ms", 1e-3);
+    let rto_ms = |k: &str, v: Option<f64>| positive_time(ctx, &at(k), v, "ms", 1e-3);
     f.rto.min = rto_ms("min_rto_ms", ff.min_rto_ms)?
         .map(Dur::from_ms_f64)
         .unwrap_or(d.min);
@@ -2421,5 +2435,50 @@ mod tests {
         let e = refused(&text(4113), 9, "flows[0].count");
         assert!(e.contains("1048815 paths in all"), "{e}");
         assert!(load(&text(4112)).is_ok());
+    }
+
+    #[test]
+    fn a_positive_time_below_the_clocks_nanosecond_is_refused_not_rounded_to_zero() {
+        // min, initial and max RTO of 1e-12 ms were 0 ns: the timer fired forever at one instant and the
+        // retransmissions ran out of memory.
+        let codel = |k: &str| {
+            OK.replace(
+                "rate_mbps = 12",
+                &format!("rate_mbps = 12\nqueue = {{ kind = \"codel\", flavour = \"rfc8289\", {k} = 1e-12 }}"),
+            )
+        };
+        for (text, line, field) in [
+            (
+                format!("{OK}max_rto_ms = 1e-12\n"),
+                9,
+                "flows[0].max_rto_ms",
+            ),
+            (
+                format!("{OK}min_rto_ms = 1e-12\n"),
+                9,
+                "flows[0].min_rto_ms",
+            ),
+            (
+                format!("{OK}initial_rto_ms = 1e-12\n"),
+                9,
+                "flows[0].initial_rto_ms",
+            ),
+            (codel("target_ms"), 4, "data_link.queue.target_ms"),
+            (codel("interval_ms"), 4, "data_link.queue.interval_ms"),
+            (
+                format!("bin_ms = 1e-9\ntimeseries = \"none\"\n{OK}"),
+                1,
+                "bin_ms",
+            ),
+            (
+                format!("{OK}traffic = {{ kind = \"onoff\", off_mean_s = 1e-12 }}\n"),
+                9,
+                "flows[0].traffic.off_mean_s",
+            ),
+        ] {
+            let e = refused(&text, line, field);
+            assert!(e.contains("below 1 ns, the clock's resolution"), "{e}");
+        }
+        assert!(load(&format!("{OK}max_rto_ms = 1e-6\nmin_rto_ms = 1e-6\n")).is_ok());
     }
 }
