@@ -447,6 +447,8 @@ CASES += [
                                                             'controller = "newreno"\nmax_rto_ms = 1e-12\nmin_rto_ms = 1e-12\n'
                                                             'initial_rto_ms = 1e-12'),
              ["s.toml:15", "flows[0].min_rto_ms", "below 1 ns"]),
+    # fixed's timeout_ms = 1e-12 was 0 ns: its timer fired forever at one instant and the run hung.
+    run_case("controller time below a nanosecond", flow("timeout_ms = 1e-12"), ["s.toml:15", "flows[0].timeout_ms", "below 1 ns"]),
     run_case("parameter in round trips absurd", controller('controller = "vivace"\nmi_rtts = 1e300'),
              ["s.toml:14", "flows[0].mi_rtts", "1e10", "round trips"]),
 ]

@@ -2,7 +2,7 @@
 //! their errors. Controllers depend on this module; the registry (which lists the controllers) depends
 //! on it and on them, so nothing here imports a controller.
 
-use ccscope_core::text::{beyond_bound, one_line, short_floats};
+use ccscope_core::text::{beyond_bound, num, one_line, short_floats};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -103,6 +103,22 @@ fn check_unit_bound(spec: &ParamSpec, v: &toml::Value) -> Result<(), ParamError>
         toml::Value::Integer(i) => *i as f64,
         _ => return Ok(()),
     };
+    // A time below the clock's 1 ns is 0: a 1e-12 ms timeout fired forever at one instant.
+    let unit_s = match spec.unit {
+        "s" => 1.0,
+        "ms" => 1e-3,
+        _ => f64::NAN,
+    };
+    if x != 0.0 && x.abs() * unit_s < 1e-9 {
+        return Err(invalid(
+            spec.name,
+            format!(
+                "{} {} is below 1 ns, the clock's resolution",
+                num(x),
+                spec.unit
+            ),
+        ));
+    }
     match unit_bound(spec) {
         Some((most, what)) if x.abs() > most => {
             Err(invalid(spec.name, beyond_bound(x, spec.unit, most, what)))

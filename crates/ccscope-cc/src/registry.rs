@@ -617,4 +617,21 @@ mod tests {
         let e = build_err("timely", "hai_threshold = 2.5").to_string();
         assert!(e.contains("floating point `2.5`"), "{e}");
     }
+
+    #[test]
+    fn every_time_parameter_of_every_controller_is_refused_below_the_clocks_nanosecond() {
+        // fixed's timeout_ms = 1e-12 was 0 ns: its timer fired forever at one instant and the run hung.
+        for info in CONTROLLERS {
+            for s in info.params.iter().filter(|s| matches!(s.unit, "ms" | "s")) {
+                let e = build_err(info.name, &format!("{} = 1e-12", s.name));
+                assert_eq!(e.key(), Some(s.name), "{}: {e}", info.name);
+                assert!(
+                    e.to_string()
+                        .ends_with("is below 1 ns, the clock's resolution"),
+                    "{e}"
+                );
+            }
+        }
+        assert!(build("fixed", &table("timeout_ms = 1e-6")).is_ok());
+    }
 }
