@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -182,6 +183,34 @@ def table(tcp: str, stack: str, results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary(tcp: str, stack: str, results: dict) -> str:
+    """Markdown, one row per hop count and simulator: the long flow, the cross flows' mean, share, Jain's index,
+    the hops' mean utilisation, drops over all hops and the long flow's RTOs; mean over seeds, with the median and
+    min-max when several."""
+    lines = ["| hops | simulator | long flow Mbit/s | cross flows (mean) | share | Jain | utilisation (mean of hops) | "
+             "drops (all hops) | long flow RTOs |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for hops, runs in sorted(results.items()):
+        for name, side in zip(("ns-3.37", f'ccscope `"{stack}"`'), runs):
+            ms = [metrics(d) for d in side]
+            cols = {"long": [m["long"] for m in ms],
+                    "cross": [sum(m[f"cross{k}"] for k in range(1, hops + 1)) / hops for m in ms],
+                    "share": [m["share"] for m in ms], "jain": [m["jain"] for m in ms],
+                    "util": [sum(m[f"hop{k} util"] for k in range(1, hops + 1)) / hops for m in ms],
+                    "drops": [sum(m[f"hop{k} drops"] for k in range(1, hops + 1)) for m in ms],
+                    "rtos": [m["rtos long"] for m in ms]}
+            fmt = {"long": "{:.3f}", "cross": "{:.3f}", "share": "{:.3f}", "jain": "{:.3f}", "util": "{:.4f}",
+                   "drops": "{:,.0f}", "rtos": "{:.1f}" if len(ms) > 1 else "{:.0f}"}
+
+            def cell(k: str) -> str:
+                v, f = cols[k], fmt[k]
+                text = f.format(sum(v) / len(v))
+                return text + (f" ({f.format(statistics.median(v))}; {f.format(min(v))}-{f.format(max(v))})"
+                               if len(v) > 1 else "")
+
+            lines.append(f"| {hops} | {name} | " + " | ".join(cell(k) for k in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-o", "--out", type=Path, required=True, help="Folder for ns-3's binary, every run's JSON and the table")
@@ -234,7 +263,7 @@ def _compare(args: argparse.Namespace) -> int:
             print(f"{hops} hop(s), seed {seed}: long flow {d['flows'][0]['goodput_mbps']:.3f} (ns-3) / "
                   f"{c['flows'][0]['goodput_mbps']:.3f} (ccscope) Mbit/s", file=sys.stderr, flush=True)
         results[hops] = (ns, cc)
-    text = table(tcp, stack, results)
+    text = table(tcp, stack, results) + "\n" + summary(tcp, stack, results)
     write_data(out / table_name(tcp, stack), lambda p: p.write_text(text))
     print(text, end="")
     return 0

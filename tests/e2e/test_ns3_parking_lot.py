@@ -87,12 +87,17 @@ def test_it_compares_each_hop_count_and_lists_its_outputs(tmp_path):
     d = tmp_path / "lot"
     res = compare(d, "--ns3-bin", str(fake_ns3(tmp_path / "ns3")))
     assert res.returncode == 0, res.stderr
-    rows = [r.split(" | ") for r in res.stdout.splitlines()[2:]]
+    detail, short = res.stdout.split("\n\n")
+    rows = [r.split(" | ") for r in detail.splitlines()[2:]]
     ns3 = {(r[0].strip("| "), r[1]): r[2] for r in rows}
     assert {h for h, _ in ns3} == {"1", "2", "3"}
     # The stand-in's figures come through: share 1 / (1 + 4), Jain over 1 + hops flows.
     assert ns3[("3", "long")] == "1.000" and ns3[("3", "share")] == "0.200"
     assert ns3[("2", "jain")] == f"{81 / (3 * 33):.3f}" and ns3[("3", "hop3 drops")] == "7"
+    # The summary: one row per hop count and simulator; drops summed over the hops.
+    rows = [[c.strip() for c in r.strip("|").split(" | ")] for r in short.splitlines()[2:]]
+    assert [(r[0], r[1]) for r in rows] == [(h, s) for h in "123" for s in ("ns-3.37", 'ccscope `"ns3"`')]
+    assert rows[4][2:] == ["1.000", "4.000", "0.200", f"{13 ** 2 / (4 * 49):.3f}", "0.9000", "21", "0"]
     assert (d / "parking_lot_newreno_ns3.md").read_text() == res.stdout
     assert manifest_files(d) == own_files()
     saved = json.loads((d / "ccscope_newreno_ns3_2hop_seed1.json").read_text())
