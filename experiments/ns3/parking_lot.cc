@@ -1,7 +1,8 @@
 // Parking lot for ns-3.37 (Debian's libns3-dev): examples/parking_lot.toml's topology, to compare
 // ccscope's multi-hop forwarding against (experiments/ns3/parking_lot.py builds and runs it).
 //
-//   R0 ==hop1==> R1 ==hop2==> R2 ==hop3==> R3      (--hops=1..3 links; default 3)
+//   R0 ==hop1==> R1 ==hop2==> R2 ==hop3==> R3      (--hops=1..3 links; default 3; --cross=N: cross flows on
+//                                                   the first N links only, default all)
 //      <=back1==    <=back2==    <=back3==
 //
 // Each hop is one point-to-point channel: the forward device 10 Mbit/s with a 100-packet
@@ -40,6 +41,7 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -114,6 +116,7 @@ int
 main(int argc, char* argv[])
 {
     uint32_t hops = 3;
+    uint32_t cross = 3; // cross flows, on the first `cross` links (default: one per link)
     std::string tcp = "NewReno"; // any ns3::Tcp<Name>: NewReno, Cubic, ...
     double simTime = 300.0;      // simulated seconds
     std::string rate = "10Mbps";
@@ -131,6 +134,7 @@ main(int argc, char* argv[])
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("hops", "links in the row (the long flow crosses all, one cross flow per link): 1..3", hops);
+    cmd.AddValue("cross", "cross flows, one on each of the first N links (default: every link)", cross);
     cmd.AddValue("tcp", "TCP congestion control: NewReno | Cubic | ...", tcp);
     cmd.AddValue("simTime", "simulated seconds", simTime);
     cmd.AddValue("rate", "forward (data) rate of every link", rate);
@@ -151,6 +155,7 @@ main(int argc, char* argv[])
         std::fprintf(stderr, "--hops=%u: give 1, 2 or 3\n", hops);
         return 2;
     }
+    cross = std::min(cross, hops);
     if (!(simTime > 0) || startJitter < 0 || startJitter >= simTime)
     {
         std::fprintf(stderr, "--simTime must be > 0 and --startJitter in [0, simTime)\n");
@@ -222,9 +227,9 @@ main(int argc, char* argv[])
     }
 
     // ---- applications ------------------------------------------------------
-    // Flow 0: R0 -> R<hops>; flow k (1..hops): R<k-1> -> R<k>.
+    // Flow 0: R0 -> R<hops>; flow k (1..cross): R<k-1> -> R<k>.
     std::vector<std::pair<uint32_t, uint32_t>> ends = {{0, hops}};
-    for (uint32_t k = 1; k <= hops; ++k)
+    for (uint32_t k = 1; k <= cross; ++k)
     {
         ends.push_back({k - 1, k});
     }
@@ -263,10 +268,10 @@ main(int argc, char* argv[])
     auto t2 = std::chrono::steady_clock::now();
 
     double linkBps = DataRate(rate).GetBitRate();
-    std::printf("{\"config\": {\"hops\": %u, \"tcp\": \"%s\", \"simTime\": %.6g, \"rate\": \"%s\", "
+    std::printf("{\"config\": {\"hops\": %u, \"cross\": %u, \"tcp\": \"%s\", \"simTime\": %.6g, \"rate\": \"%s\", "
                 "\"reverseRate\": \"%s\", \"delay\": \"%s\", \"queuePkts\": %u, \"mss\": %u, \"sockBuf\": %u, "
                 "\"initialCwnd\": %u, \"delAckCount\": %u, \"sack\": %s, \"startJitter\": %.6g, \"seed\": %u},\n",
-                hops, tcp.c_str(), simTime, rate.c_str(), reverseRate.c_str(), delay.c_str(), queuePkts, mss,
+                hops, cross, tcp.c_str(), simTime, rate.c_str(), reverseRate.c_str(), delay.c_str(), queuePkts, mss,
                 sockBuf, initialCwnd, delAckCount, sack ? "true" : "false", startJitter, seed);
     std::printf(" \"flows\": [\n");
     for (uint32_t i = 0; i < ends.size(); ++i)
