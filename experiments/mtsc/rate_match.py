@@ -3,9 +3,10 @@ at the spec's run length": the phase lock in paragraph (5), these runs in (6)): 
 gain is the phase lock.
 
     python experiments/mtsc/rate_match.py [--access-mbps 9.99] [--seeds 11 .. 20] [--alphas 1.05 1.95]
-        [--variants generic online [inverted random]] [--duration-s 10000] [--jobs 2]
+        [--variants generic online [inverted random]] [--constant-a A] [--duration-s 10000] [--jobs 2]
 
-Runs generic LIED and on-line SAC (and, when named, A3's inverted and random tables, paragraph (8)) on each report
+Runs generic LIED and on-line SAC (and, when named, A3's inverted and random tables and SAC with a constant a_t,
+paragraph (8)) on each report
 seed and alpha, as sac_runs.py builds Fig. 14's runs, except
 that the controlled flow reaches the bottleneck through its own copy of the access link at `--access-mbps`
 (experiments/mtsc/phase.py `scenario`); prints per seed the controlled flow's packets/s, the background
@@ -35,22 +36,30 @@ COLLAPSE_MBPS = 2.0
 VARIANTS = ("generic", "online", "inverted", "random")
 
 
-def one(job: tuple[str, int, float, float, float]) -> tuple[tuple[str, int, float], float, float]:
-    """(variant, seed, alpha) -> (controlled packets/s, background Mbit/s) with the access link at `access`."""
+def one(job: tuple[str, int, float, float, float, float]) -> tuple[tuple[str, int, float], float, float, float]:
+    """(variant, seed, alpha) -> (controlled packets/s, background Mbit/s, SAC's mean a_t per increase step, NaN
+    for generic LIED) with the access link at `access`."""
     import tomli_w
     from ccscope import api
     import phase
     from mtsc_scenarios import controlled_indices
     from sac_runs import PACKET_BYTES
 
-    variant, seed, alpha, access, dur = job
-    d = phase.scenario(variant, seed, dur, access_mbps=access, packets=False, alpha=alpha)
+    variant, seed, alpha, access, dur, const = job
+    if variant == "constant":  # the threshold schedule at theta = 8: a_t = theta* on every increase, whatever the table
+        d = phase.scenario("threshold", seed, dur, access_mbps=access, packets=False, alpha=alpha)
+        d["flows"][-1].update(theta=8.0, theta_star=const)
+    else:
+        d = phase.scenario(variant, seed, dur, access_mbps=access, packets=False, alpha=alpha)
     res = api.run(api.Scenario(tomli_w.dumps(d), None), seed=seed)
     (ctl,) = controlled_indices(d)
-    delivered = float(res.flows.set_index("flow").loc[ctl, "delivered"])
+    row = res.flows.set_index("flow").loc[ctl]
+    delivered = float(row["delivered"])
     link = res.links[res.links["link"] == res.scenario["monitor"]]
     bg = float(link["throughput_mbps"].iloc[0]) - delivered * PACKET_BYTES * 8 / dur / 1e6
-    return (variant, seed, alpha), delivered / dur, bg
+    # Spec §2.4: a_t is added (packets per tau) on every LIED increase; its mean over them, boosted or not.
+    a = float(row["sac_a_sum_micro"]) / 1e6 / max(1.0, float(row["sac_increases"])) if variant != "generic" else np.nan
+    return (variant, seed, alpha), delivered / dur, bg, a
 
 
 def committed(duration_s: float) -> dict:
@@ -111,14 +120,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seeds", type=int, nargs="+", default=list(range(11, 21)))
     ap.add_argument("--alphas", type=float, nargs="+", default=[1.05, 1.95])
     ap.add_argument("--variants", nargs="+", default=["generic", "online"], choices=VARIANTS)
+    ap.add_argument("--constant-a", type=float, default=None,
+                    help="also run SAC with this constant a_t (threshold schedule, theta 8, theta* = this), paragraph (8)")
     ap.add_argument("--duration-s", type=float, default=10_000.0)
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args(argv)
     if not {"generic", "online"} <= set(a.variants):
         ap.error("--variants: generic and online are always needed (every gain is over generic, A3 compares to online)")
-    jobs = [(v, s, al, a.access_mbps, a.duration_s) for al in a.alphas for s in a.seeds for v in a.variants]
+    if a.constant_a is not None and not (a.constant_a >= 0 and np.isfinite(a.constant_a)):
+        ap.error(f"--constant-a {a.constant_a}: a finite number >= 0 (packets per tau)")
+    variants = [*a.variants, *(["constant"] if a.constant_a is not None else [])]
+    jobs = [(v, s, al, a.access_mbps, a.duration_s, a.constant_a) for al in a.alphas for s in a.seeds for v in variants]
     with Pool(max(1, a.jobs)) as pool:
-        res = {k: (pps, bg) for k, pps, bg in pool.imap_unordered(one, jobs)}
+        out = list(pool.imap_unordered(one, jobs))
+    res = {k: (pps, bg) for k, pps, bg, _ in out}
+    boost = {k: x for k, _, _, x in out}
     ref = committed(a.duration_s)
     for al in a.alphas:
         print(f"\nalpha {al}: access link {a.access_mbps} Mbit/s (committed report: 10)")
@@ -136,7 +152,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         g_ref = gains(ref, a.seeds, al)
         if g_ref is not None:
             print(f"committed report: gain {summary(g_ref)}")
-        for v in a.variants:
+        for v in variants:
+            if v != "generic":
+                m = [boost[(v, s, al)] for s in a.seeds]
+                print(f"{v}: mean a_t per LIED increase {np.mean(m):.3f} (per seed {min(m):.3f}-{max(m):.3f})")
             if v in ("generic", "online"):
                 continue
             print(f"{v}: gain {summary(gains(res, a.seeds, al, v))}; runs with background < {COLLAPSE_MBPS} Mbit/s: "

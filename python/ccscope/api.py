@@ -75,13 +75,11 @@ def examples() -> list[str]:
     return sorted(p.stem for p in EXAMPLES_DIR.glob("*.toml"))
 
 
-# Every character str.splitlines breaks at: user text quoted in an error shows them escaped, so the error stays one line.
-_LINE_BREAKS = str.maketrans({c: c.encode("unicode_escape").decode("ascii") for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
-
-
 def one_line(text: str) -> str:
-    """`text` with its line breaks written as escapes (`\\n`, `\\x0c`, `\\u2028`), as the loader's errors show them."""
-    return text.translate(_LINE_BREAKS)
+    """`text` as the loader's errors quote user text, by the loader's own rule: control characters and line
+    separators escaped (`\\n`, `\\u{c}`, `\\u{2028}`), so the error stays one line; a character that is not
+    UTF-8 (a surrogate standing for an undecodable byte) as `\\udcXX`."""
+    return _native.one_line(text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def _index(part: str) -> int:

@@ -379,3 +379,19 @@ def test_save_errors_name_the_out_argument_not_the_commands_option(tmp_path, sho
     assert str(e.value).startswith(f"out {mine}: the folder is not empty and is not a ccscope results folder")
     assert str(e.value).endswith("or overwrite=True to add ccscope's files beside the ones there")
     assert (tmp_path / "f").read_text() == (mine / "notes.txt").read_text() == "the user's"
+
+
+def test_user_text_in_python_errors_is_escaped_as_the_loaders_errors_escape_it(tmp_path):
+    # One rule for both sides: a form feed, a line separator and a tab in a key read the same whether Python
+    # (an override's own error) or the Rust loader (the unknown key) quotes them.
+    key = "win\x0cdow\u2028x\ty"
+    assert api.one_line(key) == "win\\u{c}dow\\u{2028}x\\ty"
+    p = tmp_path / "s.toml"
+    p.write_text(f'duration_s = 1\n[data_link]\nrate_mbps = 1\ndelay_ms = 1\n[ack_link]\nrate_mbps = 1\ndelay_ms = 1\n'
+                 f'[[flows]]\ncontroller = "fixed"\n"{key}" = 3\n'.replace("\x0c", "\\f").replace("\u2028", "\\u2028")
+                 .replace("\t", "\\t"))
+    with pytest.raises(ccscope.ScenarioError) as e:
+        api.run(str(p))
+    assert api.one_line(key) in str(e.value) and "\n" not in str(e.value)
+    # A byte that was not UTF-8 (kept by Python as a surrogate) is shown, not raised on.
+    assert api.one_line("a\udc85b\n") == "a\\udc85b\\n"

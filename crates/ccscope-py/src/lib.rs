@@ -268,12 +268,20 @@ fn fnv1a64(data: &[u8]) -> u64 {
     })
 }
 
+/// `text` as errors quote it, on one line: control characters and line separators escaped
+/// (`ccscope_core::text::one_line`, the loader's own rule).
+#[pyfunction]
+fn one_line(text: &str) -> String {
+    ccscope_core::text::one_line(text).into_owned()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(fnv1a64, m)?)?;
+    m.add_function(wrap_pyfunction!(one_line, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(event_queue_baseline, m)?)?;
     m.add_function(wrap_pyfunction!(cmt::cmt_markov, m)?)?;

@@ -168,6 +168,27 @@ fn parking_lot_long_flow_share_falls_as_hops_are_added() {
     );
 }
 
+#[test]
+fn a_round_trip_over_three_hops_is_three_serializations_and_both_directions_delays() {
+    // Store and forward, as ns-3's point-to-point devices (experiments/ns3/parking_lot.cc): one packet in
+    // flight crosses hop1..hop3 (1502 B at 10 Mbit/s, 10 ms each), its ACK back3..back1 (54 B at 100 Mbit/s).
+    let mut t = String::from("duration_s = 100\n");
+    for k in 1..=3 {
+        t += &format!("[links.hop{k}]\nrate_mbps = 10\ndelay_ms = 10\nqueue = {{ kind = \"droptail\", packets = 100 }}\n");
+        t += &format!("[links.back{k}]\nrate_mbps = 100\ndelay_ms = 10\n");
+    }
+    t += "[[flows]]\ncontroller = \"fixed\"\nwindow = 1\ntransport = \"reliable\"\npacket_bytes = 1502\nack_bytes = 54\n\
+          route = [\"hop1\", \"hop2\", \"hop3\"]\nack_route = [\"back3\", \"back2\", \"back1\"]\n";
+    let r = run_text(&t);
+    assert_conserved("three hops, one packet in flight", &r);
+    // 1502 B at 10 Mbit/s = 1,201,600 ns per hop; 54 B at 100 Mbit/s = 4,320 ns per hop.
+    let forward_ns = 3 * (1502 * 8 * 100) + 30_000_000;
+    let rtt_ns = forward_ns + 3 * (54 * 8 * 10) + 30_000_000;
+    // Packet k leaves at k x RTT and arrives one forward trip later; those arrived by 100 s are delivered.
+    let expected = (100_000_000_000u64 - forward_ns) / rtt_ns + 1;
+    assert_eq!(r.flows[0].delivered, expected);
+}
+
 /// One client: a 10 Mbit/s access link in front of a `bottleneck_mbps` link.
 fn access(bottleneck_mbps: f64) -> RunResult {
     run_text(&format!(
