@@ -2,7 +2,7 @@
 //! their errors. Controllers depend on this module; the registry (which lists the controllers) depends
 //! on it and on them, so nothing here imports a controller.
 
-use ccscope_core::text::{beyond_bound, num, one_line, short_floats};
+use ccscope_core::text::{below_clock, beyond_bound, one_line, short_floats};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -105,19 +105,12 @@ fn check_unit_bound(spec: &ParamSpec, v: &toml::Value) -> Result<(), ParamError>
     };
     // A time below the clock's 1 ns is 0: a 1e-12 ms timeout fired forever at one instant.
     let unit_s = match spec.unit {
-        "s" => 1.0,
-        "ms" => 1e-3,
-        _ => f64::NAN,
+        "s" => Some(1.0),
+        "ms" => Some(1e-3),
+        _ => None,
     };
-    if x != 0.0 && x.abs() * unit_s < 1e-9 {
-        return Err(invalid(
-            spec.name,
-            format!(
-                "{} {} is below 1 ns, the clock's resolution",
-                num(x),
-                spec.unit
-            ),
-        ));
+    if unit_s.is_some_and(|u| x != 0.0 && x.abs() * u < 1e-9) {
+        return Err(invalid(spec.name, below_clock(x, spec.unit)));
     }
     match unit_bound(spec) {
         Some((most, what)) if x.abs() > most => {

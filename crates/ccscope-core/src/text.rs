@@ -57,6 +57,12 @@ pub fn beyond_bound(x: f64, unit: &str, most: f64, what: &str) -> String {
     format!("{} {unit} is beyond {most:e} {unit} ({what})", num(x))
 }
 
+/// The reason a positive time is refused for being below the clock's resolution, the same wherever it
+/// is checked: `1e-12 ms is below 1 ns, the clock's resolution` (it would be 0).
+pub fn below_clock(x: f64, unit: &str) -> String {
+    format!("{} {unit} is below 1 ns, the clock's resolution", num(x))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

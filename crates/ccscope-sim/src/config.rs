@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use ccscope_core::text::{beyond_bound, num, one_line};
+use ccscope_core::text::{below_clock, beyond_bound, num, one_line};
 use ccscope_core::{Bandwidth, Dur, Time, MAX_RATE_MBPS, MIN_RATE_MBPS};
 use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError, MAHIMAHI_MTU};
@@ -376,10 +376,7 @@ fn positive_time(
     unit_s: f64,
 ) -> R<Option<f64>> {
     match within_a_run(ctx, path, positive(ctx, path, v)?, unit, unit_s)? {
-        Some(x) if x * unit_s < 1e-9 => Err(ctx.err(
-            path,
-            format!("{} {unit} is below 1 ns, the clock's resolution", num(x)),
-        )),
+        Some(x) if x * unit_s < 1e-9 => Err(ctx.err(path, below_clock(x, unit))),
         v => Ok(v),
     }
 }
