@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 PATH = Path(__file__).resolve().parents[2] / "experiments" / "mtsc" / "rate_match.py"
 _spec = importlib.util.spec_from_file_location("mtsc_rate_match", PATH)
@@ -49,3 +50,15 @@ def test_a3_judges_the_inverted_table_against_half_the_gain_and_the_random_table
         "A3 random table: on-line - random +15.0 ± 63.5 pkt/s: random below on-line (paired CI) fails"]
     assert rate_match.a3({k: v for k, v in res.items() if k[0] != "random"}, [11, 12], 1.05) == [
         "A3 inverted table: gain +3.5% against on-line +10.0%: <= 1/2 of it holds"]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--constant-a", "-1"], "--constant-a -1.0: a finite number >= 0"),
+    (["--constant-a", "nan"], "--constant-a nan: a finite number >= 0"),
+    (["--variants", "generic", "inverted"], "--variants: generic and online are always needed"),
+])
+def test_a_bad_constant_or_variant_list_exits_2_naming_the_option_before_any_run(argv, message, capsys, monkeypatch):
+    monkeypatch.setattr(rate_match, "one", lambda job: pytest.fail("a run started"))
+    with pytest.raises(SystemExit) as e:
+        rate_match.main(argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
