@@ -97,6 +97,9 @@ pub struct AckEvent {
     pub tag: u64,
     /// Packets newly acknowledged by this ACK (cumulatively or selectively); 1 for datagrams.
     pub newly_acked: u32,
+    /// This ACK advanced SND.UNA (acknowledged new data cumulatively; Linux `FLAG_DATA_ACKED`); false
+    /// for a duplicate ACK that only SACKs. Always true for datagrams.
+    pub snd_una_advanced: bool,
     /// The sender is in loss recovery (between a congestion event and its recovery point).
     pub in_recovery: bool,
     /// The delivery-rate sample of this ACK (`common::rate_sample`); `None` when it delivered

@@ -81,14 +81,14 @@ impl<C: Controller> Script<C> {
 
     /// The delivery-rate sample of an ACK of `seq` (sent at `sent`) at the current time.
     fn rate_sample(&mut self, seq: u64, sent: Time, rtt: Dur) -> Option<crate::common::RateSample> {
-        while self.rate_state.front().is_some_and(|&(s, _)| s < seq) {
+        // Entries below the oldest packet in flight belong to lost packets.
+        let oldest = self.in_flight.front().map_or(seq, |f| f.0.min(seq));
+        while self.rate_state.front().is_some_and(|&(s, _)| s < oldest) {
             self.rate_state.pop_front();
         }
-        if let Some(&(s, state)) = self.rate_state.front() {
-            if s == seq {
-                self.rate_state.pop_front();
-                self.rate.on_delivered(self.now, &state, sent, seq);
-            }
+        if let Some(i) = self.rate_state.iter().position(|&(s, _)| s == seq) {
+            let (_, state) = self.rate_state.remove(i).expect("found");
+            self.rate.on_delivered(self.now, &state, sent, seq);
         }
         if !self.rate_samples {
             self.rate.skip();
@@ -111,7 +111,18 @@ impl<C: Controller> Script<C> {
 
     /// ACK the oldest packet in flight, `rtt` after it was sent (the clock moves to that time).
     pub fn ack_oldest(&mut self, rtt: Dur) -> bool {
-        let Some((seq, sent, tag)) = self.in_flight.pop_front() else {
+        self.deliver(0, rtt)
+    }
+
+    /// A duplicate ACK that SACKs the second-oldest packet in flight while the oldest is still missing:
+    /// it delivers a packet but does not advance SND.UNA.
+    pub fn sack_past_hole(&mut self, rtt: Dur) -> bool {
+        self.deliver(1, rtt)
+    }
+
+    /// The ACK of packet `i` in flight (0 = oldest, which advances SND.UNA), `rtt` after it was sent.
+    fn deliver(&mut self, i: usize, rtt: Dur) -> bool {
+        let Some((seq, sent, tag)) = self.in_flight.remove(i) else {
             return false;
         };
         if sent + rtt > self.now {
@@ -128,6 +139,7 @@ impl<C: Controller> Script<C> {
             last_sent_seq: self.next_seq.saturating_sub(1),
             tag,
             newly_acked: 1,
+            snd_una_advanced: i == 0,
             in_recovery: self.in_recovery,
             rate,
             host_bytes: self.host_bytes,
@@ -295,6 +307,7 @@ impl PacedPath {
                             last_sent_seq: seq.saturating_sub(1),
                             tag,
                             newly_acked: 1,
+                            snd_una_advanced: true,
                             in_recovery: false,
                             rate: rate.generate(now, now - sent),
                             host_bytes: None,

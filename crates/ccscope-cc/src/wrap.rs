@@ -249,6 +249,7 @@ mod tests {
             last_sent_seq: 0,
             tag: 7,
             newly_acked: 1,
+            snd_una_advanced: true,
             in_recovery: false,
             rate: None,
             host_bytes: None,

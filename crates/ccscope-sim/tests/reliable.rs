@@ -129,19 +129,21 @@ fn newreno_one_loss_halves_the_flight_once_then_grows_one_packet_per_rtt() {
     conserved(&r);
     assert_eq!((r.total.retransmissions, r.total.rtos), (1, 0));
     let w: Vec<u32> = tr.iter().map(|x| x.1).collect();
-    // Slow start from the initial window of 10 (RFC 6928), one packet per packet ACKed or SACKed.
-    assert_eq!(w[..63], (10..=72).collect::<Vec<_>>()[..]);
-    // Third duplicate ACK with 70 in flight: ssthresh = cwnd = 70 / 2 (RFC 5681 eq. 4), once.
-    assert_eq!(w[63], 35);
+    // Slow start from the initial window of 10 (RFC 6928), one packet per packet cumulatively ACKed
+    // (ACKs 1-59); the duplicate ACKs that SACK 61 and 62 do not grow it (RFC 5681 §3.1).
+    assert_eq!(w[..61], (10..=70).collect::<Vec<_>>()[..]);
+    // Third duplicate ACK with 69 in the pipe (70 outstanding, each SACK let one more out, 3 SACKed):
+    // ssthresh = cwnd = 69 / 2 (RFC 5681 eq. 4 on the RFC 6675 pipe), once.
+    assert_eq!(w[61], 34);
     // No growth during recovery; after the retransmission is ACKed, +1 per round trip (~42 ms).
-    let exit = tr[64].0;
+    let exit = tr[62].0;
     assert!(
-        exit - tr[63].0 > 80.0,
+        exit - tr[61].0 > 80.0,
         "recovery lasted {} ms",
-        exit - tr[63].0
+        exit - tr[61].0
     );
-    assert_eq!(w[64..70], [36, 37, 38, 39, 40, 41]);
-    for pair in tr[64..80].windows(2) {
+    assert_eq!(w[62..68], [35, 36, 37, 38, 39, 40]);
+    for pair in tr[62..78].windows(2) {
         let gap = pair[1].0 - pair[0].0;
         assert!((40.0..=60.0).contains(&gap), "CA step after {gap} ms");
     }
@@ -200,6 +202,11 @@ fn cubic_window_follows_the_cubic_function_between_losses() {
     for k in 1..cuts.len() - 1 {
         let (i, next) = (cuts[k], cuts[k + 1]);
         let (w_before, w_epoch) = (tr[i - 1].1, tr[i].1);
+        // Only stages begun by a fast-recovery reduction to beta = 0.7 that grow before the next cut:
+        // the slow start's overshoot (about 850 packets lost in one window) ends in a timeout.
+        if (w_epoch / w_before - 0.7).abs() > 0.01 || tr[i + 1].1 <= w_epoch {
+            continue;
+        }
         // Congestion avoidance starts at the first increase after the reduction (recovery exit).
         let t0 = tr[i + 1].0;
         // W_max is the window at the loss, or lower with fast convergence (RFC 9438 §4.7).
@@ -221,7 +228,7 @@ fn cubic_window_follows_the_cubic_function_between_losses() {
         assert!(best < 0.01, "epoch {k}: worst relative error {best:.4}");
         checked += 1;
     }
-    assert!(checked >= 2);
+    assert!(checked >= 3, "{checked} stages checked");
 }
 
 /// The ns-3 dumbbell (12 Mbit/s, 20 ms, 1000-packet droptail) with one Cubic flow for 60 s.

@@ -499,6 +499,7 @@ mod tests {
             last_sent_seq: seq,
             tag,
             newly_acked: 1,
+            snd_una_advanced: true,
             in_recovery: false,
             rate: None,
             host_bytes: None,

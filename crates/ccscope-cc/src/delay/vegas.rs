@@ -223,7 +223,8 @@ impl Controller for Vegas {
         self.round.samples = self.round.samples.saturating_add(1);
         self.in_recovery = ev.in_recovery;
         // RFC 6582 §3.2: the window holds in recovery (Linux switches Vegas off outside the Open state).
-        if ev.in_recovery {
+        // Linux calls tcp_vegas_cong_avoid only on an ACK of new data (tcp_may_raise_cwnd).
+        if ev.in_recovery || !ev.snd_una_advanced {
             return;
         }
         if ev.seq >= self.round_end {
@@ -396,6 +397,19 @@ mod tests {
         round(&mut s, 100);
         assert_eq!(s.cc.cwnd(), 3);
         assert_eq!(s.cc.diff(), None);
+    }
+
+    #[test]
+    fn duplicate_acks_that_only_sack_leave_the_window_alone() {
+        let mut s = Script::new(Vegas::new(Params::default()));
+        s.fill_window();
+        let before = s.cc.cwnd();
+        // Linux runs tcp_vegas_cong_avoid only on an ACK of new data.
+        s.sack_past_hole(BASE_RTT);
+        s.sack_past_hole(BASE_RTT);
+        assert_eq!(s.cc.cwnd(), before);
+        s.ack_oldest(BASE_RTT);
+        assert_eq!(s.cc.cwnd(), before + 1);
     }
 
     #[test]

@@ -796,6 +796,7 @@ mod tests {
             last_sent_seq: first + 19,
             tag: 0,
             newly_acked: 1,
+            snd_una_advanced: true,
             in_recovery: false,
             rate: None,
             host_bytes: None,

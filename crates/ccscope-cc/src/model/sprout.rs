@@ -994,6 +994,7 @@ mod tests {
                         last_sent_seq: self.next_seq - 1,
                         tag: 0,
                         newly_acked: 1,
+                        snd_una_advanced: true,
                         in_recovery: false,
                         rate: None,
                         host_bytes: None,

@@ -275,7 +275,8 @@ impl Controller for Cubic {
         self.rtt.on_sample(ev.rtt);
         self.in_recovery = ev.in_recovery;
         // RFC 6582 §3.2 step 4, without inflation: the window holds until the recovery point is ACKed.
-        if ev.in_recovery {
+        // RFC 5681 §3.1: grow only on an ACK of new data (Linux tcp_may_raise_cwnd, FLAG_DATA_ACKED).
+        if ev.in_recovery || !ev.snd_una_advanced {
             return;
         }
         let mut acked = ev.newly_acked as f64;
@@ -418,6 +419,27 @@ mod tests {
         s.ack_all(RTT);
         assert_close(s.cc.cwnd_f64(), 70.0);
         assert!(s.cc.k_s().is_none(), "no congestion-avoidance stage yet");
+    }
+
+    #[test]
+    fn duplicate_acks_that_only_sack_leave_the_window_alone() {
+        // Slow start: RFC 5681 §3.1 grows only on an ACK of new data (Linux tcp_may_raise_cwnd).
+        let mut s = cubic(Params::default());
+        s.fill_window();
+        s.sack_past_hole(RTT);
+        s.sack_past_hole(RTT);
+        assert_eq!(s.cc.cwnd_f64(), 10.0);
+        s.ack_oldest(RTT);
+        assert_eq!(s.cc.cwnd_f64(), 11.0);
+        // Congestion avoidance: nor do they begin the cubic stage.
+        let mut s = after_loss_at(100, Params::default());
+        s.fill_window();
+        s.sack_past_hole(RTT);
+        s.sack_past_hole(RTT);
+        assert_eq!(s.cc.cwnd_f64(), 70.0);
+        assert!(s.cc.w_cubic_at(s.now).is_none());
+        s.ack_oldest(RTT);
+        assert!(s.cc.w_cubic_at(s.now).is_some());
     }
 
     #[test]

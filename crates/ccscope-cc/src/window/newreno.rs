@@ -113,7 +113,8 @@ impl Controller for NewReno {
         self.flight_size = ev.in_flight;
         self.in_recovery = ev.in_recovery;
         // RFC 6582 §3.2 step 4, without inflation: the window holds until the recovery point is ACKed.
-        if ev.in_recovery {
+        // RFC 5681 §3.1: grow only on an ACK of new data (Linux tcp_may_raise_cwnd, FLAG_DATA_ACKED).
+        if ev.in_recovery || !ev.snd_una_advanced {
             return;
         }
         let mut acked = ev.newly_acked;
@@ -203,6 +204,30 @@ mod tests {
         }
         round(&mut s);
         assert_eq!(s.cc.cwnd(), 40);
+    }
+
+    #[test]
+    fn duplicate_acks_that_only_sack_leave_the_window_alone() {
+        for ssthresh in [u32::MAX, 10] {
+            let mut s = newreno(Params {
+                initial_ssthresh: ssthresh,
+                ..Default::default()
+            });
+            s.fill_window();
+            for _ in 0..9 {
+                s.ack_oldest(RTT);
+            }
+            let before = s.cc.cwnd();
+            // RFC 5681 §3.1: only an ACK of new data grows the window (Linux tcp_may_raise_cwnd).
+            s.fill_window();
+            s.sack_past_hole(RTT);
+            s.sack_past_hole(RTT);
+            assert_eq!(s.cc.cwnd(), before, "ssthresh {ssthresh}");
+            // The ACK that fills the hole counts only the packet it delivers.
+            s.ack_oldest(RTT);
+            let grown = if ssthresh == 10 { 11 } else { before + 1 };
+            assert_eq!(s.cc.cwnd(), grown, "ssthresh {ssthresh}");
+        }
     }
 
     #[test]

@@ -72,6 +72,7 @@ pub fn replay(script: &str) -> Vec<Decision> {
                     last_sent_seq: outstanding.keys().next_back().copied().unwrap_or(id),
                     tag: 0,
                     newly_acked: 1,
+                    snd_una_advanced: true,
                     in_recovery: false,
                     rate: None,
                     host_bytes: None,

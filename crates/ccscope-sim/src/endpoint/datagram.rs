@@ -522,6 +522,7 @@ impl DatagramSender {
             last_sent_seq: self.next_seq.saturating_sub(1),
             tag: rec.tag,
             newly_acked: 1,
+            snd_una_advanced: true,
             in_recovery: self.recovery_point.is_some_and(|rp| ack.seq <= rp),
             rate,
             host_bytes: ack.host_bytes,

@@ -839,6 +839,7 @@ impl ReliableSender {
             last_sent_seq: self.snd_nxt.saturating_sub(1),
             tag: echoed_tag,
             newly_acked: newly,
+            snd_una_advanced: advanced,
             in_recovery: self.recovery_point.is_some(),
             rate,
             host_bytes: ack.host_bytes,
