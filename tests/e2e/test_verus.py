@@ -67,7 +67,12 @@ def test_verus_throughput_rises_with_r(res, trace):
     assert v2.thr < v4.thr < v6.thr, _numbers(res[trace])
 
 
-@pytest.mark.parametrize("trace", TESTED)
+R6_SHORT = pytest.mark.xfail(strict=True, raises=AssertionError, reason="§2.3-2.4: R=6 gets 97-99% of Cubic's throughput "
+                             "(105% on T-Mobile); on TMobile-LTE-short.down ours gets 94.9% at seed 1 (15.81 against "
+                             "16.66 Mbit/s); within 5% until Cubic stopped growing on duplicate ACKs that only SACK")
+
+
+@pytest.mark.parametrize("trace", [pytest.param(t, marks=R6_SHORT) if t == "TMobile-LTE-short.down" else t for t in TESTED])
 def test_verus_r6_reaches_cubics_throughput_within_5pct(res, trace):
     # §2.3-2.4: R=6 gets 97-99% of Cubic's throughput in five tables (105% on T-Mobile).
     v6, cubic = res[trace]["verus6"], res[trace]["cubic"]
@@ -84,7 +89,7 @@ def test_verus_r2_has_lower_p95_delay_than_cubic_with_60pct_of_its_throughput(re
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="§2.1 quoting Verus's Fig. 10: 'an order of magnitude lower delay' than Cubic at "
                    "some R; on the two Verizon LTE directions (not T-Mobile, the paper's exception) Cubic's p95 is "
-                   "8.3x and 9.0x Verus R=2's at seed 1 (9.8x and 10.4x over the report's 5 seeds)")
+                   "8.4x and 11.0x Verus R=2's at seed 1")
 def test_verus_r2_has_an_order_of_magnitude_lower_p95_delay_than_cubic_on_verizon(res):
     for t in ("Verizon-LTE-short.down", "Verizon-LTE-short.up"):
         assert res[t]["cubic"].p95 >= 10 * res[t]["verus2"].p95, _numbers(res[t])
@@ -121,8 +126,8 @@ def test_sprout_p95_delay_below_cubic_and_vegas_on_verizon_downlink(res):
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="§2.4: on TMobile-LTE-driving.down 'Verus with R=6 has almost 3 times higher delay "
-                   "than TCP Cubic'; ours has R=6 faster than Cubic there (p95 546 against 876 ms at seed 1, 0.62x; "
-                   "0.51x over the report's 5 seeds): the paper's T-Mobile exception does not appear")
+                   "than TCP Cubic'; ours has R=6 faster than Cubic there (p95 546 against 846 ms at seed 1, 0.65x): "
+                   "the paper's T-Mobile exception does not appear")
 def test_verus_r6_delay_is_about_three_times_cubics_on_tmobile_downlink():
     d = _trace_dir()
     t = "TMobile-LTE-driving.down"
