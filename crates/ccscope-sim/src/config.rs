@@ -260,12 +260,24 @@ pub fn load_scenario_overridden(
     let label = file
         .map(|f| f.display().to_string())
         .unwrap_or_else(|| "<scenario>".to_string());
-    let syntax = |span: Option<std::ops::Range<usize>>, reason: &str| ConfigError::Syntax {
-        file: label.clone(),
-        line: span
+    let syntax = |span: Option<std::ops::Range<usize>>, reason: &str| {
+        let line = span
             .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1)
-            .unwrap_or(1),
-        reason: reason.trim().replace('\n', " "),
+            .unwrap_or(1);
+        let reason = reason.trim().replace('\n', " ");
+        match field_on_line(text, line) {
+            Some(field) => ConfigError::Field {
+                file: label.clone(),
+                line,
+                field,
+                reason,
+            },
+            None => ConfigError::Syntax {
+                file: label.clone(),
+                line,
+                reason,
+            },
+        }
     };
     let doc = ImDocument::parse(text).map_err(|e| syntax(e.span(), e.message()))?;
     // Lines are looked up in the file as written when there is one that parses.
@@ -295,6 +307,59 @@ pub fn load_scenario_overridden(
         }
     })?;
     build(&mut ctx, raw)
+}
+
+/// The field a `key = value` line sets (`flows[0].count`), so that an error inside a value the TOML
+/// parser itself refuses (an integer beyond 64 bits, a second value) names it; `None` off such lines.
+fn field_on_line(text: &str, line: usize) -> Option<String> {
+    let mut table = String::new();
+    let mut arrays: Vec<(String, usize)> = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let t = l.trim();
+        if i + 1 == line {
+            if t.starts_with('[') || t.starts_with('#') {
+                return None;
+            }
+            let key = t.split_once('=')?.0.trim().trim_matches('"');
+            if key.is_empty() {
+                return None;
+            }
+            return Some(if table.is_empty() {
+                key.to_string()
+            } else {
+                format!("{table}.{key}")
+            });
+        }
+        if let Some((name, _)) = t.strip_prefix("[[").and_then(|r| r.split_once("]]")) {
+            let name = name.trim();
+            let n = match arrays.iter_mut().find(|a| a.0 == name) {
+                Some(a) => {
+                    a.1 += 1;
+                    a.1
+                }
+                None => {
+                    arrays.push((name.to_string(), 0));
+                    0
+                }
+            };
+            table = format!("{name}[{n}]");
+        } else if let Some((name, _)) = t.strip_prefix('[').and_then(|r| r.split_once(']')) {
+            let name = name.trim();
+            // `[flows.traffic]` after `[[flows]]` is a table of the newest element.
+            let parent = arrays
+                .iter()
+                .filter(|a| {
+                    name.strip_prefix(a.0.as_str())
+                        .is_some_and(|r| r.starts_with('.'))
+                })
+                .max_by_key(|a| a.0.len());
+            table = match parent {
+                Some((a, n)) => format!("{a}[{n}]{}", &name[a.len()..]),
+                None => name.to_string(),
+            };
+        }
+    }
+    None
 }
 
 /// An override of a named link (`links.NAME`) or of a field of one (`links.NAME.rate_mbps`) needs the link
@@ -2013,6 +2078,28 @@ mod tests {
         assert!(e.to_string().contains("unknown key"), "{e}");
         let e = load("[data_link\n").unwrap_err();
         assert!(matches!(e, ConfigError::Syntax { line: 1, .. }), "{e}");
+        // A value the TOML parser itself refuses still names its field.
+        let e = load(&OK.replace("count = 2", "count = 99999999999999999999")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:8: field `flows[0].count`:"),
+            "{e}"
+        );
+        let e = load(&OK.replace("delay_ms = 20", "delay_ms = 20 20")).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:4: field `data_link.delay_ms`:"),
+            "{e}"
+        );
+        let e = load(&format!(
+            "{OK}[flows.traffic]\nkind = \"onoff\"\non_s = 1 2\n"
+        ))
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("s.toml:11: field `flows[0].traffic.on_s`:"),
+            "{e}"
+        );
         let e = load(&OK.replace(
             "[data_link]\n",
             "[data_link]\nqueue = { kind = \"droptail\" }\n",
