@@ -26,6 +26,11 @@ impl Limits {
     }
 }
 
+/// No queue of any discipline holds more packets than this (48 B each, at most 192 MiB of storage): an
+/// arrival beyond it is tail-dropped, so an infinite queue (or an AQM without a hard limit) under
+/// sustained overload keeps memory bounded. At 1 Gbit/s and 1500 B that is 50 s of queue.
+pub const MAX_QUEUED_PACKETS: u64 = 1 << 22;
+
 /// Which discipline, with its parameters (validated by the scenario loader).
 #[derive(Clone, Debug, PartialEq)]
 pub enum QueueConfig {
@@ -126,6 +131,10 @@ impl AnyQueue {
     #[inline]
     pub fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Packet>) {
         pkt.enqueued = now;
+        if self.packets() >= MAX_QUEUED_PACKETS {
+            drops.push(pkt);
+            return;
+        }
         match self {
             AnyQueue::Infinite(f) => f.push(pkt),
             AnyQueue::DropTail(f, l) => {
@@ -265,6 +274,24 @@ mod tests {
         }
         assert_eq!(d.iter().map(|p| p.seq).collect::<Vec<_>>(), [0, 1]);
         assert_eq!(q.dequeue(Time(0), &mut d).map(|p| p.seq), Some(2));
+    }
+
+    #[test]
+    fn every_discipline_stops_storing_at_the_storage_bound() {
+        let mut q = q(QueueConfig::Infinite);
+        let mut drops = Vec::new();
+        for i in 0..MAX_QUEUED_PACKETS + 2 {
+            q.enqueue(pkt(i, 100), Time::ZERO, &mut drops);
+        }
+        assert_eq!(q.packets(), MAX_QUEUED_PACKETS);
+        assert_eq!(
+            drops.iter().map(|p| p.seq).collect::<Vec<_>>(),
+            [MAX_QUEUED_PACKETS, MAX_QUEUED_PACKETS + 1]
+        );
+        // Below the bound again, it stores.
+        assert!(q.dequeue(Time::ZERO, &mut drops).is_some());
+        q.enqueue(pkt(0, 100), Time::ZERO, &mut drops);
+        assert_eq!((q.packets(), drops.len()), (MAX_QUEUED_PACKETS, 2));
     }
 
     #[test]
