@@ -69,6 +69,22 @@ pub fn check_positive(key: &str, v: f64) -> Result<(), ParamError> {
     }
 }
 
+/// The shortest period of a timer that re-arms itself (an epoch, a tick, a no-ACK timeout that sends a
+/// packet on every expiry): 1 us. A 1 ns no-ACK timeout sent 1e9 packets per simulated second.
+pub const MIN_TIMER_MS: f64 = 0.001;
+
+/// A timer period in ms: finite and at least [`MIN_TIMER_MS`] (a NaN fails too).
+pub fn check_timer_ms(key: &str, v: f64) -> Result<(), ParamError> {
+    if v >= MIN_TIMER_MS && v.is_finite() {
+        Ok(())
+    } else {
+        Err(invalid(
+            key,
+            "must be finite and >= 0.001 (1 us, the shortest timer)",
+        ))
+    }
+}
+
 /// The largest value a parameter can mean, and what it is: a time is within the longest run, a rate
 /// within the fastest link, a window (or a step of one) within `MAX_CWND`, packets per epoch within a `u32`,
 /// a number of round trips within the longest run's round trips of 1 ms. Other units: no bound here.

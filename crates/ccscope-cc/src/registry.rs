@@ -326,6 +326,34 @@ mod tests {
     }
 
     #[test]
+    fn a_self_rearming_timer_shorter_than_a_microsecond_is_refused_in_every_controller() {
+        // A 1 ns no-ACK timeout sent a packet on every expiry: 1e9 per simulated second.
+        let timers = [
+            "timeout_ms",
+            "epoch_ms",
+            "tick_ms",
+            "tau_floor_ms",
+            "profile_refit_ms",
+        ];
+        let mut checked = 0;
+        for info in CONTROLLERS {
+            for spec in info.params.iter().filter(|p| {
+                timers.contains(&p.name) || (p.name.ends_with("_timeout_ms") && p.unit == "ms")
+            }) {
+                let e = build_err(info.name, &format!("{} = 1e-6", spec.name));
+                assert!(
+                    e.to_string().contains("the shortest timer"),
+                    "{} {}: {e}",
+                    info.name,
+                    spec.name
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 12, "{checked} timers checked");
+    }
+
+    #[test]
     fn a_name_with_a_line_break_is_shown_escaped_so_the_error_stays_one_line() {
         let e = build("fi\nxed", &toml::Table::new())
             .err()
@@ -632,6 +660,6 @@ mod tests {
                 );
             }
         }
-        assert!(build("fixed", &table("timeout_ms = 1e-6")).is_ok());
+        assert!(build("fixed", &table("timeout_ms = 1e-3")).is_ok());
     }
 }

@@ -1,7 +1,7 @@
 //! TIMELY's Algorithm 1 as paper 001 §4.2 runs it: the delay-threshold branches, the rate enforced as a
 //! window, and their parameter checks, shared by `timely` and `queue_gradient`.
 
-use crate::params::{invalid, ParamError, ParamSpec};
+use crate::params::{check_timer_ms, invalid, ParamError, ParamSpec};
 
 pub use super::triggered_window::TIMEOUT_MS;
 
@@ -87,9 +87,7 @@ pub fn check_rate_params(
             "must be finite, > 0 and >= rate_floor",
         ));
     }
-    if !(timeout_ms > 0.0) {
-        return Err(invalid("timeout_ms", "must be > 0"));
-    }
+    check_timer_ms("timeout_ms", timeout_ms)?;
     Ok(())
 }
 

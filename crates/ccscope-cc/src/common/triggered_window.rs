@@ -8,7 +8,7 @@
 use ccscope_core::{Dur, Time};
 
 use super::{DelayTrigger, Reaction};
-use crate::params::{invalid, ParamError, ParamSpec};
+use crate::params::{check_timer_ms, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent};
 
 /// The settings every delay-triggered window shares, read from a controller's `Params`.
@@ -32,9 +32,7 @@ impl WindowLimits {
         if !(self.min_window >= 0.0) {
             return Err(invalid("min_window", "must be >= 0"));
         }
-        if !(self.timeout_ms > 0.0) {
-            return Err(invalid("timeout_ms", "must be > 0"));
-        }
+        check_timer_ms("timeout_ms", self.timeout_ms)?;
         if !(self.rtt_threshold_ms > 0.0) {
             return Err(invalid("rtt_threshold_ms", "must be > 0"));
         }

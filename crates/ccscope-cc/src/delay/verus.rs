@@ -42,7 +42,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::SmoothingSpline;
-use crate::params::{invalid, ParamError, ParamSpec};
+use crate::params::{check_timer_ms, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// Weight of a new RTT sample in the profile points and in `d_t_bar` (reference: ewma(.., 0.875)).
@@ -159,8 +159,8 @@ impl crate::params::Params for Params {
                 Err(invalid(key, "must be >= 0 and finite"))
             }
         };
-        positive("epoch_ms", self.epoch_ms)?;
-        positive("profile_refit_ms", self.profile_refit_ms)?;
+        check_timer_ms("epoch_ms", self.epoch_ms)?;
+        check_timer_ms("profile_refit_ms", self.profile_refit_ms)?;
         non_negative("delta1_ms", self.delta1_ms)?;
         non_negative("delta2_ms", self.delta2_ms)?;
         if !(self.r >= 1.0 && self.r.is_finite()) {
@@ -170,13 +170,13 @@ impl crate::params::Params for Params {
             return Err(invalid("md_factor", "must be in (0, 1]"));
         }
         positive("ss_exit_rtt_ms", self.ss_exit_rtt_ms)?;
-        positive("initial_timeout_ms", self.initial_timeout_ms)?;
-        positive("min_timeout_ms", self.min_timeout_ms)?;
-        positive("max_timeout_ms", self.max_timeout_ms)?;
+        check_timer_ms("initial_timeout_ms", self.initial_timeout_ms)?;
+        check_timer_ms("min_timeout_ms", self.min_timeout_ms)?;
+        check_timer_ms("max_timeout_ms", self.max_timeout_ms)?;
         if !(self.max_timeout_ms >= self.min_timeout_ms) {
             return Err(invalid("max_timeout_ms", "must be >= min_timeout_ms"));
         }
-        positive("loss_timeout_ms", self.loss_timeout_ms)?;
+        check_timer_ms("loss_timeout_ms", self.loss_timeout_ms)?;
         if !(self.spline_lambda >= 0.0) {
             return Err(invalid("spline_lambda", "must be >= 0"));
         }

@@ -31,7 +31,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::ccm::Model;
-use crate::params::{invalid, ParamError, ParamSpec};
+use crate::params::{check_timer_ms, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// The no-ACK timeout is this many times the latest RTT, clamped (Verus reference: 5 x delay).
@@ -91,16 +91,9 @@ impl crate::params::Params for Params {
         ParamSpec { name: "draw", unit: "closest|proportional", doc: "subset draw: closest probability to N uniform in [min, max] (paper 000 §3.2) or proportional to probability (ours)" },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        let positive = |key: &str, v: f64| {
-            if v > 0.0 && v.is_finite() {
-                Ok(())
-            } else {
-                Err(invalid(key, "must be > 0 and finite"))
-            }
-        };
-        positive("epoch_ms", self.epoch_ms)?;
-        positive("min_timeout_ms", self.min_timeout_ms)?;
-        positive("max_timeout_ms", self.max_timeout_ms)?;
+        check_timer_ms("epoch_ms", self.epoch_ms)?;
+        check_timer_ms("min_timeout_ms", self.min_timeout_ms)?;
+        check_timer_ms("max_timeout_ms", self.max_timeout_ms)?;
         if !(self.max_timeout_ms >= self.min_timeout_ms) {
             return Err(invalid("max_timeout_ms", "must be >= min_timeout_ms"));
         }

@@ -51,7 +51,7 @@ use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::poisson::{self, CountRecursion};
-use crate::params::{invalid, ParamError, ParamSpec};
+use crate::params::{check_timer_ms, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// When one ACK closes several ticks, the counted tick and at most this many silent ticks after it are
@@ -165,9 +165,7 @@ impl crate::params::Params for Params {
         },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        if !(self.tick_ms >= 0.001 && self.tick_ms.is_finite()) {
-            return Err(invalid("tick_ms", "must be finite and >= 0.001"));
-        }
+        check_timer_ms("tick_ms", self.tick_ms)?;
         if !(2..=4096).contains(&self.bins) {
             return Err(invalid("bins", "must be in 2..=4096"));
         }
@@ -206,9 +204,7 @@ impl crate::params::Params for Params {
         if !(self.min_window >= 0.0 && self.min_window <= MAX_WINDOW) {
             return Err(invalid("min_window", "must be in [0, 1e7]"));
         }
-        if !(self.timeout_ms > 0.0 && self.timeout_ms.is_finite()) {
-            return Err(invalid("timeout_ms", "must be > 0 and finite"));
-        }
+        check_timer_ms("timeout_ms", self.timeout_ms)?;
         Ok(())
     }
 }

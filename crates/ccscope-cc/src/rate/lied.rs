@@ -28,7 +28,7 @@ use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::common::RttEstimator;
-use crate::params::{invalid, ParamError, ParamSpec};
+use crate::params::{check_timer_ms, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, Controller, LossEvent, SendEvent};
 
 /// Packet size assumed before the first packet is sent (paper 003 §4.1: MSS 1 kB).
@@ -132,13 +132,13 @@ impl Params {
         if !(self.k >= 0.0 && self.k.is_finite()) {
             return Err(invalid("k", "must be >= 0 and finite"));
         }
-        positive("tau_floor_ms", self.tau_floor_ms)?;
+        check_timer_ms("tau_floor_ms", self.tau_floor_ms)?;
         positive("max_rate_mbps", self.max_rate_mbps)?;
         positive("initial_pkts_per_tau", self.initial_pkts_per_tau)?;
         if self.window_pkts < 1 || self.window_pkts > 1_000_000 {
             return Err(invalid("window_pkts", "must be in [1, 1000000]"));
         }
-        positive("timeout_ms", self.timeout_ms)
+        check_timer_ms("timeout_ms", self.timeout_ms)
     }
 }
 

@@ -3,7 +3,7 @@
 use ccscope_core::{Dur, Time};
 use serde::{Deserialize, Serialize};
 
-use crate::params::{invalid, ParamError, ParamSpec};
+use crate::params::{check_timer_ms, ParamError, ParamSpec};
 use crate::{AckEvent, Controller};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -38,9 +38,7 @@ impl crate::params::Params for Params {
         },
     ];
     fn validate(&self) -> Result<(), ParamError> {
-        if !(self.timeout_ms > 0.0) {
-            return Err(invalid("timeout_ms", "must be > 0"));
-        }
+        check_timer_ms("timeout_ms", self.timeout_ms)?;
         Ok(())
     }
 }
