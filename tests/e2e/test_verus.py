@@ -83,8 +83,9 @@ def test_verus_r6_reaches_cubics_throughput_within_5pct(res, trace):
 def test_verus_r2_has_lower_p95_delay_than_cubic_with_60pct_of_its_throughput(res, trace):
     # §2.1/§2.3: Verus at low R trades some throughput for much lower delay than Cubic (R=2 kept 56-98% of
     # Cubic's throughput in the paper's tables; 60% is the report's reading); on every trace.
+    # The 60% is this test's, not read from the report code under test.
     v2, cubic = res[trace]["verus2"], res[trace]["cubic"]
-    assert v2.p95 < cubic.p95 and v2.thr >= rv.CUBIC_SHARE * cubic.thr, _numbers(res[trace])
+    assert v2.p95 < cubic.p95 and v2.thr >= 0.60 * cubic.thr, _numbers(res[trace])
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="§2.1 quoting Verus's Fig. 10: 'an order of magnitude lower delay' than Cubic at "
