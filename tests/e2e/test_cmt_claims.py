@@ -104,7 +104,8 @@ def test_markov_lies_between_renewal_and_mathis_with_an_unbounded_buffer(p):
     m = markov_throughput(p, 21.0, 40.0, 4_000_000, loss="correlated").throughput_mbps
     r = renewal_throughput(p, 21.0, 40.0, 4_000_000, loss="correlated").throughput_mbps
     mathis = mathis_throughput(p, 0.040 + 1500 * 8 / 21e6)
-    assert 0.99 * r <= m < mathis, (p, r, m, mathis)
+    slack = 0.99 if p == 1e-2 else 1.0  # the 1% is 1e-2's alone: elsewhere the chain is at or above the renewal model
+    assert slack * r <= m < mathis, (p, r, m, mathis)
 
 
 def gains(b2: float, p1: float, seeds=(1, 2, 3)) -> list[float]:
