@@ -4,7 +4,9 @@ machinery (the two-pass oracle, frozen tables), the one SAC claim that holds on 
 fairness), and bad input.
 
 Each claim is recomputed here from the runs' Hurst estimates, CondProb tables and entropy curves; nothing
-reads a verdict back from the report. The full-size reproduction is `ccscope repro mtsc`.
+reads a verdict back from the report. Figs. 1-3 are checked at spec §4's acceptance bounds (Fig. 1's H bands,
+Fig. 2's tau_b bounds, Fig. 3's drop against the control); a bound these runs miss, as the full report does, is
+a strict expected failure with the measured numbers. The full-size reproduction is `ccscope repro mtsc`.
 """
 
 import statistics
@@ -52,12 +54,35 @@ def test_heavier_tailed_files_give_a_higher_hurst_parameter(runs, method):
     assert low > high, (method, low, high)
 
 
+R_S_ABOVE_BAND = pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "spec §4 Fig. 1: H(1.95) in [0.45, 0.68]; R/S (Anis-Lloyd) reads 0.70 here (0.699, 0.707 at seeds 1-2) and 0.687 "
+    "in the full report (docs/reproductions/mtsc.md), above the band; the other three estimators are inside it"))
+
+
+@pytest.mark.parametrize("method", [pytest.param(m, marks=R_S_ABOVE_BAND) if m == "rs" else m for m in repro.METHODS])
+def test_hurst_is_at_least_0_85_at_alpha_1_05_and_within_0_45_to_0_68_at_alpha_1_95(runs, method):
+    # Spec §4, Fig. 1's acceptance on seed means: H(1.05) >= 0.85, H(1.95) in [0.45, 0.68] (theory 0.975, 0.525).
+    # Measured here: R/S 0.87/0.70, variance-time 0.90/0.61, wavelet 1.00/0.61, Whittle 0.98/0.58.
+    low = mean_of(runs, LOW, lambda r: r["hurst"][method])
+    high = mean_of(runs, HIGH, lambda r: r["hurst"][method])
+    assert low >= 0.85 and 0.45 <= high <= 0.68, (method, low, high)
+
+
 @pytest.mark.parametrize("t", repro.FIG2_T_S)
 def test_successive_levels_are_more_correlated_at_alpha_near_one(runs, t):
-    # Fig. 2 / §2.3: a diagonal skew at alpha 1.05, none at 1.95.
+    # Fig. 2 / §2.3: a diagonal skew at alpha 1.05, none at 1.95. Spec §4's acceptance: Kendall tau_b >= 0.3 at
+    # alpha 1.05 and at most half of that at 1.95, at every T (measured here: 0.59/0.57/0.50 against 0.14/0.11/0.00).
     low = mean_of(runs, LOW, lambda r: r["tables"][t]["tau"])
     high = mean_of(runs, HIGH, lambda r: r["tables"][t]["tau"])
-    assert low > high, (t, low, high)
+    assert low >= 0.3 and high <= 0.5 * low, (t, low, high)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "spec §4 Fig. 2: 'more concentrated at larger T', tau_b at 5 s above tau_b at 0.5 s for alpha 1.05; "
+    "measured 0.50 against 0.59 here, 0.607 against 0.664 in the full report (docs/reproductions/mtsc.md)"))
+def test_successive_levels_are_more_correlated_at_5_s_than_at_half_a_second_at_alpha_1_05(runs):
+    tau = {t: mean_of(runs, LOW, lambda r: r["tables"][t]["tau"]) for t in (0.5, 5.0)}
+    assert tau[5.0] > tau[0.5], tau
 
 
 @pytest.mark.parametrize("t", (1.0, 2.0, 5.0))
@@ -68,6 +93,17 @@ def test_long_range_dependence_lowers_the_entropy_below_the_shuffled_control(run
     for r in repro.by_alpha(runs, LOW):
         e = r["entropy"]
         assert e["entropy"][i] < e["control"][i], (t, r["seed"], e["entropy"][i], e["control"][i])
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "spec §4 Fig. 3: S-bar falls from 250 ms to 5 s by at least 0.2 nats more than the shuffled control; measured "
+    "here S-bar rises 0.03 nats while the control falls 0.06 (median over seeds 1-2), in the full report an excess of "
+    "-0.110 (docs/reproductions/mtsc.md)"))
+def test_the_average_entropy_falls_from_250_ms_to_5_s_by_0_2_nats_more_than_the_shuffled_control(runs):
+    i0, i5 = repro.FIG3_T_S.index(0.25), repro.FIG3_T_S.index(5.0)
+    med = {k: np.median([r["entropy"][k] for r in repro.by_alpha(runs, LOW)], axis=0) for k in ("entropy", "control")}
+    drop, control_drop = med["entropy"][i0] - med["entropy"][i5], med["control"][i0] - med["control"][i5]
+    assert drop - control_drop >= 0.2, (drop, control_drop)
 
 
 # ---------------------------------------------------------------- SAC (Figs. 9-18): the machinery, exactly
