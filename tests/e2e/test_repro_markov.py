@@ -1,9 +1,10 @@
 """`ccscope repro markov` (paper 000) end to end, on a short run: 120 s, two seeds, one training trace
 (Verizon-LTE-short.up) and one evaluation trace (Verizon-LTE-short.down, the same route's downlink).
 
-The claim tests compute each verdict themselves from the runs' records (throughput, delay, Jain's index
-per run), never from the report's own yes/no; a claim this setup does not reproduce is a strict expected
-failure with the measured numbers as its reason. docs/reproductions/claim-tests.md lists them."""
+The claim tests compute each verdict themselves from the runs' records (throughput, delay and per-user
+throughputs per run) against their own bounds, never from the report's own yes/no, thresholds or Jain's
+index; a claim this setup does not reproduce is a strict expected failure with the measured numbers as its
+reason. docs/reproductions/claim-tests.md lists them."""
 
 import statistics
 
