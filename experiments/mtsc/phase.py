@@ -3,14 +3,15 @@
 effect of Floyd & Jacobson (1992) read off the bottleneck's per-packet log.
 
     python experiments/mtsc/phase.py run DIR [--run online:18] [--duration-s 720] [--window-s 60]
-        [--access-mbps X] [--access-delay-ms X] [--max-rate-mbps X] [--no-packets]
+        [--access-mbps X] [--access-delay-ms X] [--max-rate-mbps X] [--tcp-overhead-ms X] [--no-packets]
 
     python experiments/mtsc/phase.py kick DIR [--run online:18] [--at-s 760] [--duration-s 880]
         [--mode none|scale|shift] [--value V] [--window-s 60]
 
 `run` builds the scenario as experiments/mtsc/lockin.py does (sac_runs.py's, report seed, alpha 1.05), with
 the bottleneck's packet log on (it is the monitored link) and optionally the controlled flow's own access link
-(rate, delay) or its rate clamp changed; it prints the background per lock-in criterion (lockin.py's) and,
+(rate, delay) or its rate clamp changed, or the 32 TCP clients' sends delayed by ns-2's random overhead_
+(`--tcp-overhead-ms`, sac_runs.py's `Run.tcp_overhead_ms`); it prints the background per lock-in criterion (lockin.py's) and,
 over the last `--window-s` seconds, the distributions below, and keeps that window of the log in
 DIR/NAME.packets.parquet. `--no-packets` (long runs) prints the background only. `kick` runs the same
 scenario through `cargo run --release -p ccscope-sim --example phase_kick`: identical up to `--at-s`, then the
@@ -142,11 +143,11 @@ def per_client(s: dict) -> pd.DataFrame:
 
 def scenario(variant: str, seed: int, duration_s: float, access_mbps: Optional[float] = None,
              access_delay_ms: Optional[float] = None, max_rate_mbps: Optional[float] = None,
-             packets: bool = True, alpha: float = 1.05) -> dict:
+             packets: bool = True, alpha: float = 1.05, tcp_overhead_ms: float = 0.0) -> dict:
     """lockin.py's scenario with the bottleneck's packet log and the controlled flow's perturbations."""
     import sac_runs
 
-    d = sac_runs.scenario_dict(sac_runs.Run(variant, seed, duration_s, alpha=alpha))
+    d = sac_runs.scenario_dict(sac_runs.Run(variant, seed, duration_s, alpha=alpha, tcp_overhead_ms=tcp_overhead_ms))
     d["seed"] = seed
     d["flows"][-1]["timeseries"] = True
     if d.get("monitor", "bottleneck") != "bottleneck":
@@ -231,6 +232,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     r.add_argument("--access-mbps", type=float)
     r.add_argument("--access-delay-ms", type=float)
     r.add_argument("--max-rate-mbps", type=float)
+    r.add_argument("--tcp-overhead-ms", type=float, default=0.0)
     r.add_argument("--no-packets", action="store_true")
     k = sub.add_parser("kick", help="the same run, its controlled flow's pacing perturbed from --at-s on")
     k.add_argument("dir", type=Path)
@@ -256,10 +258,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not 0 < a.window_s <= a.duration_s:
         print(f"phase.py: --window-s {a.window_s}: between 0 and --duration-s", file=sys.stderr)
         return 2
+    if not 0.0 <= a.tcp_overhead_ms <= 1000.0:
+        print(f"phase.py: --tcp-overhead-ms {a.tcp_overhead_ms:g}: in [0, 1000] ms", file=sys.stderr)
+        return 2
     d = scenario(variant, seed, a.duration_s, a.access_mbps, a.access_delay_ms, a.max_rate_mbps,
-                 packets=not a.no_packets)
+                 packets=not a.no_packets, tcp_overhead_ms=a.tcp_overhead_ms)
     tag = "".join(f"_{k}{v:g}" for k, v in (("acc", a.access_mbps), ("dly", a.access_delay_ms),
-                                              ("max", a.max_rate_mbps)) if v is not None)
+                                              ("max", a.max_rate_mbps),
+                                              ("ovh", a.tcp_overhead_ms or None)) if v is not None)
     name = f"{variant}_{seed}{tag}"
     a.dir.mkdir(parents=True, exist_ok=True)
     (a.dir / f"{name}.toml").write_text(tomli_w.dumps(d))

@@ -38,7 +38,7 @@ from ccscope.runner import default_jobs  # noqa: E402
 from ccscope import stats  # noqa: E402
 from ccscope.stats import hurst as hurst_mod  # noqa: E402
 from ccscope.stats.condprob import block_sums  # noqa: E402
-from mtsc_scenarios import BIN_S, EXAMPLE_IDLE_MEAN_S, IDLE_MEAN_S, MEAN_BYTES, background, idle_mean_for  # noqa: E402
+from mtsc_scenarios import BIN_S, EXAMPLE_IDLE_MEAN_S, IDLE_MEAN_S, MEAN_BYTES, REGISTERED, background, idle_mean_for  # noqa: E402
 from mtsc_scenarios import pareto_k_bytes  # noqa: E402
 from sac_report import GROUPS, ci95  # noqa: E402
 
@@ -581,7 +581,8 @@ def run_sac(args, out: FsPath, d: FsPath) -> str:
 
     seeds = tuple(range(args.first_seed, args.first_seed + args.sac_seeds))
     sc = sac_report.Scale(duration_s=args.sac_duration_s, seeds=seeds, thetas=tuple(args.thetas),
-                          shift_thetas=tuple(args.shift_thetas or args.thetas), n_thetas=tuple(args.n_thetas or args.thetas))
+                          shift_thetas=tuple(args.shift_thetas or args.thetas), n_thetas=tuple(args.n_thetas or args.thetas),
+                          tcp_overhead_ms=args.tcp_overhead_ms)
     runs = sac_report.plan(sc, args.figs)
     t0 = time.perf_counter()
     cache = d / "sac_runs.jsonl"
@@ -604,6 +605,8 @@ def run_sac(args, out: FsPath, d: FsPath) -> str:
     figures = sac_report.plot_all(res, d)
     grids = "".join(f" --{k.replace('_', '-')} " + " ".join(map(str, v)) for k, v in
                     (("thetas", sc.thetas), ("shift_thetas", sc.shift_thetas), ("n_thetas", sc.n_thetas)))
+    if sc.tcp_overhead_ms > 0:
+        grids += f" --tcp-overhead-ms {sc.tcp_overhead_ms:g}"
     command = (f"ccscope repro mtsc --part sac --sac-seeds {len(seeds)} --first-seed {seeds[0]} "
                f"--sac-duration-s {sc.duration_s:g}{grids}")
     return sac_report.section(res, out.stem, time.perf_counter() - t0, args.jobs, command, figures)
@@ -629,7 +632,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="SAC part: the figure groups to run (default all)")
     ap.add_argument("--report-only", action="store_true",
                     help="SAC part: write the report from mtsc/sac_runs.jsonl without running anything")
+    registered_overhead = float(REGISTERED["background"]["tcp_overhead_ms"])
+    ap.add_argument("--tcp-overhead-ms", type=float, nargs="?", const=registered_overhead, default=0.0,
+                    help="SAC part: ns-2's TCP overhead_ on the background clients, ms, the departure that breaks the "
+                         f"phase lock (docs/deviations.md); without a value the registered {registered_overhead:g}; "
+                         "default 0, the committed report")
     args = ap.parse_args(argv)
+    if not 0.0 <= args.tcp_overhead_ms <= 1000.0:
+        ap.error(f"--tcp-overhead-ms {args.tcp_overhead_ms:g}: in [0, 1000] ms")
     if args.seeds < 2 or args.sac_seeds < 2:
         ap.error("--seeds/--sac-seeds: at least 2 (the report shows confidence intervals)")
     if not args.sac_duration_s > 0 or not args.duration_s > 0:

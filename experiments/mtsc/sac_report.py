@@ -53,6 +53,8 @@ class Scale:
     shift_thetas: tuple = THETAS
     n_thetas: tuple = THETAS
     train_s: tuple = field(default=TRAIN_S)
+    # ns-2's TCP overhead_ on the background clients, ms (0: the committed report, the spec's topology as is).
+    tcp_overhead_ms: float = 0.0
 
     def train_grid(self) -> tuple:
         return tuple(t for t in self.train_s if t <= self.duration_s)
@@ -72,7 +74,7 @@ def plan(sc: Scale, groups: Sequence[str] = GROUPS) -> list[Run]:
         raise ValueError(f"figure groups {bad}: choose from {', '.join(GROUPS)}")
     runs: list[Run] = []
     for s in sc.seeds:
-        R = lambda v, **kw: Run(v, s, sc.duration_s, **kw)  # noqa: E731
+        R = lambda v, **kw: Run(v, s, sc.duration_s, tcp_overhead_ms=sc.tcp_overhead_ms, **kw)  # noqa: E731
         for load in ((5.0,) if "9" in groups else ()) + ((2.5, 7.5) if "10" in groups else ()):  # Figs. 9-10
             runs += [R("generic", load_mbps=load), R("online", load_mbps=load)]
             runs += [R("threshold", load_mbps=load, theta=t) for t in sc.thetas]
@@ -116,7 +118,8 @@ class Results:
 
     def get(self, variant: str, **kw) -> list[dict]:
         """The outputs of every seed, in seed order (`Missing` if a seed lacks the run: pairs stay aligned)."""
-        rows = [self.out.get(Run(variant, s, self.sc.duration_s, **kw).key) for s in self.sc.seeds]
+        rows = [self.out.get(Run(variant, s, self.sc.duration_s, tcp_overhead_ms=self.sc.tcp_overhead_ms, **kw).key)
+                for s in self.sc.seeds]
         if any(r is None for r in rows):
             raise Missing(f"{variant} {kw}")
         return rows
@@ -128,6 +131,7 @@ class Results:
         """Every output of this scale's seeds (and their training seeds)."""
         seeds = set(self.sc.seeds) | {s + TRAIN_SEED_OFFSET for s in self.sc.seeds}
         return [r for r in self.out.values() if r["run"]["seed"] in seeds
+                and r["run"].get("tcp_overhead_ms", 0.0) == self.sc.tcp_overhead_ms
                 and (r["run"]["duration_s"] == self.sc.duration_s or r["run"]["variant"] == "train")]
 
 
@@ -385,7 +389,8 @@ def _checks_16(res: Results, C: list) -> None:
     # Fig. 16 right, from the training tables (seed + offset), each a snapshot of on-line learning.
     tstar = []
     for s in sc.seeds:
-        tabs = [(t, res.out.get(Run("train", s + TRAIN_SEED_OFFSET, t).key)) for t in grid if t > 0]
+        tabs = [(t, res.out.get(Run("train", s + TRAIN_SEED_OFFSET, t, tcp_overhead_ms=sc.tcp_overhead_ms).key))
+                for t in grid if t > 0]
         hit = next((t for t, o in tabs if o and _ordered(o["table_counts"], 5)), math.inf)
         tstar.append(hit)
     C.append(Check("Fig. 16 right", "t* (E[L2|l] ordered over rows with h >= 5) <= 1000 s for 4 of 5 seeds (80%)",
@@ -575,7 +580,7 @@ def plot_all(res: Results, d: Path) -> list[str]:
         ax[0].set_title("Fig. 16 left: training time, alpha 1.05", fontsize=10)
         s0 = sc.seeds[0]
         for t in [t for t in grid if t > 0]:
-            o = res.out.get(Run("train", s0 + TRAIN_SEED_OFFSET, t).key)
+            o = res.out.get(Run("train", s0 + TRAIN_SEED_OFFSET, t, tcp_overhead_ms=sc.tcp_overhead_ms).key)
             if o:
                 ax[1].plot(range(1, 9), expected_levels(o["table_counts"]), "o-", ms=3, label=f"{t:g} s")
         ax[1].plot(range(1, 9), range(1, 9), "k:", lw=0.8)

@@ -62,6 +62,9 @@ class Run:
     shift: float = 0.0
     train_s: float = 0.0
     signal: str = "own"
+    # ns-2's TCP overhead_ on the 32 background clients, ms (docs/deviations.md, "Measured at the spec's run
+    # length" (9)); 0 = none, the committed report.
+    tcp_overhead_ms: float = 0.0
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -70,6 +73,8 @@ class Run:
             raise ValueError(f"signal {self.signal!r}: one of {', '.join(SIGNALS)}")
         if self.signal != "own" and self.variant not in ("online", "inverted"):
             raise ValueError(f"signal {self.signal!r}: only the online and inverted variants read another signal")
+        if not 0.0 <= self.tcp_overhead_ms <= 1000.0:
+            raise ValueError(f"tcp_overhead_ms {self.tcp_overhead_ms!r}: in [0, 1000]")
 
     @property
     def key(self) -> tuple:
@@ -80,7 +85,8 @@ class Run:
         if self.variant == "oracle":
             return replace(self, variant="online", theta=8.0, shift=0.0)
         if self.variant == "trained" and self.train_s > 0:
-            return Run("train", self.seed + TRAIN_SEED_OFFSET, self.train_s, alpha=self.alpha, load_mbps=self.load_mbps)
+            return Run("train", self.seed + TRAIN_SEED_OFFSET, self.train_s, alpha=self.alpha, load_mbps=self.load_mbps,
+                       tcp_overhead_ms=self.tcp_overhead_ms)
         if self.variant == "foreign":
             return replace(self, variant="online", alpha=1.95)
         return None
@@ -116,6 +122,10 @@ def scenario_dict(run: Run, input_file: Optional[str] = None) -> dict:
     idle = registered_idle_mean(run.alpha, run.load_mbps, run.bottleneck_mbps, run.size)
     d = background_dict(run.alpha, run.duration_s, idle_mean_s=idle, bottleneck_mbps=run.bottleneck_mbps,
                         size=run.size, name=f"mtsc_{run.variant}")
+    if run.tcp_overhead_ms > 0:
+        # The departure that breaks the phase lock: each client's sends wait ns-2's random overhead_.
+        for f in d["flows"]:
+            f["send_overhead_ms"] = float(run.tcp_overhead_ms)
     controller, params = sac_params(run, input_file)
     d = with_controlled(d, controller, params, count=run.n, rtt_ms=run.rtt_ms, flow_series=run.keeps_series())
     if run.signal == "receiver_aggregate" and run.keeps_series():

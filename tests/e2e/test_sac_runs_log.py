@@ -5,6 +5,8 @@ from the same scenario (a cache keyed by content)."""
 import json
 from dataclasses import asdict
 
+import pytest
+
 from _experiments import load_experiment
 
 load_experiment("mtsc")
@@ -151,3 +153,30 @@ def test_fig14_is_also_reported_on_the_seeds_whose_four_runs_kept_their_backgrou
     # Seeds 2 and 3: gains 302/102 - 1 and 303/103 - 1 (mean +195.1%) against 202/102 - 1 and 203/103 - 1 (+97.6%).
     assert row.ok is None and row.measured.startswith("seeds 2, 3: +195.1% ± ")
     assert ", +97.6% ± " in row.measured and row.measured.endswith("ratio 2.00")
+
+
+def test_a_tcp_overhead_sets_ns2s_send_overhead_on_the_32_clients_only_and_zero_leaves_the_scenario_as_it_was():
+    plain = sac_runs.scenario_dict(sac_runs.Run("online", 11, 60.0))
+    assert all("send_overhead_ms" not in f for f in plain["flows"])
+    assert sac_runs.scenario_dict(sac_runs.Run("online", 11, 60.0, tcp_overhead_ms=0.0)) == plain
+    d = sac_runs.scenario_dict(sac_runs.Run("online", 11, 60.0, tcp_overhead_ms=0.8))
+    background = [f for f in d["flows"] if (f.get("traffic") or {}).get("kind") == "onoff"]
+    assert sum(int(f["count"]) for f in background) == 32
+    assert all(f["send_overhead_ms"] == 0.8 for f in background)
+    assert all("send_overhead_ms" not in f for f in d["flows"] if f not in background)
+    # A training run's parent carries the same background.
+    child = sac_runs.Run("trained", 11, 60.0, train_s=50.0, tcp_overhead_ms=0.8)
+    assert child.parent().tcp_overhead_ms == 0.8
+
+
+def test_the_report_plan_and_lookups_keep_runs_of_another_overhead_apart():
+    import sac_report
+
+    sc = sac_report.Scale(duration_s=60.0, seeds=(1, 2, 3), tcp_overhead_ms=0.8)
+    assert {r.tcp_overhead_ms for r in sac_report.plan(sc, ["9", "16"])} == {0.8}
+    out = _outputs({("online", 1.05): [4.4, 4.4, 4.4]})  # made without overhead
+    res = sac_report.Results(out, sc)
+    assert res.all() == []
+    with pytest.raises(sac_report.Missing):
+        res.get("online", alpha=1.05)
+    assert len(sac_report.Results(out, sac_report.Scale(duration_s=60.0, seeds=(1, 2, 3))).all()) == 3

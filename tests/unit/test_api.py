@@ -341,6 +341,29 @@ def test_a_scenario_saved_with_a_byte_order_mark_runs_as_without_one(tmp_path):
     assert api.run(str(tmp_path / "bom.toml")).summary == api.run(str(tmp_path / "plain.toml")).summary
 
 
+def test_a_send_overhead_override_reaches_the_reliable_sender_and_zero_changes_nothing():
+    short = {**SHORT, "flows.0.count": 4}
+    plain = ccscope.run("examples/newreno.toml", overrides=short)
+    zero = ccscope.run("examples/newreno.toml", overrides={**short, "flows.0.send_overhead_ms": 0.0})
+    pd.testing.assert_frame_equal(zero.flows, plain.flows)
+    a = ccscope.run("examples/newreno.toml", overrides={**short, "flows.0.send_overhead_ms": 1.2})
+    b = ccscope.run("examples/newreno.toml", overrides={**short, "flows.0.send_overhead_ms": 1.2})
+    pd.testing.assert_frame_equal(a.flows, b.flows)
+    assert not a.flows.equals(plain.flows)
+
+
+@pytest.mark.parametrize("value,says", [
+    (-1.0, "-1 is out of range: must be in [0, 1000] ms"),
+    (float("nan"), "NaN is not a finite number"),
+    (1e300, "1e300 is out of range: must be in [0, 1000] ms"),
+])
+def test_a_bad_send_overhead_override_is_a_scenario_error_naming_the_override_and_field(value, says):
+    with pytest.raises(ccscope.ScenarioError) as e:
+        ccscope.run("examples/newreno.toml", overrides={**SHORT, "flows.0.send_overhead_ms": value})
+    assert "override `flows.0.send_overhead_ms`: field `flows[0].send_overhead_ms`" in str(e.value)
+    assert str(e.value).endswith(says)
+
+
 @pytest.mark.parametrize("overrides,named", [
     ({"duration_s": None}, "override `duration_s`"),  # TOML has no null: tomli_w's TypeError named nothing
     ({1: 2}, "override `1`"),  # a key that is not text: an AttributeError from str.split

@@ -96,3 +96,17 @@ def test_background_is_sac_runs_series_at_the_runs_bin_minus_the_controlled_flow
         want[f][min(int(round(t / bin_s)), 9)] += v
     assert own.tobytes() == want[OWN].tobytes()
     assert bg.tobytes() == np.clip(want[-1] - want[OWN], 0.0, None).tobytes()
+
+
+def test_the_tcp_overhead_reaches_the_32_clients_and_not_the_controlled_flow():
+    d = phase.scenario("online", 16, 60.0, packets=False, tcp_overhead_ms=0.8)
+    *clients, controlled = d["flows"]
+    assert sum(int(f["count"]) for f in clients) == 32
+    assert all(f["send_overhead_ms"] == 0.8 for f in clients) and "send_overhead_ms" not in controlled
+    assert all("send_overhead_ms" not in f for f in phase.scenario("online", 16, 60.0, packets=False)["flows"])
+
+
+@pytest.mark.parametrize("value", ["-1", "nan"])
+def test_a_bad_tcp_overhead_exits_2_naming_the_option_before_any_run(value, tmp_path, capsys):
+    assert phase.main(["run", str(tmp_path), "--tcp-overhead-ms", value]) == 2
+    assert "--tcp-overhead-ms" in capsys.readouterr().err

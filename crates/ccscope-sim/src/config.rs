@@ -89,6 +89,8 @@ pub const MAX_DURATION_S: f64 = ccscope_core::MAX_RUN_S;
 pub const MAX_LOG_ROWS: f64 = (1u64 << 26) as f64;
 /// At most this many time-series bins per series.
 pub const MAX_BINS: f64 = (1u64 << 24) as f64;
+/// At most this send overhead (ns-2's TCP `overhead_`), ms: a host's processing delay, not a think time.
+pub const MAX_SEND_OVERHEAD_MS: f64 = 1000.0;
 
 type R<T> = Result<T, ConfigError>;
 
@@ -1505,6 +1507,25 @@ fn flow(
     if f.rto.min > f.rto.max {
         return Err(ctx.err(&at("min_rto_ms"), "must not exceed max_rto_ms"));
     }
+    // ns-2's TCP `overhead_`: a host's processing delay, so at most a second (0 = none).
+    let overhead = check_range(
+        ctx,
+        &at("send_overhead_ms"),
+        ff.send_overhead_ms,
+        0.0,
+        MAX_SEND_OVERHEAD_MS,
+        &format!("in [0, {MAX_SEND_OVERHEAD_MS}] ms"),
+    )?;
+    if let Some(x) = overhead.filter(|&x| x > 0.0 && x * 1e-3 < 1e-9) {
+        return Err(ctx.err(&at("send_overhead_ms"), below_clock(x, "ms")));
+    }
+    f.send_overhead = overhead.map_or(Dur::ZERO, Dur::from_ms_f64);
+    if overhead.is_some() && f.transport() != ccscope_cc::Transport::Reliable {
+        return Err(ctx.err(
+            &at("send_overhead_ms"),
+            "only a `transport = \"reliable\"` flow takes this key (ns-2's TCP overhead_)",
+        ));
+    }
     // Socket buffers: a number, or "unlimited" (the default). RFC 7323 §2.3: a window is at most 2^30 B.
     for (key, item) in [
         ("rbuf_bytes", &ff.rbuf_bytes),
@@ -2564,5 +2585,40 @@ mod tests {
             assert!(e.contains("below 1 ns, the clock's resolution"), "{e}");
         }
         assert!(load(&format!("{OK}max_rto_ms = 1e-6\nmin_rto_ms = 1e-6\n")).is_ok());
+    }
+
+    #[test]
+    fn a_send_overhead_is_a_reliable_flows_bounded_delay_in_ms_and_zero_by_default() {
+        let reliable = format!("{OK}transport = \"reliable\"\n");
+        assert_eq!(load(&reliable).unwrap().flows[0].send_overhead, Dur::ZERO);
+        let sc = load(&format!("{reliable}send_overhead_ms = 1.2\n")).unwrap();
+        assert_eq!(sc.flows[0].send_overhead, Dur(1_200_000));
+        assert_eq!(
+            load(&format!("{reliable}send_overhead_ms = 0\n"))
+                .unwrap()
+                .flows[0]
+                .send_overhead,
+            Dur::ZERO
+        );
+        for (value, says) in [
+            ("-1", "-1 is out of range: must be in [0, 1000] ms"),
+            ("nan", "NaN is not a finite number"),
+            ("inf", "inf is not a finite number"),
+            ("1e300", "1e300 is out of range: must be in [0, 1000] ms"),
+            ("1e-12", "1e-12 ms is below 1 ns, the clock's resolution"),
+        ] {
+            let e = refused(
+                &format!("{reliable}send_overhead_ms = {value}\n"),
+                10,
+                "flows[0].send_overhead_ms",
+            );
+            assert!(e.ends_with(says), "{e}");
+        }
+        let e = refused(
+            &format!("{OK}transport = \"datagram\"\nsend_overhead_ms = 1\n"),
+            10,
+            "flows[0].send_overhead_ms",
+        );
+        assert!(e.contains("only a `transport = \"reliable\"` flow"), "{e}");
     }
 }

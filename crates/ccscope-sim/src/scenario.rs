@@ -79,6 +79,9 @@ pub struct FlowSpec {
     pub app: App,
     /// Retransmission timer settings (reliable transport).
     pub rto: RtoParams,
+    /// ns-2's TCP `overhead_` (reliable transport): each send waits a uniform random time in
+    /// [0, send_overhead) on a delayed-send timer; zero sends at once.
+    pub send_overhead: Dur,
     /// Keep this flow's time series; `None` = the scenario's choice.
     pub timeseries: Option<bool>,
     /// Receive and send buffers (reliable transport; CMT: `rbuf_bytes` is the shared RBUF);
@@ -107,6 +110,7 @@ impl FlowSpec {
             datagram_mode: None,
             app: App::Bulk,
             rto: RtoParams::default(),
+            send_overhead: Dur::ZERO,
             timeseries: None,
             buffers: BufferParams::default(),
             window_management: WindowManagement::None,

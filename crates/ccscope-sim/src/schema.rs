@@ -216,6 +216,8 @@ pub struct FlowFile {
     pub tlp: Option<bool>,
     /// RFC 2883 DSACK from the receiver.
     pub dsack: Option<bool>,
+    /// ns-2's TCP `overhead_`: a uniform random delay in [0, this) before each send (reliable).
+    pub send_overhead_ms: Option<f64>,
     /// "rfc" (default), "linux" or "ns3": the reliable transport's defaults as the RFCs' baseline, as
     /// Linux 6.x or as ns-3.37 sets them.
     pub stack: Option<String>,

@@ -26,6 +26,10 @@ use crate::pktlog::{LogEvent, PacketLog};
 use crate::scenario::{AckPath, App, FlowSpec, Scenario, TimeSeries};
 use crate::traffic::TransferPlan;
 
+/// A flow's send-overhead waits come from stream `SEND_OVERHEAD_STREAM + flow` of the seed (apart
+/// from the queue, loss, jitter, controller and ON/OFF streams, so setting it moves none of them).
+pub const SEND_OVERHEAD_STREAM: u64 = 1 << 41;
+
 /// Builds a flow's controller; the default knows the registry, the Python bindings add `python`.
 pub type ControllerFactory<'a> =
     dyn FnMut(usize, &FlowSpec) -> Result<AnyController, ParamError> + 'a;
@@ -483,7 +487,11 @@ impl Simulation {
                 ),
                 Transport::Reliable => Sender::Reliable(
                     ReliableSender::new(i as u32, cc, f.packet_bytes, plan, f.rto)
-                        .with_buffers(f.buffers.rbuf_bytes, f.buffers.sndbuf_bytes),
+                        .with_buffers(f.buffers.rbuf_bytes, f.buffers.sndbuf_bytes)
+                        .with_send_overhead(
+                            f.send_overhead,
+                            rng::stream(sc.seed, SEND_OVERHEAD_STREAM + i as u64),
+                        ),
                 ),
                 Transport::Cmt => {
                     // One SCTP controller per destination, from the flow's `sctp` parameters.

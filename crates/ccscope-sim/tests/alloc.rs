@@ -71,6 +71,22 @@ fn the_linux_loss_recovery_does_not_allocate_per_packet() {
 }
 
 #[test]
+fn the_send_overhead_timer_does_not_allocate_per_packet() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // ns-2's delayed-send timer: one box per flow, then a draw and a deadline per send.
+    let extra = "send_overhead_ms = 0.5\n";
+    let (a_slow, d_slow) = allocs_per_run_with("newreno", 12, extra);
+    let (a_fast, d_fast) = allocs_per_run_with("newreno", 48, extra);
+    let extra_packets = d_fast.saturating_sub(d_slow);
+    let extra_allocs = a_fast.saturating_sub(a_slow);
+    assert!(extra_packets > 50_000, "{extra_packets}");
+    assert!(
+        extra_allocs < 200,
+        "{extra_allocs} more allocations for {extra_packets} more packets"
+    );
+}
+
+#[test]
 fn the_packet_path_does_not_allocate_per_packet() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     for cc in [

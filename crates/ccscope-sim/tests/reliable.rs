@@ -86,6 +86,35 @@ fn transfers_run_one_after_another_with_think_time() {
     assert!(f.duration_s > 4.0, "duration {}", f.duration_s);
 }
 
+/// Four NewReno flows through a 50-packet drop-tail queue, with `extra` flow keys.
+fn four_newreno(extra: &str) -> String {
+    scenario(
+        "{ kind = \"none\" }",
+        &format!("controller = \"newreno\"\ncount = 4\nstart_jitter_s = 1\n{extra}"),
+    )
+}
+
+#[test]
+fn a_zero_send_overhead_moves_no_result() {
+    assert_eq!(
+        format!("{:?}", run(&four_newreno("send_overhead_ms = 0"))),
+        format!("{:?}", run(&four_newreno("")))
+    );
+}
+
+#[test]
+fn a_send_overhead_run_is_reproducible_conserves_packets_and_differs_from_none() {
+    let text = four_newreno("send_overhead_ms = 1.2");
+    let (a, b) = (run(&text), run(&text));
+    assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    conserved(&a);
+    let none = run(&four_newreno(""));
+    assert_ne!(format!("{:?}", a.flows), format!("{:?}", none.flows));
+    // The waits (0.6 ms on average per send) barely slow four flows on a 40 ms path.
+    let (with, without) = (a.total.delivered as f64, none.total.delivered as f64);
+    assert!(with > 0.9 * without, "{with} against {without} packets");
+}
+
 #[test]
 fn the_same_seed_reproduces_a_lossy_reliable_run_exactly() {
     let text = scenario(

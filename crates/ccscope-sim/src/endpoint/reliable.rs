@@ -40,6 +40,13 @@
 //!   the last transmission when nothing else would clock out a tail loss. RACK walks the per-packet
 //!   records in sequence order (their send times are the rate sampler's); originals are in send
 //!   order, so the walk stops at the first original sent after RACK.xmit_ts.
+//! - Send overhead (ns-2's TCP `overhead_`, tcp.cc `TcpAgent::send_much` and `delsnd_timer_`, after
+//!   Floyd & Jacobson 1992, "On traffic phase effects in packet-switched gateways"), when set: what the
+//!   window allows is not sent at once; a delayed-send timer is armed for a uniform random time in
+//!   [0, overhead) and, when it fires, everything the window then allows goes. While it is pending no
+//!   other call sends. As in ns-2, what ns-2 sends with `output()` outside `send_much` goes at once:
+//!   the retransmissions of fast recovery (dupack_action, NewReno's partial ACK) and RFC 3042's packet
+//!   (send_one); new data and the retransmissions after a timeout wait for the timer.
 //! - Rounds (specs/002-cmt.md A12, for paper 002's round-correlated loss): a round starts with the
 //!   first packet sent after the previous round's first packet is acknowledged (cumulatively or
 //!   SACKed); every data packet carries its round, with `Packet::RETX` on retransmissions. Only the
@@ -51,6 +58,7 @@ use ccscope_cc::common::{PacketSendState, RateSampler};
 use ccscope_cc::{
     AckEvent, AnyController, CongestionEvent, Controller as _, LossCause, LossEvent, SendEvent,
 };
+use ccscope_core::rng::{Rng, RngExt as _};
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
 
@@ -120,6 +128,17 @@ impl Seg {
             is_app_limited: self.is_app_limited,
         }
     }
+}
+
+/// ns-2's delayed-send timer (tcp.cc `delsnd_timer_`) and the random overhead it waits.
+#[derive(Clone, Debug)]
+struct SendOverhead {
+    /// Each wait is uniform on [0, max) (ns-2 `Random::uniform(overhead_)`); max > 0.
+    max: Dur,
+    /// When the timer fires, if armed.
+    deadline: Option<Time>,
+    /// The flow's own stream (same scenario and seed: the same waits).
+    rng: Rng,
 }
 
 /// Fields in declaration order (`repr(C)`): what every ACK and transmission reads or writes comes
@@ -206,6 +225,8 @@ pub struct ReliableSender {
     pub plan: Option<Box<TransferPlan>>,
     rate: RateSampler,
     rtt: RtoEstimator,
+    /// ns-2's send overhead, when the flow sets one (read on every send attempt: a pointer here).
+    overhead: Option<Box<SendOverhead>>,
     // Cold: counters read at the end of a run, optional mechanisms' state.
     pub retransmitted: u64,
     pub rtos: u64,
@@ -291,6 +312,29 @@ impl ReliableSender {
             tlp_recoveries: 0,
             rack_reo_timeouts: 0,
             acked: 0,
+            overhead: None,
+        }
+    }
+
+    /// ns-2's TCP `overhead_`: each send waits for a delayed-send timer of a uniform random time in
+    /// [0, `max`) drawn from `rng` (see the module notes); `max` = 0 sends at once, as without it.
+    pub fn with_send_overhead(mut self, max: Dur, rng: Rng) -> ReliableSender {
+        self.overhead = (max > Dur::ZERO).then(|| {
+            Box::new(SendOverhead {
+                max,
+                deadline: None,
+                rng,
+            })
+        });
+        self
+    }
+
+    /// ns-2 send_much with force 0 and the timer idle: arm it (`Random::uniform(overhead_)`).
+    fn arm_overhead(&mut self, now: Time) {
+        if let Some(o) = self.overhead.as_deref_mut() {
+            if o.deadline.is_none() {
+                o.deadline = Some(now + Dur(o.rng.gen_range(0..o.max.as_ns())));
+            }
         }
     }
 
@@ -345,6 +389,10 @@ impl ReliableSender {
         self.tlp_deadline = Packed::NONE;
         self.tlp_high_seq = Packed::NONE;
         self.tlp_retrans = false;
+        // ns-2 TcpAgent::reset cancels the timers, the delayed-send one included.
+        if let Some(o) = self.overhead.as_deref_mut() {
+            o.deadline = None;
+        }
     }
 
     pub fn in_flight(&self) -> u32 {
@@ -479,6 +527,14 @@ impl ReliableSender {
         {
             self.new_connection();
         }
+        // ns-2 DelSndTimer::expire -> send_much(force 1): everything the window allows goes now.
+        let expired = match self.overhead.as_deref_mut() {
+            Some(o) if o.deadline.is_some_and(|t| t <= now) => {
+                o.deadline = None;
+                true
+            }
+            _ => false,
+        };
         let mut paced = None;
         let nxt_before = self.snd_nxt;
         while self.active {
@@ -496,6 +552,17 @@ impl ReliableSender {
             if self.cc.pacing_rate().is_some() && now < self.next_send_at {
                 paced = Some(self.next_send_at);
                 break;
+            }
+            if self.overhead.is_some() && !expired && !limited {
+                // ns-2 send_much (force 0): with something to send, only the timer sends it; what
+                // ns-2 sends with output() (fast recovery's retransmissions) goes at once.
+                let resend =
+                    self.lost_waiting > 0 && !(self.frto_new_data && self.new_data_allowed());
+                if !(resend && self.recovery_point.is_some()) && (resend || self.new_data_allowed())
+                {
+                    self.arm_overhead(now);
+                    break;
+                }
             }
             self.fast_retransmit = false;
             if limited {
@@ -548,10 +615,8 @@ impl ReliableSender {
             .as_ref()
             .and_then(|p| p.wake())
             .filter(|&t| t > now && self.active);
-        match (paced, think) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let delayed = self.overhead.as_ref().and_then(|o| o.deadline);
+        [paced, think, delayed].into_iter().flatten().min()
     }
 
     /// RFC 9293 §3.8.6.1: with data to send, the window closed and nothing outstanding, no ACK will
@@ -2313,5 +2378,119 @@ mod tests {
                 assert_eq!(second, ms(300) + s.rto());
             }
         }
+    }
+
+    /// A started sender of controller `cc` with window `w` and ns-2's send overhead of `overhead`,
+    /// drawing from stream `seed`.
+    fn overheaded(cc: &str, w: i64, overhead: Dur, seed: u64) -> ReliableSender {
+        switched(cc, w, |_| {}).with_send_overhead(overhead, ccscope_core::rng::stream(seed, 0))
+    }
+
+    #[test]
+    fn without_send_overhead_the_window_goes_at_once() {
+        let mut s = overheaded("fixed", 4, Dur::ZERO, 1);
+        let mut out = Vec::new();
+        assert_eq!(s.try_send(Time::ZERO, &mut out), None);
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+        assert!(out.iter().all(|p| p.sent == Time::ZERO));
+    }
+
+    #[test]
+    fn a_send_overhead_holds_what_the_window_allows_until_one_timer_fires_then_sends_it_all() {
+        let mut s = overheaded("fixed", 4, Dur::from_ms(1), 1);
+        let mut out = Vec::new();
+        // ns-2 TcpAgent::send_much (force 0): nothing goes, the delayed-send timer is armed.
+        let t = s
+            .try_send(Time::ZERO, &mut out)
+            .expect("a delayed-send timer");
+        assert!(out.is_empty());
+        assert!(t > Time::ZERO && t < ms(1), "{t:?}");
+        // A call before it fires (an ACK) sends nothing and keeps the one timer.
+        assert_eq!(s.try_send(Time(t.as_ns() / 2), &mut out), Some(t));
+        assert!(out.is_empty());
+        // The expiry (send_much with force 1) sends all the window allows, at once, in order.
+        assert_eq!(s.try_send(t, &mut out), None);
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+        assert!(out.iter().all(|p| p.sent == t));
+    }
+
+    /// The delays (timer expiry minus the time the window allowed the packet) of `n` packets of a
+    /// one-packet window, ACKed 10 ms after each is sent.
+    fn overhead_delays(overhead: Dur, seed: u64, n: u64) -> Vec<Dur> {
+        let mut s = overheaded("fixed", 1, overhead, seed);
+        let mut out = Vec::new();
+        let mut now = Time::ZERO;
+        let mut wake = s.try_send(now, &mut out).expect("timer");
+        let mut delays = Vec::with_capacity(n as usize);
+        for k in 0..n {
+            delays.push(wake - now);
+            assert!(out.is_empty());
+            assert_eq!(s.try_send(wake, &mut out), None);
+            assert_eq!((seqs(&out), out[0].sent), (vec![k], wake));
+            out.clear();
+            now = wake + Dur::from_ms(10);
+            wake = s.on_ack(now, &cum_ack(k + 1), &mut out).expect("timer");
+        }
+        delays
+    }
+
+    #[test]
+    fn each_send_waits_a_uniform_delay_below_the_overhead_with_mean_half_of_it() {
+        let overhead = Dur::from_ms(1);
+        let d = overhead_delays(overhead, 3, 20_000);
+        assert!(d.iter().all(|&x| x < overhead));
+        let mean = d.iter().map(|x| x.as_ns()).sum::<u64>() as f64 / d.len() as f64;
+        // Uniform on [0, 1 ms): mean 500 us, standard error 289 us / sqrt(20,000) = 2 us.
+        assert!((mean - 500_000.0).abs() < 10_000.0, "mean {mean} ns");
+        let quarter = d.iter().filter(|x| x.as_ns() < 250_000).count();
+        assert!(
+            (4_500..5_500).contains(&quarter),
+            "{quarter} of 20,000 below 250 us"
+        );
+    }
+
+    #[test]
+    fn send_overhead_delays_are_the_same_for_the_same_stream_and_differ_for_another() {
+        let a = overhead_delays(Dur::from_ms(1), 7, 200);
+        assert_eq!(a, overhead_delays(Dur::from_ms(1), 7, 200));
+        assert_ne!(a, overhead_delays(Dur::from_ms(1), 8, 200));
+    }
+
+    #[test]
+    fn a_fast_retransmission_goes_at_once_while_new_data_waits_for_the_send_overhead() {
+        let mut s = overheaded("fixed", 10, Dur::from_ms(1), 2);
+        let mut out = Vec::new();
+        let t = s.try_send(Time::ZERO, &mut out).expect("timer");
+        s.try_send(t, &mut out);
+        assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
+        out.clear();
+        // 1..=9 SACKed: 0 is lost (RFC 6675 IsLost). ns-2 sends the fast retransmission with
+        // output(), outside send_much: at once. The new data the pipe allows waits.
+        let w = s
+            .on_ack(ms(40), &unlimited(ack(0, 0, &[(1, 10)])), &mut out)
+            .expect("timer");
+        assert_eq!(seqs(&out), [0]);
+        assert!(w > ms(40) && w < ms(41), "{w:?}");
+        s.try_send(w, &mut out);
+        assert_eq!(seqs(&out), [0, 10, 11, 12, 13, 14, 15, 16, 17, 18]);
+        assert!(out[1..].iter().all(|p| p.sent == w));
+    }
+
+    #[test]
+    fn a_retransmission_after_a_timeout_waits_for_the_send_overhead() {
+        let mut s = overheaded("newreno", 4, Dur::from_ms(1), 4);
+        let mut out = Vec::new();
+        let t = s.try_send(Time::ZERO, &mut out).expect("timer");
+        s.try_send(t, &mut out);
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+        out.clear();
+        // ns-2 TcpAgent::timeout(TCP_TIMER_RTX) resends through send_much (force 0).
+        let rto = s.timeout_deadline().expect("RTO armed");
+        let w = s.on_timeout(rto, &mut out).expect("timer");
+        assert_eq!(s.rtos, 1);
+        assert!(out.is_empty());
+        assert!(w > rto && w < rto + Dur::from_ms(1), "{w:?}");
+        s.try_send(w, &mut out);
+        assert_eq!(seqs(&out), [0]);
     }
 }
