@@ -216,6 +216,8 @@ pub struct FlowFile {
     pub tlp: Option<bool>,
     /// RFC 2883 DSACK from the receiver.
     pub dsack: Option<bool>,
+    /// "none" (an ACK per packet), "ns3" or "linux": the receiver's delayed ACKs.
+    pub delayed_ack: Option<String>,
     /// "rfc" (default), "linux" or "ns3": the reliable transport's defaults as the RFCs' baseline, as
     /// Linux 6.x or as ns-3.37 sets them.
     pub stack: Option<String>,
