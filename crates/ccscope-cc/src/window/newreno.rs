@@ -70,7 +70,7 @@ impl crate::params::Params for Params {
         },
         ParamSpec {
             name: "slow_start_limit",
-            unit: "packets",
+            unit: "packets/ACK",
             doc: "most packets one ACK adds in slow start (RFC 3465 §2.2 L; 4294967295 = none, as Linux; ns-3.37 NewReno: 1)",
         },
     ];
