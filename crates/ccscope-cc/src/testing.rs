@@ -148,6 +148,41 @@ impl<C: Controller> Script<C> {
         true
     }
 
+    /// One cumulative ACK of the `n` oldest packets in flight (a delayed ACK), `rtt` after the oldest was
+    /// sent: it echoes the oldest (RFC 7323 §4.3) and acknowledges `n` packets.
+    pub fn ack_oldest_n(&mut self, n: usize, rtt: Dur) -> bool {
+        let n = n.min(self.in_flight.len());
+        if n == 0 {
+            return false;
+        }
+        let acked: Vec<_> = self.in_flight.drain(..n).collect();
+        let (seq, sent, tag) = acked[0];
+        if sent + rtt > self.now {
+            self.now = sent + rtt;
+        }
+        let mut rate = None;
+        for &(s, t, _) in &acked {
+            rate = self.rate_sample(s, t, rtt);
+        }
+        let ev = AckEvent {
+            seq,
+            bytes: self.bytes,
+            send_time: sent,
+            recv_time: sent + Dur(rtt.as_ns() / 2),
+            rtt,
+            in_flight: self.in_flight.len() as u32,
+            last_sent_seq: self.next_seq.saturating_sub(1),
+            tag,
+            newly_acked: n as u32,
+            snd_una_advanced: true,
+            in_recovery: self.in_recovery,
+            rate,
+            host_bytes: self.host_bytes,
+        };
+        self.cc.on_ack(self.now, &ev);
+        true
+    }
+
     /// ACK everything in flight (not what those ACKs let the sender send).
     pub fn ack_all(&mut self, rtt: Dur) {
         let n = self.in_flight.len();

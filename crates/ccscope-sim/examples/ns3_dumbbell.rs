@@ -1,7 +1,10 @@
 //! The ns-3 dumbbell of ../shared/bench/ns3 (12 or 100 Mbit/s, 20 ms, 1000-packet droptail, 1 or 16
 //! bulk flows starting in [0, 1) s, seed 1) with each reliable-transport preset, for the goodput table
 //! of docs/performance.md: `cargo run --release -p ccscope-sim --example ns3_dumbbell [-- STACK...]`
-//! (default: rfc ns3 linux). Goodput is payload (x 1448/1500), as ns-3 counts it.
+//! (default: rfc ns3 linux). A STACK may carry extra flow keys after a colon, comma-separated, e.g.
+//! `ns3:delayed_ack="none"` or `ns3:slow_start_limit=1` (a controller parameter the controller does
+//! not know is skipped for it); `--rate 12` runs only the 12 Mbit/s cases. Goodput is payload
+//! (x 1448/1500), as ns-3 counts it; acks/pkt is ACKs sent per data packet delivered.
 
 use ccscope_sim::{load_scenario, Simulation};
 
@@ -16,19 +19,55 @@ const CASES: [(u32, &str, u32, u32); 8] = [
     (16, "newreno", 100, 60),
 ];
 
+/// Flow keys of the transport; any other key is a controller parameter.
+const TRANSPORT_KEYS: [&str; 8] = [
+    "delayed_ack",
+    "dsack",
+    "frto",
+    "limited_transmit",
+    "prr",
+    "rack",
+    "tlp",
+    "rto_estimator",
+];
+
 fn main() {
-    let mut stacks: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut only_rate = None;
+    if let Some(i) = args.iter().position(|a| a == "--rate") {
+        let r = args.get(i + 1).and_then(|r| r.parse::<u32>().ok());
+        only_rate = Some(r.unwrap_or_else(|| panic!("--rate needs Mbit/s, e.g. --rate 12")));
+        args.drain(i..i + 2);
+    }
+    let mut stacks = args;
     if stacks.is_empty() {
         stacks = vec!["rfc".into(), "ns3".into(), "linux".into()];
     }
     for (n, cc, rate, dur) in CASES {
-        for stack in &stacks {
+        if only_rate.is_some_and(|r| r != rate) {
+            continue;
+        }
+        for spec in &stacks {
+            let (stack, extra) = spec.split_once(':').unwrap_or((spec, ""));
+            // A controller parameter goes only to the controller that has it (newreno's slow_start_limit).
+            let known: Vec<&str> = ccscope_cc::registry::find(cc)
+                .map(|e| e.params.iter().map(|p| p.name).collect())
+                .unwrap_or_default();
+            let keys: String = extra
+                .split(',')
+                .filter(|kv| !kv.is_empty())
+                .filter(|kv| {
+                    let k = kv.split('=').next().unwrap_or("").trim();
+                    TRANSPORT_KEYS.contains(&k) || known.contains(&k)
+                })
+                .map(|kv| format!("{kv}\n"))
+                .collect();
             let text = format!(
                 "seed = 1\nduration_s = {dur}\nbin_ms = 500\n\
                  [data_link]\nrate_mbps = {rate}\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 1000 }}\n\
                  [ack_link]\nrate_mbps = {rate}\ndelay_ms = 20\n\
                  [[flows]]\ncontroller = \"{cc}\"\ncount = {n}\nstart_jitter_s = 1\npacket_bytes = 1500\n\
-                 ack_bytes = 52\nstack = \"{stack}\"\n"
+                 ack_bytes = 52\nstack = \"{stack}\"\n{keys}"
             );
             let sc = load_scenario(&text, None, &[]).unwrap_or_else(|e| panic!("{e}"));
             let (r, _) = Simulation::new(&sc).expect("builds").run();
@@ -45,8 +84,9 @@ fn main() {
                     .map(|c| c.1)
                     .sum()
             };
+            let delivered = sum(&|f| f.delivered).max(1);
             println!(
-                "{n:2} {cc:8} {rate:3}M {dur:3}s stack={stack:5} goodput={goodput:.3} rtos={} retx={} drops={} lost={} spurious_rtos={} tlp_probes={} tlp_recoveries={} reo_timeouts={}",
+                "{n:2} {cc:8} {rate:3}M {dur:3}s stack={spec:5} goodput={goodput:.3} rtos={} retx={} drops={} lost={} spurious_rtos={} tlp_probes={} tlp_recoveries={} reo_timeouts={} acks/pkt={:.3}",
                 sum(&|f| f.rtos),
                 sum(&|f| f.retransmissions),
                 sum(&|f| f.dropped),
@@ -55,6 +95,7 @@ fn main() {
                 counter("tlp_probes"),
                 counter("tlp_recoveries"),
                 counter("rack_reo_timeouts"),
+                r.acks.0 as f64 / delivered as f64,
             );
         }
     }

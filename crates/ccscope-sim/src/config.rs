@@ -1452,7 +1452,7 @@ fn flow(
         f.app = traffic(ctx, &at("traffic"), t)?;
     }
     // `stack` picks the defaults (the RFCs' baseline, Linux's, or ns-3.37's); `rto_estimator`,
-    // `frto`, `limited_transmit`, `prr`, `rack`, `tlp` and `dsack` override them.
+    // `frto`, `limited_transmit`, `prr`, `rack`, `tlp`, `dsack` and `delayed_ack` override them.
     let mut d = match ff.stack.as_deref() {
         None | Some("rfc") => crate::endpoint::RtoParams::default(),
         Some("linux") => crate::endpoint::RtoParams::linux(),
@@ -1485,6 +1485,17 @@ fn flow(
     d.rack = ff.rack.unwrap_or(d.rack);
     d.tlp = ff.tlp.unwrap_or(d.tlp);
     d.dsack = ff.dsack.unwrap_or(d.dsack);
+    if let Some(v) = ff.delayed_ack.as_deref() {
+        d.delayed_ack = crate::endpoint::DelayedAck::parse(v).ok_or_else(|| {
+            ctx.err(
+                &at("delayed_ack"),
+                format!(
+                    "expected {}, got \"{v}\"",
+                    crate::endpoint::DelayedAck::NAMES
+                ),
+            )
+        })?;
+    }
     f.rto.estimator = d.estimator;
     f.rto.frto = d.frto;
     f.rto.limited_transmit = d.limited_transmit;
@@ -1494,6 +1505,7 @@ fn flow(
     f.rto.rack = d.rack;
     f.rto.tlp = d.tlp;
     f.rto.dsack = d.dsack;
+    f.rto.delayed_ack = d.delayed_ack;
     let rto_ms = |k: &str, v: Option<f64>| positive_time(ctx, &at(k), v, "ms", 1e-3);
     f.rto.min = rto_ms("min_rto_ms", ff.min_rto_ms)?
         .map(Dur::from_ms_f64)
@@ -1688,6 +1700,7 @@ fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {
         ("rack", ff.rack.is_some()),
         ("tlp", ff.tlp.is_some()),
         ("dsack", ff.dsack.is_some()),
+        ("delayed_ack", ff.delayed_ack.is_some()),
         ("stack", ff.stack.is_some()),
     ] {
         if given {
@@ -1842,7 +1855,7 @@ mod tests {
 
     #[test]
     fn the_stack_presets_set_the_loss_recovery_switches_and_explicit_keys_override_them() {
-        use crate::endpoint::{RtoEstimatorKind, RtoParams};
+        use crate::endpoint::{DelayedAck, RtoEstimatorKind, RtoParams};
         let flow = |keys: &str| -> RtoParams {
             let text = format!("duration_s = 1\n[data_link]\nrate_mbps = 12\n[[flows]]\ncontroller = \"cubic\"\n{keys}\n");
             load(&text).expect("loads").flows[0].rto
@@ -1870,6 +1883,7 @@ mod tests {
             ),
             (true, true, true, true, true, false)
         );
+        assert_eq!(linux.delayed_ack, DelayedAck::Linux);
         let ns3 = flow("stack = \"ns3\"");
         assert_eq!(
             ns3,
@@ -1877,8 +1891,18 @@ mod tests {
                 prr: true,
                 prr_flavour: crate::endpoint::prr::PrrFlavour::Ns3,
                 impatient: true,
+                delayed_ack: DelayedAck::Ns3,
                 ..RtoParams::default()
             }
+        );
+        assert_eq!(rfc.delayed_ack, DelayedAck::None);
+        assert_eq!(
+            flow("stack = \"ns3\"\ndelayed_ack = \"none\"").delayed_ack,
+            DelayedAck::None
+        );
+        assert_eq!(
+            flow("delayed_ack = \"linux\"").delayed_ack,
+            DelayedAck::Linux
         );
         let mixed = flow("stack = \"linux\"\nrack = false\nlimited_transmit = true");
         assert_eq!(
@@ -1889,6 +1913,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("stack") && e.contains("ns3"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_delayed_ack_policy_names_the_field_its_line_and_the_choices() {
+        let text = OK.replace("count = 2", "count = 2\ndelayed_ack = \"bsd\"");
+        let line = text
+            .lines()
+            .position(|l| l.starts_with("delayed_ack"))
+            .expect("added")
+            + 1;
+        let e = load(&text).unwrap_err().to_string();
+        assert!(e.contains(&format!(":{line}:")), "{e}");
+        assert!(e.contains("flows[0].delayed_ack"), "{e}");
+        assert!(
+            e.contains("\"none\", \"ns3\" or \"linux\", got \"bsd\""),
+            "{e}"
+        );
+        let e = load(&OK.replace("count = 2", "count = 2\ndelayed_ack = 2"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("delayed_ack"), "{e}");
     }
 
     #[test]

@@ -218,6 +218,8 @@ pub struct FlowFile {
     pub dsack: Option<bool>,
     /// ns-2's TCP `overhead_`: a uniform random delay in [0, this) before each send (reliable).
     pub send_overhead_ms: Option<f64>,
+    /// "none" (an ACK per packet), "ns3" or "linux": the receiver's delayed ACKs.
+    pub delayed_ack: Option<String>,
     /// "rfc" (default), "linux" or "ns3": the reliable transport's defaults as the RFCs' baseline, as
     /// Linux 6.x or as ns-3.37 sets them.
     pub stack: Option<String>,

@@ -513,10 +513,12 @@ impl Simulation {
             let receiver = Receiver::new(transport != Transport::Datagram, f.ack_bytes)
                 .with_buffer(f.buffers.recv_buffer())
                 .with_host_report(senders[i].wants_host_feedback());
-            receivers.push(if transport == Transport::Cmt {
-                receiver.with_arrival_log()
-            } else {
-                receiver.with_dsack(transport == Transport::Reliable && f.rto.dsack)
+            receivers.push(match transport {
+                Transport::Cmt => receiver.with_arrival_log(),
+                Transport::Reliable => receiver
+                    .with_dsack(f.rto.dsack)
+                    .with_delayed_ack(f.rto.delayed_ack),
+                Transport::Datagram => receiver,
             });
             let jitter = if f.start_jitter > Dur::ZERO {
                 use ccscope_core::rng::RngExt;
@@ -959,7 +961,10 @@ impl Simulation {
             total.first_tx_bytes += first_tx;
         }
         self.path_stats[self.nets[f].path_base + p.path as usize].delivered += 1;
-        self.send_ack(now, ack);
+        // A delayed ACK waits for the next packet or the receiver's timer (`arm_receiver`).
+        if let Some(ack) = ack {
+            self.send_ack(now, ack);
+        }
         self.arm_receiver(p.flow);
     }
 
@@ -979,7 +984,7 @@ impl Simulation {
         self.arrive(now, first, p);
     }
 
-    /// A receiver whose application reads at a set rate wakes up to send window updates.
+    /// A receiver wakes up to send a delayed ACK, or window updates when its application reads at a set rate.
     fn arm_receiver(&mut self, f: u32) {
         if let Some(t) = self.receivers[f as usize].take_wake() {
             self.events.push(t, Phase::Normal, Ev::RecvWake(f));

@@ -472,3 +472,72 @@ fn frto_cuts_cubics_spurious_retransmissions_after_an_outage() {
     );
     assert!(a.goodput_mbps > b.goodput_mbps);
 }
+
+#[test]
+fn with_ns3_delayed_acks_about_one_ack_goes_per_two_packets_and_every_byte_arrives() {
+    for stack in ["ns3", "linux"] {
+        let r = run(&scenario(
+            "{ kind = \"bernoulli\", p = 0.01 }",
+            &format!("controller = \"newreno\"\nstack = \"{stack}\"\ntransfers_bytes = [3000000]"),
+        ));
+        conserved(&r);
+        let f = &r.flows[0];
+        assert!(
+            f.dropped > 10,
+            "{stack}: expected losses, got {}",
+            f.dropped
+        );
+        let goodput_bytes = (f.goodput_mbps * 1e6 / 8.0 * f.duration_s).round() as u64;
+        assert!(
+            (goodput_bytes as i64 - 2000 * 1500).abs() <= 1500,
+            "{stack}: goodput bytes {goodput_bytes}"
+        );
+        assert_eq!(f.in_flight, 0, "{stack}");
+    }
+    let bulk = |stack: &str| {
+        let r = run(&scenario(
+            "{ kind = \"none\" }",
+            &format!("controller = \"newreno\"\nstack = \"{stack}\""),
+        ));
+        conserved(&r);
+        r.acks.0 as f64 / r.total.delivered as f64
+    };
+    let per_packet = bulk("rfc");
+    let ns3 = bulk("ns3");
+    assert!((per_packet - 1.0).abs() < 1e-9, "{per_packet}");
+    // Every second in-order packet, plus the ACKs sent at once around the losses.
+    assert!((0.48..0.56).contains(&ns3), "{ns3} ACKs per packet");
+}
+
+/// Drops of one NewReno flow over the ns-3 dumbbell (12 Mbit/s, 20 ms, 1000-packet droptail) in 30 s:
+/// the first slow start's overshoot (the buffer is not filled again within the run).
+fn first_overshoot_drops(keys: &str) -> u64 {
+    let r = run(&format!(
+        "seed = 1\nduration_s = 30\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+         queue = {{ kind = \"droptail\", packets = 1000 }}\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+         [[flows]]\ncontroller = \"newreno\"\npacket_bytes = 1500\nack_bytes = 52\n{keys}\n"
+    ));
+    conserved(&r);
+    r.total.dropped
+}
+
+#[test]
+fn ns3_style_delayed_acks_with_ns3_newreno_slow_start_roughly_halve_the_first_overshoot() {
+    let per_packet = first_overshoot_drops("stack = \"ns3\"\ndelayed_ack = \"none\"");
+    let ns3 = first_overshoot_drops("stack = \"ns3\"\nslow_start_limit = 1");
+    // One segment per ACK (TcpNewReno::SlowStart) at one ACK per two segments: the window grows by
+    // about 1.5 per round trip instead of 2, so the last round overshoots by about half as much.
+    let ratio = ns3 as f64 / per_packet as f64;
+    assert!(per_packet > 500, "{per_packet}");
+    assert!(
+        (0.4..0.6).contains(&ratio),
+        "{ns3} / {per_packet} = {ratio}"
+    );
+    // Delayed ACKs alone do not: a controller that adds every packet an ACK covers still doubles.
+    let byte_counting = first_overshoot_drops("stack = \"ns3\"");
+    let ratio = byte_counting as f64 / per_packet as f64;
+    assert!(
+        (0.9..1.1).contains(&ratio),
+        "{byte_counting} / {per_packet}"
+    );
+}

@@ -9,7 +9,8 @@
 //! - congestion avoidance counts acknowledged packets and adds one packet per window of them (RFC 5681
 //!   §3.1's RECOMMENDED byte counting), so the window grows by exactly one packet per round trip;
 //! - slow start adds every newly acknowledged packet up to ssthresh and passes the rest to congestion
-//!   avoidance (Linux `tcp_slow_start`; RFC 3465's per-ACK limit L is not applied);
+//!   avoidance (Linux `tcp_slow_start`); `slow_start_limit` caps it per ACK (RFC 3465 §2.2's L; 1 is
+//!   ns-3.37's `TcpNewReno::SlowStart`, which matters with delayed ACKs);
 //! - ssthresh is half the flight in whole packets, rounded down (RFC 5681 eq. 4 in bytes allows a
 //!   fraction of a segment);
 //! - FlightSize at an RTO is the in-flight count of the last send or ACK before it: the transport
@@ -34,6 +35,9 @@ pub struct Params {
     pub initial_ssthresh: u32,
     /// Window after a retransmission timeout in packets (RFC 5681 §3.1: loss window = 1 segment).
     pub loss_window: u32,
+    /// Most packets one ACK adds in slow start (RFC 3465 §2.2 L); the default 4294967295 = no limit
+    /// (Linux `tcp_slow_start`); 1 = ns-3.37 `TcpNewReno::SlowStart` (one segment per ACK).
+    pub slow_start_limit: u32,
 }
 
 impl Default for Params {
@@ -42,6 +46,7 @@ impl Default for Params {
             initial_window: 10,
             initial_ssthresh: u32::MAX,
             loss_window: 1,
+            slow_start_limit: u32::MAX,
         }
     }
 }
@@ -63,11 +68,19 @@ impl crate::params::Params for Params {
             unit: "packets",
             doc: "window after a retransmission timeout (RFC 5681 §3.1: 1)",
         },
+        ParamSpec {
+            name: "slow_start_limit",
+            unit: "packets/ACK",
+            doc: "most packets one ACK adds in slow start (RFC 3465 §2.2 L; 4294967295 = none, as Linux; ns-3.37 NewReno: 1)",
+        },
     ];
     fn validate(&self) -> Result<(), ParamError> {
         check_reno_params(self.initial_window, self.initial_ssthresh)?;
         if self.loss_window < 1 {
             return Err(invalid("loss_window", "must be >= 1"));
+        }
+        if self.slow_start_limit < 1 {
+            return Err(invalid("slow_start_limit", "must be >= 1"));
         }
         Ok(())
     }
@@ -119,8 +132,17 @@ impl Controller for NewReno {
         }
         let mut acked = ev.newly_acked;
         if self.cwnd < self.ssthresh {
-            // RFC 5681 §3.1 eq. 2: slow start.
-            (self.cwnd, acked) = slow_start(self.cwnd, self.ssthresh, acked);
+            // RFC 5681 §3.1 eq. 2: slow start, at most L packets per ACK (RFC 3465 §2.2).
+            let counted = acked.min(self.p.slow_start_limit);
+            let (cwnd, left) = slow_start(self.cwnd, self.ssthresh, counted);
+            self.cwnd = cwnd;
+            // ns-3.37 TcpNewReno::IncreaseWindow: what SlowStart leaves goes to congestion avoidance
+            // only once cwnd has reached ssthresh.
+            acked = if cwnd < self.ssthresh {
+                0
+            } else {
+                left + (acked - counted)
+            };
         }
         if acked > 0 {
             // RFC 5681 §3.1: one packet per window of acknowledged packets.
@@ -228,6 +250,64 @@ mod tests {
             let grown = if ssthresh == 10 { 11 } else { before + 1 };
             assert_eq!(s.cc.cwnd(), grown, "ssthresh {ssthresh}");
         }
+    }
+
+    #[test]
+    fn slow_start_adds_every_packet_a_delayed_ack_covers_by_default() {
+        let mut s = newreno(Params::default());
+        s.fill_window();
+        for expected in [12, 14, 16, 18, 20] {
+            s.ack_oldest_n(2, RTT);
+            assert_eq!(s.cc.cwnd(), expected);
+        }
+    }
+
+    #[test]
+    fn with_a_slow_start_limit_of_one_a_delayed_ack_adds_one_packet_as_ns3_newreno() {
+        let mut s = newreno(Params {
+            slow_start_limit: 1,
+            ..Default::default()
+        });
+        s.fill_window();
+        // ns-3.37 TcpNewReno::SlowStart: one segment per ACK, however many it acknowledges.
+        for expected in 11..=15 {
+            s.ack_oldest_n(2, RTT);
+            assert_eq!(s.cc.cwnd(), expected);
+        }
+        // Per-packet ACKs grow it as before.
+        s.fill_window();
+        s.ack_oldest(RTT);
+        assert_eq!(s.cc.cwnd(), 16);
+    }
+
+    #[test]
+    fn what_the_slow_start_limit_holds_back_counts_for_congestion_avoidance_only_from_ssthresh() {
+        let mut s = newreno(Params {
+            slow_start_limit: 1,
+            initial_ssthresh: 11,
+            ..Default::default()
+        });
+        s.fill_window();
+        // 10 -> 11 = ssthresh; the second packet this ACK covers is congestion-avoidance credit
+        // (SlowStart returns segmentsAcked - 1 to IncreaseWindow).
+        s.ack_oldest_n(2, RTT);
+        assert_eq!(s.cc.cwnd(), 11);
+        s.fill_window();
+        for _ in 0..9 {
+            s.ack_oldest(RTT);
+        }
+        assert_eq!(s.cc.cwnd(), 11);
+        s.ack_oldest(RTT);
+        assert_eq!(s.cc.cwnd(), 12);
+        // Below ssthresh, what the limit held back is dropped.
+        let mut s = newreno(Params {
+            slow_start_limit: 1,
+            initial_ssthresh: 100,
+            ..Default::default()
+        });
+        s.fill_window();
+        s.ack_oldest_n(10, RTT);
+        assert_eq!(s.cc.cwnd(), 11);
     }
 
     #[test]

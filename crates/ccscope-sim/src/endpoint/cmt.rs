@@ -953,7 +953,10 @@ mod tests {
     /// The receiver gets `p` at `now` and its SACK reaches the sender at once; returns what the
     /// sender sent in reply.
     fn deliver(s: &mut CmtSender, r: &mut Receiver, p: &Packet, now: Time) -> Vec<Packet> {
-        let (ack, _) = r.on_data(p, now);
+        let ack = r
+            .on_data(p, now)
+            .0
+            .expect("a cmt receiver ACKs every packet");
         let mut out = Vec::new();
         s.on_sack(now, &ack, r.arrival_log().expect("cmt receiver"), &mut out);
         out
@@ -970,9 +973,9 @@ mod tests {
         // then stale. Its echo still times TSN 0's round trip exactly: 40 ms (A9: a sample per SACK).
         let (mut s, mut r, out) = started(2, 1_000_000);
         assert_eq!(tsns(&out), [(0, 0), (1, 1), (2, 0), (3, 1)]);
-        let (a1, _) = r.on_data(&out[1], ms(5));
-        let (a0, _) = r.on_data(&out[0], ms(20));
-        let (a3, _) = r.on_data(&out[3], ms(21));
+        let a1 = r.on_data(&out[1], ms(5)).0.expect("ACK");
+        let a0 = r.on_data(&out[0], ms(20)).0.expect("ACK");
+        let a3 = r.on_data(&out[3], ms(21)).0.expect("ACK");
         let mut sent = Vec::new();
         for (at, a) in [(10, &a1), (26, &a3), (40, &a0)] {
             s.on_sack(ms(at), a, r.arrival_log().expect("cmt receiver"), &mut sent);

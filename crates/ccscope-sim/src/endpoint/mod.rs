@@ -19,7 +19,7 @@ use crate::traffic::TransferPlan;
 
 pub use cmt::{CmtConfig, CmtPathReport, CmtSender};
 pub use datagram::DatagramSender;
-pub use receiver::{ArrivalLog, HostArrivals, Receiver, RecvBuffer};
+pub use receiver::{ArrivalLog, DelayedAck, HostArrivals, Receiver, RecvBuffer};
 pub use reliable::{App, ReliableSender};
 pub use rto::{RtoEstimatorKind, RtoParams};
 pub use window_mgmt::{Rank, WindowManagement};

@@ -4,6 +4,12 @@
 //! §3.8.6): the buffer minus what it holds out of order and what the application has not read.
 //! With DSACK on (RFC 2883), a duplicate packet is reported in the first block, ahead of the two
 //! most recent SACK blocks.
+//!
+//! Delayed ACKs (`DelayedAck`, reliable transport only): as ns-3.37's `TcpSocketBase::ReceivedData`
+//! or Linux's `__tcp_ack_snd_check`, an in-order packet may wait for the next one or a timer. A
+//! delayed ACK echoes the earliest packet it acknowledges (RFC 7323 §4.3: TS.Recent is set only by
+//! the segment at the last ACK sent), so its RTT sample includes the delay; an ACK sent at once with
+//! nothing held echoes the packet that triggered it, as every ACK does without delayed ACKs.
 
 use std::collections::VecDeque;
 
@@ -12,6 +18,211 @@ use ccscope_net::{Ack, Packet};
 
 /// Bits x nanoseconds in one byte read: a rate in bit/s times a time in ns gives bit-ns.
 const BYTE_BIT_NS: u128 = 8 * 1_000_000_000;
+
+/// ns-3.37 `TcpSocket::DelAckCount`: in-order segments per ACK.
+const NS3_DELACK_COUNT: u32 = 2;
+/// ns-3.37 `TcpSocket::DelAckTimeout`.
+const NS3_DELACK_TIMEOUT: Dur = Dur::from_ms(200);
+/// Linux include/net/tcp.h `TCP_ATO_MIN` (HZ / 25).
+const TCP_ATO_MIN: Dur = Dur::from_ms(40);
+/// Linux `TCP_DELACK_MAX` (HZ / 5), the default `icsk_delack_max`.
+const TCP_DELACK_MAX: Dur = Dur::from_ms(200);
+/// Linux `TCP_MAX_QUICKACKS`.
+const TCP_MAX_QUICKACKS: u64 = 16;
+/// Linux `TCP_DEFAULT_INIT_RCVWND`: the initial receive window, in segments (`tcp_select_initial_window`).
+const TCP_INIT_RCVWND: u64 = 10;
+/// The receiver's `icsk_rto`, which caps the ATO: `TCP_RTO_MIN` (docs/deviations.md).
+const RECEIVER_RTO: Dur = Dur::from_ms(200);
+
+/// When the reliable receiver sends its ACKs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DelayedAck {
+    /// An ACK for every data packet.
+    #[default]
+    None,
+    /// ns-3.37 `TcpSocketBase::ReceivedData`: every second in-order packet, a 200 ms timer for a lone
+    /// one, out-of-order and hole-filling packets at once.
+    Ns3,
+    /// Linux `__tcp_ack_snd_check`: quick ACKs at the start, then one per two full-sized packets, an
+    /// ATO timer (`tcp_event_data_recv`, `tcp_send_delayed_ack`) for a lone one.
+    Linux,
+}
+
+impl DelayedAck {
+    pub const NAMES: &'static str = "\"none\", \"ns3\" or \"linux\"";
+
+    pub fn parse(s: &str) -> Option<DelayedAck> {
+        match s {
+            "none" => Some(DelayedAck::None),
+            "ns3" => Some(DelayedAck::Ns3),
+            "linux" => Some(DelayedAck::Linux),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DelayedAck::None => "none",
+            DelayedAck::Ns3 => "ns3",
+            DelayedAck::Linux => "linux",
+        }
+    }
+}
+
+/// How a data packet changed the receiver, for the delayed-ACK decision.
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    /// Not taken: a duplicate, or no room in the buffer.
+    refused: bool,
+    /// A duplicate (below RCV.NXT or already held).
+    duplicate: bool,
+    /// It was the next packet in order.
+    in_order: bool,
+    /// Out-of-order data is held after it.
+    ooo: bool,
+    /// It filled a hole: RCV.NXT moved past more than this packet.
+    filled: bool,
+}
+
+/// Delayed-ACK state: ns-3's counter and timer, Linux's `icsk_ack` fields.
+#[derive(Clone, Copy, Debug)]
+struct DelAck {
+    policy: DelayedAck,
+    /// The ACK held back, of the earliest packet it will acknowledge (its echo, RFC 7323 §4.3).
+    held: Option<Ack>,
+    /// When the held ACK goes anyway (ns-3 `m_delAckEvent`, Linux `ICSK_TIME_DACK`).
+    timer: Option<Time>,
+    /// ns-3 `m_delAckCount`.
+    count: u32,
+    /// RCV.NXT when the last ACK went (Linux `rcv_wup`).
+    wup: u64,
+    /// Linux `icsk_ack.quick`: ACKs still to send at once.
+    quick: u64,
+    /// Linux `icsk_ack.ato`; zero before the first data packet.
+    ato: Dur,
+    /// Linux `icsk_ack.lrcvtime`: the last in-order arrival.
+    lrcvtime: Time,
+}
+
+impl DelAck {
+    fn new(policy: DelayedAck) -> DelAck {
+        DelAck {
+            policy,
+            held: None,
+            timer: None,
+            // ns-3 ProcessSynRcvd: m_delAckCount = m_delAckMaxCount, so the first data packet is ACKed at once.
+            count: NS3_DELACK_COUNT,
+            wup: 0,
+            quick: 0,
+            ato: Dur::ZERO,
+            lrcvtime: Time::ZERO,
+        }
+    }
+
+    /// Linux `tcp_incr_quickack`: up to rcv_wnd / (2 rcv_mss) quick ACKs (at least 2), at most 16.
+    fn incr_quickack(&mut self, rcv_wnd_packets: u64) {
+        let q = match rcv_wnd_packets / 2 {
+            0 => 2,
+            q => q,
+        };
+        self.quick = self.quick.max(q.min(TCP_MAX_QUICKACKS));
+    }
+
+    /// Linux `tcp_enter_quickack_mode`.
+    fn enter_quickack(&mut self, rcv_wnd_packets: u64) {
+        self.incr_quickack(rcv_wnd_packets);
+        self.ato = TCP_ATO_MIN;
+    }
+
+    /// Linux `tcp_event_data_recv`: the ATO estimate from the in-order inter-arrival time.
+    fn event_data_recv(&mut self, now: Time, rcv_wnd_packets: u64) {
+        if self.ato == Dur::ZERO {
+            // The first data packet: quick ACKs for the initial window, ato = TCP_ATO_MIN.
+            self.incr_quickack(rcv_wnd_packets.min(TCP_INIT_RCVWND));
+            self.ato = TCP_ATO_MIN;
+        } else {
+            let m = now - self.lrcvtime;
+            if m.0 <= TCP_ATO_MIN.0 / 2 {
+                self.ato = Dur(self.ato.0 / 2 + TCP_ATO_MIN.0 / 2);
+            } else if m < self.ato {
+                self.ato = Dur(self.ato.0 / 2 + m.0).min(RECEIVER_RTO);
+            } else if m > RECEIVER_RTO {
+                // A gap longer than the RTO: the sender restarts, ACK quickly again.
+                self.incr_quickack(rcv_wnd_packets);
+            }
+        }
+        self.lrcvtime = now;
+    }
+
+    /// Whether to hold this packet's ACK back; arms or keeps the timer if so.
+    fn hold(&mut self, now: Time, a: Arrival, rcv_nxt: u64, wnd: u64) -> bool {
+        match self.policy {
+            DelayedAck::None => false,
+            DelayedAck::Ns3 => {
+                // ReceivedData: a packet the buffer does not take (m_rxBuffer->Add fails) is ACKed at once,
+                // so is one after which a gap exists or that filled a gap.
+                if a.refused || a.ooo || a.filled {
+                    return false;
+                }
+                // In-sequence: ACK when ++m_delAckCount reaches m_delAckMaxCount, else arm the timer once.
+                self.count += 1;
+                if self.count >= NS3_DELACK_COUNT {
+                    return false;
+                }
+                if self.timer.is_none() {
+                    self.timer = Some(now + NS3_DELACK_TIMEOUT);
+                }
+                true
+            }
+            DelayedAck::Linux => {
+                if a.duplicate || a.refused {
+                    // tcp_data_queue: old or out-of-window data -> tcp_enter_quickack_mode, ACK at once.
+                    self.enter_quickack(wnd);
+                    return false;
+                }
+                if a.in_order {
+                    self.event_data_recv(now, wnd);
+                }
+                // __tcp_ack_snd_check: more than one full segment unacknowledged (its right-edge test
+                // left out: tcp_cleanup_rbuf sends that ACK when the application reads), quick-ACK mode,
+                // out-of-order data; tcp_data_queue: ICSK_ACK_NOW when the out-of-order queue empties.
+                if rcv_nxt - self.wup >= 2 || self.quick > 0 || a.ooo || a.filled {
+                    return false;
+                }
+                // tcp_send_delayed_ack: the timer at ato (at most icsk_delack_max); a pending earlier one
+                // stays, and one about to expire (within ato / 4) sends the ACK now.
+                let ato = self.ato.min(TCP_DELACK_MAX);
+                let mut timeout = now + ato;
+                if let Some(t) = self.timer {
+                    if t <= now + Dur(ato.0 / 4) {
+                        return false;
+                    }
+                    timeout = timeout.min(t);
+                }
+                self.timer = Some(timeout);
+                true
+            }
+        }
+    }
+
+    /// An ACK goes at RCV.NXT `rcv_nxt`: the count and the timer restart (ns-3 `SendEmptyPacket`, Linux
+    /// `tcp_event_ack_sent` with `tcp_dec_quickack_mode`).
+    fn on_ack_sent(&mut self, rcv_nxt: u64) {
+        self.held = None;
+        self.timer = None;
+        self.count = 0;
+        self.wup = rcv_nxt;
+        if self.quick > 0 {
+            if self.quick <= 1 {
+                // Leaving quick-ACK mode deflates the ATO.
+                self.quick = 0;
+                self.ato = TCP_ATO_MIN;
+            } else {
+                self.quick -= 1;
+            }
+        }
+    }
+}
 
 /// A receive buffer accounted in bytes: data held out of order and in-order data the application
 /// has not read yet. It knows nothing of sequence numbers, so a receiver fed by several paths can
@@ -232,6 +443,8 @@ pub struct Receiver {
     pub window_updates: u64,
     /// The last ACK sent, template of a window update.
     last_ack: Option<Ack>,
+    /// Delayed ACKs (reliable transport).
+    delack: DelAck,
 }
 
 impl Receiver {
@@ -258,7 +471,14 @@ impl Receiver {
             duplicates: 0,
             discarded: 0,
             window_updates: 0,
+            delack: DelAck::new(DelayedAck::None),
         }
+    }
+
+    /// Delay ACKs as ns-3.37 or Linux do, or ACK every packet (the default).
+    pub fn with_delayed_ack(mut self, policy: DelayedAck) -> Receiver {
+        self.delack = DelAck::new(policy);
+        self
     }
 
     /// A receive buffer (reliable transport); the default is unlimited.
@@ -286,7 +506,7 @@ impl Receiver {
         p: &Packet,
         now: Time,
         host: &mut HostArrivals,
-    ) -> (Ack, u64) {
+    ) -> (Option<Ack>, u64) {
         let total = host.on_data(p.bytes);
         self.host_total = self.report_host.then_some(total);
         self.on_data(p, now)
@@ -306,17 +526,19 @@ impl Receiver {
         &self.buf
     }
 
-    /// A data packet arrived at `now`: returns the ACK and how many packets became deliverable in order.
-    pub fn on_data(&mut self, p: &Packet, now: Time) -> (Ack, u64) {
+    /// A data packet arrived at `now`: returns its ACK (`None` while a delayed ACK is held back) and
+    /// how many packets became deliverable in order.
+    pub fn on_data(&mut self, p: &Packet, now: Time) -> (Option<Ack>, u64) {
         let mut ack = Ack::of(p, self.ack_bytes, now);
         // The host total belongs to this packet only (set by `on_data_at_host` just before).
         ack.info.host_bytes = self.host_total.take();
         if !self.reliable {
             // Datagrams: every packet is delivered as it comes.
             self.delivered_in_order += 1;
-            return (ack, 1);
+            return (Some(ack), 1);
         }
         let before = self.delivered_in_order;
+        let (rcv_nxt_before, discarded_before) = (self.rcv_nxt, self.discarded);
         self.buf.advance(now);
         self.packet_bytes = p.bytes as u64;
         let mut duplicate = false;
@@ -388,8 +610,44 @@ impl Receiver {
         if let Some(log) = &self.log {
             ack.arrivals = log.total();
         }
+        let n = self.delivered_in_order - before;
+        if self.delack.policy == DelayedAck::None {
+            self.advertise(now, &mut ack);
+            return (Some(ack), n);
+        }
+        let refused = duplicate || self.discarded > discarded_before;
+        let a = Arrival {
+            refused,
+            duplicate,
+            in_order: !refused && p.seq == rcv_nxt_before,
+            ooo: !self.got.is_empty(),
+            filled: self.rcv_nxt > rcv_nxt_before + 1,
+        };
+        let wnd = self
+            .buf
+            .window()
+            .map_or(u64::MAX, |w| w / self.packet_bytes.max(1));
+        if self.delack.hold(now, a, self.rcv_nxt, wnd) {
+            match &mut self.delack.held {
+                // Later packets leave the echo alone (RFC 7323 §4.3); the host total is the newest.
+                Some(h) => h.info.host_bytes = ack.info.host_bytes.or(h.info.host_bytes),
+                None => self.delack.held = Some(ack),
+            }
+            return (None, n);
+        }
+        (Some(self.release(now, ack)), n)
+    }
+
+    /// Send `ack` (the ACK of the packet just received, with this moment's cumulative ACK and SACK
+    /// blocks): it echoes the held packet if one waits, and carries the window.
+    fn release(&mut self, now: Time, mut ack: Ack) -> Ack {
+        if let Some(h) = self.delack.held {
+            (ack.seq, ack.sent, ack.path, ack.info.recv) = (h.seq, h.sent, h.path, h.info.recv);
+            ack.info.host_bytes = ack.info.host_bytes.or(h.info.host_bytes);
+        }
+        self.delack.on_ack_sent(self.rcv_nxt);
         self.advertise(now, &mut ack);
-        (ack, self.delivered_in_order - before)
+        ack
     }
 
     fn reads_at_once(&self) -> bool {
@@ -421,7 +679,10 @@ impl Receiver {
 
     /// When the simulator should call `on_wake`, if that is new (earlier than any wake-up pending).
     pub fn take_wake(&mut self) -> Option<Time> {
-        let t = self.update_at?;
+        let t = match (self.update_at, self.delack.timer) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
         if self.wake_pending.is_some_and(|p| p <= t) {
             return None;
         }
@@ -429,15 +690,30 @@ impl Receiver {
         Some(t)
     }
 
-    /// A wake-up fired: the window update, if the application's reading has made one due.
+    /// A wake-up fired: the delayed ACK if its timer is due, else the window update, if the
+    /// application's reading has made one due.
     pub fn on_wake(&mut self, now: Time) -> Option<Ack> {
         if self.wake_pending == Some(now) {
             self.wake_pending = None;
         }
-        if self.update_at.is_none_or(|t| t > now) {
+        let delack_due = self.delack.timer.is_some_and(|t| t <= now);
+        if !delack_due && self.update_at.is_none_or(|t| t > now) {
             return None;
         }
         self.buf.advance(now);
+        if let Some(mut ack) = self.delack.held {
+            if delack_due && self.delack.policy == DelayedAck::Linux {
+                // tcp_delack_timer_handler: a missed delayed ACK inflates the ATO (at most the RTO).
+                self.delack.ato = Dur(self.delack.ato.0 * 2).min(RECEIVER_RTO);
+            }
+            // ns-3 DelAckTimeout, Linux tcp_send_ack; a window update due with an ACK held sends that ACK.
+            ack.info.ack_cum = self.rcv_nxt;
+            ack.info.sack = self.recent;
+            return Some(self.release(now, ack));
+        }
+        if self.update_at.is_none_or(|t| t > now) {
+            return None;
+        }
         let mut ack = self.last_ack?;
         ack.recv = now;
         ack.window_update = true;
@@ -487,11 +763,22 @@ mod tests {
         Packet::data(0, seq, 1500, Time::ZERO)
     }
 
+    /// A receiver that ACKs every packet: the ACK of `p`.
+    fn on(r: &mut Receiver, p: &Packet, now: Time) -> (Ack, u64) {
+        let (a, n) = r.on_data(p, now);
+        (a.expect("an ACK per packet"), n)
+    }
+
+    fn on_host(r: &mut Receiver, p: &Packet, now: Time, host: &mut HostArrivals) -> (Ack, u64) {
+        let (a, n) = r.on_data_at_host(p, now, host);
+        (a.expect("an ACK per packet"), n)
+    }
+
     #[test]
     fn in_order_packets_advance_the_cumulative_ack_without_sack() {
         let mut r = Receiver::new(true, 40);
         for s in 0..3 {
-            let (a, n) = r.on_data(&data(s), Time::ZERO);
+            let (a, n) = on(&mut r, &data(s), Time::ZERO);
             assert_eq!((a.ack_cum, n), (s + 1, 1));
             assert_eq!(a.sack, [(0, 0); 3]);
         }
@@ -505,12 +792,12 @@ mod tests {
         let mut other = data(7);
         other.flow = 9;
         other.bytes = 400;
-        let (a, _) = asks.on_data_at_host(&data(0), Time::ZERO, &mut host);
+        let (a, _) = on_host(&mut asks, &data(0), Time::ZERO, &mut host);
         assert_eq!(a.host_bytes, Some(1500));
         // Another flow's packet reaches the same host: counted, but its receiver stamps nothing.
-        let (b, _) = silent.on_data_at_host(&other, Time::ZERO, &mut host);
+        let (b, _) = on_host(&mut silent, &other, Time::ZERO, &mut host);
         assert_eq!(b.host_bytes, None);
-        let (c, _) = asks.on_data_at_host(&data(1), Time::ZERO, &mut host);
+        let (c, _) = on_host(&mut asks, &data(1), Time::ZERO, &mut host);
         assert_eq!(c.host_bytes, Some(1500 + 400 + 1500));
         assert_eq!(
             host,
@@ -525,28 +812,28 @@ mod tests {
     fn a_packet_delivered_without_the_host_counter_carries_no_stale_host_total() {
         let mut host = HostArrivals::default();
         let mut r = Receiver::new(true, 40).with_host_report(true);
-        let (a, _) = r.on_data_at_host(&data(0), Time::ZERO, &mut host);
+        let (a, _) = on_host(&mut r, &data(0), Time::ZERO, &mut host);
         assert_eq!(a.host_bytes, Some(1500));
         // Delivered through `on_data` (no host seen): the ACK must not repeat the previous packet's total.
-        let (b, _) = r.on_data(&data(1), Time::ZERO);
+        let (b, _) = on(&mut r, &data(1), Time::ZERO);
         assert_eq!(b.host_bytes, None);
     }
 
     #[test]
     fn a_hole_produces_sack_blocks_most_recent_first_and_filling_it_delivers_all() {
         let mut r = Receiver::new(true, 40);
-        r.on_data(&data(0), Time::ZERO);
+        on(&mut r, &data(0), Time::ZERO);
         // 1 lost; 2, 3 arrive; then 5.
-        r.on_data(&data(2), Time::ZERO);
-        let (a, _) = r.on_data(&data(3), Time::ZERO);
+        on(&mut r, &data(2), Time::ZERO);
+        let (a, _) = on(&mut r, &data(3), Time::ZERO);
         assert_eq!((a.ack_cum, a.sack[0]), (1, (2, 4)));
-        let (a, n) = r.on_data(&data(5), Time::ZERO);
+        let (a, n) = on(&mut r, &data(5), Time::ZERO);
         assert_eq!(n, 0);
         assert_eq!(&a.sack[..2], &[(5, 6), (2, 4)]);
-        let (a, n) = r.on_data(&data(1), Time::ZERO);
+        let (a, n) = on(&mut r, &data(1), Time::ZERO);
         assert_eq!((a.ack_cum, n), (4, 3));
         assert_eq!(a.sack[0], (5, 6));
-        assert_eq!(r.on_data(&data(2), Time::ZERO).0.ack_cum, 4);
+        assert_eq!(on(&mut r, &data(2), Time::ZERO).0.ack_cum, 4);
         assert_eq!(r.duplicates, 1);
     }
 
@@ -564,28 +851,28 @@ mod tests {
     #[test]
     fn with_dsack_a_duplicate_is_reported_first_below_or_above_the_cumulative_ack() {
         let mut r = Receiver::new(true, 40).with_dsack(true);
-        r.on_data(&data(0), Time::ZERO);
-        r.on_data(&data(2), Time::ZERO);
+        on(&mut r, &data(0), Time::ZERO);
+        on(&mut r, &data(2), Time::ZERO);
         // 0 again, below the cumulative ACK 1: [0, 1) first, then the SACK block of 2.
-        let (a, _) = r.on_data(&data(0), Time::ZERO);
+        let (a, _) = on(&mut r, &data(0), Time::ZERO);
         assert_eq!((a.ack_cum, a.sack), (1, [(0, 1), (2, 3), (0, 0)]));
         // 2 again, inside its own SACK block.
-        let (a, _) = r.on_data(&data(2), Time::ZERO);
+        let (a, _) = on(&mut r, &data(2), Time::ZERO);
         assert_eq!(a.sack, [(2, 3), (2, 3), (0, 0)]);
         // A new packet: plain SACK again.
-        let (a, _) = r.on_data(&data(4), Time::ZERO);
+        let (a, _) = on(&mut r, &data(4), Time::ZERO);
         assert_eq!(a.sack, [(4, 5), (2, 3), (0, 0)]);
         // Without DSACK a duplicate changes nothing.
         let mut r = Receiver::new(true, 40);
-        r.on_data(&data(0), Time::ZERO);
-        assert_eq!(r.on_data(&data(0), Time::ZERO).0.sack, [(0, 0); 3]);
+        on(&mut r, &data(0), Time::ZERO);
+        assert_eq!(on(&mut r, &data(0), Time::ZERO).0.sack, [(0, 0); 3]);
     }
 
     #[test]
     fn an_unlimited_buffer_advertises_no_window_limit() {
         let mut r = Receiver::new(true, 40);
-        r.on_data(&data(0), Time::ZERO);
-        let (a, _) = r.on_data(&data(2), Time::ZERO);
+        on(&mut r, &data(0), Time::ZERO);
+        let (a, _) = on(&mut r, &data(2), Time::ZERO);
         assert_eq!(a.rwnd, Ack::RWND_UNLIMITED);
         assert_eq!(r.take_wake(), None);
     }
@@ -593,12 +880,12 @@ mod tests {
     #[test]
     fn rwnd_is_the_buffer_less_the_bytes_held_out_of_order() {
         let mut r = Receiver::new(true, 40).with_buffer(RecvBuffer::new(Some(10 * 1500), None));
-        assert_eq!(r.on_data(&data(0), Time::ZERO).0.rwnd, 15_000);
+        assert_eq!(on(&mut r, &data(0), Time::ZERO).0.rwnd, 15_000);
         // 1 missing: 2 and 3 wait out of order.
-        r.on_data(&data(2), Time::ZERO);
-        assert_eq!(r.on_data(&data(3), Time::ZERO).0.rwnd, 12_000);
+        on(&mut r, &data(2), Time::ZERO);
+        assert_eq!(on(&mut r, &data(3), Time::ZERO).0.rwnd, 12_000);
         // Filling the hole hands all three to the application, which reads them at once.
-        let (a, n) = r.on_data(&data(1), Time::ZERO);
+        let (a, n) = on(&mut r, &data(1), Time::ZERO);
         assert_eq!((a.ack_cum, n, a.rwnd), (4, 3, 15_000));
         assert_eq!(r.buffer().read_bytes, 4 * 1500);
         assert_eq!(
@@ -647,8 +934,8 @@ mod tests {
     #[test]
     fn data_the_full_buffer_cannot_hold_is_discarded_and_acked() {
         let mut r = Receiver::new(true, 40).with_buffer(reader(1));
-        assert_eq!(r.on_data(&data(0), Time::ZERO).0.rwnd, 0);
-        let (a, n) = r.on_data(&data(1), Time::ZERO);
+        assert_eq!(on(&mut r, &data(0), Time::ZERO).0.rwnd, 0);
+        let (a, n) = on(&mut r, &data(1), Time::ZERO);
         assert_eq!((a.ack_cum, n, a.rwnd, r.discarded), (1, 0, 0, 1));
     }
 
@@ -656,7 +943,7 @@ mod tests {
     fn reading_reopens_a_closed_window_with_window_updates_at_twice_the_last_one() {
         let mut r = Receiver::new(true, 40).with_buffer(reader(4));
         for s in 0..4 {
-            r.on_data(&data(s), Time::ZERO);
+            on(&mut r, &data(s), Time::ZERO);
         }
         // Closed; reading 1500 B (1 ms) reopens one packet (RFC 9293 §3.8.6.2.2: at least one MSS).
         assert_eq!(r.take_wake(), Some(at(1)));
@@ -673,5 +960,132 @@ mod tests {
         // The whole buffer is open: over half of it, so no more updates are needed.
         assert_eq!(r.take_wake(), None);
         assert_eq!(r.window_updates, 3);
+    }
+
+    /// Feed `seqs` at 1 ms spacing from `t0_ms` (each sent 20 ms before it arrives); the cumulative ACK
+    /// each one triggered, 0 for none.
+    fn acks(r: &mut Receiver, t0_ms: u64, seqs: &[u64]) -> Vec<u64> {
+        seqs.iter()
+            .enumerate()
+            .map(|(k, &s)| {
+                let t = t0_ms + k as u64;
+                let p = Packet::data(0, s, 1500, at(t.saturating_sub(20)));
+                r.on_data(&p, at(t)).0.map_or(0, |a| a.ack_cum)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn ns3_delayed_acks_ack_the_first_packet_then_every_second_in_order_one() {
+        let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Ns3);
+        // ProcessSynRcvd primes m_delAckCount: packet 0 is ACKed at once, then every second one.
+        assert_eq!(
+            acks(&mut r, 100, &[0, 1, 2, 3, 4, 5, 6]),
+            [1, 0, 3, 0, 5, 0, 7]
+        );
+        assert_eq!(r.take_wake(), None, "nothing held, no timer");
+    }
+
+    #[test]
+    fn a_delayed_ack_echoes_the_earliest_packet_it_acknowledges() {
+        let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Ns3);
+        r.on_data(&Packet::data(0, 0, 1500, at(0)), at(20));
+        assert!(r
+            .on_data(&Packet::data(0, 1, 1500, at(1)), at(21))
+            .0
+            .is_none());
+        let a = r
+            .on_data(&Packet::data(0, 2, 1500, at(2)), at(22))
+            .0
+            .expect("second packet");
+        // RFC 7323 §4.3: TS.Recent is packet 1's, so the RTT sample includes the 1 ms delay.
+        assert_eq!((a.ack_cum, a.seq, a.sent, a.recv), (3, 1, at(1), at(21)));
+    }
+
+    #[test]
+    fn ns3_a_lone_in_order_packet_is_acked_by_the_200_ms_timer() {
+        let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Ns3);
+        assert_eq!(acks(&mut r, 100, &[0, 1]), [1, 0]);
+        assert_eq!(r.take_wake(), Some(at(301)));
+        assert_eq!(r.on_wake(at(300)), None);
+        let a = r.on_wake(at(301)).expect("DelAckTimeout");
+        assert_eq!(
+            (a.ack_cum, a.seq, a.recv, a.window_update),
+            (2, 1, at(101), false)
+        );
+        assert_eq!(r.take_wake(), None);
+        // The count restarted: the next packet waits again, its timer 200 ms from it.
+        assert_eq!(acks(&mut r, 400, &[2]), [0]);
+        assert_eq!(r.take_wake(), Some(at(600)));
+        // An ACK sent in between cancels the timer: its wake-up finds nothing to send.
+        assert_eq!(acks(&mut r, 450, &[3]), [4]);
+        assert_eq!(r.on_wake(at(600)), None);
+    }
+
+    #[test]
+    fn ns3_out_of_order_hole_filling_and_duplicate_packets_are_acked_at_once() {
+        let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Ns3);
+        // 0 at once, 1 held; 3 leaves a gap (ACK at once, echoing 1), 2 fills it; 4 waits again.
+        assert_eq!(acks(&mut r, 100, &[0, 1, 3, 2, 4, 5]), [1, 0, 2, 4, 0, 6]);
+        // With data held out of order every packet is ACKed, in order or not.
+        assert_eq!(acks(&mut r, 200, &[8, 6, 7]), [6, 7, 9]);
+        // A duplicate: at once.
+        assert_eq!(acks(&mut r, 300, &[9, 4]), [0, 10]);
+    }
+
+    #[test]
+    fn linux_quick_acks_the_first_five_packets_then_acks_every_second_full_sized_one() {
+        let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Linux);
+        // tcp_incr_quickack: rcv_wnd / (2 rcv_mss) = 10 / 2 quick ACKs at the start.
+        assert_eq!(
+            acks(&mut r, 100, &[0, 1, 2, 3, 4, 5, 6, 7, 8]),
+            [1, 2, 3, 4, 5, 0, 7, 0, 9]
+        );
+        // The odd one waits for the ATO: TCP_ATO_MIN, which fast arrivals keep at 40 ms.
+        assert_eq!(acks(&mut r, 109, &[9]), [0]);
+        assert_eq!(r.take_wake(), Some(at(149)));
+        let a = r.on_wake(at(149)).expect("delayed ACK timer");
+        assert_eq!((a.ack_cum, a.seq), (10, 9));
+    }
+
+    #[test]
+    fn linux_a_missed_delayed_ack_doubles_the_ato_and_fast_arrivals_shrink_it() {
+        let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Linux);
+        acks(&mut r, 100, &[0, 1, 2, 3, 4]);
+        // A lone packet 50 ms later: the timer at ato = 40 ms; it fires, ato becomes 80 ms.
+        assert_eq!(acks(&mut r, 150, &[5]), [0]);
+        assert_eq!(r.take_wake(), Some(at(190)));
+        assert!(r.on_wake(at(190)).is_some());
+        // 100 ms later (m >= ato, below the RTO: ato unchanged): the timer is 80 ms out.
+        assert_eq!(acks(&mut r, 250, &[6]), [0]);
+        assert_eq!(r.take_wake(), Some(at(330)));
+        // 10 ms later (m <= TCP_ATO_MIN / 2): ato = 80 / 2 + 20 = 60 ms, but two packets go at once.
+        assert_eq!(acks(&mut r, 260, &[7]), [8]);
+        // 30 ms later (20 < m < ato): ato = 60 / 2 + 30 = 60 ms.
+        assert_eq!(acks(&mut r, 290, &[8]), [0]);
+        // The wake-up handed out for 330 ms comes first, finds nothing due, and hands out the new one.
+        assert_eq!(r.take_wake(), None);
+        assert_eq!(r.on_wake(at(330)), None);
+        assert_eq!(r.take_wake(), Some(at(350)));
+    }
+
+    #[test]
+    fn linux_a_gap_longer_than_the_rto_or_a_duplicate_brings_quick_acks_back() {
+        let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Linux);
+        acks(&mut r, 100, &[0, 1, 2, 3, 4, 5, 6]);
+        // 1 s of silence: tcp_incr_quickack with the whole (unlimited) window, 16 quick ACKs.
+        let seqs: Vec<u64> = (7..25).collect();
+        let got = acks(&mut r, 1_100, &seqs);
+        assert_eq!(&got[..16], &(8..24).collect::<Vec<_>>()[..]);
+        assert_eq!(&got[16..], &[0, 25]);
+        // A duplicate: tcp_enter_quickack_mode, ACKed at once, and quick ACKs after it.
+        assert_eq!(acks(&mut r, 1_200, &[3, 25, 26]), [25, 26, 27]);
+    }
+
+    #[test]
+    fn linux_out_of_order_and_hole_filling_packets_are_acked_at_once() {
+        let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Linux);
+        acks(&mut r, 100, &[0, 1, 2, 3, 4]);
+        assert_eq!(acks(&mut r, 110, &[5, 7, 8, 6, 9, 10]), [0, 6, 6, 9, 0, 11]);
     }
 }

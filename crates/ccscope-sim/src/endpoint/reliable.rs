@@ -2056,7 +2056,7 @@ mod tests {
             let mut known = vec![false; 64];
             for (k, &i) in arrivals.iter().enumerate() {
                 let now = ms(100 + k as u64);
-                let (a, _) = r.on_data(&pkts[i], now);
+                let a = r.on_data(&pkts[i], now).0.expect("an ACK per packet");
                 let dsack = a.sack[0].0 < a.sack[0].1
                     && (a.sack[0].1 <= a.ack_cum
                         || (a.sack[1].0 < a.sack[1].1

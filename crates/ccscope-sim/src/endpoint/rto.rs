@@ -14,6 +14,7 @@
 use ccscope_cc::common::RttEstimator;
 
 use super::prr::PrrFlavour;
+use super::receiver::DelayedAck;
 use ccscope_core::Dur;
 
 /// Which RTO computation a reliable flow uses.
@@ -49,6 +50,8 @@ pub struct RtoParams {
     pub tlp: bool,
     /// The receiver reports duplicate packets with DSACK (RFC 2883, Linux `tcp_dsack` = 1).
     pub dsack: bool,
+    /// When the receiver ACKs: every packet (the default), or delayed as ns-3.37 or Linux do.
+    pub delayed_ack: DelayedAck,
     /// During fast recovery only the first partial ACK restarts the retransmission timer (RFC 6582
     /// §3.2 step 5, the "Impatient" variant, as ns-3.37's `NewAck(ack, m_isFirstPartialAck)`); off:
     /// every ACK of new data restarts it (RFC 6298 §5.3, Linux).
@@ -70,6 +73,7 @@ impl Default for RtoParams {
             rack: false,
             tlp: false,
             dsack: false,
+            delayed_ack: DelayedAck::None,
             impatient: false,
         }
     }
@@ -77,7 +81,8 @@ impl Default for RtoParams {
 
 impl RtoParams {
     /// Linux 6.x defaults: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s, tcp_frto = 2,
-    /// tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP), PRR (always on in Linux), tcp_dsack = 1.
+    /// tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP), PRR (always on in Linux), tcp_dsack = 1,
+    /// delayed ACKs with quick-ACK mode (`__tcp_ack_snd_check`).
     /// Limited transmit stays off: Linux has no separate mechanism, its pipe (`tcp_packets_in_flight`,
     /// SACKed packets out) already lets one new packet out per duplicate ACK, as this transport's does.
     pub fn linux() -> RtoParams {
@@ -93,19 +98,22 @@ impl RtoParams {
             rack: true,
             tlp: true,
             dsack: true,
+            delayed_ack: DelayedAck::Linux,
             impatient: false,
         }
     }
 
     /// ns-3.37's TcpSocketBase defaults that this transport models: RFC 6298 timer with a 1 s minimum,
     /// PRR recovery as `TcpPrrRecovery` (`TcpL4Protocol::RecoveryType`), the timer restarted only on the
-    /// first partial ACK of a recovery episode, no F-RTO, RACK or TLP. ns-3's
+    /// first partial ACK of a recovery episode, delayed ACKs (`DelAckCount` 2, `DelAckTimeout` 200 ms),
+    /// no F-RTO, RACK or TLP. ns-3's
     /// `LimitedTransmit` (true) acts only without SACK; with SACK its pipe does the same as ours.
     pub fn ns3() -> RtoParams {
         RtoParams {
             prr: true,
             prr_flavour: PrrFlavour::Ns3,
             impatient: true,
+            delayed_ack: DelayedAck::Ns3,
             ..RtoParams::default()
         }
     }
