@@ -22,7 +22,7 @@
 //
 // Sizes: MSS 1448 + 20 TCP + 12 timestamp option + 20 IP = 1500 B IP packets, 1502 B on the wire
 // with PPP's 2 B; a pure ACK is 52 B IP, 54 B on the wire (more with SACK blocks). Receivers ACK
-// every segment by default (--delAckCount=1, as ccscope's receiver; ns-3's default is 2).
+// every segment by default (--delAckCount=1, as the script sets ccscope's receiver, delayed_ack = "none"; ns-3's default is 2).
 //
 // Build as build.sh does: g++ -std=c++17 -O2 -o /tmp/ns3/parking_lot parking_lot.cc -lns3-applications
 //   -lns3-traffic-control -lns3-internet -lns3-bridge -lns3-point-to-point -lns3-network -lns3-stats -lns3-core
@@ -127,7 +127,7 @@ main(int argc, char* argv[])
     uint32_t mss = 1448;                // 1448 + 32 (TCP+TS) + 20 (IP) = 1500 B IP packet
     uint32_t sockBuf = 1u << 22;        // 4 MiB send/recv buffers: flows are cwnd-limited
     uint32_t initialCwnd = 10;
-    uint32_t delAckCount = 1; // ACK every segment, as ccscope's receiver
+    uint32_t delAckCount = 1; // ACK every segment, as the script sets ccscope's receiver
     bool sack = true;
     double startJitter = 0.0; // starts uniform in [0, startJitter) s; 0: every flow at 0 s
     uint32_t seed = 1;

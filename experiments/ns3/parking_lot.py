@@ -121,7 +121,9 @@ def scenario_flows(hops: int) -> list[dict]:
 
 def ccscope_overrides(tcp: str, stack: str, hops: int, sim_s: float, jitter_s: float, seed: int) -> dict:
     """`ccscope.run` overrides that make the example the ns-3 program's scenario."""
-    same = {"controller": CONTROLLER[tcp], "packet_bytes": WIRE_BYTES, "ack_bytes": ACK_BYTES, "stack": stack}
+    # An ACK per segment, as the ns-3 program runs (DelAckCount = 1), whatever the preset's receiver does.
+    same = {"controller": CONTROLLER[tcp], "packet_bytes": WIRE_BYTES, "ack_bytes": ACK_BYTES, "stack": stack,
+            "delayed_ack": "none"}
     if jitter_s > 0:
         same["start_jitter_s"] = jitter_s
     return {"duration_s": sim_s, "seed": seed, "flows": [{**f, **same} for f in scenario_flows(hops)]}

@@ -66,7 +66,7 @@ def test_the_long_flow_crosses_the_first_hops_and_its_acks_return_the_same_links
     assert [(f["route"], f["ack_route"]) for f in flows] == [
         (["hop1", "hop2"], ["back2", "back1"]), (["hop1"], ["back1"]), (["hop2"], ["back2"])]
     assert all(f["controller"] == "cubic" and f["packet_bytes"] == 1502 and f["ack_bytes"] == 54
-               and f["stack"] == "ns3" and f["start_jitter_s"] == 1.0 for f in flows)
+               and f["stack"] == "ns3" and f["delayed_ack"] == "none" and f["start_jitter_s"] == 1.0 for f in flows)
     # Three hops are the example's own routes; no jitter leaves the example's start times.
     three = mod.ccscope_overrides("NewReno", "rfc", 3, 30.0, 0.0, 1)["flows"]
     assert three[0]["route"] == ["hop1", "hop2", "hop3"] and three[0]["ack_route"] == ["back3", "back2", "back1"]
