@@ -1502,6 +1502,7 @@ fn flow(
     f.rto.prr = d.prr;
     f.rto.prr_flavour = d.prr_flavour;
     f.rto.impatient = d.impatient;
+    f.rto.head_retransmit_restarts = d.head_retransmit_restarts;
     f.rto.rack = d.rack;
     f.rto.tlp = d.tlp;
     f.rto.dsack = d.dsack;
@@ -1884,6 +1885,8 @@ mod tests {
             (true, true, true, true, true, false)
         );
         assert_eq!(linux.delayed_ack, DelayedAck::Linux);
+        // Every field of the preset reaches the flow, the ones without a TOML key too.
+        assert_eq!(linux, RtoParams::linux());
         let ns3 = flow("stack = \"ns3\"");
         assert_eq!(
             ns3,

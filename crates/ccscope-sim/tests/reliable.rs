@@ -541,3 +541,30 @@ fn ns3_style_delayed_acks_with_ns3_newreno_slow_start_roughly_halve_the_first_ov
         "{byte_counting} / {per_packet}"
     );
 }
+
+#[test]
+fn sixteen_linux_cubic_flows_with_delayed_acks_take_no_timeout_behind_a_full_queue() {
+    // The ns-3 dumbbell (12 Mbit/s, 20 ms, 1000-packet droptail), 16 Cubic flows, 60 s. A hole found
+    // late (its flow's next packet left long after it) is resent well after the ACK that last restarted
+    // the timer; Linux restarts it when it resends the head (tcp_xmit_retransmit_queue), so the resend
+    // has a whole RTO to come back through the ~1 s queue.
+    let r = run(
+        "seed = 1\nduration_s = 60\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+         queue = { kind = \"droptail\", packets = 1000 }\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+         [[flows]]\ncontroller = \"cubic\"\ncount = 16\nstart_jitter_s = 1\npacket_bytes = 1500\n\
+         ack_bytes = 52\nstack = \"linux\"\n",
+    );
+    conserved(&r);
+    let flows = r.flows.iter().filter(|f| f.flow.is_some());
+    let (rtos, retx, lost, dropped) = flows.fold((0, 0, 0, 0), |(a, b, c, d), f| {
+        (
+            a + f.rtos,
+            b + f.retransmissions,
+            c + f.declared_lost,
+            d + f.dropped,
+        )
+    });
+    assert!(dropped > 500, "the queue overflows: {dropped} drops");
+    assert_eq!(rtos, 0, "{retx} retransmissions, {lost} declared lost");
+    assert_eq!(retx, lost, "nothing resent that was not declared lost");
+}

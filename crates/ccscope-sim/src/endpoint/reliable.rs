@@ -590,6 +590,14 @@ impl ReliableSender {
                 self.lost_scan = seq + 1;
                 self.lost_waiting -= 1;
                 self.transmit(now, seq, true, out);
+                // Linux tcp_xmit_retransmit_queue: resending the head restarts the RTO, unless RACK's
+                // reordering timer holds the one timer.
+                if seq == self.snd_una
+                    && self.rtt.params().head_retransmit_restarts
+                    && self.reo_deadline.is_none()
+                {
+                    self.rto_deadline = Some(now + self.rto()).into();
+                }
             } else if self.has_new_data() && self.window_open() && self.sndbuf_open() {
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
@@ -2377,6 +2385,41 @@ mod tests {
                 // RFC 6298 §5.3: every ACK of new data restarts the timer.
                 assert_eq!(second, ms(300) + s.rto());
             }
+        }
+    }
+
+    #[test]
+    fn resending_the_head_restarts_the_linux_timer_so_the_resend_has_a_whole_rto_to_be_acked() {
+        for rearm in [true, false] {
+            let mut s = switched("fixed", 10, |r| {
+                // No tail loss probe, whose earlier timer would hide the RTO's.
+                *r = RtoParams {
+                    head_retransmit_restarts: rearm,
+                    tlp: false,
+                    ..RtoParams::linux()
+                }
+            });
+            let mut out = Vec::new();
+            s.try_send(Time::ZERO, &mut out);
+            // 0 is ACKed at 100 ms: RTO 300 ms (SRTT 100 + rto_min), the timer restarts to 400 ms.
+            let mut a = cum_ack(1);
+            a.sent = ms(0);
+            s.on_ack(ms(100), &a, &mut out);
+            assert_eq!(s.timeout_deadline(), Some(ms(400)));
+            // 1 was lost; the SACK of 2..5 comes only at 350 ms (the queue grew): RACK resends 1 then.
+            out.clear();
+            a.sack[0] = (2, 6);
+            s.on_ack(ms(350), &a, &mut out);
+            assert_eq!(seqs(&out)[0], 1, "{:?}", seqs(&out));
+            if rearm {
+                // Linux tcp_xmit_retransmit_queue: the head resent, the timer restarts at icsk_rto.
+                assert_eq!(s.timeout_deadline(), Some(ms(350) + s.rto()));
+            } else {
+                // RFC 6298 §5.3 alone: only an ACK of new data restarts it, 50 ms after the resend.
+                assert_eq!(s.timeout_deadline(), Some(ms(400)));
+            }
+            s.on_timeout(ms(400), &mut out);
+            assert_eq!(s.rtos, u64::from(!rearm));
         }
     }
 

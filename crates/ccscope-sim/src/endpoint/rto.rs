@@ -56,6 +56,10 @@ pub struct RtoParams {
     /// §3.2 step 5, the "Impatient" variant, as ns-3.37's `NewAck(ack, m_isFirstPartialAck)`); off:
     /// every ACK of new data restarts it (RFC 6298 §5.3, Linux).
     pub impatient: bool,
+    /// Resending the lowest unacknowledged packet restarts the timer at the current RTO unless RACK's
+    /// reordering timer is pending (Linux `tcp_xmit_retransmit_queue`); off: only ACKs of new data
+    /// restart it (RFC 6298 §5.3, ns-3.37's `SendDataPacket` arms it only when it is not running).
+    pub head_retransmit_restarts: bool,
 }
 
 impl Default for RtoParams {
@@ -75,6 +79,7 @@ impl Default for RtoParams {
             dsack: false,
             delayed_ack: DelayedAck::None,
             impatient: false,
+            head_retransmit_restarts: false,
         }
     }
 }
@@ -100,6 +105,7 @@ impl RtoParams {
             dsack: true,
             delayed_ack: DelayedAck::Linux,
             impatient: false,
+            head_retransmit_restarts: true,
         }
     }
 
