@@ -22,7 +22,7 @@ const CASES: [(u32, &str, u32, u32); 8] = [
 ];
 
 /// Flow keys of the transport; any other key is a controller parameter.
-const TRANSPORT_KEYS: [&str; 8] = [
+const TRANSPORT_KEYS: [&str; 9] = [
     "delayed_ack",
     "dsack",
     "frto",
@@ -31,6 +31,7 @@ const TRANSPORT_KEYS: [&str; 8] = [
     "rack",
     "tlp",
     "rto_estimator",
+    "min_rto_ms",
 ];
 
 fn main() {
