@@ -3,8 +3,10 @@
 //! of docs/performance.md: `cargo run --release -p ccscope-sim --example ns3_dumbbell [-- STACK...]`
 //! (default: rfc ns3 linux). A STACK may carry extra flow keys after a colon, comma-separated, e.g.
 //! `ns3:delayed_ack="none"` or `ns3:slow_start_limit=1` (a controller parameter the controller does
-//! not know is skipped for it); `--rate 12` runs only the 12 Mbit/s cases. Goodput is payload
-//! (x 1448/1500), as ns-3 counts it; acks/pkt is ACKs sent per data packet delivered.
+//! not know is skipped for it); `--rate 12` runs only the 12 Mbit/s cases, `--case 1:cubic` only the
+//! cases of that many flows of that controller, `--queue 1001` gives the bottleneck that many packets
+//! instead of 1000. Goodput is payload (x 1448/1500), as ns-3 counts it; acks/pkt is ACKs sent per
+//! data packet delivered.
 
 use ccscope_sim::{load_scenario, Simulation};
 
@@ -20,7 +22,7 @@ const CASES: [(u32, &str, u32, u32); 8] = [
 ];
 
 /// Flow keys of the transport; any other key is a controller parameter.
-const TRANSPORT_KEYS: [&str; 8] = [
+const TRANSPORT_KEYS: [&str; 9] = [
     "delayed_ack",
     "dsack",
     "frto",
@@ -29,6 +31,7 @@ const TRANSPORT_KEYS: [&str; 8] = [
     "rack",
     "tlp",
     "rto_estimator",
+    "min_rto_ms",
 ];
 
 fn main() {
@@ -39,12 +42,32 @@ fn main() {
         only_rate = Some(r.unwrap_or_else(|| panic!("--rate needs Mbit/s, e.g. --rate 12")));
         args.drain(i..i + 2);
     }
+    let mut only_case = None;
+    if let Some(i) = args.iter().position(|a| a == "--case") {
+        let c = args.get(i + 1).and_then(|c| {
+            let (n, cc) = c.split_once(':')?;
+            Some((n.parse::<u32>().ok()?, cc.to_string()))
+        });
+        only_case =
+            Some(c.unwrap_or_else(|| panic!("--case needs FLOWS:CONTROLLER, e.g. --case 1:cubic")));
+        args.drain(i..i + 2);
+    }
+    let mut queue = 1000;
+    if let Some(i) = args.iter().position(|a| a == "--queue") {
+        let q = args.get(i + 1).and_then(|q| q.parse::<u32>().ok());
+        queue = q.unwrap_or_else(|| panic!("--queue needs packets, e.g. --queue 1001"));
+        args.drain(i..i + 2);
+    }
     let mut stacks = args;
     if stacks.is_empty() {
         stacks = vec!["rfc".into(), "ns3".into(), "linux".into()];
     }
     for (n, cc, rate, dur) in CASES {
-        if only_rate.is_some_and(|r| r != rate) {
+        if only_rate.is_some_and(|r| r != rate)
+            || only_case
+                .as_ref()
+                .is_some_and(|(m, c)| (*m, c.as_str()) != (n, cc))
+        {
             continue;
         }
         for spec in &stacks {
@@ -64,7 +87,7 @@ fn main() {
                 .collect();
             let text = format!(
                 "seed = 1\nduration_s = {dur}\nbin_ms = 500\n\
-                 [data_link]\nrate_mbps = {rate}\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = 1000 }}\n\
+                 [data_link]\nrate_mbps = {rate}\ndelay_ms = 20\nqueue = {{ kind = \"droptail\", packets = {queue} }}\n\
                  [ack_link]\nrate_mbps = {rate}\ndelay_ms = 20\n\
                  [[flows]]\ncontroller = \"{cc}\"\ncount = {n}\nstart_jitter_s = 1\npacket_bytes = 1500\n\
                  ack_bytes = 52\nstack = \"{stack}\"\n{keys}"
