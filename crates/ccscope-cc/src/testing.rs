@@ -43,14 +43,22 @@ impl<C: Controller> Script<C> {
         }
     }
 
-    /// Let `d` pass, firing each timer at the time it asked for (as the simulator does).
+    /// Let `d` pass, firing each timer at the time it asked for (as the simulator does). A controller
+    /// whose timer keeps asking for the instant it just fired at would hang the simulator: it panics here.
     pub fn advance(&mut self, d: Dur) {
         let end = self.now + d;
+        let mut same_instant = 0u32;
         while let Some(t) = self.cc.next_timer() {
             if t > end {
                 break;
             }
-            self.now = t.max(self.now);
+            let at = t.max(self.now);
+            same_instant = if at == self.now { same_instant + 1 } else { 1 };
+            assert!(
+                same_instant <= 1000,
+                "the timer fired 1000 times at {at:?} without moving on"
+            );
+            self.now = at;
             self.cc.on_timer(self.now);
         }
         self.now = end;
