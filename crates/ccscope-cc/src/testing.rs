@@ -87,8 +87,8 @@ impl<C: Controller> Script<C> {
         self.in_flight.push_back((seq, self.now, tag));
     }
 
-    /// The delivery-rate sample of an ACK of `seq` (sent at `sent`) at the current time.
-    fn rate_sample(&mut self, seq: u64, sent: Time, rtt: Dur) -> Option<crate::common::RateSample> {
+    /// The rate sampler learns that `seq` (sent at `sent`) was delivered now.
+    fn delivered(&mut self, seq: u64, sent: Time) {
         // Entries below the oldest packet in flight belong to lost packets.
         let oldest = self.in_flight.front().map_or(seq, |f| f.0.min(seq));
         while self.rate_state.front().is_some_and(|&(s, _)| s < oldest) {
@@ -98,6 +98,10 @@ impl<C: Controller> Script<C> {
             let (_, state) = self.rate_state.remove(i).expect("found");
             self.rate.on_delivered(self.now, &state, sent, seq);
         }
+    }
+
+    /// The delivery-rate sample of the ACK being processed, when the controller reads one.
+    fn rate_sample(&mut self, rtt: Dur) -> Option<crate::common::RateSample> {
         if !self.rate_samples {
             self.rate.skip();
             return None;
@@ -130,29 +134,10 @@ impl<C: Controller> Script<C> {
 
     /// The ACK of packet `i` in flight (0 = oldest, which advances SND.UNA), `rtt` after it was sent.
     fn deliver(&mut self, i: usize, rtt: Dur) -> bool {
-        let Some((seq, sent, tag)) = self.in_flight.remove(i) else {
+        let Some(p) = self.in_flight.remove(i) else {
             return false;
         };
-        if sent + rtt > self.now {
-            self.now = sent + rtt;
-        }
-        let rate = self.rate_sample(seq, sent, rtt);
-        let ev = AckEvent {
-            seq,
-            bytes: self.bytes,
-            send_time: sent,
-            recv_time: sent + Dur(rtt.as_ns() / 2),
-            rtt,
-            in_flight: self.in_flight.len() as u32,
-            last_sent_seq: self.next_seq.saturating_sub(1),
-            tag,
-            newly_acked: 1,
-            snd_una_advanced: i == 0,
-            in_recovery: self.in_recovery,
-            rate,
-            host_bytes: self.host_bytes,
-        };
-        self.cc.on_ack(self.now, &ev);
+        self.acknowledge(&[p], i == 0, rtt);
         true
     }
 
@@ -164,14 +149,21 @@ impl<C: Controller> Script<C> {
             return false;
         }
         let acked: Vec<_> = self.in_flight.drain(..n).collect();
+        self.acknowledge(&acked, true, rtt);
+        true
+    }
+
+    /// One ACK of the packets `acked` (taken out of flight already), echoing the first, `rtt` after it
+    /// was sent (the clock moves to that time).
+    fn acknowledge(&mut self, acked: &[(u64, Time, u64)], snd_una_advanced: bool, rtt: Dur) {
         let (seq, sent, tag) = acked[0];
         if sent + rtt > self.now {
             self.now = sent + rtt;
         }
-        let mut rate = None;
-        for &(s, t, _) in &acked {
-            rate = self.rate_sample(s, t, rtt);
+        for &(s, t, _) in acked {
+            self.delivered(s, t);
         }
+        let rate = self.rate_sample(rtt);
         let ev = AckEvent {
             seq,
             bytes: self.bytes,
@@ -181,14 +173,13 @@ impl<C: Controller> Script<C> {
             in_flight: self.in_flight.len() as u32,
             last_sent_seq: self.next_seq.saturating_sub(1),
             tag,
-            newly_acked: n as u32,
-            snd_una_advanced: true,
+            newly_acked: acked.len() as u32,
+            snd_una_advanced,
             in_recovery: self.in_recovery,
             rate,
             host_bytes: self.host_bytes,
         };
         self.cc.on_ack(self.now, &ev);
-        true
     }
 
     /// ACK everything in flight (not what those ACKs let the sender send).
