@@ -633,6 +633,11 @@ impl Receiver {
                 Some(h) => h.info.host_bytes = ack.info.host_bytes.or(h.info.host_bytes),
                 None => self.delack.held = Some(ack),
             }
+            if self.buf.capacity().is_some() && !self.reads_at_once() {
+                // The packet took some of the window last advertised: its reading may reopen it
+                // before the delayed-ACK timer (tcp_cleanup_rbuf sends the held ACK then).
+                self.plan_update(now);
+            }
             return (None, n);
         }
         (Some(self.release(now, ack)), n)
@@ -667,8 +672,16 @@ impl Receiver {
             return;
         }
         self.last_ack = Some(*ack);
+        self.plan_update(now);
+    }
+
+    /// When the application's reading makes a window update due, from the edge last advertised.
+    fn plan_update(&mut self, now: Time) {
+        let pkt = self.packet_bytes.max(1);
         let cap_packets = self.buf.capacity().unwrap_or(0) / pkt;
-        let remaining = self.adv_edge - self.rcv_nxt;
+        // Linux tcp_receive_window: what is left of the window advertised, less what arrived since.
+        let remaining = self.adv_edge.saturating_sub(self.rcv_nxt);
+        self.update_at = None;
         // Linux tcp_cleanup_rbuf: after a read, update once the advertised window has fallen to half
         // the buffer and the free window is at least twice it (and one packet, RFC 9293 §3.8.6.2.2).
         if 2 * remaining <= cap_packets {
@@ -1080,6 +1093,38 @@ mod tests {
         assert_eq!(&got[16..], &[0, 25]);
         // A duplicate: tcp_enter_quickack_mode, ACKed at once, and quick ACKs after it.
         assert_eq!(acks(&mut r, 1_200, &[3, 25, 26]), [25, 26, 27]);
+    }
+
+    #[test]
+    fn a_held_ack_goes_when_the_reader_reopens_the_window_its_packet_closed() {
+        for policy in [DelayedAck::Ns3, DelayedAck::Linux] {
+            let mut r = Receiver::new(true, 40)
+                .with_buffer(reader(1))
+                .with_delayed_ack(policy);
+            // Linux: the first packets are quick-ACKed (an empty window gives 2); ns-3: the first one.
+            let mut seq = 0;
+            let mut now = at(0);
+            loop {
+                let (a, _) = r.on_data(&data(seq), now);
+                seq += 1;
+                let Some(a) = a else { break };
+                assert_eq!(a.rwnd, 0, "{policy:?}");
+                // Reading the packet (1 ms) reopens the window: an update, then the next packet.
+                let t = r.take_wake().expect("window update");
+                assert!(r.on_wake(t).expect("window update").rwnd > 0);
+                now = t + Dur::from_ms(1);
+            }
+            // This packet's ACK is held and closes the window again. Linux tcp_cleanup_rbuf counts it
+            // (rcv_window_now is the advertised window less what arrived since): reading it frees
+            // twice that, so the ACK goes 1 ms later with the window, not at the delayed-ACK timer.
+            assert_eq!(r.take_wake(), Some(now + Dur::from_ms(1)), "{policy:?}");
+            let a = r.on_wake(now + Dur::from_ms(1)).expect("the held ACK");
+            assert_eq!(
+                (a.ack_cum, a.seq, a.rwnd, a.window_update),
+                (seq, seq - 1, 1500, false),
+                "{policy:?}"
+            );
+        }
     }
 
     #[test]
