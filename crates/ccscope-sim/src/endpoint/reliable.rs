@@ -536,6 +536,7 @@ impl ReliableSender {
             _ => false,
         };
         let mut paced = None;
+        let mut deferred = false;
         let nxt_before = self.snd_nxt;
         while self.active {
             let window = self.send_window();
@@ -561,6 +562,7 @@ impl ReliableSender {
                 if !(resend && self.recovery_point.is_some()) && (resend || self.new_data_allowed())
                 {
                     self.arm_overhead(now);
+                    deferred = true;
                     break;
                 }
             }
@@ -610,7 +612,10 @@ impl ReliableSender {
                 break;
             }
         }
-        self.frto_new_data = false;
+        // F-RTO's choice of new data (RFC 5682 step 2.b) waits with the send for the delayed-send timer.
+        if !deferred {
+            self.frto_new_data = false;
+        }
         self.lt_credit = false;
         if self.snd_nxt > nxt_before {
             // Linux tcp_write_xmit: new data went out, so a tail loss probe is (re)scheduled.
@@ -2517,6 +2522,37 @@ mod tests {
         s.try_send(w, &mut out);
         assert_eq!(seqs(&out), [0, 10, 11, 12, 13, 14, 15, 16, 17, 18]);
         assert!(out[1..].iter().all(|p| p.sent == w));
+    }
+
+    #[test]
+    fn frto_new_data_waits_for_the_send_overhead_and_then_goes_instead_of_retransmissions() {
+        let mut s =
+            newreno(true).with_send_overhead(Dur::from_ms(1), ccscope_core::rng::stream(5, 0));
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        let t = s.try_send(Time::ZERO, &mut out).expect("timer");
+        s.try_send(t, &mut out);
+        assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
+        out.clear();
+        let rto = s.timeout_deadline().expect("RTO armed");
+        let w = s.on_timeout(rto, &mut out).expect("timer");
+        s.try_send(w, &mut out);
+        assert_eq!(seqs(&out), [0]);
+        out.clear();
+        // The original of 0 arrives late: RFC 5682 step 2.b sends new data, after the overhead.
+        let w = s
+            .on_ack(rto + Dur::from_ms(100), &cum_ack(1), &mut out)
+            .expect("timer");
+        assert!(out.is_empty());
+        s.try_send(w, &mut out);
+        assert_eq!(
+            seqs(&out),
+            [10, 11],
+            "new data, not retransmissions of 1 and 2"
+        );
+        // Packet 1, never retransmitted, is acknowledged: the timeout was spurious (step 3.b).
+        s.on_ack(w + Dur::from_ms(1), &cum_ack(2), &mut out);
+        assert_eq!((s.spurious_rtos, s.retransmitted), (1, 1));
     }
 
     #[test]
