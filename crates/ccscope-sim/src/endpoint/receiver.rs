@@ -633,10 +633,14 @@ impl Receiver {
                 Some(h) => h.info.host_bytes = ack.info.host_bytes.or(h.info.host_bytes),
                 None => self.delack.held = Some(ack),
             }
-            if self.buf.capacity().is_some() && !self.reads_at_once() {
+            if self.buf.capacity().is_some() {
                 // The packet took some of the window last advertised: its reading may reopen it
                 // before the delayed-ACK timer (tcp_cleanup_rbuf sends the held ACK then).
                 self.plan_update(now);
+                if self.reads_at_once() && self.update_at.is_some() {
+                    // An application that reads at once has read it already: that ACK goes now.
+                    return (Some(self.release(now, ack)), n);
+                }
             }
             return (None, n);
         }
@@ -686,7 +690,12 @@ impl Receiver {
         // the buffer and the free window is at least twice it (and one packet, RFC 9293 §3.8.6.2.2).
         if 2 * remaining <= cap_packets {
             let target = (2 * remaining).max(1) * pkt;
-            self.update_at = self.buf.time_until_window(target).map(|d| now + d);
+            self.update_at = if self.reads_at_once() {
+                // Read already: the free window is the buffer less what waits out of order.
+                self.buf.window().filter(|&w| w >= target).map(|_| now)
+            } else {
+                self.buf.time_until_window(target).map(|d| now + d)
+            };
         }
     }
 
@@ -1125,6 +1134,25 @@ mod tests {
                 "{policy:?}"
             );
         }
+    }
+
+    #[test]
+    fn with_an_application_reading_at_once_an_ack_is_not_held_over_half_the_buffer_used() {
+        for policy in [DelayedAck::Ns3, DelayedAck::Linux] {
+            let two = RecvBuffer::new(Some(2 * 1500), None);
+            let mut r = Receiver::new(true, 40)
+                .with_buffer(two)
+                .with_delayed_ack(policy);
+            // Linux tcp_cleanup_rbuf after the read: one packet left of the two advertised is at most
+            // half the buffer, and the read freed twice it, so the ACK goes (the sender can send no more).
+            assert_eq!(acks(&mut r, 100, &[0, 1, 2, 3]), [1, 2, 3, 4], "{policy:?}");
+            assert_eq!(r.take_wake(), None);
+        }
+        // Four packets of buffer: the second packet's ACK goes by the usual rules, the odd one waits.
+        let mut r = Receiver::new(true, 40)
+            .with_buffer(RecvBuffer::new(Some(4 * 1500), None))
+            .with_delayed_ack(DelayedAck::Ns3);
+        assert_eq!(acks(&mut r, 100, &[0, 1, 2, 3]), [1, 0, 3, 0]);
     }
 
     #[test]
