@@ -46,7 +46,9 @@
 //!   [0, overhead) and, when it fires, everything the window then allows goes. While it is pending no
 //!   other call sends. As in ns-2, what ns-2 sends with `output()` outside `send_much` goes at once:
 //!   the retransmissions of fast recovery (dupack_action, NewReno's partial ACK) and RFC 3042's packet
-//!   (send_one); new data and the retransmissions after a timeout wait for the timer.
+//!   (send_one); new data and the retransmissions after a timeout wait for the timer. ns-2's TCP does
+//!   not pace; with a controller that does, the expiry sends one packet and each later paced packet
+//!   waits its pacing gap and then a timer of its own, so the overhead lowers a paced flow's rate.
 //! - Rounds (specs/002-cmt.md A12, for paper 002's round-correlated loss): a round starts with the
 //!   first packet sent after the previous round's first packet is acknowledged (cumulatively or
 //!   SACKed); every data packet carries its round, with `Packet::RETX` on retransmissions. Only the
