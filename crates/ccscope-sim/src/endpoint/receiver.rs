@@ -481,6 +481,20 @@ impl Receiver {
         self
     }
 
+    /// The sender opened a new connection (a new ON period; everything before it is acknowledged):
+    /// the delayed-ACK state starts as a new connection's does (ns-3 `ProcessSynRcvd` primes the
+    /// count, Linux starts with `icsk_ack.ato` = 0 and quick ACKs).
+    pub fn on_new_connection(&mut self) {
+        debug_assert!(self.delack.held.is_none());
+        let (held, timer) = (self.delack.held, self.delack.timer);
+        self.delack = DelAck {
+            held,
+            timer,
+            wup: self.rcv_nxt,
+            ..DelAck::new(self.delack.policy)
+        };
+    }
+
     /// A receive buffer (reliable transport); the default is unlimited.
     pub fn with_buffer(mut self, buf: RecvBuffer) -> Receiver {
         self.buf = buf;

@@ -241,6 +241,8 @@ pub struct ReliableSender {
     pub rack_reo_timeouts: u64,
     /// Zero-window probes sent.
     pub probes: u64,
+    /// Connections opened after the first (a new one per ON period): the receiver starts afresh too.
+    pub connections: u64,
     /// The current recovery episode's PRR state (with `prr` on and the controller not setting its
     /// own window in recovery).
     prr: Option<Prr>,
@@ -314,6 +316,7 @@ impl ReliableSender {
             tlp_recoveries: 0,
             rack_reo_timeouts: 0,
             acked: 0,
+            connections: 0,
             overhead: None,
         }
     }
@@ -368,6 +371,7 @@ impl ReliableSender {
             self.cc = cc;
         }
         debug_assert_eq!(self.snd_una, self.snd_nxt);
+        self.connections += 1;
         self.rtt = RtoEstimator::new(*self.rtt.params());
         self.rate = RateSampler::default();
         self.backoff = 0;
