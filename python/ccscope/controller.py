@@ -7,8 +7,9 @@ allowed), ``timeout_ms`` and ``pacing_rate_mbps`` after every call. Use it from 
 key of the flow table is passed to the constructor as a keyword argument.
 
 The simulator checks a controller as it checks its own: ``cwnd``, ``timeout_ms`` and
-``pacing_rate_mbps`` must be finite numbers >= 0 after every call, and ``cwnd`` at most 10,000,000 packets
-(the bound every built-in controller keeps), else a ``ControllerError`` naming the class and the handler; an exception raised in a handler ends the run and reaches the caller
+``pacing_rate_mbps`` must be finite numbers >= 0 after every call, ``cwnd`` at most 10,000,000 packets
+(the bound every built-in controller keeps) and a ``timeout_ms`` above 0 at least 0.001 (1 us, the shortest
+timer), else a ``ControllerError`` naming the class and the handler; an exception raised in a handler ends the run and reaches the caller
 with its type and traceback; and a method named ``on_*`` other than the four handlers below (a
 misspelled ``on_acks``) is an error when the run starts, since it would never be called.
 """

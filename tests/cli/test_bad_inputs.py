@@ -250,6 +250,9 @@ CASES = [
              {"ctl.py": CTL + "\n    def on_ack(self, now_ms, ack):\n        self.cwnd = float('nan')\n"}),
     run_case("python negative pacing", python_flow("ctl.py:Ctl"), ["Ctl", "`pacing_rate_mbps` = -1"],
              {"ctl.py": CTL + "    pacing_rate_mbps = -1\n"}),
+    # A 1 ns no-ACK timeout fired a billion times per simulated second: the run never finished.
+    run_case("python no-ACK timer of 1 ns", python_flow("ctl.py:Ctl"), ["Ctl", "`timeout_ms` = 0.000001", "0.001"],
+             {"ctl.py": CTL + "    timeout_ms = 1e-6\n"}),
     run_case("python syntax error", python_flow("ctl.py:Ctl"), ["SyntaxError", "ctl.py:2"], {"ctl.py": "import ccscope\nclass Ctl(:\n"}),
     run_case("python module raises on import", python_flow("ctl.py:Ctl"), ["ZeroDivisionError", "ctl.py:1"], {"ctl.py": "1 / 0\n"}),
     Case("validate python class missing", ["validate", "{d}/s.toml"], ["s.toml:14", "flows[0].class", "no class 'Nope'"],

@@ -22,6 +22,8 @@ use pyo3::types::PyDict;
 /// The most packets a Python controller may keep in flight: the bound every built-in controller keeps; a
 /// larger window would queue that many packets in one burst.
 const MAX_CWND: f64 = ccscope_cc::MAX_CWND as f64;
+/// The shortest no-ACK timeout, ms: the floor of the built-in controllers' self-re-arming timers.
+const MIN_TIMER_MS: f64 = ccscope_cc::params::MIN_TIMER_MS;
 
 /// The first exception a Python controller raised; the run reports it when it ends.
 #[derive(Clone, Default)]
@@ -257,6 +259,18 @@ impl PyController {
         }
         self.cwnd = w as u32;
         if let Some(t) = self.checked(b, "timeout_ms", event, now_ms)? {
+            // The no-ACK timer re-arms itself: at least 1 us, as the built-in controllers' (a 1 ns one
+            // fired a billion times per simulated second).
+            if t > 0.0 && t < MIN_TIMER_MS {
+                let when = match now_ms {
+                    Some(x) => format!("after {event} at t = {x:.3} ms"),
+                    None => format!("after {event}"),
+                };
+                return Err(crate::ControllerError::new_err(format!(
+                    "{}: `timeout_ms` = {t} {when}: must be at least {MIN_TIMER_MS} ms (1 us, the shortest timer)",
+                    self.who(now_ms)
+                )));
+            }
             if t > 0.0 {
                 self.timeout = Dur::from_ms_f64(t);
             }

@@ -60,6 +60,8 @@ struct FlowSched {
     /// The controller timer currently scheduled, and its generation.
     timer_at: Option<Time>,
     timer_gen: u32,
+    /// The sender's connections the receiver has been told of.
+    connections: u64,
 }
 
 /// Counters of one hop, kept for every hop whatever the flows (its arrivals and forwards: [`Hop`]).
@@ -672,6 +674,12 @@ impl Simulation {
         if send {
             let wake = self.senders[f as usize].try_send(now, &mut self.sends);
             self.set_wake(now, f, wake);
+        }
+        let connections = self.senders[f as usize].connections();
+        if connections != self.sched[f as usize].connections {
+            // A new ON period's connection: its first packet finds a receiver as new as it is.
+            self.sched[f as usize].connections = connections;
+            self.receivers[f as usize].on_new_connection();
         }
         self.flush_sends(now);
         let s = &mut self.senders[f as usize];

@@ -568,3 +568,29 @@ fn sixteen_linux_cubic_flows_with_delayed_acks_take_no_timeout_behind_a_full_que
     assert_eq!(rtos, 0, "{retx} retransmissions, {lost} declared lost");
     assert_eq!(retx, lost, "nothing resent that was not declared lost");
 }
+
+#[test]
+fn each_on_periods_connection_acks_its_first_packet_at_once_as_an_ns3_receiver_does() {
+    // One-packet files (1000 B, at most 1400) on a new connection per ON period: ns-3's ProcessSynRcvd
+    // primes the delayed-ACK count, so a lone first packet is ACKed at once, not after 200 ms.
+    let fct = |delayed_ack: &str| {
+        let r = run(&format!(
+            "seed = 2\nduration_s = 60\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n[ack_link]\nrate_mbps = 12\n\
+             delay_ms = 20\n[[flows]]\ncontroller = \"newreno\"\ndelayed_ack = \"{delayed_ack}\"\n\
+             traffic = {{ kind = \"onoff\", mean_bytes = 1000, std_bytes = 100, max_bytes = 1400, off_mean_s = 1 }}\n"
+        ));
+        conserved(&r);
+        let f = &r.flows[0];
+        assert!(f.transfers_done > 30, "{delayed_ack}: {}", f.transfers_done);
+        f.fct_mean_s.expect("transfers done")
+    };
+    let (none, ns3, linux) = (fct("none"), fct("ns3"), fct("linux"));
+    // An RTT is 40 ms; a 200 ms wait on most transfers would put the mean near 180 ms.
+    assert!(none < 0.06, "{none}");
+    for (policy, got) in [("ns3", ns3), ("linux", linux)] {
+        assert!(
+            got < none + 0.02,
+            "{policy}: mean FCT {got} s against {none} s"
+        );
+    }
+}

@@ -150,6 +150,13 @@ impl Sender {
     pub fn declared_lost(&self) -> u64 {
         each!(self, s => s.lost)
     }
+    /// Connections the reliable transport opened after its first (0 for the other transports).
+    pub fn connections(&self) -> u64 {
+        match self {
+            Sender::Reliable(s) => s.connections,
+            Sender::Datagram(_) | Sender::Cmt(_) => 0,
+        }
+    }
     pub fn rtos(&self) -> u64 {
         match self {
             Sender::Datagram(_) => 0,

@@ -481,6 +481,20 @@ impl Receiver {
         self
     }
 
+    /// The sender opened a new connection (a new ON period; everything before it is acknowledged):
+    /// the delayed-ACK state starts as a new connection's does (ns-3 `ProcessSynRcvd` primes the
+    /// count, Linux starts with `icsk_ack.ato` = 0 and quick ACKs).
+    pub fn on_new_connection(&mut self) {
+        debug_assert!(self.delack.held.is_none());
+        let (held, timer) = (self.delack.held, self.delack.timer);
+        self.delack = DelAck {
+            held,
+            timer,
+            wup: self.rcv_nxt,
+            ..DelAck::new(self.delack.policy)
+        };
+    }
+
     /// A receive buffer (reliable transport); the default is unlimited.
     pub fn with_buffer(mut self, buf: RecvBuffer) -> Receiver {
         self.buf = buf;
@@ -633,6 +647,15 @@ impl Receiver {
                 Some(h) => h.info.host_bytes = ack.info.host_bytes.or(h.info.host_bytes),
                 None => self.delack.held = Some(ack),
             }
+            if self.buf.capacity().is_some() {
+                // The packet took some of the window last advertised: its reading may reopen it
+                // before the delayed-ACK timer (tcp_cleanup_rbuf sends the held ACK then).
+                self.plan_update(now);
+                if self.reads_at_once() && self.update_at.is_some() {
+                    // An application that reads at once has read it already: that ACK goes now.
+                    return (Some(self.release(now, ack)), n);
+                }
+            }
             return (None, n);
         }
         (Some(self.release(now, ack)), n)
@@ -667,13 +690,26 @@ impl Receiver {
             return;
         }
         self.last_ack = Some(*ack);
+        self.plan_update(now);
+    }
+
+    /// When the application's reading makes a window update due, from the edge last advertised.
+    fn plan_update(&mut self, now: Time) {
+        let pkt = self.packet_bytes.max(1);
         let cap_packets = self.buf.capacity().unwrap_or(0) / pkt;
-        let remaining = self.adv_edge - self.rcv_nxt;
+        // Linux tcp_receive_window: what is left of the window advertised, less what arrived since.
+        let remaining = self.adv_edge.saturating_sub(self.rcv_nxt);
+        self.update_at = None;
         // Linux tcp_cleanup_rbuf: after a read, update once the advertised window has fallen to half
         // the buffer and the free window is at least twice it (and one packet, RFC 9293 §3.8.6.2.2).
         if 2 * remaining <= cap_packets {
             let target = (2 * remaining).max(1) * pkt;
-            self.update_at = self.buf.time_until_window(target).map(|d| now + d);
+            self.update_at = if self.reads_at_once() {
+                // Read already: the free window is the buffer less what waits out of order.
+                self.buf.window().filter(|&w| w >= target).map(|_| now)
+            } else {
+                self.buf.time_until_window(target).map(|d| now + d)
+            };
         }
     }
 
@@ -1080,6 +1116,57 @@ mod tests {
         assert_eq!(&got[16..], &[0, 25]);
         // A duplicate: tcp_enter_quickack_mode, ACKed at once, and quick ACKs after it.
         assert_eq!(acks(&mut r, 1_200, &[3, 25, 26]), [25, 26, 27]);
+    }
+
+    #[test]
+    fn a_held_ack_goes_when_the_reader_reopens_the_window_its_packet_closed() {
+        for policy in [DelayedAck::Ns3, DelayedAck::Linux] {
+            let mut r = Receiver::new(true, 40)
+                .with_buffer(reader(1))
+                .with_delayed_ack(policy);
+            // Linux: the first packets are quick-ACKed (an empty window gives 2); ns-3: the first one.
+            let mut seq = 0;
+            let mut now = at(0);
+            loop {
+                let (a, _) = r.on_data(&data(seq), now);
+                seq += 1;
+                let Some(a) = a else { break };
+                assert_eq!(a.rwnd, 0, "{policy:?}");
+                // Reading the packet (1 ms) reopens the window: an update, then the next packet.
+                let t = r.take_wake().expect("window update");
+                assert!(r.on_wake(t).expect("window update").rwnd > 0);
+                now = t + Dur::from_ms(1);
+            }
+            // This packet's ACK is held and closes the window again. Linux tcp_cleanup_rbuf counts it
+            // (rcv_window_now is the advertised window less what arrived since): reading it frees
+            // twice that, so the ACK goes 1 ms later with the window, not at the delayed-ACK timer.
+            assert_eq!(r.take_wake(), Some(now + Dur::from_ms(1)), "{policy:?}");
+            let a = r.on_wake(now + Dur::from_ms(1)).expect("the held ACK");
+            assert_eq!(
+                (a.ack_cum, a.seq, a.rwnd, a.window_update),
+                (seq, seq - 1, 1500, false),
+                "{policy:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn with_an_application_reading_at_once_an_ack_is_not_held_over_half_the_buffer_used() {
+        for policy in [DelayedAck::Ns3, DelayedAck::Linux] {
+            let two = RecvBuffer::new(Some(2 * 1500), None);
+            let mut r = Receiver::new(true, 40)
+                .with_buffer(two)
+                .with_delayed_ack(policy);
+            // Linux tcp_cleanup_rbuf after the read: one packet left of the two advertised is at most
+            // half the buffer, and the read freed twice it, so the ACK goes (the sender can send no more).
+            assert_eq!(acks(&mut r, 100, &[0, 1, 2, 3]), [1, 2, 3, 4], "{policy:?}");
+            assert_eq!(r.take_wake(), None);
+        }
+        // Four packets of buffer: the second packet's ACK goes by the usual rules, the odd one waits.
+        let mut r = Receiver::new(true, 40)
+            .with_buffer(RecvBuffer::new(Some(4 * 1500), None))
+            .with_delayed_ack(DelayedAck::Ns3);
+        assert_eq!(acks(&mut r, 100, &[0, 1, 2, 3]), [1, 0, 3, 0]);
     }
 
     #[test]

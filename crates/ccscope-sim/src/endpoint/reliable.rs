@@ -46,7 +46,9 @@
 //!   [0, overhead) and, when it fires, everything the window then allows goes. While it is pending no
 //!   other call sends. As in ns-2, what ns-2 sends with `output()` outside `send_much` goes at once:
 //!   the retransmissions of fast recovery (dupack_action, NewReno's partial ACK) and RFC 3042's packet
-//!   (send_one); new data and the retransmissions after a timeout wait for the timer.
+//!   (send_one); new data and the retransmissions after a timeout wait for the timer. ns-2's TCP does
+//!   not pace; with a controller that does, the expiry sends one packet and each later paced packet
+//!   waits its pacing gap and then a timer of its own, so the overhead lowers a paced flow's rate.
 //! - Rounds (specs/002-cmt.md A12, for paper 002's round-correlated loss): a round starts with the
 //!   first packet sent after the previous round's first packet is acknowledged (cumulatively or
 //!   SACKed); every data packet carries its round, with `Packet::RETX` on retransmissions. Only the
@@ -239,6 +241,8 @@ pub struct ReliableSender {
     pub rack_reo_timeouts: u64,
     /// Zero-window probes sent.
     pub probes: u64,
+    /// Connections opened after the first (a new one per ON period): the receiver starts afresh too.
+    pub connections: u64,
     /// The current recovery episode's PRR state (with `prr` on and the controller not setting its
     /// own window in recovery).
     prr: Option<Prr>,
@@ -312,6 +316,7 @@ impl ReliableSender {
             tlp_recoveries: 0,
             rack_reo_timeouts: 0,
             acked: 0,
+            connections: 0,
             overhead: None,
         }
     }
@@ -366,6 +371,7 @@ impl ReliableSender {
             self.cc = cc;
         }
         debug_assert_eq!(self.snd_una, self.snd_nxt);
+        self.connections += 1;
         self.rtt = RtoEstimator::new(*self.rtt.params());
         self.rate = RateSampler::default();
         self.backoff = 0;
@@ -536,6 +542,7 @@ impl ReliableSender {
             _ => false,
         };
         let mut paced = None;
+        let mut deferred = false;
         let nxt_before = self.snd_nxt;
         while self.active {
             let window = self.send_window();
@@ -561,6 +568,7 @@ impl ReliableSender {
                 if !(resend && self.recovery_point.is_some()) && (resend || self.new_data_allowed())
                 {
                     self.arm_overhead(now);
+                    deferred = true;
                     break;
                 }
             }
@@ -610,7 +618,10 @@ impl ReliableSender {
                 break;
             }
         }
-        self.frto_new_data = false;
+        // F-RTO's choice of new data (RFC 5682 step 2.b) waits with the send for the delayed-send timer.
+        if !deferred {
+            self.frto_new_data = false;
+        }
         self.lt_credit = false;
         if self.snd_nxt > nxt_before {
             // Linux tcp_write_xmit: new data went out, so a tail loss probe is (re)scheduled.
@@ -2517,6 +2528,37 @@ mod tests {
         s.try_send(w, &mut out);
         assert_eq!(seqs(&out), [0, 10, 11, 12, 13, 14, 15, 16, 17, 18]);
         assert!(out[1..].iter().all(|p| p.sent == w));
+    }
+
+    #[test]
+    fn frto_new_data_waits_for_the_send_overhead_and_then_goes_instead_of_retransmissions() {
+        let mut s =
+            newreno(true).with_send_overhead(Dur::from_ms(1), ccscope_core::rng::stream(5, 0));
+        let mut out = Vec::new();
+        s.start(Time::ZERO);
+        let t = s.try_send(Time::ZERO, &mut out).expect("timer");
+        s.try_send(t, &mut out);
+        assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
+        out.clear();
+        let rto = s.timeout_deadline().expect("RTO armed");
+        let w = s.on_timeout(rto, &mut out).expect("timer");
+        s.try_send(w, &mut out);
+        assert_eq!(seqs(&out), [0]);
+        out.clear();
+        // The original of 0 arrives late: RFC 5682 step 2.b sends new data, after the overhead.
+        let w = s
+            .on_ack(rto + Dur::from_ms(100), &cum_ack(1), &mut out)
+            .expect("timer");
+        assert!(out.is_empty());
+        s.try_send(w, &mut out);
+        assert_eq!(
+            seqs(&out),
+            [10, 11],
+            "new data, not retransmissions of 1 and 2"
+        );
+        // Packet 1, never retransmitted, is acknowledged: the timeout was spurious (step 3.b).
+        s.on_ack(w + Dur::from_ms(1), &cum_ack(2), &mut out);
+        assert_eq!((s.spurious_rtos, s.retransmitted), (1, 1));
     }
 
     #[test]
