@@ -382,8 +382,10 @@ impl Lied {
         self.rtt.on_sample(ev.rtt);
         if let Some(i) = self.index(ev.tag) {
             let e = &mut self.epochs[i];
-            e.acked += 1;
-            e.delivered_bytes += ev.bytes as u64;
+            // Every packet the ACK delivered (two with a delayed ACK), credited to the echoed packet's epoch.
+            let newly = ev.newly_acked.max(1);
+            e.acked += newly;
+            e.delivered_bytes += ev.bytes as u64 * newly as u64;
             if e.first_recv.is_none_or(|r| ev.recv_time < r) {
                 e.first_recv = Some(ev.recv_time);
                 e.first_host = ev.host_bytes;
@@ -670,6 +672,24 @@ mod tests {
         assert_eq!(r.step, Step::Increase);
         // The current epoch's tau is still the 20 ms floor: +1 packet per 20 ms.
         assert_close(s.cc.lambda(), 100.0);
+    }
+
+    #[test]
+    fn a_delayed_ack_credits_every_packet_it_delivers_to_the_epoch() {
+        // As above, with packets 0 and 1 acknowledged by one delayed ACK: the same 3000 B arrive.
+        let mut s = Script::new(lied());
+        s.bytes = 1000;
+        s.send(4);
+        s.advance(Dur::from_ms(20));
+        s.send(2);
+        s.ack_oldest_n(2, Dur::from_ms(20));
+        s.ack_oldest(Dur::from_ms(20));
+        s.lose_oldest(LossCause::Reordering);
+        let mut out = Vec::new();
+        ack_at(&mut s, 35, 30, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_close(out[0].nu, 120_000.0);
+        assert_close(out[0].c, 0.25);
     }
 
     /// ACK the oldest packet in flight as arriving at `recv_ms`, collecting the measured epochs.

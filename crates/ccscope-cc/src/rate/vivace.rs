@@ -261,6 +261,8 @@ impl Mi {
 struct Pending {
     tag: u64,
     seq: u64,
+    /// Packets this ACK delivered (two with a delayed ACK): QUIC's PCC counts every acked packet.
+    newly: u32,
     rtt_us: f64,
     avg_rtt_us: f64,
     ack_interval_us: f64,
@@ -544,7 +546,7 @@ impl Vivace {
         if m.acked == 0 {
             m.rtt_on_start_us = p.avg_rtt_us;
         }
-        m.acked += 1;
+        m.acked += p.newly;
         m.samples += 1;
         if reliable {
             m.reliable += 1;
@@ -953,6 +955,7 @@ impl Controller for Vivace {
         self.pending = Some(Pending {
             tag: ev.tag,
             seq: ev.seq,
+            newly: ev.newly_acked.max(1),
             rtt_us,
             avg_rtt_us: self.avg_rtt_us,
             ack_interval_us,
@@ -1129,6 +1132,37 @@ mod tests {
         assert_eq!(s.cc.mode(), Mode::Probing);
         assert_close(s.cc.rate_bps(), expect * 0.75);
         assert_eq!(s.cc.counters()[0], ("decisions", 1));
+    }
+
+    #[test]
+    fn a_delayed_ack_counts_every_packet_it_delivers_so_mis_still_complete() {
+        // One ACK per two packets (a delayed-ACK receiver): an MI is done when acked + lost reaches sent,
+        // so counting ACKs instead of packets never finished one and STARTING never ended.
+        let mut s = vivace();
+        s.send(1);
+        s.ack_oldest(RTT);
+        // A path with no bottleneck: each finished MI scores higher, so STARTING doubles the rate.
+        for _ in 0..8 {
+            let start = s.now;
+            while s.now.since(start) < RTT {
+                s.send(2);
+                let next = s.now + s.cc.pacing_rate().expect("paced").tx_time(3000);
+                while s
+                    .in_flight
+                    .front()
+                    .is_some_and(|&(_, sent, _)| sent + RTT <= next)
+                {
+                    s.ack_oldest_n(2, RTT);
+                }
+                s.advance(next.since(s.now));
+            }
+        }
+        assert_eq!(s.cc.mode(), Mode::Starting);
+        assert!(
+            s.cc.rate_bps() >= 12e6,
+            "{} bit/s after 8 MIs",
+            s.cc.rate_bps()
+        );
     }
 
     #[test]
