@@ -133,6 +133,8 @@ CASES = [
     run_case("override integer beyond 64 bits", RATE, ["flows.0.window", "99999999999999999999"],
              args=["--set", "flows.0.window=99999999999999999999"]),
     run_case("unknown top-level key", "colour = 3\n" + RATE, ["s.toml:1", "colour"]),
+    run_case("reliable-only key on a datagram flow", RATE + 'delayed_ack = "linux"\n',
+             ["s.toml:15", "flows[0].delayed_ack", "runs on datagrams"]),
     run_case("no-ACK timer of 1 ns", RATE + "timeout_ms = 1e-6\n", ["s.toml:15", "timeout_ms", "the shortest timer"]),
     run_case("duration not a number", sub(RATE, "duration_s = 2", 'duration_s = "ten"'), ["s.toml:2", "duration_s"]),
     run_case("duration negative", sub(RATE, "duration_s = 2", "duration_s = -2"), ["s.toml:2", "duration_s"]),

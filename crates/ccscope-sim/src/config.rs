@@ -1539,6 +1539,34 @@ fn flow(
             "only a `transport = \"reliable\"` flow takes this key (ns-2's TCP overhead_)",
         ));
     }
+    // The loss-recovery switches and the receiver's delayed ACKs are the reliable transport's: on a
+    // datagram flow they would be read by nothing, so a key given there is refused, not ignored.
+    if f.transport() == ccscope_cc::Transport::Datagram {
+        for (k, given) in [
+            ("stack", ff.stack.is_some()),
+            ("rto_estimator", ff.rto_estimator.is_some()),
+            ("min_rto_ms", ff.min_rto_ms.is_some()),
+            ("max_rto_ms", ff.max_rto_ms.is_some()),
+            ("initial_rto_ms", ff.initial_rto_ms.is_some()),
+            ("frto", ff.frto.is_some()),
+            ("limited_transmit", ff.limited_transmit.is_some()),
+            ("prr", ff.prr.is_some()),
+            ("rack", ff.rack.is_some()),
+            ("tlp", ff.tlp.is_some()),
+            ("dsack", ff.dsack.is_some()),
+            ("delayed_ack", ff.delayed_ack.is_some()),
+        ] {
+            if given {
+                return Err(ctx.err(
+                    &at(k),
+                    format!(
+                        "a reliable-transport key, and `{}` runs on datagrams (set `transport = \"reliable\"`)",
+                        f.controller
+                    ),
+                ));
+            }
+        }
+    }
     // Socket buffers: a number, or "unlimited" (the default). RFC 7323 §2.3: a window is at most 2^30 B.
     for (key, item) in [
         ("rbuf_bytes", &ff.rbuf_bytes),
@@ -1916,6 +1944,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("stack") && e.contains("ns3"), "{e}");
+    }
+
+    #[test]
+    fn a_reliable_transport_key_on_a_datagram_flow_is_refused_not_ignored() {
+        // OK's flow runs aimd, a datagram controller: nothing would read these keys.
+        for key in [
+            "frto = true",
+            "delayed_ack = \"linux\"",
+            "stack = \"linux\"",
+            "min_rto_ms = 200",
+        ] {
+            let e = load(&format!("{OK}{key}\n")).unwrap_err().to_string();
+            let name = key.split(' ').next().expect("a key");
+            assert!(
+                e.starts_with(&format!("s.toml:9: field `flows[0].{name}`:")),
+                "{e}"
+            );
+            assert!(e.contains("`aimd` runs on datagrams"), "{e}");
+            assert!(
+                load(&format!("{OK}transport = \"reliable\"\n{key}\n")).is_ok(),
+                "{key}"
+            );
+        }
     }
 
     #[test]
@@ -2353,7 +2404,10 @@ mod tests {
             );
         }
         // The longest run itself is still a valid retransmission bound.
-        assert!(load(&format!("{OK}max_rto_ms = 1e10\n")).is_ok());
+        assert!(load(&format!(
+            "{OK}transport = \"reliable\"\nmax_rto_ms = 1e10\n"
+        ))
+        .is_ok());
     }
 
     #[test]
@@ -2632,7 +2686,10 @@ mod tests {
             let e = refused(&text, line, field);
             assert!(e.contains("below 1 ns, the clock's resolution"), "{e}");
         }
-        assert!(load(&format!("{OK}max_rto_ms = 1e-6\nmin_rto_ms = 1e-6\n")).is_ok());
+        assert!(load(&format!(
+            "{OK}transport = \"reliable\"\nmax_rto_ms = 1e-6\nmin_rto_ms = 1e-6\n"
+        ))
+        .is_ok());
     }
 
     #[test]
