@@ -1542,29 +1542,15 @@ fn flow(
     // The loss-recovery switches and the receiver's delayed ACKs are the reliable transport's: on a
     // datagram flow they would be read by nothing, so a key given there is refused, not ignored.
     if f.transport() == ccscope_cc::Transport::Datagram {
-        for (k, given) in [
-            ("stack", ff.stack.is_some()),
-            ("rto_estimator", ff.rto_estimator.is_some()),
-            ("min_rto_ms", ff.min_rto_ms.is_some()),
-            ("max_rto_ms", ff.max_rto_ms.is_some()),
-            ("initial_rto_ms", ff.initial_rto_ms.is_some()),
-            ("frto", ff.frto.is_some()),
-            ("limited_transmit", ff.limited_transmit.is_some()),
-            ("prr", ff.prr.is_some()),
-            ("rack", ff.rack.is_some()),
-            ("tlp", ff.tlp.is_some()),
-            ("dsack", ff.dsack.is_some()),
-            ("delayed_ack", ff.delayed_ack.is_some()),
-        ] {
-            if given {
-                return Err(ctx.err(
-                    &at(k),
-                    format!(
-                        "a reliable-transport key, and `{}` runs on datagrams (set `transport = \"reliable\"`)",
-                        f.controller
-                    ),
-                ));
-            }
+        let max_rto = [("max_rto_ms", ff.max_rto_ms.is_some())];
+        if let Some((k, _)) = max_rto.into_iter().chain(tcp_switches(&ff)).find(|k| k.1) {
+            return Err(ctx.err(
+                &at(k),
+                format!(
+                    "a reliable-transport key, and `{}` runs on datagrams (set `transport = \"reliable\"`)",
+                    f.controller
+                ),
+            ));
         }
     }
     // Socket buffers: a number, or "unlimited" (the default). RFC 7323 §2.3: a window is at most 2^30 B.
@@ -1696,6 +1682,24 @@ fn fixed_by_sender(ctx: &Ctx<'_>, p: &str, f: &FlowSpec) -> R<()> {
     Ok(())
 }
 /// The SCTP-CMT keys of a `transport = "cmt"` flow (paper 002): paths, RBUF, mode, window management.
+/// The reliable TCP transport's own keys (loss recovery, its timer, the receiver's delayed ACKs), each
+/// with whether the flow gives it: a datagram flow and an SCTP-CMT association refuse them.
+fn tcp_switches(ff: &FlowFile) -> [(&'static str, bool); 11] {
+    [
+        ("stack", ff.stack.is_some()),
+        ("rto_estimator", ff.rto_estimator.is_some()),
+        ("min_rto_ms", ff.min_rto_ms.is_some()),
+        ("initial_rto_ms", ff.initial_rto_ms.is_some()),
+        ("frto", ff.frto.is_some()),
+        ("limited_transmit", ff.limited_transmit.is_some()),
+        ("prr", ff.prr.is_some()),
+        ("rack", ff.rack.is_some()),
+        ("tlp", ff.tlp.is_some()),
+        ("dsack", ff.dsack.is_some()),
+        ("delayed_ack", ff.delayed_ack.is_some()),
+    ]
+}
+
 fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {
     let at = |k: &str| format!("{p}.{k}");
     if f.controller != "sctp" {
@@ -1717,24 +1721,12 @@ fn cmt(ctx: &Ctx<'_>, p: &str, ff: &FlowFile, f: &mut FlowSpec) -> R<()> {
             "missing: a cmt association needs its shared receive buffer RBUF in bytes",
         ));
     }
-    for (k, given) in [
+    let buffers = [
         ("sndbuf_bytes", ff.sndbuf_bytes.is_some()),
         ("read_rate_mbps", ff.read_rate_mbps.is_some()),
-        ("min_rto_ms", ff.min_rto_ms.is_some()),
-        ("initial_rto_ms", ff.initial_rto_ms.is_some()),
-        ("rto_estimator", ff.rto_estimator.is_some()),
-        ("frto", ff.frto.is_some()),
-        ("limited_transmit", ff.limited_transmit.is_some()),
-        ("prr", ff.prr.is_some()),
-        ("rack", ff.rack.is_some()),
-        ("tlp", ff.tlp.is_some()),
-        ("dsack", ff.dsack.is_some()),
-        ("delayed_ack", ff.delayed_ack.is_some()),
-        ("stack", ff.stack.is_some()),
-    ] {
-        if given {
-            return Err(ctx.err(&at(k), "not a cmt key: the send buffer is infinite, the application reads at once (paper 002 A18) and the RTO follows cmt_mode"));
-        }
+    ];
+    if let Some((k, _)) = buffers.into_iter().chain(tcp_switches(ff)).find(|k| k.1) {
+        return Err(ctx.err(&at(k), "not a cmt key: the send buffer is infinite, the application reads at once (paper 002 A18) and the RTO follows cmt_mode"));
     }
     if f.app != crate::endpoint::App::Bulk {
         return Err(ctx.err(
