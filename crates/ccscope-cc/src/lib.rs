@@ -110,6 +110,23 @@ pub struct AckEvent {
     pub host_bytes: Option<u64>,
 }
 
+/// One packet an ACK newly acknowledges (cumulatively or selectively), handed to a controller that
+/// asks (`Controller::wants_packet_acks`) before that ACK's `on_ack`: a delayed or cumulative ACK
+/// covers several packets but echoes one, and each comes back here with the tag `on_send` gave it.
+#[derive(Clone, Copy, Debug)]
+pub struct PacketAcked {
+    pub seq: u64,
+    pub bytes: u32,
+    /// When this transmission of the packet was sent.
+    pub send_time: Time,
+    /// The value `on_send` returned for this transmission.
+    pub tag: u64,
+    /// When the receiver got it: known only for the packet the ACK echoes (`AckEvent::recv_time`).
+    pub recv_time: Option<Time>,
+    /// The receiving host's total when it arrived, for the echoed packet (`AckEvent::host_bytes`).
+    pub host_bytes: Option<u64>,
+}
+
 /// Loss was detected outside recovery: a new congestion episode begins (at most one per round trip).
 #[derive(Clone, Copy, Debug)]
 pub struct CongestionEvent {
@@ -148,6 +165,8 @@ pub trait Controller: Send {
         0
     }
     fn on_ack(&mut self, now: Time, ev: &AckEvent);
+    /// A packet the coming ACK newly acknowledges (called only if `wants_packet_acks`).
+    fn on_packet_acked(&mut self, _now: Time, _ev: &PacketAcked) {}
     fn on_loss(&mut self, _now: Time, _ev: &LossEvent) {}
     /// Once per loss episode, before the `on_loss` calls of that detection (RFC 5681 §3.2, RFC 6582).
     fn on_congestion_event(&mut self, _now: Time, _ev: &CongestionEvent) {}
@@ -200,6 +219,11 @@ pub trait Controller: Send {
     fn wants_host_feedback(&self) -> bool {
         false
     }
+    /// The controller counts acknowledged packets by their own tags (`on_packet_acked`); read once,
+    /// when the flow is built.
+    fn wants_packet_acks(&self) -> bool {
+        false
+    }
     /// The controller reads delivery-rate samples (`AckEvent::rate`); for one that does not, the
     /// transports compute none and its ACKs carry `None`. A property test checks every registered
     /// controller that says no decides the same with samples and without.
@@ -219,6 +243,9 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
     }
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         (**self).on_ack(now, ev)
+    }
+    fn on_packet_acked(&mut self, now: Time, ev: &PacketAcked) {
+        (**self).on_packet_acked(now, ev)
     }
     fn on_loss(&mut self, now: Time, ev: &LossEvent) {
         (**self).on_loss(now, ev)
@@ -267,6 +294,9 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
     }
     fn wants_host_feedback(&self) -> bool {
         (**self).wants_host_feedback()
+    }
+    fn wants_packet_acks(&self) -> bool {
+        (**self).wants_packet_acks()
     }
     fn wants_rate_sample(&self) -> bool {
         (**self).wants_rate_sample()

@@ -7,7 +7,9 @@ use crate::params::defaults_of;
 pub use crate::params::{invalid, parse_params, ParamError, ParamSpec, Params};
 use crate::rate::{lied, sac, vivace};
 use crate::window::{aimd, cubic, fixed, newreno, sctp};
-use crate::{AckEvent, CongestionEvent, Controller, DelayWindowSample, LossEvent, SendEvent};
+use crate::{
+    AckEvent, CongestionEvent, Controller, DelayWindowSample, LossEvent, PacketAcked, SendEvent,
+};
 use ccscope_core::{Bandwidth, Dur, Time};
 
 /// A registered controller.
@@ -133,6 +135,10 @@ macro_rules! controllers {
                 dispatch!(self, [$($ty),*], c => c.on_ack(now, ev))
             }
             #[inline(always)]
+            fn on_packet_acked(&mut self, now: Time, ev: &PacketAcked) {
+                dispatch!(self, [$($ty),*], c => c.on_packet_acked(now, ev))
+            }
+            #[inline(always)]
             fn on_loss(&mut self, now: Time, ev: &LossEvent) {
                 dispatch!(self, [$($ty),*], c => c.on_loss(now, ev))
             }
@@ -192,6 +198,9 @@ macro_rules! controllers {
             }
             fn wants_host_feedback(&self) -> bool {
                 dispatch!(self, [$($ty),*], c => c.wants_host_feedback())
+            }
+            fn wants_packet_acks(&self) -> bool {
+                dispatch!(self, [$($ty),*], c => c.wants_packet_acks())
             }
             fn wants_rate_sample(&self) -> bool {
                 dispatch!(self, [$($ty),*], c => c.wants_rate_sample())

@@ -5,7 +5,9 @@ use std::collections::VecDeque;
 use ccscope_core::{Dur, Time};
 
 use crate::common::{PacketSendState, RateSampler};
-use crate::{AckEvent, CongestionEvent, Controller, LossCause, LossEvent, SendEvent};
+use crate::{
+    AckEvent, CongestionEvent, Controller, LossCause, LossEvent, PacketAcked, SendEvent,
+};
 
 pub struct Script<C: Controller> {
     pub cc: C,
@@ -163,12 +165,27 @@ impl<C: Controller> Script<C> {
         for &(s, t, _) in acked {
             self.delivered(s, t);
         }
+        let recv_time = sent + Dur(rtt.as_ns() / 2);
+        if self.cc.wants_packet_acks() {
+            for (i, &(s, t, tag)) in acked.iter().enumerate() {
+                let ev = PacketAcked {
+                    seq: s,
+                    bytes: self.bytes,
+                    send_time: t,
+                    tag,
+                    // Only the echoed packet's arrival comes back (RFC 7323 §4.3).
+                    recv_time: (i == 0).then_some(recv_time),
+                    host_bytes: if i == 0 { self.host_bytes } else { None },
+                };
+                self.cc.on_packet_acked(self.now, &ev);
+            }
+        }
         let rate = self.rate_sample(rtt);
         let ev = AckEvent {
             seq,
             bytes: self.bytes,
             send_time: sent,
-            recv_time: sent + Dur(rtt.as_ns() / 2),
+            recv_time,
             rtt,
             in_flight: self.in_flight.len() as u32,
             last_sent_seq: self.next_seq.saturating_sub(1),
@@ -331,6 +348,17 @@ impl PacedPath {
                 match recv {
                     Some(recv_time) => {
                         rate.on_delivered(now, &states[s as usize], sent, s);
+                        if cc.wants_packet_acks() {
+                            let packet = PacketAcked {
+                                seq: s,
+                                bytes: self.bytes,
+                                send_time: sent,
+                                tag,
+                                recv_time: Some(recv_time),
+                                host_bytes: None,
+                            };
+                            cc.on_packet_acked(now, &packet);
+                        }
                         let ev = AckEvent {
                             seq: s,
                             bytes: self.bytes,

@@ -4,7 +4,9 @@
 
 use ccscope_core::{Bandwidth, Dur, Time};
 
-use crate::{AckEvent, CongestionEvent, Controller, DelayWindowSample, LossEvent, SendEvent};
+use crate::{
+    AckEvent, CongestionEvent, Controller, DelayWindowSample, LossEvent, PacketAcked, SendEvent,
+};
 
 /// What a wrapper does around each call; every hook gets the inner controller and by default forwards.
 pub trait Hooks<C: Controller>: Send {
@@ -13,6 +15,9 @@ pub trait Hooks<C: Controller>: Send {
     }
     fn on_ack(&mut self, inner: &mut C, now: Time, ev: &AckEvent) {
         inner.on_ack(now, ev)
+    }
+    fn on_packet_acked(&mut self, inner: &mut C, now: Time, ev: &PacketAcked) {
+        inner.on_packet_acked(now, ev)
     }
     fn on_loss(&mut self, inner: &mut C, now: Time, ev: &LossEvent) {
         inner.on_loss(now, ev)
@@ -62,6 +67,9 @@ pub trait Hooks<C: Controller>: Send {
     fn wants_host_feedback(&self, inner: &C) -> bool {
         inner.wants_host_feedback()
     }
+    fn wants_packet_acks(&self, inner: &C) -> bool {
+        inner.wants_packet_acks()
+    }
     fn wants_rate_sample(&self, inner: &C) -> bool {
         inner.wants_rate_sample()
     }
@@ -91,6 +99,9 @@ impl<C: Controller, H: Hooks<C>> Controller for Wrapped<C, H> {
     }
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         self.hooks.on_ack(&mut self.inner, now, ev)
+    }
+    fn on_packet_acked(&mut self, now: Time, ev: &PacketAcked) {
+        self.hooks.on_packet_acked(&mut self.inner, now, ev)
     }
     fn on_loss(&mut self, now: Time, ev: &LossEvent) {
         self.hooks.on_loss(&mut self.inner, now, ev)
@@ -140,6 +151,9 @@ impl<C: Controller, H: Hooks<C>> Controller for Wrapped<C, H> {
     fn wants_host_feedback(&self) -> bool {
         self.hooks.wants_host_feedback(&self.inner)
     }
+    fn wants_packet_acks(&self) -> bool {
+        self.hooks.wants_packet_acks(&self.inner)
+    }
     fn wants_rate_sample(&self) -> bool {
         self.hooks.wants_rate_sample(&self.inner)
     }
@@ -166,6 +180,9 @@ mod tests {
         }
         fn on_ack(&mut self, _: Time, _: &AckEvent) {
             self.calls.push("on_ack")
+        }
+        fn on_packet_acked(&mut self, _: Time, _: &PacketAcked) {
+            self.calls.push("on_packet_acked")
         }
         fn on_loss(&mut self, _: Time, _: &LossEvent) {
             self.calls.push("on_loss")
@@ -219,6 +236,9 @@ mod tests {
         fn wants_host_feedback(&self) -> bool {
             true
         }
+        fn wants_packet_acks(&self) -> bool {
+            true
+        }
         fn wants_rate_sample(&self) -> bool {
             true
         }
@@ -267,7 +287,16 @@ mod tests {
             send_time: Time::ZERO,
             cause: LossCause::Reordering,
         };
+        let packet = PacketAcked {
+            seq: 0,
+            bytes: 1500,
+            send_time: Time::ZERO,
+            tag: 7,
+            recv_time: Some(t),
+            host_bytes: None,
+        };
         assert_eq!(w.on_send(t, &send), 7);
+        w.on_packet_acked(t, &packet);
         w.on_ack(t, &ack);
         w.on_loss(t, &loss);
         w.on_congestion_event(t, &congestion);
@@ -281,6 +310,7 @@ mod tests {
             w.inner.calls,
             [
                 "on_send",
+                "on_packet_acked",
                 "on_ack",
                 "on_loss",
                 "on_congestion_event",
@@ -300,6 +330,7 @@ mod tests {
         assert_eq!(w.take_samples().len(), 1);
         assert_eq!(w.state_name(), "loud");
         assert!(w.wants_host_feedback());
+        assert!(w.wants_packet_acks());
         assert!(w.wants_rate_sample());
         assert_eq!(w.counters(), [("loud", 19)]);
     }

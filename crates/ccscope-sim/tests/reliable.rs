@@ -543,6 +543,34 @@ fn ns3_style_delayed_acks_with_ns3_newreno_slow_start_roughly_halve_the_first_ov
 }
 
 #[test]
+fn lied_measures_every_epoch_and_keeps_its_rate_when_the_receiver_delays_its_acks() {
+    // A delayed ACK covers two packets, often of two epochs, and reports the first one's arrival only:
+    // each packet must still count in its own epoch (or the later epoch never completes and LIED stops
+    // measuring), and the span must count what arrived in it (or its rate jitters by a packet per epoch
+    // and eq. 3's sign test cuts the rate on a lossless path).
+    let lied = |delayed_ack: &str| {
+        let r = run(&format!(
+            "seed = 1\nduration_s = 20\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+             queue = {{ kind = \"droptail\", packets = 400 }}\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+             [[flows]]\ncontroller = \"lied\"\ntransport = \"reliable\"\ndelayed_ack = \"{delayed_ack}\"\n"
+        ));
+        conserved(&r);
+        let f = &r.flows[0];
+        assert_eq!(f.dropped, 0, "{delayed_ack}");
+        let counter = |name: &str| f.counters.iter().find(|(n, _)| *n == name).expect(name).1;
+        (f.goodput_mbps, counter("lied_epochs_measured"), counter("lied_decreases"))
+    };
+    let (per_packet, epochs, decreases) = lied("none");
+    assert!(per_packet > 9.5 && epochs > 400 && decreases == 0, "{per_packet} {epochs} {decreases}");
+    for policy in ["ns3", "linux"] {
+        let (goodput, measured, decreases) = lied(policy);
+        assert!(goodput > 0.98 * per_packet, "{policy}: {goodput} vs {per_packet} Mbit/s");
+        assert!(measured as f64 > 0.95 * epochs as f64, "{policy}: {measured} of {epochs} epochs");
+        assert_eq!(decreases, 0, "{policy}");
+    }
+}
+
+#[test]
 fn sixteen_linux_cubic_flows_with_delayed_acks_take_no_timeout_behind_a_full_queue() {
     // The ns-3 dumbbell (12 Mbit/s, 20 ms, 1000-packet droptail), 16 Cubic flows, 60 s. A hole found
     // late (its flow's next packet left long after it) is resent well after the ACK that last restarted

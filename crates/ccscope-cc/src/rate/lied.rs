@@ -7,13 +7,18 @@
 //!   The first epoch starts with the first packet; an epoch in which nothing was sent is extended.
 //! - **Measurement.** nu_e = bytes of epoch e delivered / (first arrival of epoch e+1 - first arrival of
 //!   e), c_e = lost_e / sent_e, gamma_e = (1 - c_e)^k nu_e. It is computed here, at the sender, from the
-//!   ACKs' `recv_time` (the receiver's arrival time) and the loss events, and equals the receiver's
-//!   definition: the receiver ACKs every packet and ACKs are never lost on the paper's uncongested reverse
-//!   path, so the ACKed packets of an epoch are the packets that arrived, with their arrival times; and the
-//!   epoch is only measured once each of its packets is ACKed or declared lost, so lost = sent - arrived
-//!   except for a packet declared lost that still arrives (a spurious loss, which a FIFO path without
-//!   reordering only produces past the 1 s no-ACK timeout). An epoch with nothing delivered has gamma = 0
-//!   and no span; the previous epoch's span then runs to the next arrival.
+//!   packets each ACK delivers (`on_packet_acked`, by their own epoch tags), the arrival time the ACK
+//!   echoes, and the loss events. With an ACK per packet (the paper's datagrams) it equals the
+//!   receiver's definition: ACKs are never lost on the paper's uncongested reverse path, so the ACKed
+//!   packets of an epoch are the packets that arrived, with their arrival times; and the epoch is only
+//!   measured once each of its packets is ACKed or declared lost, so lost = sent - arrived except for a
+//!   packet declared lost that still arrives (a spurious loss, which a FIFO path without reordering only
+//!   produces past the 1 s no-ACK timeout). A delayed ACK reports only its earliest packet's arrival
+//!   (RFC 7323 §4.3): the span then runs between the first reported arrivals, and nu counts the bytes
+//!   that arrived within it (an epoch's packets acknowledged before its first reported arrival belong to
+//!   the span before), so it is still the arrival rate over the span. An epoch with nothing delivered
+//!   has gamma = 0 and no span; the previous epoch's span then runs to the next arrival (one whose
+//!   packets all arrived unreported takes the previous epoch's nu).
 //! - **Update**, once per measured epoch: s = sign(gamma_e - gamma_{e-1}) sign(lambda_e - lambda_{e-1});
 //!   s >= 0 (or no earlier epoch): lambda += delta / tau; s < 0: lambda *= 1 - a; then lambda is clamped
 //!   to [1 packet / tau, `max_rate_mbps`]. An epoch held at the upper clamp (lambda_e = lambda_{e-1} =
@@ -29,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::common::RttEstimator;
 use crate::params::{check_timer_ms, invalid, ParamError, ParamSpec};
-use crate::{AckEvent, Controller, LossEvent, SendEvent};
+use crate::{AckEvent, Controller, LossEvent, PacketAcked, SendEvent};
 
 /// Packet size assumed before the first packet is sent (paper 003 §4.1: MSS 1 kB).
 const DEFAULT_PACKET_BYTES: u32 = 1000;
@@ -188,6 +193,9 @@ struct Epoch {
     acked: u32,
     lost: u32,
     delivered_bytes: u64,
+    /// Bytes of it that arrived before its first known arrival (a delayed ACK reports only the
+    /// arrival of the packet it echoes): they fall in the previous epoch's span.
+    early_bytes: u64,
     first_recv: Option<Time>,
     /// The host total the ACK of the first arrival reported.
     first_host: Option<u64>,
@@ -204,6 +212,7 @@ impl Epoch {
             acked: 0,
             lost: 0,
             delivered_bytes: 0,
+            early_bytes: 0,
             first_recv: None,
             first_host: None,
             closed: false,
@@ -233,6 +242,8 @@ pub struct Lied {
     prev: Option<(f64, f64)>,
     /// (lambda, gamma) of the last measured epoch sent below the upper clamp.
     below_cap: Option<(f64, f64)>,
+    /// nu of the last measured epoch, bytes/s.
+    last_nu: f64,
     measured: u64,
     increases: u64,
     decreases: u64,
@@ -254,6 +265,7 @@ impl Lied {
             epochs: VecDeque::new(),
             prev: None,
             below_cap: None,
+            last_nu: 0.0,
             measured: 0,
             increases: 0,
             decreases: 0,
@@ -344,24 +356,30 @@ impl Lied {
             e.lost as f64 / e.sent as f64
         };
         let (nu, span, host_bytes) = match e.first_recv {
-            None => (0.0, None, None),
+            None if e.delivered_bytes == 0 => (0.0, None, None),
+            // Arrivals without a reported time (a delayed ACK's later packets): they fell inside the
+            // previous span, whose rate they share.
+            None => (self.last_nu, None, None),
             Some(r0) => {
-                // The next epoch with an arrival bounds this one's receive span.
-                let (r1, h1) = self
-                    .epochs
-                    .iter()
-                    .skip(1)
-                    .find_map(|x| x.first_recv.map(|r| (r, x.first_host)))?;
+                // The next epoch with an arrival bounds this one's receive span; what arrived in it is
+                // this epoch's bytes from r0 on and the later epochs' bytes that came before r1.
+                let mut bytes = e.delivered_bytes - e.early_bytes;
+                let mut bound = None;
+                for x in self.epochs.iter().skip(1) {
+                    bytes += x.early_bytes;
+                    if let Some(r) = x.first_recv {
+                        bound = Some((r, x.first_host));
+                        break;
+                    }
+                }
+                let (r1, h1) = bound?;
                 let secs = r1.since(r0).as_secs_f64().max(1e-9);
                 // The host's arrivals between the two bounding ACKs' reports (spec §6 item 1).
                 let host = e.first_host.zip(h1).map(|(h0, h1)| h1.saturating_sub(h0));
-                (
-                    e.delivered_bytes as f64 / secs,
-                    Some((r0, r1.max(r0))),
-                    host,
-                )
+                (bytes as f64 / secs, Some((r0, r1.max(r0))), host)
             }
         };
+        self.last_nu = nu;
         self.epochs.pop_front();
         let gamma = penalised_throughput(nu, c, self.p.k);
         let step = self.apply(e.lambda, gamma);
@@ -377,20 +395,30 @@ impl Lied {
         })
     }
 
-    /// Count an ACK into its epoch (the first half of `on_ack`; `next_report` measures).
-    pub fn record_ack(&mut self, ev: &AckEvent) {
-        self.rtt.on_sample(ev.rtt);
+    /// Count a packet an ACK delivered into the epoch it was sent in (`on_packet_acked`: a delayed ACK's
+    /// two packets may belong to two epochs); its arrival, when the ACK echoes it, bounds the epoch's span.
+    pub fn record_packet(&mut self, ev: &PacketAcked) {
         if let Some(i) = self.index(ev.tag) {
             let e = &mut self.epochs[i];
-            // Every packet the ACK delivered (two with a delayed ACK), credited to the echoed packet's epoch.
-            let newly = ev.newly_acked.max(1);
-            e.acked += newly;
-            e.delivered_bytes += ev.bytes as u64 * newly as u64;
-            if e.first_recv.is_none_or(|r| ev.recv_time < r) {
-                e.first_recv = Some(ev.recv_time);
-                e.first_host = ev.host_bytes;
+            e.acked += 1;
+            e.delivered_bytes += ev.bytes as u64;
+            match ev.recv_time {
+                Some(recv) => {
+                    if e.first_recv.is_none_or(|r| recv < r) {
+                        e.first_recv = Some(recv);
+                        e.first_host = ev.host_bytes;
+                    }
+                }
+                // A delayed ACK echoes its earliest packet, so this one came after an earlier epoch's.
+                None if e.first_recv.is_none() => e.early_bytes += ev.bytes as u64,
+                None => {}
             }
         }
+    }
+
+    /// The ACK itself (the first half of `on_ack`, after its packets; `next_report` measures): its RTT.
+    pub fn record_ack(&mut self, ev: &AckEvent) {
+        self.rtt.on_sample(ev.rtt);
     }
 
     /// Count a loss into its epoch (the first half of `on_loss`).
@@ -472,6 +500,9 @@ impl Controller for Lied {
     fn on_send(&mut self, now: Time, ev: &SendEvent) -> u64 {
         self.send(now, ev)
     }
+    fn on_packet_acked(&mut self, _now: Time, ev: &PacketAcked) {
+        self.record_packet(ev);
+    }
     fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
         self.record_ack(ev);
         self.measure_all();
@@ -505,6 +536,9 @@ impl Controller for Lied {
             None => "start",
             Some(_) => "run",
         }
+    }
+    fn wants_packet_acks(&self) -> bool {
+        true
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         let mut v = Vec::new();
@@ -694,7 +728,24 @@ mod tests {
 
     /// ACK the oldest packet in flight as arriving at `recv_ms`, collecting the measured epochs.
     fn ack_at(s: &mut Script<Lied>, recv_ms: u64, rtt_ms: u64, out: &mut Vec<Report>) {
-        let (seq, sent, tag) = s.in_flight.pop_front().expect("a packet in flight");
+        ack_n_at(s, 1, recv_ms, rtt_ms, out)
+    }
+
+    /// One ACK of the `n` oldest packets in flight (a delayed ACK when `n` > 1), reporting the first's
+    /// arrival at `recv_ms` only (RFC 7323 §4.3), collecting the measured epochs.
+    fn ack_n_at(s: &mut Script<Lied>, n: usize, recv_ms: u64, rtt_ms: u64, out: &mut Vec<Report>) {
+        let (seq, sent, tag) = *s.in_flight.front().expect("a packet in flight");
+        for i in 0..n {
+            let (seq, sent, tag) = s.in_flight.pop_front().expect("a packet in flight");
+            s.cc.record_packet(&PacketAcked {
+                seq,
+                bytes: 1000,
+                send_time: sent,
+                tag,
+                recv_time: (i == 0).then(|| Time::from_ms(recv_ms)),
+                host_bytes: None,
+            });
+        }
         let ev = AckEvent {
             seq,
             bytes: 1000,
@@ -704,7 +755,7 @@ mod tests {
             in_flight: 0,
             last_sent_seq: seq,
             tag,
-            newly_acked: 1,
+            newly_acked: n as u32,
             snd_una_advanced: true,
             in_recovery: false,
             rate: None,
@@ -714,6 +765,34 @@ mod tests {
         while let Some(r) = s.cc.next_report() {
             out.push(r);
         }
+    }
+
+    #[test]
+    fn a_delayed_ack_across_an_epoch_boundary_counts_each_packet_in_its_epoch_and_its_arrival_in_the_span_it_fell_in(
+    ) {
+        let mut s = Script::new(lied());
+        s.bytes = 1000;
+        // Epochs 0, 1, 2 at 0, 20, 40 ms: packets 0-2, 3-5, 6.
+        s.send(3);
+        s.advance(Dur::from_ms(20));
+        s.send(3);
+        s.advance(Dur::from_ms(20));
+        s.send(1);
+        let mut out = Vec::new();
+        ack_n_at(&mut s, 2, 10, 20, &mut out);
+        // Packets 2 and 3 in one ACK echoing 2: packet 3 (epoch 1) arrived after epoch 0's first arrival.
+        ack_n_at(&mut s, 2, 12, 20, &mut out);
+        assert!(out.is_empty());
+        ack_n_at(&mut s, 2, 30, 20, &mut out);
+        ack_at(&mut s, 50, 20, &mut out);
+        assert_eq!(out.len(), 2);
+        // Epoch 0's 3000 B and packet 3's 1000 B arrived in [10, 30) ms.
+        assert_eq!(out[0].span, Some((Time::from_ms(10), Time::from_ms(30))));
+        assert_close(out[0].nu, 200_000.0);
+        // Epoch 1 is complete (its three packets acknowledged, none lost): packets 4 and 5 in [30, 50) ms.
+        assert_eq!(out[1].span, Some((Time::from_ms(30), Time::from_ms(50))));
+        assert_close(out[1].nu, 100_000.0);
+        assert_close(out[1].c, 0.0);
     }
 
     #[test]

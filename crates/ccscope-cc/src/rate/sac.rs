@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::common::condprob::{CondProbOnline, SlidingIntegral, Window, WindowIntegral, M};
 use crate::params::{invalid, ParamError, ParamSpec};
 use crate::rate::lied::{self, Lied, Step};
-use crate::{AckEvent, Controller, LossEvent, SendEvent};
+use crate::{AckEvent, Controller, LossEvent, PacketAcked, SendEvent};
 
 /// The aggressiveness schedule eps (paper 003 §3.2.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -681,6 +681,9 @@ impl Controller for Sac {
         self.start.get_or_insert(now);
         self.lied.send(now, ev)
     }
+    fn on_packet_acked(&mut self, _now: Time, ev: &PacketAcked) {
+        self.lied.record_packet(ev);
+    }
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         self.lied.record_ack(ev);
         self.after(now);
@@ -695,6 +698,9 @@ impl Controller for Sac {
     }
     fn next_timer(&self) -> Option<Time> {
         self.lied.next_timer()
+    }
+    fn wants_packet_acks(&self) -> bool {
+        true
     }
     fn wants_host_feedback(&self) -> bool {
         self.p.signal == Signal::ReceiverAggregate

@@ -15,7 +15,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use ccscope_cc::common::{PacketSendState, RateSample, RateSampler};
 use ccscope_cc::{
-    AckEvent, AnyController, CongestionEvent, Controller as _, LossCause, LossEvent, SendEvent,
+    AckEvent, AnyController, CongestionEvent, Controller as _, LossCause, LossEvent, PacketAcked,
+    SendEvent,
 };
 use ccscope_core::{Dur, Time};
 use ccscope_net::{Ack, Packet};
@@ -79,6 +80,8 @@ struct Outstanding {
 pub struct DatagramSender {
     pub flow: u32,
     pub cc: AnyController,
+    /// The controller counts acknowledged packets by their tags (`Controller::wants_packet_acks`).
+    packet_acks: bool,
     pub packet_bytes: u32,
     next_seq: u64,
     /// Records for seqs base_seq.. ; the front is always InFlight (resolved ones are popped).
@@ -145,6 +148,7 @@ impl DatagramSender {
     ) -> DatagramSender {
         DatagramSender {
             flow,
+            packet_acks: cc.wants_packet_acks(),
             cc,
             packet_bytes,
             next_seq: 0,
@@ -407,7 +411,7 @@ impl DatagramSender {
                 // datagrump sender.cc got_ack(), ctcp.hh 292: every ACK goes to the controller.
                 let rate = self.rate_sample(now, ack.seq, &rec);
                 let ev = self.ack_event(now, ack, &rec, rate);
-                self.cc.on_ack(now, &ev);
+                self.ack_controller(now, &ev);
             }
             return self.after_ack_send(now, out);
         }
@@ -438,7 +442,7 @@ impl DatagramSender {
         }
         let rate = self.rate_sample(now, ack.seq, &rec);
         let ev = self.ack_event(now, ack, &rec, rate);
-        self.cc.on_ack(now, &ev);
+        self.ack_controller(now, &ev);
         self.compact();
         self.update_plan(now);
         self.after_ack_send(now, out)
@@ -503,6 +507,22 @@ impl DatagramSender {
             return None;
         }
         self.rate.generate(now, now - rec.sent)
+    }
+
+    /// The controller gets the ACK (and first, if it asks, the one packet it delivers).
+    fn ack_controller(&mut self, now: Time, ev: &AckEvent) {
+        if self.packet_acks {
+            let packet = PacketAcked {
+                seq: ev.seq,
+                bytes: ev.bytes,
+                send_time: ev.send_time,
+                tag: ev.tag,
+                recv_time: Some(ev.recv_time),
+                host_bytes: ev.host_bytes,
+            };
+            self.cc.on_packet_acked(now, &packet);
+        }
+        self.cc.on_ack(now, ev);
     }
 
     fn ack_event(

@@ -58,7 +58,8 @@ use std::collections::VecDeque;
 
 use ccscope_cc::common::{PacketSendState, RateSampler};
 use ccscope_cc::{
-    AckEvent, AnyController, CongestionEvent, Controller as _, LossCause, LossEvent, SendEvent,
+    AckEvent, AnyController, CongestionEvent, Controller as _, LossCause, LossEvent, PacketAcked,
+    SendEvent,
 };
 use ccscope_core::rng::{Rng, RngExt as _};
 use ccscope_core::{Dur, Time};
@@ -183,6 +184,8 @@ pub struct ReliableSender {
     lt_credit: bool,
     prr_enabled: bool,
     rack_enabled: bool,
+    /// The controller counts acknowledged packets by their tags (`Controller::wants_packet_acks`).
+    packet_acks: bool,
     tlp_enabled: bool,
     /// The outstanding probe resent a packet rather than sending new data (Linux `tlp_retrans`).
     tlp_retrans: bool,
@@ -257,6 +260,7 @@ impl ReliableSender {
         plan: Option<TransferPlan>,
         rto: RtoParams,
     ) -> ReliableSender {
+        let packet_acks = cc.wants_packet_acks();
         ReliableSender {
             flow,
             cc,
@@ -305,6 +309,7 @@ impl ReliableSender {
             prr: None,
             sacked_out: 0,
             rack_enabled: rto.rack,
+            packet_acks,
             rack: Rack::new(),
             rack_lo: 0,
             reo_deadline: Packed::NONE,
@@ -768,6 +773,9 @@ impl ReliableSender {
                     State::Sacked => self.sacked_out -= 1,
                 }
                 if s.state != State::Sacked {
+                    if self.packet_acks {
+                        self.packet_acked(now, self.snd_una, &s, ack);
+                    }
                     self.rate.on_delivered(now, &s.rate(), s.sent, self.snd_una);
                     if self.rack_enabled {
                         self.rack
@@ -814,7 +822,7 @@ impl ReliableSender {
                     .iter()
                     .filter(|r| r.0 > run)
                     .fold(hi, |e, r| e.min(r.0));
-                let (o, f, r, n) = self.sack_run(now, run, end);
+                let (o, f, r, n) = self.sack_run(now, run, end, ack);
                 orig_acked |= o;
                 sacked |= f;
                 reordered |= r;
@@ -950,7 +958,7 @@ impl ReliableSender {
     /// Packets `lo..hi` are SACKed by this ACK: the newly SACKed ones leave the pipe and feed the rate
     /// sample and RACK. Returns F-RTO's evidence (an original (S)ACKed, something newly SACKed), the
     /// reordering seen and how many packets were newly delivered.
-    fn sack_run(&mut self, now: Time, lo: u64, hi: u64) -> (bool, bool, bool, u32) {
+    fn sack_run(&mut self, now: Time, lo: u64, hi: u64, ack: &Ack) -> (bool, bool, bool, u32) {
         let (mut orig_acked, mut sacked, mut reordered, mut newly) = (false, false, false, 0u32);
         for seq in lo..hi {
             let s = self.seg(seq);
@@ -974,6 +982,9 @@ impl ReliableSender {
             }
             if fresh {
                 self.sacked_out += 1;
+                if self.packet_acks {
+                    self.packet_acked(now, seq, &before, ack);
+                }
                 self.rate
                     .on_delivered(now, &before.rate(), before.sent, seq);
                 if self.rack_enabled {
@@ -985,6 +996,21 @@ impl ReliableSender {
             }
         }
         (orig_acked, sacked, reordered, newly)
+    }
+
+    /// Hand the controller packet `seq`, newly delivered by `ack`, with its own tag; its arrival time is
+    /// known only if `ack` echoes it.
+    fn packet_acked(&mut self, now: Time, seq: u64, s: &Seg, ack: &Ack) {
+        let echoed = seq == ack.seq;
+        let ev = PacketAcked {
+            seq,
+            bytes: self.packet_bytes,
+            send_time: s.sent,
+            tag: s.tag,
+            recv_time: echoed.then_some(ack.recv),
+            host_bytes: ack.host_bytes.filter(|_| echoed),
+        };
+        self.cc.on_packet_acked(now, &ev);
     }
 
     /// RFC 2883 §4: the first SACK block reports a duplicate when it lies below the cumulative ACK or
