@@ -87,8 +87,9 @@ pub const MAX_DURATION_S: f64 = ccscope_core::MAX_RUN_S;
 /// At most this many rows of packet log (33 B each, about 2.2 GB), as the monitored link would log them
 /// at its capacity.
 pub const MAX_LOG_ROWS: f64 = (1u64 << 26) as f64;
-/// At most this many time-series bins per series.
-pub const MAX_BINS: f64 = (1u64 << 24) as f64;
+/// At most this many time-series bins in all the series a run keeps: 2 GiB of them (96 B each), about
+/// the packet log's bound (paper 003's receiver-aggregate runs keep 18 series of 10 ms over 10,000 s).
+pub const MAX_BINS: f64 = ((1u64 << 31) / std::mem::size_of::<crate::metrics::TimeBin>() as u64) as f64;
 /// At most this send overhead (ns-2's TCP `overhead_`), ms: a host's processing delay, not a think time.
 pub const MAX_SEND_OVERHEAD_MS: f64 = 1000.0;
 
@@ -567,8 +568,9 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         return Err(ctx.err(
             "bin_ms",
             format!(
-                "{bin_ms} ms bins over {} s are more than {MAX_BINS:e} bins: use wider bins",
-                duration.as_secs_f64()
+                "{bin_ms} ms bins over {} s are more than {} bins (2 GiB): use wider bins",
+                duration.as_secs_f64(),
+                num(MAX_BINS)
             ),
         ));
     }
@@ -678,10 +680,11 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         return Err(ctx.err(
             "bin_ms",
             format!(
-                "{} ms bins over {} s in {series} series are {} bins, more than {MAX_BINS:e}: use wider bins or fewer series",
+                "{} ms bins over {} s in {series} series are {} bins, more than {} (2 GiB): use wider bins or fewer series",
                 num(bin_ms),
                 duration.as_secs_f64(),
-                num((per_series * series as f64).ceil())
+                num((per_series * series as f64).ceil()),
+                num(MAX_BINS)
             ),
         ));
     }
