@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ccscope import api
+from ccscope import _native, api
 from ccscope.runner import Runner, run_all
 
 
@@ -55,6 +55,16 @@ def test_simulations_are_bit_identical_on_one_process_and_on_two():
 def test_a_workers_exception_reaches_the_caller(jobs):
     with pytest.raises(ValueError, match="three is bad"):
         run_all(_boom, [1, 2, 3, 4], jobs=jobs, quiet=True)
+
+
+def _bad_scenario(x: int) -> dict:
+    return api.run("examples/fixed.toml", overrides={"bin_ms": 1e-6} if x == 1 else {"duration_s": 1}).summary
+
+
+def test_a_scenario_error_in_a_worker_reaches_the_caller_as_itself():
+    # The native exception classes must pickle to cross the process boundary (they live in ccscope._native).
+    with pytest.raises(_native.ScenarioError, match="bin_ms"):
+        run_all(_bad_scenario, [0, 1], jobs=2, quiet=True)
 
 
 def test_a_bad_order_or_job_count_is_refused():

@@ -9,7 +9,7 @@ use ccscope_models::cmt_markov::{
     self as model, CmtMarkovError as Error, LossModel, Params, Solution, Solver,
 };
 
-create_exception!(_native, CmtMarkovError, PyValueError, "A CMT Markov-chain parameter is invalid or the solve missed its residual bound (message names the field).");
+create_exception!(ccscope._native, CmtMarkovError, PyValueError, "A CMT Markov-chain parameter is invalid or the solve missed its residual bound (message names the field).");
 
 fn err(e: Error) -> PyErr {
     CmtMarkovError::new_err(e.to_string())

@@ -14,19 +14,19 @@ use pyo3::types::{PyDict, PyList};
 use ccscope_sim::{load_scenario_overridden, ConfigError, Simulation};
 
 create_exception!(
-    _native,
+    ccscope._native,
     ScenarioError,
     PyValueError,
     "A scenario file or value is invalid (message names file, line and field)."
 );
 create_exception!(
-    _native,
+    ccscope._native,
     TraceError,
     ScenarioError,
     "A Mahimahi trace file is invalid (message names file, line and field)."
 );
 create_exception!(
-    _native,
+    ccscope._native,
     ControllerError,
     ScenarioError,
     "A controller name or parameter is invalid."
