@@ -5,9 +5,7 @@ use std::collections::VecDeque;
 use ccscope_core::{Dur, Time};
 
 use crate::common::{PacketSendState, RateSampler};
-use crate::{
-    AckEvent, CongestionEvent, Controller, LossCause, LossEvent, PacketAcked, SendEvent,
-};
+use crate::{AckEvent, CongestionEvent, Controller, LossCause, LossEvent, PacketAcked, SendEvent};
 
 pub struct Script<C: Controller> {
     pub cc: C,

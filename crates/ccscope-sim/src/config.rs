@@ -89,7 +89,8 @@ pub const MAX_DURATION_S: f64 = ccscope_core::MAX_RUN_S;
 pub const MAX_LOG_ROWS: f64 = (1u64 << 26) as f64;
 /// At most this many time-series bins in all the series a run keeps: 2 GiB of them (96 B each), about
 /// the packet log's bound (paper 003's receiver-aggregate runs keep 18 series of 10 ms over 10,000 s).
-pub const MAX_BINS: f64 = ((1u64 << 31) / std::mem::size_of::<crate::metrics::TimeBin>() as u64) as f64;
+pub const MAX_BINS: f64 =
+    ((1u64 << 31) / std::mem::size_of::<crate::metrics::TimeBin>() as u64) as f64;
 /// At most this send overhead (ns-2's TCP `overhead_`), ms: a host's processing delay, not a think time.
 pub const MAX_SEND_OVERHEAD_MS: f64 = 1000.0;
 

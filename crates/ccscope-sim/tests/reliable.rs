@@ -558,14 +558,27 @@ fn lied_measures_every_epoch_and_keeps_its_rate_when_the_receiver_delays_its_ack
         let f = &r.flows[0];
         assert_eq!(f.dropped, 0, "{delayed_ack}");
         let counter = |name: &str| f.counters.iter().find(|(n, _)| *n == name).expect(name).1;
-        (f.goodput_mbps, counter("lied_epochs_measured"), counter("lied_decreases"))
+        (
+            f.goodput_mbps,
+            counter("lied_epochs_measured"),
+            counter("lied_decreases"),
+        )
     };
     let (per_packet, epochs, decreases) = lied("none");
-    assert!(per_packet > 9.5 && epochs > 400 && decreases == 0, "{per_packet} {epochs} {decreases}");
+    assert!(
+        per_packet > 9.5 && epochs > 400 && decreases == 0,
+        "{per_packet} {epochs} {decreases}"
+    );
     for policy in ["ns3", "linux"] {
         let (goodput, measured, decreases) = lied(policy);
-        assert!(goodput > 0.98 * per_packet, "{policy}: {goodput} vs {per_packet} Mbit/s");
-        assert!(measured as f64 > 0.95 * epochs as f64, "{policy}: {measured} of {epochs} epochs");
+        assert!(
+            goodput > 0.98 * per_packet,
+            "{policy}: {goodput} vs {per_packet} Mbit/s"
+        );
+        assert!(
+            measured as f64 > 0.95 * epochs as f64,
+            "{policy}: {measured} of {epochs} epochs"
+        );
         assert_eq!(decreases, 0, "{policy}");
     }
 }
