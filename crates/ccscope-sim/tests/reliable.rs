@@ -543,6 +543,24 @@ fn ns3_style_delayed_acks_with_ns3_newreno_slow_start_roughly_halve_the_first_ov
 }
 
 #[test]
+fn the_send_overhead_leaves_a_paced_flows_rate_alone() {
+    // ns-2's TCP does not pace: a packet the pacer held goes when the pacer releases it, as a timer's
+    // send (ns-2's force), instead of waiting a random overhead of its own after each pacing gap.
+    let bbr = |overhead_ms: f64| {
+        let r = run(&format!(
+            "seed = 1\nduration_s = 30\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+             queue = {{ kind = \"droptail\", packets = 400 }}\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+             [[flows]]\ncontroller = \"bbr\"\nsend_overhead_ms = {overhead_ms}\n"
+        ));
+        conserved(&r);
+        r.flows[0].goodput_mbps
+    };
+    let (without, with) = (bbr(0.0), bbr(0.7));
+    assert!(without > 11.5, "{without}");
+    assert!(with > 0.99 * without, "{with} vs {without} Mbit/s");
+}
+
+#[test]
 fn lied_measures_every_epoch_and_keeps_its_rate_when_the_receiver_delays_its_acks() {
     // A delayed ACK covers two packets, often of two epochs, and reports the first one's arrival only:
     // each packet must still count in its own epoch (or the later epoch never completes and LIED stops

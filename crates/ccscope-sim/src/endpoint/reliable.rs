@@ -47,8 +47,9 @@
 //!   other call sends. As in ns-2, what ns-2 sends with `output()` outside `send_much` goes at once:
 //!   the retransmissions of fast recovery (dupack_action, NewReno's partial ACK) and RFC 3042's packet
 //!   (send_one); new data and the retransmissions after a timeout wait for the timer. ns-2's TCP does
-//!   not pace; with a controller that does, the expiry sends one packet and each later paced packet
-//!   waits its pacing gap and then a timer of its own, so the overhead lowers a paced flow's rate.
+//!   not pace; with a controller that does, a packet the pacer held goes when the pacer releases it,
+//!   as a timer's send (ns-2's force), so the overhead delays what an ACK lets out at once, not the
+//!   pacing rate.
 //! - Rounds (specs/002-cmt.md A12, for paper 002's round-correlated loss): a round starts with the
 //!   first packet sent after the previous round's first packet is acknowledged (cumulatively or
 //!   SACKed); every data packet carries its round, with `Packet::RETX` on retransmissions. Only the
@@ -186,6 +187,8 @@ pub struct ReliableSender {
     rack_enabled: bool,
     /// The controller counts acknowledged packets by their tags (`Controller::wants_packet_acks`).
     packet_acks: bool,
+    /// The last send attempt stopped at the pacing gap: the next one at `next_send_at` is the pacer's.
+    pacing_held: bool,
     tlp_enabled: bool,
     /// The outstanding probe resent a packet rather than sending new data (Linux `tlp_retrans`).
     tlp_retrans: bool,
@@ -310,6 +313,7 @@ impl ReliableSender {
             sacked_out: 0,
             rack_enabled: rto.rack,
             packet_acks,
+            pacing_held: false,
             rack: Rack::new(),
             rack_lo: 0,
             reo_deadline: Packed::NONE,
@@ -538,14 +542,16 @@ impl ReliableSender {
         {
             self.new_connection();
         }
-        // ns-2 DelSndTimer::expire -> send_much(force 1): everything the window allows goes now.
+        // ns-2 DelSndTimer::expire -> send_much(force 1): everything the window allows goes now. The
+        // pacer's release is a timer's send too (ns-2 has no pacing): it does not wait the overhead.
         let expired = match self.overhead.as_deref_mut() {
             Some(o) if o.deadline.is_some_and(|t| t <= now) => {
                 o.deadline = None;
                 true
             }
             _ => false,
-        };
+        } || (self.pacing_held && now >= self.next_send_at);
+        self.pacing_held = false;
         let mut paced = None;
         let mut deferred = false;
         let nxt_before = self.snd_nxt;
@@ -563,6 +569,7 @@ impl ReliableSender {
             }
             if self.cc.pacing_rate().is_some() && now < self.next_send_at {
                 paced = Some(self.next_send_at);
+                self.pacing_held = true;
                 break;
             }
             if self.overhead.is_some() && !expired && !limited {
