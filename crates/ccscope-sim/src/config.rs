@@ -1543,11 +1543,17 @@ fn flow(
             "only a `transport = \"reliable\"` flow takes this key (ns-2's TCP overhead_)",
         ));
     }
-    // The loss-recovery switches and the receiver's delayed ACKs are the reliable transport's: on a
-    // datagram flow they would be read by nothing, so a key given there is refused, not ignored.
+    // The loss-recovery switches, the receiver's delayed ACKs and the socket buffers are the reliable
+    // transport's: on a datagram flow they would be read by nothing, so a key given there is refused,
+    // not ignored.
     if f.transport() == ccscope_cc::Transport::Datagram {
-        let max_rto = [("max_rto_ms", ff.max_rto_ms.is_some())];
-        if let Some((k, _)) = max_rto.into_iter().chain(tcp_switches(&ff)).find(|k| k.1) {
+        let others = [
+            ("max_rto_ms", ff.max_rto_ms.is_some()),
+            ("rbuf_bytes", ff.rbuf_bytes.is_some()),
+            ("sndbuf_bytes", ff.sndbuf_bytes.is_some()),
+            ("read_rate_mbps", ff.read_rate_mbps.is_some()),
+        ];
+        if let Some((k, _)) = others.into_iter().chain(tcp_switches(&ff)).find(|k| k.1) {
             return Err(ctx.err(
                 &at(k),
                 format!(
@@ -2408,19 +2414,36 @@ mod tests {
 
     #[test]
     fn a_read_rate_is_refused_outside_the_link_rates_not_rounded_to_zero_or_saturated() {
+        let tcp = format!("{OK}transport = \"reliable\"\n");
         for rate in ["1e-300", "1e300"] {
-            let text = format!("{OK}rbuf_bytes = 100000\nread_rate_mbps = {rate}\n");
-            let e = refused(&text, 10, "flows[0].read_rate_mbps");
+            let text = format!("{tcp}rbuf_bytes = 100000\nread_rate_mbps = {rate}\n");
+            let e = refused(&text, 11, "flows[0].read_rate_mbps");
             assert!(e.contains(rate) && e.contains("Mbit/s"), "{e}");
         }
-        assert!(load(&format!("{OK}rbuf_bytes = 100000\nread_rate_mbps = 1e-6\n")).is_ok());
+        assert!(load(&format!(
+            "{tcp}rbuf_bytes = 100000\nread_rate_mbps = 1e-6\n"
+        ))
+        .is_ok());
         // The value refused is quoted short (TOML writes 1e-300 in 300 digits).
         let e = refused(
-            &format!("{OK}rbuf_bytes = 1e-300\n"),
-            9,
+            &format!("{tcp}rbuf_bytes = 1e-300\n"),
+            10,
             "flows[0].rbuf_bytes",
         );
         assert!(e.ends_with("got 1e-300"), "{e}");
+    }
+
+    #[test]
+    fn socket_buffers_on_a_datagram_flow_are_refused_not_ignored() {
+        for key in [
+            "rbuf_bytes = 100000",
+            "sndbuf_bytes = 100000",
+            "read_rate_mbps = 1",
+        ] {
+            let name = key.split(' ').next().unwrap();
+            let e = refused(&format!("{OK}{key}\n"), 9, &format!("flows[0].{name}"));
+            assert!(e.contains("runs on datagrams"), "{e}");
+        }
     }
 
     #[test]
