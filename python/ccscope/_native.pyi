@@ -20,6 +20,9 @@ class Ack:
     rtt_ms: float
     in_flight: int
     last_sent_seq: int
+    newly_acked: int
+    snd_una_advanced: bool
+    in_recovery: bool
     rate_delivered: Optional[int]
     rate_interval_ms: Optional[float]
     delivery_rate_pps: Optional[float]

@@ -33,7 +33,8 @@ class Controller:
         """A packet left the sender."""
 
     def on_ack(self, now_ms: float, ack: Ack) -> None:
-        """An ACK arrived (``ack.seq``, ``ack.rtt_ms``, ``ack.send_time_ms``, ``ack.recv_time_ms``, ...;
+        """An ACK arrived (``ack.seq``, ``ack.rtt_ms``, ``ack.send_time_ms``, ``ack.recv_time_ms``, the packets it
+        newly acknowledged ``ack.newly_acked`` (two for a delayed ACK), ``ack.snd_una_advanced``, ``ack.in_recovery``;
         its delivery-rate sample in ``ack.delivery_rate_pps``, ``ack.rate_delivered``, ``ack.rate_interval_ms``,
         ``ack.rate_app_limited``, ... or ``None`` when it has none)."""
 

@@ -37,3 +37,15 @@ def test_python_ack_carries_a_rate_sample_that_measures_the_bottleneck() -> None
     # The fields agree with each other: rate = delivered / interval.
     a = steady[-1]
     assert abs(a.delivery_rate_pps - a.rate_delivered / (a.rate_interval_ms / 1e3)) < 1e-6
+
+
+def test_python_ack_counts_the_packets_a_delayed_ack_covers() -> None:
+    # Linux's receiver ACKs every second full segment: the ACKs of a bulk flow cover two packets.
+    ctl = Window60()
+    ccscope.run("examples/bbr.toml", overrides={"duration_s": 5, "flows.0.controller": "python",
+                                                 "flows.0.transport": "reliable", "flows.0.delayed_ack": "linux"},
+                controllers={0: ctl})
+    acks = [a for _, a in ctl.samples]
+    assert sum(a.newly_acked for a in acks) >= 0.99 * acks[-1].delivered_total
+    assert statistics.median(a.newly_acked for a in acks) == 2
+    assert all(a.snd_una_advanced and not a.in_recovery for a in acks)

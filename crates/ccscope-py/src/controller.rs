@@ -51,6 +51,12 @@ pub struct Ack {
     pub rtt_ms: f64,
     pub in_flight: u32,
     pub last_sent_seq: u64,
+    /// Packets this ACK newly acknowledged, cumulatively or selectively (two for a delayed ACK).
+    pub newly_acked: u32,
+    /// It advanced SND.UNA (false for a duplicate ACK that only SACKs); true on datagrams.
+    pub snd_una_advanced: bool,
+    /// The reliable sender is in loss recovery.
+    pub in_recovery: bool,
     /// The ACK's delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation), `None` when it
     /// has none: packets delivered over `rate_interval_ms`, their rate, and the sample's fields.
     pub rate_delivered: Option<u64>,
@@ -334,6 +340,9 @@ impl Controller for PyController {
             rtt_ms: ev.rtt.as_ms_f64(),
             in_flight: ev.in_flight,
             last_sent_seq: ev.last_sent_seq,
+            newly_acked: ev.newly_acked,
+            snd_una_advanced: ev.snd_una_advanced,
+            in_recovery: ev.in_recovery,
             rate_delivered: ev.rate.map(|r| r.delivered),
             rate_interval_ms: ev.rate.map(|r| r.interval.as_ms_f64()),
             delivery_rate_pps: ev.rate.map(|r| r.rate_pps()),
