@@ -3,19 +3,15 @@ starts and ends, how many clients have a transfer under way, what counts as a lu
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-PATH = Path(__file__).resolve().parents[2] / "experiments" / "mtsc" / "lockin.py"
-_spec = importlib.util.spec_from_file_location("mtsc_lockin", PATH)
-lockin = importlib.util.module_from_spec(_spec)
-sys.modules["mtsc_lockin"] = lockin  # dataclasses look their module up
-_spec.loader.exec_module(lockin)
+from _experiments import load_experiment
+
+lockin = load_experiment("mtsc", "lockin")
 
 
 def test_lock_in_starts_at_the_first_run_of_blocks_below_one_mbps_lasting_100_s():

@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from dataclasses import asdict
-from pathlib import Path
 
 import pytest
 
-PATH = Path(__file__).resolve().parents[2] / "experiments" / "mtsc" / "overhead.py"
-_spec = importlib.util.spec_from_file_location("mtsc_overhead", PATH)
-overhead = importlib.util.module_from_spec(_spec)
-sys.modules["mtsc_overhead"] = overhead
-_spec.loader.exec_module(overhead)
+from _experiments import load_experiment
+
+overhead = load_experiment("mtsc", "overhead")
 import sac_runs  # noqa: E402  (experiments/mtsc, on sys.path through overhead.py)
 
 
@@ -55,11 +50,7 @@ def test_a_bad_option_exits_2_naming_it_before_any_run(argv, message, capsys, mo
 
 @pytest.mark.parametrize("value", ["-0.5", "nan", "2000"])
 def test_the_reports_tcp_overhead_option_refuses_a_bad_value_with_exit_2(value, capsys):
-    sys.path.insert(0, str(PATH.parent))
-    spec = importlib.util.spec_from_file_location("mtsc_repro_for_overhead", PATH.parent / "repro.py")
-    repro = importlib.util.module_from_spec(spec)
-    sys.modules["mtsc_repro_for_overhead"] = repro  # its dataclasses look their module up
-    spec.loader.exec_module(repro)
+    repro = load_experiment("mtsc")
     with pytest.raises(SystemExit) as e:
         repro.main(["--part", "sac", "--tcp-overhead-ms", value, "-o", "/nonexistent/never.md"])
     assert e.value.code == 2 and "--tcp-overhead-ms" in capsys.readouterr().err

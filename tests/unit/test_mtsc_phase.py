@@ -3,20 +3,15 @@ controlled arrival, same-nanosecond order, and each background arrival's offset 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-PATH = Path(__file__).resolve().parents[2] / "experiments" / "mtsc" / "phase.py"
-_spec = importlib.util.spec_from_file_location("mtsc_phase", PATH)
-phase = importlib.util.module_from_spec(_spec)
-sys.modules["mtsc_phase"] = phase
-_spec.loader.exec_module(phase)
+from _experiments import load_experiment
+
+phase = load_experiment("mtsc", "phase")
 
 OWN = 9
 

@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-PATH = Path(__file__).resolve().parents[2] / "experiments" / "mtsc" / "rate_match.py"
-_spec = importlib.util.spec_from_file_location("mtsc_rate_match", PATH)
-rate_match = importlib.util.module_from_spec(_spec)
-sys.modules["mtsc_rate_match"] = rate_match
-_spec.loader.exec_module(rate_match)
+from _experiments import load_experiment
+
+rate_match = load_experiment("mtsc", "rate_match")
 
 
 def test_the_gain_is_on_line_over_generic_per_seed_and_a_missing_run_gives_none():
