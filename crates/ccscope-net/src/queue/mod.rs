@@ -131,27 +131,24 @@ impl AnyQueue {
     #[inline]
     pub fn enqueue(&mut self, mut pkt: Packet, now: Time, drops: &mut Vec<Packet>) {
         pkt.enqueued = now;
-        if self.packets() >= MAX_QUEUED_PACKETS {
-            drops.push(pkt);
-            return;
-        }
+        // The storage bound is checked in each arm, beside the discipline's own limit (one load).
+        let full = |f: &Fifo| f.packets() >= MAX_QUEUED_PACKETS;
         match self {
-            AnyQueue::Infinite(f) => f.push(pkt),
-            AnyQueue::DropTail(f, l) => {
-                if l.fits(f.packets() + 1, f.bytes() + pkt.bytes as u64) {
-                    f.push(pkt);
-                } else {
-                    drops.push(pkt);
-                }
+            AnyQueue::Infinite(f) if !full(f) => f.push(pkt),
+            AnyQueue::DropTail(f, l)
+                if !full(f) && l.fits(f.packets() + 1, f.bytes() + pkt.bytes as u64) =>
+            {
+                f.push(pkt)
             }
-            AnyQueue::DropHead(f, l) => {
+            AnyQueue::DropHead(f, l) if !full(f) => {
                 f.push(pkt);
                 while !l.fits(f.packets(), f.bytes()) {
                     drops.push(f.pop().expect("over a limit, so non-empty"));
                 }
             }
-            AnyQueue::Red(r) => r.enqueue(pkt, now, drops),
-            AnyQueue::Codel(c) => c.enqueue(pkt, drops),
+            AnyQueue::Red(r) if !full(&r.fifo) => r.enqueue(pkt, now, drops),
+            AnyQueue::Codel(c) if !full(&c.fifo) => c.enqueue(pkt, drops),
+            _ => drops.push(pkt),
         }
         self.fifo().check();
     }

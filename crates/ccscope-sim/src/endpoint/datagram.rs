@@ -82,6 +82,8 @@ pub struct DatagramSender {
     pub cc: AnyController,
     /// The controller counts acknowledged packets by their tags (`Controller::wants_packet_acks`).
     packet_acks: bool,
+    /// The controller reads delivery-rate samples (`Controller::wants_rate_sample`).
+    rate_samples: bool,
     pub packet_bytes: u32,
     next_seq: u64,
     /// Records for seqs base_seq.. ; the front is always InFlight (resolved ones are popped).
@@ -149,6 +151,7 @@ impl DatagramSender {
         DatagramSender {
             flow,
             packet_acks: cc.wants_packet_acks(),
+            rate_samples: cc.wants_rate_sample(),
             cc,
             packet_bytes,
             next_seq: 0,
@@ -502,7 +505,7 @@ impl DatagramSender {
     /// The delivery-rate sample of an ACK that delivered packet `seq`.
     fn rate_sample(&mut self, now: Time, seq: u64, rec: &Outstanding) -> Option<RateSample> {
         self.rate.on_delivered(now, &rec.rate, rec.sent, seq);
-        if !self.cc.wants_rate_sample() {
+        if !self.rate_samples {
             self.rate.skip();
             return None;
         }

@@ -187,6 +187,8 @@ pub struct ReliableSender {
     rack_enabled: bool,
     /// The controller counts acknowledged packets by their tags (`Controller::wants_packet_acks`).
     packet_acks: bool,
+    /// ACKs make delivery-rate samples: RACK reads them, or the controller does (`wants_rate_sample`).
+    rate_samples: bool,
     /// The last send attempt stopped at the pacing gap: the next one at `next_send_at` is the pacer's.
     pacing_held: bool,
     tlp_enabled: bool,
@@ -264,6 +266,7 @@ impl ReliableSender {
         rto: RtoParams,
     ) -> ReliableSender {
         let packet_acks = cc.wants_packet_acks();
+        let rate_samples = rto.rack || cc.wants_rate_sample();
         ReliableSender {
             flow,
             cc,
@@ -313,6 +316,7 @@ impl ReliableSender {
             sacked_out: 0,
             rack_enabled: rto.rack,
             packet_acks,
+            rate_samples,
             pacing_held: false,
             rack: Rack::new(),
             rack_lo: 0,
@@ -916,7 +920,7 @@ impl ReliableSender {
         }
         self.finish_transfer(now);
         // RACK's reordering window reads the sample too (RFC 8985 §6.2 step 4).
-        let rate = if self.rack_enabled || self.cc.wants_rate_sample() {
+        let rate = if self.rate_samples {
             self.rate.generate(now, rtt)
         } else {
             self.rate.skip();
