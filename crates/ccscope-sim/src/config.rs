@@ -318,7 +318,22 @@ pub fn load_scenario_overridden(
 fn field_on_line(text: &str, line: usize) -> Option<String> {
     let mut table = String::new();
     let mut arrays: Vec<(String, usize)> = Vec::new();
+    // The delimiter of a multi-line string open across lines (TOML `"""` or `'''`): its lines hold
+    // no headers or keys.
+    let mut open: Option<&str> = None;
     for (i, l) in text.lines().enumerate() {
+        if let Some(d) = open {
+            if l.matches(d).count() % 2 == 1 {
+                open = None;
+            }
+            if i + 1 == line {
+                return None;
+            }
+            continue;
+        }
+        open = ["\"\"\"", "'''"]
+            .into_iter()
+            .find(|d| l.matches(d).count() % 2 == 1);
         let t = l.trim();
         if i + 1 == line {
             if t.starts_with('[') || t.starts_with('#') {
@@ -2431,6 +2446,15 @@ mod tests {
             "flows[0].rbuf_bytes",
         );
         assert!(e.ends_with("got 1e-300"), "{e}");
+    }
+
+    #[test]
+    fn a_table_header_inside_a_multi_line_string_does_not_count_as_a_flow() {
+        let text = "name = \"\"\"\n[[flows]]\n\"\"\"\nnote = '''x'''\n[[flows]]\ncount = 99999999999999999999\n";
+        assert_eq!(field_on_line(text, 6).as_deref(), Some("flows[0].count"));
+        // Inside the string there is no field; a string opened and closed on one line opens nothing.
+        assert_eq!(field_on_line(text, 2), None);
+        assert_eq!(field_on_line(text, 4).as_deref(), Some("note"));
     }
 
     #[test]
