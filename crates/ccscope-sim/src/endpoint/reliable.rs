@@ -1010,9 +1010,11 @@ impl ReliableSender {
     }
 
     /// Hand the controller packet `seq`, newly delivered by `ack`, with its own tag; its arrival time is
-    /// known only if `ack` echoes it.
+    /// known only if `ack` echoes this transmission of it.
     fn packet_acked(&mut self, now: Time, seq: u64, s: &Seg, ack: &Ack) {
-        let echoed = seq == ack.seq;
+        // RFC 7323 §4.3: the echoed send time names the transmission; an earlier one's arrival (the
+        // original of a packet resent since) says nothing of when the retransmission came.
+        let echoed = seq == ack.seq && ack.sent == s.sent;
         let ev = PacketAcked {
             seq,
             bytes: self.packet_bytes,
@@ -2039,6 +2041,49 @@ mod tests {
     fn unlimited(mut a: Ack) -> Ack {
         a.rwnd = Ack::RWND_UNLIMITED;
         a
+    }
+
+    /// A window of 4 that keeps the packets each ACK hands it (`on_packet_acked`).
+    struct PacketSpy(std::sync::Arc<std::sync::Mutex<Vec<PacketAcked>>>);
+
+    impl ccscope_cc::Controller for PacketSpy {
+        fn on_ack(&mut self, _now: Time, _ev: &AckEvent) {}
+        fn on_packet_acked(&mut self, _now: Time, ev: &PacketAcked) {
+            self.0.lock().expect("not poisoned").push(*ev);
+        }
+        fn cwnd(&self) -> u32 {
+            4
+        }
+        fn wants_packet_acks(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn an_ack_echoing_the_original_of_a_retransmitted_packet_reports_no_arrival_for_the_retransmission(
+    ) {
+        let packets = std::sync::Arc::default();
+        let cc = AnyController::boxed(PacketSpy(std::sync::Arc::clone(&packets)));
+        let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+        out.clear();
+        // The RTO (1 s, no sample yet) resends 0..=3; then the original 0's ACK comes, delayed: it echoes
+        // the first transmission (sent at 0, arrived at 500 ms), not the retransmission sent at 1 s.
+        s.on_timeout(ms(1000), &mut out);
+        assert_eq!(seqs(&out), [0, 1, 2, 3]);
+        let mut a = unlimited(ack(1, 0, &[]));
+        a.info.recv = ms(500);
+        s.on_ack(ms(1010), &a, &mut out);
+        let packets = packets.lock().expect("not poisoned");
+        assert_eq!(packets.len(), 1);
+        let p = packets[0];
+        assert_eq!((p.seq, p.send_time), (0, ms(1000)));
+        // RFC 7323 §4.3 / Eifel (RFC 3522): the echo belongs to the transmission it names, so the
+        // retransmission's arrival is unknown (500 ms would be before it was sent).
+        assert_eq!(p.recv_time, None);
     }
 
     #[test]
