@@ -602,6 +602,42 @@ fn lied_measures_every_epoch_and_keeps_its_rate_when_the_receiver_delays_its_ack
 }
 
 #[test]
+fn a_loss_probe_resending_an_outstanding_packet_leaves_no_lied_epoch_unmeasured() {
+    // A tail loss probe resends the last packet while it is outstanding: the transmission it resent over
+    // must still come back to a controller that counts packets by tag (as lost when the probe repaired
+    // it), or its epoch never completes and LIED stops measuring for 4096 epochs.
+    let lied = |tlp: bool| {
+        let r = run(&format!(
+            "seed = 1\nduration_s = 20\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+             loss = {{ kind = \"bernoulli\", p = 0.02 }}\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n\
+             [[flows]]\ncontroller = \"lied\"\ntransport = \"reliable\"\nstack = \"linux\"\ntlp = {tlp}\n\
+             transfers_bytes = [150000, 150000, 150000, 150000, 150000, 150000]\nthink_s = 0.5\n"
+        ));
+        conserved(&r);
+        let f = &r.flows[0];
+        let counter = |name: &str| {
+            f.counters
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(0, |c| c.1)
+        };
+        (
+            counter("tlp_probes"),
+            counter("lied_epochs_measured"),
+            counter("lied_epochs_dropped"),
+        )
+    };
+    let (_, without, _) = lied(false);
+    let (probes, with, dropped) = lied(true);
+    assert!(probes > 0, "no probe fired");
+    assert_eq!(dropped, 0);
+    assert!(
+        with as f64 > 0.8 * without as f64,
+        "{with} epochs with probes, {without} without"
+    );
+}
+
+#[test]
 fn sixteen_linux_cubic_flows_with_delayed_acks_take_no_timeout_behind_a_full_queue() {
     // The ns-3 dumbbell (12 Mbit/s, 20 ms, 1000-packet droptail), 16 Cubic flows, 60 s. A hole found
     // late (its flow's next packet left long after it) is resent well after the ACK that last restarted

@@ -244,6 +244,9 @@ pub struct ReliableSender {
     pub spurious_rtos: u64,
     /// Loss probes sent (Linux TCPLossProbes) and tail losses they repaired (TCPLossProbeRecovery).
     pub tlp_probes: u64,
+    /// The transmission a probe resent over while it was still outstanding (its seq, tag and send time),
+    /// for a controller that counts packets by tag: it gets this one back once the probe's outcome is known.
+    tlp_superseded: Option<(u64, u64, Time)>,
     pub tlp_recoveries: u64,
     /// RACK reordering-timer expiries that found losses.
     pub rack_reo_timeouts: u64,
@@ -327,6 +330,7 @@ impl ReliableSender {
             tlp_retrans: false,
             tlp_probes: 0,
             tlp_recoveries: 0,
+            tlp_superseded: None,
             rack_reo_timeouts: 0,
             acked: 0,
             connections: 0,
@@ -408,6 +412,8 @@ impl ReliableSender {
         self.tlp_deadline = Packed::NONE;
         self.tlp_high_seq = Packed::NONE;
         self.tlp_retrans = false;
+        // The old connection's controller is gone with its packets.
+        self.tlp_superseded = None;
         // ns-2 TcpAgent::reset cancels the timers, the delayed-send one included.
         if let Some(o) = self.overhead.as_deref_mut() {
             o.deadline = None;
@@ -713,6 +719,7 @@ impl ReliableSender {
             // tcp_init_cwnd_reduction ends the probe episode.
             self.tlp_deadline = Packed::NONE;
             self.tlp_high_seq = Packed::NONE;
+            self.resolve_superseded(now, false);
         }
         self.seg(seq).state = State::Lost;
         self.in_flight -= 1;
@@ -1084,6 +1091,10 @@ impl ReliableSender {
                 return;
             }
             // The packet stays counted once in the pipe; it is resent with a new send time.
+            let old = *self.seg(seq);
+            if self.packet_acks {
+                self.tlp_superseded = Some((seq, old.tag, old.sent));
+            }
             self.transmit(now, seq, true, out);
             self.in_flight -= 1;
             self.tlp_retrans = true;
@@ -1107,8 +1118,10 @@ impl ReliableSender {
         if !self.tlp_retrans || probe_dsacked {
             // New data was the probe, or the DSACK shows both original and probe arrived.
             self.tlp_high_seq = Packed::NONE;
+            self.resolve_superseded(now, true);
         } else if cum > high {
             self.tlp_high_seq = Packed::NONE;
+            self.resolve_superseded(now, false);
             self.tlp_recoveries += 1;
             if self.recovery_point.is_none() {
                 let ev = CongestionEvent {
@@ -1122,6 +1135,37 @@ impl ReliableSender {
         } else if !advanced && !sacked {
             // A pure duplicate ACK: the original and the probe both arrived.
             self.tlp_high_seq = Packed::NONE;
+            self.resolve_superseded(now, true);
+        }
+    }
+
+    /// The transmission a probe resent over arrived (`delivered`) or was lost (the probe repaired it, or
+    /// the probe episode ended in recovery or a timeout first): its tag goes back to the controller as a
+    /// packet acked or lost, so each transmission's tag comes back once.
+    fn resolve_superseded(&mut self, now: Time, delivered: bool) {
+        let Some((seq, tag, sent)) = self.tlp_superseded.take() else {
+            return;
+        };
+        if delivered {
+            let ev = PacketAcked {
+                seq,
+                bytes: self.packet_bytes,
+                send_time: sent,
+                tag,
+                recv_time: None,
+                host_bytes: None,
+            };
+            self.cc.on_packet_acked(now, &ev);
+        } else {
+            let ev = LossEvent {
+                seq,
+                bytes: self.packet_bytes,
+                send_time: sent,
+                in_flight: self.in_flight,
+                cause: LossCause::Reordering,
+                tag,
+            };
+            self.cc.on_loss(now, &ev);
         }
     }
 
@@ -1300,6 +1344,7 @@ impl ReliableSender {
         self.rtos += 1;
         self.tlp_deadline = Packed::NONE;
         self.tlp_high_seq = Packed::NONE;
+        self.resolve_superseded(now, false);
         self.reo_deadline = Packed::NONE;
         self.prr = None;
         let reo_zero = Dur::ZERO;
