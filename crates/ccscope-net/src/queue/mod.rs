@@ -134,21 +134,44 @@ impl AnyQueue {
         // The storage bound is checked in each arm, beside the discipline's own limit (one load).
         let full = |f: &Fifo| f.packets() >= MAX_QUEUED_PACKETS;
         match self {
-            AnyQueue::Infinite(f) if !full(f) => f.push(pkt),
-            AnyQueue::DropTail(f, l)
-                if !full(f) && l.fits(f.packets() + 1, f.bytes() + pkt.bytes as u64) =>
-            {
-                f.push(pkt)
-            }
-            AnyQueue::DropHead(f, l) if !full(f) => {
-                f.push(pkt);
-                while !l.fits(f.packets(), f.bytes()) {
-                    drops.push(f.pop().expect("over a limit, so non-empty"));
+            AnyQueue::Infinite(f) => {
+                if full(f) {
+                    drops.push(pkt);
+                } else {
+                    f.push(pkt);
                 }
             }
-            AnyQueue::Red(r) if !full(&r.fifo) => r.enqueue(pkt, now, drops),
-            AnyQueue::Codel(c) if !full(&c.fifo) => c.enqueue(pkt, drops),
-            _ => drops.push(pkt),
+            AnyQueue::DropTail(f, l) => {
+                if !full(f) && l.fits(f.packets() + 1, f.bytes() + pkt.bytes as u64) {
+                    f.push(pkt);
+                } else {
+                    drops.push(pkt);
+                }
+            }
+            AnyQueue::DropHead(f, l) => {
+                if full(f) {
+                    drops.push(pkt);
+                } else {
+                    f.push(pkt);
+                    while !l.fits(f.packets(), f.bytes()) {
+                        drops.push(f.pop().expect("over a limit, so non-empty"));
+                    }
+                }
+            }
+            AnyQueue::Red(r) => {
+                if full(&r.fifo) {
+                    drops.push(pkt);
+                } else {
+                    r.enqueue(pkt, now, drops);
+                }
+            }
+            AnyQueue::Codel(c) => {
+                if full(&c.fifo) {
+                    drops.push(pkt);
+                } else {
+                    c.enqueue(pkt, drops);
+                }
+            }
         }
         self.fifo().check();
     }
