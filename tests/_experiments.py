@@ -1,7 +1,8 @@
 """Load a script of an experiment (`experiments/NAME/SCRIPT.py`, by default its repro.py) for the tests.
 
-Each is loaded under its own module name (`NAME_SCRIPT`), with its folder on sys.path for its sibling
-modules; two experiments in one pytest run never collide.
+Each is loaded under its own module name (`NAME_SCRIPT`), so two experiments' scripts of one name never
+collide; its folder goes on sys.path for its sibling modules, which are imported by their plain names (two
+experiments with a sibling of the same name would share the first one loaded).
 """
 
 import importlib.util
