@@ -15,6 +15,23 @@ fn scenario(loss: &str, flow: &str) -> String {
     )
 }
 
+/// `duration_s` over the 12 Mbit/s, 20 ms example link each way, `link` keys on the data link, one flow.
+fn link12(duration_s: u32, link: &str, flow: &str) -> String {
+    format!(
+        "seed = 1\nduration_s = {duration_s}\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n{link}\n\
+         [ack_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\n{flow}\n"
+    )
+}
+
+/// Flow 0's counter `name`, if it keeps one.
+fn counter(r: &RunResult, name: &str) -> Option<u64> {
+    r.flows[0]
+        .counters
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|c| c.1)
+}
+
 fn conserved(r: &RunResult) {
     let t = &r.total;
     assert_eq!(t.sent, t.delivered + t.dropped + t.in_flight);
@@ -547,10 +564,10 @@ fn the_send_overhead_leaves_a_paced_flows_rate_alone() {
     // ns-2's TCP does not pace: a packet the pacer held goes when the pacer releases it, as a timer's
     // send (ns-2's force), instead of waiting a random overhead of its own after each pacing gap.
     let bbr = |overhead_ms: f64| {
-        let r = run(&format!(
-            "seed = 1\nduration_s = 30\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
-             queue = {{ kind = \"droptail\", packets = 400 }}\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n\
-             [[flows]]\ncontroller = \"bbr\"\nsend_overhead_ms = {overhead_ms}\n"
+        let r = run(&link12(
+            30,
+            "queue = { kind = \"droptail\", packets = 400 }",
+            &format!("controller = \"bbr\"\nsend_overhead_ms = {overhead_ms}"),
         ));
         conserved(&r);
         r.flows[0].goodput_mbps
@@ -567,19 +584,20 @@ fn lied_measures_every_epoch_and_keeps_its_rate_when_the_receiver_delays_its_ack
     // measuring), and the span must count what arrived in it (or its rate jitters by a packet per epoch
     // and eq. 3's sign test cuts the rate on a lossless path).
     let lied = |delayed_ack: &str| {
-        let r = run(&format!(
-            "seed = 1\nduration_s = 20\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
-             queue = {{ kind = \"droptail\", packets = 400 }}\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n\
-             [[flows]]\ncontroller = \"lied\"\ntransport = \"reliable\"\ndelayed_ack = \"{delayed_ack}\"\n"
+        let r = run(&link12(
+            20,
+            "queue = { kind = \"droptail\", packets = 400 }",
+            &format!(
+                "controller = \"lied\"\ntransport = \"reliable\"\ndelayed_ack = \"{delayed_ack}\""
+            ),
         ));
         conserved(&r);
-        let f = &r.flows[0];
-        assert_eq!(f.dropped, 0, "{delayed_ack}");
-        let counter = |name: &str| f.counters.iter().find(|(n, _)| *n == name).expect(name).1;
+        assert_eq!(r.flows[0].dropped, 0, "{delayed_ack}");
+        let count = |name: &str| counter(&r, name).expect(name);
         (
-            f.goodput_mbps,
-            counter("lied_epochs_measured"),
-            counter("lied_decreases"),
+            r.flows[0].goodput_mbps,
+            count("lied_epochs_measured"),
+            count("lied_decreases"),
         )
     };
     let (per_packet, epochs, decreases) = lied("none");
@@ -607,24 +625,20 @@ fn a_loss_probe_resending_an_outstanding_packet_leaves_no_lied_epoch_unmeasured(
     // must still come back to a controller that counts packets by tag (as lost when the probe repaired
     // it), or its epoch never completes and LIED stops measuring for 4096 epochs.
     let lied = |tlp: bool| {
-        let r = run(&format!(
-            "seed = 1\nduration_s = 20\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n\
-             loss = {{ kind = \"bernoulli\", p = 0.02 }}\n[ack_link]\nrate_mbps = 12\ndelay_ms = 20\n\
-             [[flows]]\ncontroller = \"lied\"\ntransport = \"reliable\"\nstack = \"linux\"\ntlp = {tlp}\n\
-             transfers_bytes = [150000, 150000, 150000, 150000, 150000, 150000]\nthink_s = 0.5\n"
+        let r = run(&link12(
+            20,
+            "loss = { kind = \"bernoulli\", p = 0.02 }",
+            &format!(
+                "controller = \"lied\"\ntransport = \"reliable\"\nstack = \"linux\"\ntlp = {tlp}\n\
+                 transfers_bytes = [150000, 150000, 150000, 150000, 150000, 150000]\nthink_s = 0.5"
+            ),
         ));
         conserved(&r);
-        let f = &r.flows[0];
-        let counter = |name: &str| {
-            f.counters
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map_or(0, |c| c.1)
-        };
+        let count = |name: &str| counter(&r, name).unwrap_or(0);
         (
-            counter("tlp_probes"),
-            counter("lied_epochs_measured"),
-            counter("lied_epochs_dropped"),
+            count("tlp_probes"),
+            count("lied_epochs_measured"),
+            count("lied_epochs_dropped"),
         )
     };
     let (_, without, _) = lied(false);
