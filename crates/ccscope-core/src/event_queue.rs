@@ -9,8 +9,6 @@
 //! time wait in two FIFOs, one per phase, so ties pop in insertion order and every run replays bit
 //! for bit without an insertion counter in the key.
 
-use std::collections::VecDeque;
-
 use crate::time::Time;
 
 /// Order among events at the same instant: all `Normal` events run before any `Late` one.
@@ -24,10 +22,39 @@ pub enum Phase {
 
 const BUCKETS: usize = 64;
 
+/// Events at one instant in insertion order: a vector read from `head` on, emptied only when every
+/// event in it has been read (cheaper than a ring: no wrap-around on either end).
+struct Fifo<E> {
+    items: Vec<E>,
+    head: usize,
+}
+
+impl<E: Copy> Fifo<E> {
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.head == self.items.len()
+    }
+
+    #[inline]
+    fn pop_front(&mut self) -> Option<E> {
+        let ev = *self.items.get(self.head)?;
+        self.head += 1;
+        Some(ev)
+    }
+
+    /// Forget the events read (call when empty): the capacity stays.
+    #[inline]
+    fn reset(&mut self) {
+        debug_assert!(self.is_empty());
+        self.items.clear();
+        self.head = 0;
+    }
+}
+
 /// Pending events of type `E`, popped in (time, phase, insertion) order.
 pub struct EventQueue<E> {
     /// Events at time `last` not yet popped, in insertion order: `Normal` ones, then `Late` ones.
-    at_last: [VecDeque<E>; 2],
+    at_last: [Fifo<E>; 2],
     /// Bucket b: events whose time's highest bit differing from `last` is bit b. Within a bucket,
     /// events with equal times keep their insertion order (pushes append, re-spreading is stable).
     buckets: [Vec<(u64, Phase, E)>; BUCKETS],
@@ -41,16 +68,19 @@ pub struct EventQueue<E> {
     len: usize,
 }
 
-impl<E> Default for EventQueue<E> {
+impl<E: Copy> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            at_last: [VecDeque::new(), VecDeque::new()],
+            at_last: std::array::from_fn(|_| Fifo {
+                items: Vec::new(),
+                head: 0,
+            }),
             buckets: std::array::from_fn(|_| Vec::new()),
             mins: [u64::MAX; BUCKETS],
             occupied: 0,
@@ -83,7 +113,7 @@ impl<E> EventQueue<E> {
     #[inline]
     fn put(&mut self, t: u64, phase: Phase, ev: E) {
         if t == self.last {
-            self.at_last[phase as usize].push_back(ev);
+            self.at_last[phase as usize].items.push(ev);
         } else {
             let b = self.bucket_of(t);
             self.buckets[b].push((t, phase, ev));
@@ -117,6 +147,8 @@ impl<E> EventQueue<E> {
             if self.occupied == 0 {
                 return None;
             }
+            self.at_last[0].reset();
+            self.at_last[1].reset();
             // The new minimum is the first non-empty bucket's smallest time; re-spread that bucket
             // relative to it. Every event lands at `last` or in a strictly lower bucket.
             let i = self.occupied.trailing_zeros() as usize;
