@@ -432,6 +432,11 @@ impl Simulation {
         for n in &nets {
             monitored[n.monitor as usize] = true;
         }
+        // `arrive` measures arrivals only at links: a monitor that were a delay line would miss them.
+        assert!(
+            (0..hops.len()).all(|h| !monitored[h] || hops[h].link.is_some()),
+            "every monitor is a link"
+        );
         for (h, hop) in hops.iter_mut().enumerate() {
             hop.cut_through =
                 hop.link.is_some() && !monitored[h] && !(sc.packet_log && h == sc.monitor);
@@ -745,7 +750,22 @@ impl Simulation {
     }
 
     /// `p` reaches hop `h` at `now`.
+    #[inline]
     fn arrive(&mut self, now: Time, h: u32, p: Packet) {
+        let hop = &mut self.hops[h as usize];
+        if hop.link.is_some() {
+            return self.arrive_at_link(now, h, p);
+        }
+        // A delay line alone: never a monitor (those are links, checked in `with_factory`), so
+        // nothing measures the arrival.
+        hop.arrivals += 1;
+        if let Some(t) = hop.pipe.push(now, p) {
+            self.events.push(t, Phase::Normal, Ev::Pipe(h));
+        }
+    }
+
+    /// `p` reaches hop `h`, a link, at `now`.
+    fn arrive_at_link(&mut self, now: Time, h: u32, p: Packet) {
         let data = p.kind == PacketKind::Data;
         let at_monitor = h == self.monitor;
         if data && h == self.nets[p.flow as usize].monitor {
@@ -758,13 +778,7 @@ impl Simulation {
         }
         let hop = &mut self.hops[h as usize];
         hop.arrivals += 1;
-        let Some(link) = &mut hop.link else {
-            // A delay line alone.
-            if let Some(t) = hop.pipe.push(now, p) {
-                self.events.push(t, Phase::Normal, Ev::Pipe(h));
-            }
-            return;
-        };
+        let link = hop.link.as_mut().expect("`arrive` sends only links here");
         if hop.cut_through {
             match link.arrive_cut_through(p, now, &mut self.drops) {
                 ccscope_net::Arrival::Held(Some(t)) => {
