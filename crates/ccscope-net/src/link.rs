@@ -36,8 +36,39 @@ pub enum Service {
 
 #[derive(Debug)]
 enum Serializer {
-    Constant(Bandwidth),
+    Constant(ConstantRate),
     Trace(TraceCursor),
+}
+
+/// A constant rate, with the last transmission time it computed: a link's packets mostly have one
+/// size, so most departures skip the division.
+#[derive(Debug)]
+struct ConstantRate {
+    rate: Bandwidth,
+    last_bytes: u64,
+    last_tx: Dur,
+}
+
+impl ConstantRate {
+    fn new(rate: Bandwidth) -> Self {
+        ConstantRate {
+            rate,
+            last_bytes: 0,
+            last_tx: rate.tx_time(0),
+        }
+    }
+
+    /// [`Bandwidth::tx_time`] of `bytes`.
+    #[inline]
+    fn tx_time(&mut self, bytes: u32) -> Dur {
+        let bytes = bytes as u64;
+        if bytes != self.last_bytes {
+            self.last_bytes = bytes;
+            self.last_tx = self.rate.tx_time(bytes);
+        }
+        debug_assert_eq!(self.last_tx, self.rate.tx_time(bytes));
+        self.last_tx
+    }
 }
 
 /// Delivery capacity offered by the link, binned for time series.
@@ -102,7 +133,7 @@ impl Link {
         log_opportunities: bool,
     ) -> Link {
         let ser = match service {
-            Service::Constant(r) => Serializer::Constant(*r),
+            Service::Constant(r) => Serializer::Constant(ConstantRate::new(*r)),
             Service::Trace { trace, once } => {
                 Serializer::Trace(TraceCursor::new(trace.clone(), *once))
             }
@@ -158,9 +189,9 @@ impl Link {
         now: Time,
         drops: &mut Vec<Packet>,
     ) -> Arrival {
-        let Serializer::Constant(rate) = &self.ser else {
+        if !matches!(self.ser, Serializer::Constant(_)) {
             return Arrival::Held(self.arrive(pkt, now, drops));
-        };
+        }
         if self.busy || !self.queue.is_empty() {
             return Arrival::Held(self.arrive(pkt, now, drops));
         }
@@ -178,9 +209,12 @@ impl Link {
             self.busy = true;
             return Arrival::Held(Some(self.free_at));
         }
+        let Serializer::Constant(rate) = &mut self.ser else {
+            unreachable!("checked above")
+        };
         match self.queue.dequeue(now, drops) {
             Some(p) => {
-                self.free_at = now + rate.tx_time(p.bytes as u64);
+                self.free_at = now + rate.tx_time(p.bytes);
                 Arrival::Departs(p, self.free_at)
             }
             None => Arrival::Held(None),
@@ -203,12 +237,12 @@ impl Link {
             }
         }
         let mut pkt = pkt;
-        if let Serializer::Constant(rate) = &self.ser {
+        if let Serializer::Constant(rate) = &mut self.ser {
             if !self.busy && self.queue.is_empty() {
                 // An idle link with an empty FIFO puts the packet on the wire with no stop in the queue.
                 match self.queue.through_empty(pkt, now, drops) {
                     Ok(Some(p)) => {
-                        let done = now + rate.tx_time(p.bytes as u64);
+                        let done = now + rate.tx_time(p.bytes);
                         self.in_transit = Some((p, 0));
                         self.busy = true;
                         return Some(done);
@@ -225,7 +259,7 @@ impl Link {
         match &mut self.ser {
             Serializer::Constant(rate) => {
                 let p = self.queue.dequeue(now, drops)?;
-                let done = now + rate.tx_time(p.bytes as u64);
+                let done = now + rate.tx_time(p.bytes);
                 self.in_transit = Some((p, 0));
                 self.busy = true;
                 Some(done)
@@ -263,7 +297,7 @@ impl Link {
                 }
                 match self.queue.dequeue(now, drops) {
                     Some(p) => {
-                        let done = now + rate.tx_time(p.bytes as u64);
+                        let done = now + rate.tx_time(p.bytes);
                         self.in_transit = Some((p, 0));
                         Some(done)
                     }
@@ -330,7 +364,7 @@ impl Link {
                 for i in 0..nbins {
                     let lo = i as u64 * bin;
                     let hi = ((i as u64 + 1) * bin).min(end.as_ns());
-                    let b = (rate.bps() as u128 * (hi - lo) as u128 / 8 / 1_000_000_000) as u64;
+                    let b = (rate.rate.bps() as u128 * (hi - lo) as u128 / 8 / 1_000_000_000) as u64;
                     if keep {
                         self.capacity.bins[i] = b;
                     }
