@@ -291,21 +291,10 @@ impl Link {
     ) -> Option<Time> {
         debug_assert!(self.busy);
         match &mut self.ser {
-            Serializer::Constant(rate) => {
-                if let Some((p, _)) = self.in_transit.take() {
-                    out.push(p);
-                }
-                match self.queue.dequeue(now, drops) {
-                    Some(p) => {
-                        let done = now + rate.tx_time(p.bytes);
-                        self.in_transit = Some((p, 0));
-                        Some(done)
-                    }
-                    None => {
-                        self.busy = false;
-                        None
-                    }
-                }
+            Serializer::Constant(_) => {
+                let (left, next) = self.service_constant(now, drops);
+                out.extend(left);
+                next
             }
             Serializer::Trace(cur) => {
                 // Mahimahi rationalize(): use every opportunity due by now.
@@ -348,6 +337,32 @@ impl Link {
         }
     }
 
+    /// [`Link::service`] of a constant-rate link (not a trace: [`Link::is_trace`]), which has at most one
+    /// departure: it is returned, with the time of the next service event, instead of pushed.
+    #[inline]
+    pub fn service_constant(
+        &mut self,
+        now: Time,
+        drops: &mut Vec<Packet>,
+    ) -> (Option<Packet>, Option<Time>) {
+        debug_assert!(self.busy);
+        let Serializer::Constant(rate) = &mut self.ser else {
+            unreachable!("a trace link is serviced by `service`")
+        };
+        let left = self.in_transit.take().map(|(p, _)| p);
+        match self.queue.dequeue(now, drops) {
+            Some(p) => {
+                let done = now + rate.tx_time(p.bytes);
+                self.in_transit = Some((p, 0));
+                (left, Some(done))
+            }
+            None => {
+                self.busy = false;
+                (left, None)
+            }
+        }
+    }
+
     /// Account the capacity offered up to (not including) `end`, for a run that stops there.
     pub fn finish(&mut self, end: Time) {
         match &mut self.ser {
@@ -364,7 +379,8 @@ impl Link {
                 for i in 0..nbins {
                     let lo = i as u64 * bin;
                     let hi = ((i as u64 + 1) * bin).min(end.as_ns());
-                    let b = (rate.rate.bps() as u128 * (hi - lo) as u128 / 8 / 1_000_000_000) as u64;
+                    let b =
+                        (rate.rate.bps() as u128 * (hi - lo) as u128 / 8 / 1_000_000_000) as u64;
                     if keep {
                         self.capacity.bins[i] = b;
                     }

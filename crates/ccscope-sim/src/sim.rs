@@ -891,6 +891,21 @@ impl Simulation {
             .link
             .as_mut()
             .expect("only links are serviced");
+        if !link.is_trace() {
+            // At most one departure: handed over directly, not through `out`.
+            let (left, next) = link.service_constant(now, &mut self.drops);
+            if let Some(t) = next {
+                self.events.push(t, Phase::Late, Ev::Service(h));
+            }
+            self.account_drops(now, h);
+            if h == self.monitor {
+                self.log_opportunities();
+            }
+            if let Some(p) = left {
+                self.depart(now, h, p);
+            }
+            return;
+        }
         if let Some(t) = link.service(now, &mut self.out, &mut self.drops) {
             self.events.push(t, Phase::Late, Ev::Service(h));
         }
@@ -901,37 +916,43 @@ impl Simulation {
         // By index: nothing `forward` leads to services a link, so `out` keeps its packets meanwhile.
         for i in 0..self.out.len() {
             let p = self.out[i];
-            let f = p.flow as usize;
-            self.hops[h as usize].stats.on_departure(&p, now);
-            if p.kind == PacketKind::Data {
-                if h == self.nets[f].monitor {
-                    self.stats[f].on_link_departure(now, p.enqueued, p.bytes);
-                }
-                if h == self.monitor {
-                    if let Some(total) = &mut self.total {
-                        total.on_link_departure(now, p.enqueued, p.bytes);
-                    }
-                    if let Some(log) = &mut self.log {
-                        let delay = now.as_ms_floor() - p.enqueued.as_ms_floor();
-                        log.push(
-                            now.as_ns(),
-                            LogEvent::Departure,
-                            p.flow as i32,
-                            p.seq,
-                            p.bytes,
-                            delay,
-                        );
-                    }
-                }
-            }
-            let hop = &mut self.hops[h as usize];
-            if hop.direct {
-                self.forward(now, h, p);
-            } else if let Some(t) = hop.pipe.push(now, p) {
-                self.events.push(t, Phase::Normal, Ev::Pipe(h));
-            }
+            self.depart(now, h, p);
         }
         self.out.clear();
+    }
+
+    /// `p` leaves hop `h`'s serializer at `now`: measured, then onto the delay line (or on).
+    #[inline]
+    fn depart(&mut self, now: Time, h: u32, p: Packet) {
+        let f = p.flow as usize;
+        self.hops[h as usize].stats.on_departure(&p, now);
+        if p.kind == PacketKind::Data {
+            if h == self.nets[f].monitor {
+                self.stats[f].on_link_departure(now, p.enqueued, p.bytes);
+            }
+            if h == self.monitor {
+                if let Some(total) = &mut self.total {
+                    total.on_link_departure(now, p.enqueued, p.bytes);
+                }
+                if let Some(log) = &mut self.log {
+                    let delay = now.as_ms_floor() - p.enqueued.as_ms_floor();
+                    log.push(
+                        now.as_ns(),
+                        LogEvent::Departure,
+                        p.flow as i32,
+                        p.seq,
+                        p.bytes,
+                        delay,
+                    );
+                }
+            }
+        }
+        let hop = &mut self.hops[h as usize];
+        if hop.direct {
+            self.forward(now, h, p);
+        } else if let Some(t) = hop.pipe.push(now, p) {
+            self.events.push(t, Phase::Normal, Ev::Pipe(h));
+        }
     }
 
     /// `p` leaves hop `h` (its delay line, or its serializer when it has no delay) at `now`: on to
