@@ -14,10 +14,10 @@ pub enum PacketKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub flow: u32,
-    /// The route it follows (an index into the simulation's route table) and its position on it:
-    /// forwarding is "next link of my route, or deliver", with no lookup and no allocation.
-    pub route: u32,
-    pub hop: u16,
+    /// Where it is on the route it follows: an index into the simulation's table of routes, each
+    /// a run of hops ended by a mark. Forwarding is "the next entry: a hop, or deliver", with one
+    /// lookup and no allocation.
+    pub at: u32,
     /// The connection's path it belongs to (data: the path it was sent on; ACK: the path it returns on).
     pub path: u8,
     pub kind: PacketKind,
@@ -45,8 +45,7 @@ impl Packet {
     pub fn data(flow: u32, seq: u64, bytes: u32, sent: Time) -> Packet {
         Packet {
             flow,
-            route: 0,
-            hop: 0,
+            at: 0,
             path: 0,
             kind: PacketKind::Data,
             bytes,
@@ -137,8 +136,7 @@ impl Ack {
     pub fn packet(&self, slot: u32, now: Time) -> Packet {
         Packet {
             flow: self.flow,
-            route: 0,
-            hop: 0,
+            at: 0,
             path: self.path,
             kind: PacketKind::Ack,
             bytes: self.bytes,

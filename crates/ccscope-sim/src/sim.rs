@@ -201,20 +201,21 @@ impl FlowNet {
 pub struct Simulation {
     events: EventQueue<Ev>,
     hops: Vec<Hop>,
-    /// Routes as (first index in `route_hops`, length).
-    routes: Vec<(u32, u32)>,
+    /// Every route's hops, each route followed by `ROUTE_END` (a packet's `at` indexes this).
     route_hops: Vec<u32>,
     nets: Vec<FlowNet>,
     path_stats: Vec<PathCounters>,
-    /// Every flow's (data route, ACK route) per path, as indices into `routes`, indexed like
-    /// `path_stats` (a flow's from its `path_base`): the only copy, one dense table read per packet.
+    /// Every flow's (data route, ACK route) per path, as the index of the route's first hop in
+    /// `route_hops`, indexed like `path_stats` (a flow's from its `path_base`): the only copy, one
+    /// dense table read per packet.
     path_routes: Vec<(u32, u32)>,
     /// The hop the totals, capacity and packet log describe.
     monitor: u32,
     senders: Vec<Sender>,
     receivers: Vec<Receiver>,
-    /// The receiving hosts' arrival counters, and the host each route delivers to (by route id;
-    /// `u32::MAX` for ACK routes): the far end of the last link a data route crosses.
+    /// The receiving hosts' arrival counters, and the host each route delivers to (by the index of
+    /// its `ROUTE_END` in `route_hops`; `u32::MAX` for ACK routes): the far end of the last link a
+    /// data route crosses.
     hosts: Vec<HostArrivals>,
     route_host: Vec<u32>,
     /// Some flow's controller reads its receiving host's byte count: only then is it kept.
@@ -256,9 +257,13 @@ fn mean_rate(service: &Service) -> Bandwidth {
     }
 }
 
-/// Interns routes as slices of one table.
+/// Ends each route in `route_hops`.
+const ROUTE_END: u32 = u32::MAX;
+
+/// Keeps routes as slices of one table, each followed by `ROUTE_END`.
 #[derive(Default)]
 struct RouteTable {
+    /// (first index in `hops`, length), by route id.
     routes: Vec<(u32, u32)>,
     hops: Vec<u32>,
 }
@@ -268,6 +273,7 @@ impl RouteTable {
         let start = self.hops.len() as u32;
         self.hops.extend(hops);
         self.routes.push((start, self.hops.len() as u32 - start));
+        self.hops.push(ROUTE_END);
         self.routes.len() as u32 - 1
     }
 }
@@ -384,7 +390,7 @@ impl Simulation {
         }
         // A host is the far end of a data route's last link (a dumbbell's delay line is not one): flows
         // whose data leaves the network through the same link arrive at the same host.
-        let mut route_host = vec![u32::MAX; rt.routes.len()];
+        let mut route_host = vec![u32::MAX; rt.hops.len()];
         let mut host_of_hop = vec![u32::MAX; hops.len()];
         let mut n_hosts = 0u32;
         for n in &nets {
@@ -400,7 +406,7 @@ impl Simulation {
                     host_of_hop[last as usize] = n_hosts;
                     n_hosts += 1;
                 }
-                route_host[data as usize] = host_of_hop[last as usize];
+                route_host[(start + len) as usize] = host_of_hop[last as usize];
             }
         }
         for (k, hop) in hops.iter_mut().enumerate() {
@@ -549,10 +555,12 @@ impl Simulation {
         Ok(Simulation {
             events,
             hops,
-            routes: rt.routes,
-            route_hops: rt.hops,
             path_stats: vec![PathCounters::default(); path_routes.len()],
-            path_routes,
+            path_routes: path_routes
+                .iter()
+                .map(|&(d, a)| (rt.routes[d as usize].0, rt.routes[a as usize].0))
+                .collect(),
+            route_hops: rt.hops,
             nets,
             monitor: sc.monitor as u32,
             sched: senders.iter().map(|_| FlowSched::default()).collect(),
@@ -736,14 +744,13 @@ impl Simulation {
             let net = &self.nets[p.flow as usize];
             let path = (p.path as usize).min(net.n_paths - 1);
             p.path = path as u8;
-            p.route = self.path_routes[net.path_base + path].0;
-            p.hop = 0;
+            p.at = self.path_routes[net.path_base + path].0;
             self.path_stats[net.path_base + path].sent += 1;
             self.stats[p.flow as usize].sent += 1;
             if let Some(total) = &mut self.total {
                 total.sent += 1;
             }
-            let first = self.route_hops[self.routes[p.route as usize].0 as usize];
+            let first = self.route_hops[p.at as usize];
             self.arrive(now, first, p);
         }
         self.sends.clear();
@@ -959,10 +966,9 @@ impl Simulation {
     /// the next hop of its route, or to its endpoint.
     fn forward(&mut self, now: Time, h: u32, mut p: Packet) {
         self.hops[h as usize].forwarded += 1;
-        p.hop += 1;
-        let (start, len) = self.routes[p.route as usize];
-        if (p.hop as u32) < len {
-            let next = self.route_hops[(start + p.hop as u32) as usize];
+        p.at += 1;
+        let next = self.route_hops[p.at as usize];
+        if next != ROUTE_END {
             return self.arrive(now, next, p);
         }
         match p.kind {
@@ -985,7 +991,7 @@ impl Simulation {
         let f = p.flow as usize;
         self.stats[f].on_delivery(now, p.sent, p.bytes);
         let (ack, in_order) = if self.host_feedback {
-            let host = &mut self.hosts[self.route_host[p.route as usize] as usize];
+            let host = &mut self.hosts[self.route_host[p.at as usize] as usize];
             self.receivers[f].on_data_at_host(&p, now, host)
         } else {
             self.receivers[f].on_data(&p, now)
@@ -1022,8 +1028,8 @@ impl Simulation {
         self.path_stats[net.path_base + back].acks_sent += 1;
         let mut p = ack.packet(self.acks.put(ack.info), now);
         p.path = back as u8;
-        p.route = self.path_routes[net.path_base + back].1;
-        let first = self.route_hops[self.routes[p.route as usize].0 as usize];
+        p.at = self.path_routes[net.path_base + back].1;
+        let first = self.route_hops[p.at as usize];
         self.arrive(now, first, p);
     }
 
