@@ -665,7 +665,7 @@ impl Simulation {
             }
             Ev::RecvWake(f) => {
                 if let Some(ack) = self.receivers[f as usize].on_wake(now) {
-                    self.send_ack(now, ack);
+                    self.send_ack(now, &ack);
                 }
                 self.arm_receiver(f);
             }
@@ -1012,13 +1012,13 @@ impl Simulation {
         }
         self.path_stats[self.nets[f].path_base + p.path as usize].delivered += 1;
         // A delayed ACK waits for the next packet or the receiver's timer (`arm_receiver`).
-        if let Some(ack) = ack {
+        if let Some(ack) = &ack {
             self.send_ack(now, ack);
         }
         self.arm_receiver(p.flow);
     }
 
-    fn send_ack(&mut self, now: Time, ack: Ack) {
+    fn send_ack(&mut self, now: Time, ack: &Ack) {
         self.acks_sent += 1;
         let net = &self.nets[ack.flow as usize];
         // The ACK's `path` arrives as the path its data took (a window update: path 0).
