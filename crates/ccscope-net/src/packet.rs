@@ -9,8 +9,8 @@ pub enum PacketKind {
 }
 
 /// A packet on the wire: what links, queues and routes need, 48 bytes (a test holds it there). The fields only ACKs carry
-/// live apart (an [`Ack`] at the endpoints; in the simulation, a pool entry named by `ack`), so
-/// data packets do not haul them through every queue.
+/// live apart (an [`Ack`] at the endpoints; in the simulation, the whole ACK waits in a pool entry
+/// named by `ack`), so data packets do not haul them through every queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Packet {
     pub flow: u32,
@@ -132,7 +132,7 @@ impl Ack {
         }
     }
 
-    /// The wire packet that carries it; its ACK-only fields go to the pool entry `slot`.
+    /// The wire packet that carries it, the ACK itself being in the pool entry `slot`.
     pub fn packet(&self, slot: u32, now: Time) -> Packet {
         Packet {
             flow: self.flow,
@@ -148,16 +148,10 @@ impl Ack {
         }
     }
 
-    /// The ACK a wire packet carried, with its ACK-only fields back from the pool.
-    pub fn from_packet(p: &Packet, info: AckInfo) -> Ack {
-        Ack {
-            flow: p.flow,
-            path: p.path,
-            bytes: p.bytes,
-            seq: p.seq,
-            sent: p.sent,
-            info,
-        }
+    /// This ACK is what wire packet `p` carries (the fields both have agree).
+    pub fn is_carried_by(&self, p: &Packet) -> bool {
+        (self.flow, self.path, self.bytes, self.seq, self.sent)
+            == (p.flow, p.path, p.bytes, p.seq, p.sent)
     }
 }
 
@@ -174,35 +168,34 @@ impl std::ops::DerefMut for Ack {
     }
 }
 
-/// ACK-only fields of the ACKs in the network, by slot; freed slots are reused, so after warm-up
-/// nothing is allocated per ACK.
+/// The ACKs in the network, by slot; freed slots are reused, so after warm-up nothing is allocated
+/// per ACK. The sender reads a delivered ACK in its slot (no copy out).
 #[derive(Debug, Default)]
 pub struct AckPool {
-    slots: Vec<AckInfo>,
+    slots: Vec<Ack>,
     free: Vec<u32>,
 }
 
 impl AckPool {
-    pub fn put(&mut self, info: AckInfo) -> u32 {
+    pub fn put(&mut self, ack: Ack) -> u32 {
         match self.free.pop() {
             Some(i) => {
-                self.slots[i as usize] = info;
+                self.slots[i as usize] = ack;
                 i
             }
             None => {
-                self.slots.push(info);
+                self.slots.push(ack);
                 self.slots.len() as u32 - 1
             }
         }
     }
 
-    /// The fields of slot `i`, which becomes free.
-    pub fn take(&mut self, i: u32) -> AckInfo {
-        self.free.push(i);
-        self.slots[i as usize]
+    /// The ACK in slot `i` (free it with `release` once read).
+    pub fn get(&self, i: u32) -> &Ack {
+        &self.slots[i as usize]
     }
 
-    /// Slot `i` is free (its ACK was dropped).
+    /// Slot `i` is free (its ACK was delivered or dropped).
     pub fn release(&mut self, i: u32) {
         self.free.push(i);
     }

@@ -978,10 +978,12 @@ impl Simulation {
                 let net = &self.nets[p.flow as usize];
                 self.path_stats[net.path_base + p.path as usize].acks_delivered += 1;
                 self.acks_delivered += 1;
-                let ack = Ack::from_packet(&p, self.acks.take(p.ack));
+                let ack = self.acks.get(p.ack);
+                debug_assert!(ack.is_carried_by(&p));
                 let f = p.flow as usize;
                 let wake =
-                    self.senders[f].on_ack(now, &ack, &mut self.receivers[f], &mut self.sends);
+                    self.senders[f].on_ack(now, ack, &mut self.receivers[f], &mut self.sends);
+                self.acks.release(p.ack);
                 self.set_wake(now, p.flow, wake);
                 self.after_sender(now, p.flow, false);
             }
@@ -1027,8 +1029,12 @@ impl Simulation {
             AckPath::Fixed(j) => (j as usize).min(net.n_paths - 1),
         };
         self.path_stats[net.path_base + back].acks_sent += 1;
-        let mut p = ack.packet(self.acks.put(ack.info), now);
-        p.path = back as u8;
+        // The sender gets it with the path it returned on.
+        let ack = Ack {
+            path: back as u8,
+            ..*ack
+        };
+        let mut p = ack.packet(self.acks.put(ack), now);
         p.at = self.path_routes[net.path_base + back].1;
         let first = self.route_hops[p.at as usize];
         self.arrive(now, first, p);
