@@ -929,8 +929,9 @@ impl Simulation {
         self.out.clear();
     }
 
-    /// `p` leaves hop `h`'s serializer at `now`: measured, then onto the delay line (or on).
-    #[inline]
+    /// `p` leaves hop `h`'s serializer at `now`: measured, then onto the delay line (or on). Always
+    /// inlined (the compiler kept it out of line).
+    #[inline(always)]
     fn depart(&mut self, now: Time, h: u32, p: Packet) {
         let f = p.flow as usize;
         self.hops[h as usize].stats.on_departure(&p, now);
