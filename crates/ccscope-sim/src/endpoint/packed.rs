@@ -50,6 +50,15 @@ impl<T: Sentinel> Packed<T> {
     }
 }
 
+impl Packed<Time> {
+    /// The earlier of two deadlines, none when both are: none is `Time(u64::MAX)`, later than any
+    /// deadline, so it is their minimum (no branch).
+    #[inline]
+    pub fn earliest(self, other: Packed<Time>) -> Packed<Time> {
+        Packed(self.0.min(other.0))
+    }
+}
+
 impl<T: Sentinel> From<Option<T>> for Packed<T> {
     #[inline]
     fn from(v: Option<T>) -> Packed<T> {
@@ -72,5 +81,19 @@ mod tests {
         assert!(Packed::<Time>::NONE.is_none());
         assert_eq!(std::mem::size_of::<Packed<Time>>(), 8);
         assert_eq!(std::mem::size_of::<Option<Time>>(), 16);
+    }
+
+    #[test]
+    fn the_earliest_of_two_deadlines_is_the_earlier_one_or_the_one_set() {
+        let (none, t3, t5) = (
+            Packed::<Time>::NONE,
+            Packed::from(Some(Time(3))),
+            Packed::from(Some(Time(5))),
+        );
+        assert_eq!(t3.earliest(t5).get(), Some(Time(3)));
+        assert_eq!(t5.earliest(t3).get(), Some(Time(3)));
+        assert_eq!(none.earliest(t5).get(), Some(Time(5)));
+        assert_eq!(t5.earliest(none).get(), Some(Time(5)));
+        assert_eq!(none.earliest(none).get(), None);
     }
 }

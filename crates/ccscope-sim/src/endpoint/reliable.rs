@@ -1398,16 +1398,12 @@ impl ReliableSender {
     }
 
     pub fn timeout_deadline(&self) -> Option<Time> {
-        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, y) => x.or(y),
-        };
-        earliest(
-            earliest(self.rto_deadline.get(), self.reo_deadline.get()),
-            self.tlp_deadline.get(),
-        )
-        .or(self.persist_deadline.get())
-        .or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
+        self.rto_deadline
+            .earliest(self.reo_deadline)
+            .earliest(self.tlp_deadline)
+            .get()
+            .or(self.persist_deadline.get())
+            .or_else(|| self.plan.as_ref().and_then(|p| p.wake()))
     }
 
     pub fn goodput_packets(&self) -> u64 {
