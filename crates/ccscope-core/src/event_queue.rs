@@ -162,12 +162,19 @@ impl<E: Copy> EventQueue<E> {
                 self.len -= 1;
                 return Some((Time(t), ev));
             }
-            let mut moving = std::mem::take(&mut self.buckets[i]);
-            for (t, phase, ev) in moving.drain(..) {
-                self.put(t, phase, ev);
+            // As `put`, in place: the lower buckets and the FIFOs are apart from bucket i.
+            let (lower, rest) = self.buckets.split_at_mut(i);
+            for &(t, phase, ev) in rest[0].iter() {
+                if t == self.last {
+                    self.at_last[phase as usize].items.push(ev);
+                } else {
+                    let b = 63 - (t ^ self.last).leading_zeros() as usize;
+                    lower[b].push((t, phase, ev));
+                    self.mins[b] = self.mins[b].min(t);
+                    self.occupied |= 1 << b;
+                }
             }
-            // Give the (now empty) vector back so its capacity is reused.
-            self.buckets[i] = moving;
+            rest[0].clear();
         }
         self.len -= 1;
         if let Some(ev) = self.at_last[0].pop_front() {
