@@ -65,7 +65,6 @@ pub struct EventQueue<E> {
     last: u64,
     /// Phase of the last popped event: a push at `last` in an earlier phase joins this one.
     last_phase: Phase,
-    len: usize,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -86,16 +85,17 @@ impl<E: Copy> EventQueue<E> {
             occupied: 0,
             last: 0,
             last_phase: Phase::Normal,
-            len: 0,
         }
     }
 
+    /// Pending events (counted, not kept: the loop never asks).
     pub fn len(&self) -> usize {
-        self.len
+        let waiting: usize = self.at_last.iter().map(|f| f.items.len() - f.head).sum();
+        waiting + self.buckets.iter().map(Vec::len).sum::<usize>()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Time of the last popped event (the simulator's clock).
@@ -137,7 +137,6 @@ impl<E: Copy> EventQueue<E> {
             phase = phase.max(self.last_phase);
         }
         self.put(t, phase, ev);
-        self.len += 1;
     }
 
     /// Remove and return the earliest event.
@@ -159,7 +158,6 @@ impl<E: Copy> EventQueue<E> {
                 // A lone event is the minimum: hand it out without queueing it at `last`.
                 let (t, phase, ev) = self.buckets[i].pop().expect("one event");
                 self.last_phase = phase;
-                self.len -= 1;
                 return Some((Time(t), ev));
             }
             // As `put`, in place: the lower buckets and the FIFOs are apart from bucket i.
@@ -176,7 +174,6 @@ impl<E: Copy> EventQueue<E> {
             }
             rest[0].clear();
         }
-        self.len -= 1;
         if let Some(ev) = self.at_last[0].pop_front() {
             self.last_phase = Phase::Normal;
             return Some((Time(self.last), ev));
