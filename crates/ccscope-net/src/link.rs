@@ -222,8 +222,9 @@ impl Link {
     }
 
     /// A packet reaches the link at `now`. Returns the time of a service event to schedule (phase
-    /// `Late`) if the link was idle. Lost or dropped packets are pushed onto `drops`.
-    #[inline]
+    /// `Late`) if the link was idle. Lost or dropped packets are pushed onto `drops`. Always inlined
+    /// (the compiler kept it out of line, a call per packet and hop).
+    #[inline(always)]
     pub fn arrive(&mut self, pkt: Packet, now: Time, drops: &mut Vec<Packet>) -> Option<Time> {
         if self.loss.drops(&pkt, now) {
             drops.push(pkt);
