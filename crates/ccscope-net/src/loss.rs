@@ -121,9 +121,19 @@ impl LossModel {
         self
     }
 
-    /// Decide the fate of `pkt`, reaching the link at `now`: true drops it.
-    #[inline]
+    /// Decide the fate of `pkt`, reaching the link at `now`: true drops it. A lossless link (most
+    /// of them) answers inline; the models are out of line.
+    #[inline(always)]
     pub fn drops(&mut self, pkt: &Packet, now: Time) -> bool {
+        if let LossConfig::None = self.cfg {
+            self.seen += 1;
+            return false;
+        }
+        self.drops_modelled(pkt, now)
+    }
+
+    #[inline(never)]
+    fn drops_modelled(&mut self, pkt: &Packet, now: Time) -> bool {
         let i = self.seen;
         self.seen += 1;
         match self.cfg {
