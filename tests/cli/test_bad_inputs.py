@@ -469,6 +469,9 @@ CASES += [
     run_case("paths in all absurd", sub(sub(TOPO, '"newreno"', '"fixed"'), 'route = ["bottleneck"]\nack_route = ["back"]',
                                         'paths = [' + ", ".join(['{ route = ["bottleneck"], ack_route = ["back"] }'] * 255)
                                         + ']\ncount = 1048576'), ["s.toml:15", "flows[0].count", "paths in all"]),
+    # 2^20 flows passed every count bound and asked for about 6.6 GB of per-flow state.
+    run_case("per-flow state beyond 4 GiB", flow("count = 1000000"),
+             ["s.toml:15", "flows[0].count", "GiB of per-flow state", "1000000 flows"]),
     # 1e-12 ms is 0 ns: the retransmission timer fired forever at one instant and ran out of memory.
     run_case("retransmission timeout below a nanosecond", sub(RATE, 'controller = "fixed"\nwindow = 10',
                                                             'controller = "newreno"\nmax_rto_ms = 1e-12\nmin_rto_ms = 1e-12\n'

@@ -82,6 +82,17 @@ impl ConfigError {
 
 /// At most this many flows (after `count`): a bigger request is refused before anything is allocated.
 pub const MAX_FLOWS: u64 = 1 << 20;
+/// At most this much per-flow state (flows, their per-flow link copies and their paths), estimated
+/// before the run from the measured sizes below: 4 GiB, about 640,000 single-path flows.
+pub const MAX_FLOW_STATE_BYTES: u64 = 4 << 30;
+/// A flow's state (endpoints, controller, statistics) with nothing in flight: 6.1 kB measured
+/// (peak RSS of 262,144 NewReno flows over 1 s: 1.59 GB; docs/performance.md).
+const FLOW_BYTES: u64 = 6_400;
+/// A per-flow link copy (queue, delay line, counters): 8.8 kB measured (131,072 flows of
+/// examples/access_links.toml, 2 copies each: 3.09 GB).
+const LINK_COPY_BYTES: u64 = 9_000;
+/// A path's counters and routes.
+const PATH_BYTES: u64 = 300;
 /// At most this long a run (115 days of simulated time; integer ns reach 584 years).
 pub const MAX_DURATION_S: f64 = ccscope_core::MAX_RUN_S;
 /// At most this many rows of packet log (33 B each, about 2.2 GB), as the monitored link would log them
@@ -642,6 +653,20 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
             return Err(ctx.err(
                 &format!("{p}.count"),
                 format!("{n_paths} paths in all (each flow's): at most {MAX_FLOWS} are allowed"),
+            ));
+        }
+        let state = n_flows
+            .saturating_mul(FLOW_BYTES)
+            .saturating_add(n_copies.saturating_mul(LINK_COPY_BYTES))
+            .saturating_add(n_paths.saturating_mul(PATH_BYTES));
+        if state > MAX_FLOW_STATE_BYTES {
+            return Err(ctx.err(
+                &format!("{p}.count"),
+                format!(
+                    "about {:.1} GiB of per-flow state ({n_flows} flows, {n_copies} per-flow link copies, {n_paths} paths): at most {} GiB",
+                    state as f64 / (1u64 << 30) as f64,
+                    MAX_FLOW_STATE_BYTES >> 30
+                ),
             ));
         }
         specs.push((p, spec, count));
@@ -2565,6 +2590,19 @@ mod tests {
         let e = refused(&topo((1 << 19) + 1), 14, "flows[0].count");
         assert!(e.contains("1048578 per-flow link copies"), "{e}");
         assert_eq!(load(&topo(4)).unwrap().flows.len(), 4);
+    }
+
+    #[test]
+    fn per_flow_state_is_bounded_in_all_before_anything_is_allocated() {
+        // 2^20 flows passed every count bound and asked for about 6.6 GB (6.1 kB a flow, measured).
+        let text = |count: u64| OK.replace("count = 2", &format!("count = {count}"));
+        // 641,040 single-path flows x (6,400 + 300) B is just over 4 GiB.
+        let e = refused(&text(641_040), 8, "flows[0].count");
+        assert!(
+            e.ends_with("about 4.0 GiB of per-flow state (641040 flows, 0 per-flow link copies, 641040 paths): at most 4 GiB"),
+            "{e}"
+        );
+        assert_eq!(load(&text(641_039)).unwrap().flows.len(), 641_039);
     }
 
     #[test]
