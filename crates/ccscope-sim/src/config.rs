@@ -621,6 +621,7 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
     let mut n_flows = 0u64;
     let mut n_copies = 0u64;
     let mut n_paths = 0u64;
+    let mut n_state = 0u64;
     for (i, ff) in flow_files.into_iter().enumerate() {
         let p = format!("flows[{i}]");
         let (spec, count) = flow(ctx, &p, ff, &links, dumbbell.is_some())?;
@@ -655,8 +656,12 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
                 format!("{n_paths} paths in all (each flow's): at most {MAX_FLOWS} are allowed"),
             ));
         }
-        let state = n_flows
-            .saturating_mul(FLOW_BYTES)
+        // What a built-in controller keeps beyond the base (Sprout's forecast tables grow with its bins).
+        let extra = ccscope_cc::registry::find(&spec.controller)
+            .and_then(|info| (info.state_bytes)(&spec.params))
+            .unwrap_or(0);
+        n_state = n_state.saturating_add(count.saturating_mul(FLOW_BYTES.saturating_add(extra)));
+        let state = n_state
             .saturating_add(n_copies.saturating_mul(LINK_COPY_BYTES))
             .saturating_add(n_paths.saturating_mul(PATH_BYTES));
         if state > MAX_FLOW_STATE_BYTES {
@@ -2603,6 +2608,14 @@ mod tests {
             "{e}"
         );
         assert_eq!(load(&text(641_039)).unwrap().flows.len(), 641_039);
+        // Sprout's forecast tables grow with its bins and ticks: about 6.9 MB a flow at their bounds.
+        let sprout = |count: u64| {
+            OK.replace("\"aimd\"\nadditive_increase = 1", "\"sprout\"\nbins = 4096\nforecast_ticks = 64\ntick_ms = 5")
+                .replace("count = 2", &format!("count = {count}"))
+        };
+        let e = refused(&sprout(700), 10, "flows[0].count");
+        assert!(e.ends_with("about 4.5 GiB of per-flow state (700 flows, 0 per-flow link copies, 700 paths): at most 4 GiB"), "{e}");
+        assert!(load(&sprout(600)).is_ok());
     }
 
     #[test]
