@@ -12,7 +12,7 @@
 //! trace = "Verizon-LTE-short.down"   # or: rate_mbps = 12
 //! once = true
 //! delay_ms = 20
-//! queue = { kind = "infinite" }      # droptail/drophead (packets, bytes), red, codel
+//! queue = { kind = "infinite" }      # droptail/drophead (packets, bytes), red, codel, pie
 //! loss = { kind = "none" }           # bernoulli (p), gilbert_elliott (p_gb, p_bg, loss_good, loss_bad),
 //!                                    # round_correlated (p), burst_after_loss (p, window_ms)
 //! [ack_link]                  # receiver -> sender
@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use ccscope_core::text::{below_clock, beyond_bound, num, one_line};
 use ccscope_core::{Bandwidth, Dur, Time, MAX_RATE_MBPS, MIN_RATE_MBPS};
-use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, RedParams};
+use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, PieParams, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError, MAHIMAHI_MTU};
 use toml_edit::{ImDocument, Item};
 
@@ -1086,6 +1086,45 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
                 interval: ms("interval_ms", interval_ms)?.unwrap_or(d.interval),
                 mtu_bytes: packet_size(ctx, &at("mtu_bytes"), mtu_bytes)?.unwrap_or(mtu),
                 flavour,
+                limit: limits(ctx, path, packets, bytes)?,
+            })
+        }
+        QueueFile::Pie {
+            qdelay_ref_ms,
+            max_burst_ms,
+            t_update_ms,
+            alpha,
+            beta,
+            packets,
+            bytes,
+        } => {
+            let d = PieParams::default();
+            // mahimahi pie_packet_queue.cc keeps its times in uint32_t milliseconds (get_arg: digits).
+            let ms = |key: &str, v: Option<f64>| -> R<Option<u32>> {
+                match positive_time(ctx, &at(key), v, "ms", 1e-3)? {
+                    Some(x) if x.fract() != 0.0 => Err(ctx.err(
+                        &at(key),
+                        format!(
+                            "{} is not whole: Mahimahi's PIE takes whole milliseconds",
+                            num(x)
+                        ),
+                    )),
+                    Some(x) if x > u32::MAX as f64 => {
+                        Err(ctx.err(&at(key), format!("{} ms is beyond {} ms", num(x), u32::MAX)))
+                    }
+                    v => Ok(v.map(|x| x as u32)),
+                }
+            };
+            // Bounded so that alpha x delay stays finite and the update never makes a NaN.
+            let weight = |key: &str, v: Option<f64>| {
+                check_range(ctx, &at(key), v, 0.0, 1e6, "in [0, 1e6] per ms")
+            };
+            QueueConfig::Pie(PieParams {
+                qdelay_ref_ms: ms("qdelay_ref_ms", qdelay_ref_ms)?.unwrap_or(d.qdelay_ref_ms),
+                max_burst_ms: ms("max_burst_ms", max_burst_ms)?.unwrap_or(d.max_burst_ms),
+                t_update_ms: ms("t_update_ms", t_update_ms)?.unwrap_or(d.t_update_ms),
+                alpha: weight("alpha", alpha)?.unwrap_or(d.alpha),
+                beta: weight("beta", beta)?.unwrap_or(d.beta),
                 limit: limits(ctx, path, packets, bytes)?,
             })
         }
@@ -2356,11 +2395,70 @@ mod tests {
         assert_eq!(p.target, Dur::from_ms_f64(2.5));
     }
 
+    fn pie_with(keys: &str) -> Result<PieParams, ConfigError> {
+        let text = OK.replace(
+            "rate_mbps = 12",
+            &format!("rate_mbps = 12\nqueue = {{ kind = \"pie\"{keys} }}"),
+        );
+        match &load(&text)?.links[0].queue {
+            QueueConfig::Pie(p) => Ok(p.clone()),
+            q => panic!("{q:?}"),
+        }
+    }
+
+    // Mahimahi's PIE requires qdelay_ref and max_burst; ccscope defaults them to RFC 8033's 15 and
+    // 150 ms, and t_update, alpha and beta to pie_packet_queue.cc's 30 ms, 0.125 and 1.25.
+    #[test]
+    fn pie_defaults_to_mahimahis_constants_and_rfc_8033s_target_and_burst() {
+        assert_eq!(pie_with("").unwrap(), PieParams::default());
+        let p = pie_with(", qdelay_ref_ms = 20, max_burst_ms = 100, t_update_ms = 15, alpha = 0.25, beta = 2.5, packets = 100").unwrap();
+        assert_eq!(
+            (
+                p.qdelay_ref_ms,
+                p.max_burst_ms,
+                p.t_update_ms,
+                p.alpha,
+                p.beta,
+                p.limit.packets
+            ),
+            (20, 100, 15, 0.25, 2.5, Some(100))
+        );
+    }
+
+    // mahimahi pie_packet_queue.cc: qdelay_ref_, max_burst_ and t_update_ are uint32_t milliseconds.
+    #[test]
+    fn pie_takes_whole_milliseconds_and_bounded_weights_naming_the_key() {
+        for (keys, field, want) in [
+            (
+                ", qdelay_ref_ms = 15.5",
+                "qdelay_ref_ms",
+                "whole milliseconds",
+            ),
+            (", max_burst_ms = 0", "max_burst_ms", "must be > 0"),
+            (", t_update_ms = 1e300", "t_update_ms", "1e300 ms"),
+            (
+                ", qdelay_ref_ms = 5e9",
+                "qdelay_ref_ms",
+                "beyond 4294967295 ms",
+            ),
+            (", alpha = -1", "alpha", "[0, 1e6]"),
+            (", beta = 1e300", "beta", "[0, 1e6]"),
+        ] {
+            let e = pie_with(keys).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("s.toml:4: field `data_link.queue.{field}`:"))
+                    && e.contains(want)
+                    && e.lines().count() == 1,
+                "{keys}: {e}"
+            );
+        }
+    }
+
     // Mahimahi reads `bytes=0` as no limit (dropping_packet_queue.cc get_arg(): 0 is the default);
     // ccscope refuses it, as it does `packets = 0`, rather than drop every packet.
     #[test]
     fn a_byte_limit_of_zero_is_refused() {
-        for kind in ["droptail", "drophead", "codel", "red"] {
+        for kind in ["droptail", "drophead", "codel", "red", "pie"] {
             let text = OK.replace(
                 "rate_mbps = 12",
                 &format!("rate_mbps = 12\nqueue = {{ kind = \"{kind}\", bytes = 0 }}"),
@@ -2610,8 +2708,11 @@ mod tests {
         assert_eq!(load(&text(641_039)).unwrap().flows.len(), 641_039);
         // Sprout's forecast tables grow with its bins and ticks: about 6.9 MB a flow at their bounds.
         let sprout = |count: u64| {
-            OK.replace("\"aimd\"\nadditive_increase = 1", "\"sprout\"\nbins = 4096\nforecast_ticks = 64\ntick_ms = 5")
-                .replace("count = 2", &format!("count = {count}"))
+            OK.replace(
+                "\"aimd\"\nadditive_increase = 1",
+                "\"sprout\"\nbins = 4096\nforecast_ticks = 64\ntick_ms = 5",
+            )
+            .replace("count = 2", &format!("count = {count}"))
         };
         let e = refused(&sprout(700), 10, "flows[0].count");
         assert!(e.ends_with("about 4.5 GiB of per-flow state (700 flows, 0 per-flow link copies, 700 paths): at most 4 GiB"), "{e}");
