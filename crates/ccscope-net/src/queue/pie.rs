@@ -178,6 +178,7 @@ impl Pie {
         let bytes = self.fifo.bytes();
         let half_ref = self.p.qdelay_ref_ms / 2;
         while now.saturating_sub(self.last_update) > t_update {
+            let before = self.state();
             let mut update_prob = true;
             self.qdelay_old = self.current_qdelay;
             // Little's law on the departure-rate estimate (RFC 8033 §4.3), integer ms.
@@ -223,7 +224,24 @@ impl Pie {
                 self.avg_dq_rate = 0;
                 self.burst_allowance = self.p.max_burst_ms;
             }
+            // The queue cannot change within the loop, so an update that changed nothing is a fixed
+            // point: skip the identical updates left (an idle hour at 1 ms would be 3.6 M of them).
+            if self.state() == before {
+                let left = now.saturating_sub(self.last_update).saturating_sub(1) / t_update;
+                self.last_update += left * t_update;
+            }
         }
+    }
+
+    fn state(&self) -> (u64, u32, u32, u32, u32, Option<u32>) {
+        (
+            self.drop_prob.to_bits(),
+            self.qdelay_old,
+            self.current_qdelay,
+            self.burst_allowance,
+            self.avg_dq_rate,
+            self.dq_count,
+        )
     }
 }
 
@@ -387,6 +405,49 @@ mod tests {
         });
         assert_eq!(fill(&mut q, 5, 0), 2);
         assert_eq!(q.fifo.packets(), 3);
+    }
+
+    // Both calls run the update and the rate estimate, so an idle link may not skip them.
+    #[test]
+    fn a_packet_reaching_an_empty_pie_queue_goes_through_enqueue_and_dequeue() {
+        let mut q = AnyQueue::new(
+            &QueueConfig::Pie(PieParams::default()),
+            ccscope_core::rng::stream(1, 1),
+            Bandwidth(0),
+        );
+        assert_eq!(
+            q.through_empty(pkt(1), Time::ZERO, &mut Vec::new()),
+            Err(pkt(1))
+        );
+    }
+
+    // The skip over fixed-point updates must give what one update per period gives.
+    #[test]
+    fn a_long_gap_replays_to_the_same_state_as_one_update_per_period() {
+        for (queued, t_update_ms) in [(0, 1), (3, 1), (20, 30), (40, 7)] {
+            let mk = || {
+                let mut q = pie(PieParams {
+                    t_update_ms,
+                    ..PieParams::default()
+                });
+                fill(&mut q, 40, 0);
+                for k in 1..=40 - queued {
+                    q.dequeue(Time::from_ms(k));
+                }
+                q.drop_prob = 0.5;
+                q
+            };
+            let (mut a, mut b) = (mk(), mk());
+            a.calculate_drop_prob(100_000);
+            for t in 41..=100_000 {
+                b.calculate_drop_prob(t);
+            }
+            assert_eq!(
+                (a.state(), a.last_update),
+                (b.state(), b.last_update),
+                "{queued} {t_update_ms}"
+            );
+        }
     }
 
     #[test]
