@@ -37,6 +37,16 @@ fn assert_conserved(r: &RunResult) {
             f.flow
         );
     }
+    // Per link (as tests/topology.rs): PIE's early drops are counted as the link's drops.
+    for l in &r.links {
+        assert_eq!(
+            l.arrivals,
+            l.departures + l.dropped + l.queued,
+            "{}",
+            l.name
+        );
+        assert_eq!(l.departures, l.forwarded + l.in_pipe, "{}", l.name);
+    }
     let (s, d, x, i) = r.acks;
     assert_eq!(s, d + x + i, "ACK conservation");
 }
@@ -77,7 +87,14 @@ fn pie_holds_a_bulk_flows_queueing_delay_near_its_target_far_below_droptails() {
 #[test]
 fn pie_runs_replay_with_their_seed() {
     let (a, b) = (run("cubic", PIE, 3), run("cubic", PIE, 3));
+    assert_conserved(&a);
     assert_eq!(format!("{:?}", a.flows), format!("{:?}", b.flows));
+    assert_eq!(format!("{:?}", a.links), format!("{:?}", b.links));
+    // The early drops draw on the seed: another seed drops other packets.
+    assert_ne!(
+        format!("{:?}", a.flows),
+        format!("{:?}", run("cubic", PIE, 4).flows)
+    );
 }
 
 #[test]
