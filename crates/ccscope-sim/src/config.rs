@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use ccscope_core::text::{below_clock, beyond_bound, num, one_line};
 use ccscope_core::{Bandwidth, Dur, Time, MAX_RATE_MBPS, MIN_RATE_MBPS};
-use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, PieParams, RedParams};
+use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, PieFlavour, PieParams, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError, MAHIMAHI_MTU};
 use toml_edit::{ImDocument, Item};
 
@@ -1095,37 +1095,58 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
             t_update_ms,
             alpha,
             beta,
+            flavour,
             packets,
             bytes,
         } => {
-            let d = PieParams::default();
+            // As CoDel: Mahimahi's reading on a trace link, the RFC's on a constant-rate one.
+            let flavour = match flavour.as_deref() {
+                None if trace => PieFlavour::Mahimahi,
+                None => PieFlavour::Rfc8033,
+                Some("rfc8033") => PieFlavour::Rfc8033,
+                Some("mahimahi") => PieFlavour::Mahimahi,
+                Some(other) => {
+                    return Err(ctx.err(
+                        &at("flavour"),
+                        format!("`{other}` is not one of \"rfc8033\", \"mahimahi\""),
+                    ))
+                }
+            };
+            let d = PieParams::of(flavour);
             // mahimahi pie_packet_queue.cc keeps its times in uint32_t milliseconds (get_arg: digits).
-            let ms = |key: &str, v: Option<f64>| -> R<Option<u32>> {
-                match positive_time(ctx, &at(key), v, "ms", 1e-3)? {
-                    Some(x) if x.fract() != 0.0 => Err(ctx.err(
+            let ms = |key: &str, v: Option<f64>| -> R<Option<Dur>> {
+                let v = positive_time(ctx, &at(key), v, "ms", 1e-3)?;
+                match v {
+                    Some(x) if flavour == PieFlavour::Mahimahi && x.fract() != 0.0 => Err(ctx.err(
                         &at(key),
                         format!(
-                            "{} is not whole: Mahimahi's PIE takes whole milliseconds",
+                            "{} is not whole: Mahimahi's PIE takes whole milliseconds \
+                             (flavour = \"rfc8033\" takes any)",
                             num(x)
                         ),
                     )),
-                    Some(x) if x > u32::MAX as f64 => {
+                    Some(x) if flavour == PieFlavour::Mahimahi && x > u32::MAX as f64 => {
                         Err(ctx.err(&at(key), format!("{} ms is beyond {} ms", num(x), u32::MAX)))
                     }
-                    v => Ok(v.map(|x| x as u32)),
+                    _ => Ok(v.map(Dur::from_ms_f64)),
                 }
             };
             // Bounded so that alpha x delay stays finite and the update never makes a NaN.
-            let weight = |key: &str, v: Option<f64>| {
-                check_range(ctx, &at(key), v, 0.0, 1e6, "in [0, 1e6] per ms")
-            };
+            let weight =
+                |key: &str, v: Option<f64>| check_range(ctx, &at(key), v, 0.0, 1e6, "in [0, 1e6]");
+            let t_update = ms("t_update_ms", t_update_ms)?.unwrap_or(d.t_update);
+            // Linux runs the RFC's timer in jiffies; below 1 ms a long run would tick billions of times.
+            if t_update < Dur::from_ms(1) {
+                return Err(ctx.err(&at("t_update_ms"), "must be >= 1 ms"));
+            }
             QueueConfig::Pie(PieParams {
-                qdelay_ref_ms: ms("qdelay_ref_ms", qdelay_ref_ms)?.unwrap_or(d.qdelay_ref_ms),
-                max_burst_ms: ms("max_burst_ms", max_burst_ms)?.unwrap_or(d.max_burst_ms),
-                t_update_ms: ms("t_update_ms", t_update_ms)?.unwrap_or(d.t_update_ms),
+                target: ms("qdelay_ref_ms", qdelay_ref_ms)?.unwrap_or(d.target),
+                max_burst: ms("max_burst_ms", max_burst_ms)?.unwrap_or(d.max_burst),
+                t_update,
                 alpha: weight("alpha", alpha)?.unwrap_or(d.alpha),
                 beta: weight("beta", beta)?.unwrap_or(d.beta),
                 limit: limits(ctx, path, packets, bytes)?,
+                flavour,
             })
         }
     })
@@ -2395,33 +2416,70 @@ mod tests {
         assert_eq!(p.target, Dur::from_ms_f64(2.5));
     }
 
-    fn pie_with(keys: &str) -> Result<PieParams, ConfigError> {
+    fn pie_on(link: &str, keys: &str) -> Result<PieParams, ConfigError> {
+        let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces");
         let text = OK.replace(
             "rate_mbps = 12",
-            &format!("rate_mbps = 12\nqueue = {{ kind = \"pie\"{keys} }}"),
+            &format!("{link}\nqueue = {{ kind = \"pie\"{keys} }}"),
         );
-        match &load(&text)?.links[0].queue {
+        let s = load_scenario(&text, Some(Path::new("s.toml")), &[traces])?;
+        match &s.links[0].queue {
             QueueConfig::Pie(p) => Ok(p.clone()),
             q => panic!("{q:?}"),
         }
     }
 
+    fn pie_with(keys: &str) -> Result<PieParams, ConfigError> {
+        pie_on("rate_mbps = 12", keys)
+    }
+
     // Mahimahi's PIE requires qdelay_ref and max_burst; ccscope defaults them to RFC 8033's 15 and
-    // 150 ms, and t_update, alpha and beta to pie_packet_queue.cc's 30 ms, 0.125 and 1.25.
+    // 150 ms, t_update to pie_packet_queue.cc's 30 ms (RFC 8033: 15), alpha and beta to 0.125 and 1.25.
     #[test]
-    fn pie_defaults_to_mahimahis_constants_and_rfc_8033s_target_and_burst() {
-        assert_eq!(pie_with("").unwrap(), PieParams::default());
-        let p = pie_with(", qdelay_ref_ms = 20, max_burst_ms = 100, t_update_ms = 15, alpha = 0.25, beta = 2.5, packets = 100").unwrap();
+    fn pie_runs_as_mahimahi_on_a_trace_link_and_as_rfc_8033_on_a_rate_link() {
+        let trace = "trace = \"Verizon-LTE-short.down\"";
+        assert_eq!(
+            pie_on(trace, "").unwrap(),
+            PieParams::of(PieFlavour::Mahimahi)
+        );
+        assert_eq!(pie_with("").unwrap(), PieParams::of(PieFlavour::Rfc8033));
+        assert_eq!(
+            PieParams::of(PieFlavour::Mahimahi).t_update,
+            Dur::from_ms(30)
+        );
+        assert_eq!(
+            PieParams::of(PieFlavour::Rfc8033).t_update,
+            Dur::from_ms(15)
+        );
+        let p = pie_with(", flavour = \"mahimahi\", qdelay_ref_ms = 20, max_burst_ms = 100, t_update_ms = 15, alpha = 0.25, beta = 2.5, packets = 100").unwrap();
         assert_eq!(
             (
-                p.qdelay_ref_ms,
-                p.max_burst_ms,
-                p.t_update_ms,
+                p.flavour,
+                p.target,
+                p.max_burst,
+                p.t_update,
                 p.alpha,
                 p.beta,
                 p.limit.packets
             ),
-            (20, 100, 15, 0.25, 2.5, Some(100))
+            (
+                PieFlavour::Mahimahi,
+                Dur::from_ms(20),
+                Dur::from_ms(100),
+                Dur::from_ms(15),
+                0.25,
+                2.5,
+                Some(100)
+            )
+        );
+        // RFC 8033's PIE runs on nanoseconds: a fraction is kept.
+        assert_eq!(
+            pie_with(", qdelay_ref_ms = 2.5").unwrap().target,
+            Dur::from_ms_f64(2.5)
+        );
+        assert_eq!(
+            pie_on(trace, ", flavour = \"rfc8033\"").unwrap().flavour,
+            PieFlavour::Rfc8033
         );
     }
 
@@ -2430,19 +2488,21 @@ mod tests {
     fn pie_takes_whole_milliseconds_and_bounded_weights_naming_the_key() {
         for (keys, field, want) in [
             (
-                ", qdelay_ref_ms = 15.5",
+                ", flavour = \"mahimahi\", qdelay_ref_ms = 15.5",
                 "qdelay_ref_ms",
                 "whole milliseconds",
             ),
             (", max_burst_ms = 0", "max_burst_ms", "must be > 0"),
             (", t_update_ms = 1e300", "t_update_ms", "1e300 ms"),
+            (", t_update_ms = 0.5", "t_update_ms", "must be >= 1 ms"),
             (
-                ", qdelay_ref_ms = 5e9",
+                ", flavour = \"mahimahi\", qdelay_ref_ms = 5e9",
                 "qdelay_ref_ms",
                 "beyond 4294967295 ms",
             ),
             (", alpha = -1", "alpha", "[0, 1e6]"),
             (", beta = 1e300", "beta", "[0, 1e6]"),
+            (", flavour = \"linux\"", "flavour", "mahimahi"),
         ] {
             let e = pie_with(keys).unwrap_err().to_string();
             assert!(

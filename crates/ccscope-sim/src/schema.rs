@@ -110,6 +110,7 @@ pub enum QueueFile {
         t_update_ms: Option<f64>,
         alpha: Option<f64>,
         beta: Option<f64>,
+        flavour: Option<String>,
         packets: Option<u64>,
         bytes: Option<u64>,
     },
