@@ -414,6 +414,22 @@ CASES += [
              ["s.toml:7", "data_link.queue.interval_ms", "1e300 ms"]),
     run_case("codel mtu absurd", queue('queue = { kind = "codel", mtu_bytes = 99999999999 }'),
              ["s.toml:7", "data_link.queue.mtu_bytes", "1..=65535"]),
+    run_case("pie target not whole", queue('queue = { kind = "pie", flavour = "mahimahi", qdelay_ref_ms = 15.5 }'),
+             ["s.toml:7", "data_link.queue.qdelay_ref_ms", "whole milliseconds"]),
+    run_case("pie burst zero", queue('queue = { kind = "pie", max_burst_ms = 0 }'),
+             ["s.toml:7", "data_link.queue.max_burst_ms", "must be > 0"]),
+    run_case("pie update period absurd", queue('queue = { kind = "pie", t_update_ms = 1e300 }'),
+             ["s.toml:7", "data_link.queue.t_update_ms", "1e300 ms"]),
+    run_case("pie alpha negative", queue('queue = { kind = "pie", alpha = -0.5 }'),
+             ["s.toml:7", "data_link.queue.alpha", "[0, 1e6]"]),
+    run_case("pie beta absurd", queue('queue = { kind = "pie", beta = 1e300 }'),
+             ["s.toml:7", "data_link.queue.beta", "[0, 1e6]"]),
+    run_case("pie unknown flavour", queue('queue = { kind = "pie", flavour = "linux" }'),
+             ["s.toml:7", "data_link.queue.flavour", "rfc8033"]),
+    run_case("pie update period under a millisecond", queue('queue = { kind = "pie", t_update_ms = 0.5 }'),
+             ["s.toml:7", "data_link.queue.t_update_ms", ">= 1 ms"]),
+    run_case("pie unknown key", queue('queue = { kind = "pie", target_ms = 15 }'),
+             ["s.toml:7", "target_ms"]),
     run_case("red mean packet size zero", queue('queue = { kind = "red", mean_packet_bytes = 0 }'),
              ["s.toml:7", "data_link.queue.mean_packet_bytes", "1..=65535"]),
     run_case("burst loss window absurd", queue('loss = { kind = "burst_after_loss", p = 0.1, window_ms = 1e300 }'),
@@ -469,6 +485,9 @@ CASES += [
     run_case("paths in all absurd", sub(sub(TOPO, '"newreno"', '"fixed"'), 'route = ["bottleneck"]\nack_route = ["back"]',
                                         'paths = [' + ", ".join(['{ route = ["bottleneck"], ack_route = ["back"] }'] * 255)
                                         + ']\ncount = 1048576'), ["s.toml:15", "flows[0].count", "paths in all"]),
+    # 2^20 flows passed every count bound and asked for about 6.6 GB of per-flow state.
+    run_case("per-flow state beyond 4 GiB", flow("count = 1000000"),
+             ["s.toml:15", "flows[0].count", "GiB of per-flow state", "1000000 flows"]),
     # 1e-12 ms is 0 ns: the retransmission timer fired forever at one instant and ran out of memory.
     run_case("retransmission timeout below a nanosecond", sub(RATE, 'controller = "fixed"\nwindow = 10',
                                                             'controller = "newreno"\nmax_rto_ms = 1e-12\nmin_rto_ms = 1e-12\n'

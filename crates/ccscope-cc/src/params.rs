@@ -23,6 +23,12 @@ pub trait Params: Default + Serialize + DeserializeOwned {
     fn check_round_trip(&self, _rtt_ms: f64) -> Result<(), ParamError> {
         Ok(())
     }
+    /// Bytes a controller built from these parameters keeps beyond a flow's base state (which counts
+    /// a few kB of controller), for the loader's bound on a run's memory before anything is
+    /// allocated; only a controller whose state grows with a parameter says more.
+    fn state_bytes(&self) -> u64 {
+        0
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -29,6 +29,8 @@ pub struct ControllerInfo {
     pub defaults: fn() -> toml::Table,
     /// `Params::check_round_trip` of the parameters in the table.
     pub check_round_trip: fn(&toml::Table, f64) -> Result<(), ParamError>,
+    /// `Params::state_bytes` of the parameters in the table.
+    pub state_bytes: fn(&toml::Table) -> Result<u64, ParamError>,
 }
 
 /// A parameter a datagram sender mode fixes: the sender has its own value, which the controller's
@@ -91,6 +93,9 @@ macro_rules! entry {
             defaults: defaults_of::<$module::Params>,
             check_round_trip: |t, rtt_ms| {
                 parse_params::<$module::Params>(stringify!($module), t)?.check_round_trip(rtt_ms)
+            },
+            state_bytes: |t| {
+                Ok(parse_params::<$module::Params>(stringify!($module), t)?.state_bytes())
             },
         }
     };

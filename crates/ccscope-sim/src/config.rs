@@ -12,7 +12,7 @@
 //! trace = "Verizon-LTE-short.down"   # or: rate_mbps = 12
 //! once = true
 //! delay_ms = 20
-//! queue = { kind = "infinite" }      # droptail/drophead (packets, bytes), red, codel
+//! queue = { kind = "infinite" }      # droptail/drophead (packets, bytes), red, codel, pie
 //! loss = { kind = "none" }           # bernoulli (p), gilbert_elliott (p_gb, p_bg, loss_good, loss_bad),
 //!                                    # round_correlated (p), burst_after_loss (p, window_ms)
 //! [ack_link]                  # receiver -> sender
@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use ccscope_core::text::{below_clock, beyond_bound, num, one_line};
 use ccscope_core::{Bandwidth, Dur, Time, MAX_RATE_MBPS, MIN_RATE_MBPS};
-use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, RedParams};
+use ccscope_net::queue::{CodelFlavour, CodelParams, Limits, PieFlavour, PieParams, RedParams};
 use ccscope_net::{LossConfig, QueueConfig, Service, Trace, TraceError, MAHIMAHI_MTU};
 use toml_edit::{ImDocument, Item};
 
@@ -82,6 +82,17 @@ impl ConfigError {
 
 /// At most this many flows (after `count`): a bigger request is refused before anything is allocated.
 pub const MAX_FLOWS: u64 = 1 << 20;
+/// At most this much per-flow state (flows, their per-flow link copies and their paths), estimated
+/// before the run from the measured sizes below: 4 GiB, about 640,000 single-path flows.
+pub const MAX_FLOW_STATE_BYTES: u64 = 4 << 30;
+/// A flow's state (endpoints, controller, statistics) with nothing in flight: 6.1 kB measured
+/// (peak RSS of 262,144 NewReno flows over 1 s: 1.59 GB; docs/performance.md).
+const FLOW_BYTES: u64 = 6_400;
+/// A per-flow link copy (queue, delay line, counters): 8.8 kB measured (131,072 flows of
+/// examples/access_links.toml, 2 copies each: 3.09 GB).
+const LINK_COPY_BYTES: u64 = 9_000;
+/// A path's counters and routes.
+const PATH_BYTES: u64 = 300;
 /// At most this long a run (115 days of simulated time; integer ns reach 584 years).
 pub const MAX_DURATION_S: f64 = ccscope_core::MAX_RUN_S;
 /// At most this many rows of packet log (33 B each, about 2.2 GB), as the monitored link would log them
@@ -610,6 +621,7 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
     let mut n_flows = 0u64;
     let mut n_copies = 0u64;
     let mut n_paths = 0u64;
+    let mut n_state = 0u64;
     for (i, ff) in flow_files.into_iter().enumerate() {
         let p = format!("flows[{i}]");
         let (spec, count) = flow(ctx, &p, ff, &links, dumbbell.is_some())?;
@@ -642,6 +654,24 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
             return Err(ctx.err(
                 &format!("{p}.count"),
                 format!("{n_paths} paths in all (each flow's): at most {MAX_FLOWS} are allowed"),
+            ));
+        }
+        // What a built-in controller keeps beyond the base (Sprout's forecast tables grow with its bins).
+        let extra = ccscope_cc::registry::find(&spec.controller)
+            .and_then(|info| (info.state_bytes)(&spec.params))
+            .unwrap_or(0);
+        n_state = n_state.saturating_add(count.saturating_mul(FLOW_BYTES.saturating_add(extra)));
+        let state = n_state
+            .saturating_add(n_copies.saturating_mul(LINK_COPY_BYTES))
+            .saturating_add(n_paths.saturating_mul(PATH_BYTES));
+        if state > MAX_FLOW_STATE_BYTES {
+            return Err(ctx.err(
+                &format!("{p}.count"),
+                format!(
+                    "about {:.1} GiB of per-flow state ({n_flows} flows, {n_copies} per-flow link copies, {n_paths} paths): at most {} GiB",
+                    state as f64 / (1u64 << 30) as f64,
+                    MAX_FLOW_STATE_BYTES >> 30
+                ),
             ));
         }
         specs.push((p, spec, count));
@@ -1057,6 +1087,66 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
                 mtu_bytes: packet_size(ctx, &at("mtu_bytes"), mtu_bytes)?.unwrap_or(mtu),
                 flavour,
                 limit: limits(ctx, path, packets, bytes)?,
+            })
+        }
+        QueueFile::Pie {
+            qdelay_ref_ms,
+            max_burst_ms,
+            t_update_ms,
+            alpha,
+            beta,
+            flavour,
+            packets,
+            bytes,
+        } => {
+            // As CoDel: Mahimahi's reading on a trace link, the RFC's on a constant-rate one.
+            let flavour = match flavour.as_deref() {
+                None if trace => PieFlavour::Mahimahi,
+                None => PieFlavour::Rfc8033,
+                Some("rfc8033") => PieFlavour::Rfc8033,
+                Some("mahimahi") => PieFlavour::Mahimahi,
+                Some(other) => {
+                    return Err(ctx.err(
+                        &at("flavour"),
+                        format!("`{other}` is not one of \"rfc8033\", \"mahimahi\""),
+                    ))
+                }
+            };
+            let d = PieParams::of(flavour);
+            // mahimahi pie_packet_queue.cc keeps its times in uint32_t milliseconds (get_arg: digits).
+            let ms = |key: &str, v: Option<f64>| -> R<Option<Dur>> {
+                let v = positive_time(ctx, &at(key), v, "ms", 1e-3)?;
+                match v {
+                    Some(x) if flavour == PieFlavour::Mahimahi && x.fract() != 0.0 => Err(ctx.err(
+                        &at(key),
+                        format!(
+                            "{} is not whole: Mahimahi's PIE takes whole milliseconds \
+                             (flavour = \"rfc8033\" takes any)",
+                            num(x)
+                        ),
+                    )),
+                    Some(x) if flavour == PieFlavour::Mahimahi && x > u32::MAX as f64 => {
+                        Err(ctx.err(&at(key), format!("{} ms is beyond {} ms", num(x), u32::MAX)))
+                    }
+                    _ => Ok(v.map(Dur::from_ms_f64)),
+                }
+            };
+            // Bounded so that alpha x delay stays finite and the update never makes a NaN.
+            let weight =
+                |key: &str, v: Option<f64>| check_range(ctx, &at(key), v, 0.0, 1e6, "in [0, 1e6]");
+            let t_update = ms("t_update_ms", t_update_ms)?.unwrap_or(d.t_update);
+            // Linux runs the RFC's timer in jiffies; below 1 ms a long run would tick billions of times.
+            if t_update < Dur::from_ms(1) {
+                return Err(ctx.err(&at("t_update_ms"), "must be >= 1 ms"));
+            }
+            QueueConfig::Pie(PieParams {
+                target: ms("qdelay_ref_ms", qdelay_ref_ms)?.unwrap_or(d.target),
+                max_burst: ms("max_burst_ms", max_burst_ms)?.unwrap_or(d.max_burst),
+                t_update,
+                alpha: weight("alpha", alpha)?.unwrap_or(d.alpha),
+                beta: weight("beta", beta)?.unwrap_or(d.beta),
+                limit: limits(ctx, path, packets, bytes)?,
+                flavour,
             })
         }
     })
@@ -1522,6 +1612,7 @@ fn flow(
     f.rto.prr_flavour = d.prr_flavour;
     f.rto.impatient = d.impatient;
     f.rto.head_retransmit_restarts = d.head_retransmit_restarts;
+    f.rto.one_timer = d.one_timer;
     f.rto.rack = d.rack;
     f.rto.tlp = d.tlp;
     f.rto.dsack = d.dsack;
@@ -2326,11 +2417,109 @@ mod tests {
         assert_eq!(p.target, Dur::from_ms_f64(2.5));
     }
 
+    fn pie_on(link: &str, keys: &str) -> Result<PieParams, ConfigError> {
+        let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces");
+        let text = OK.replace(
+            "rate_mbps = 12",
+            &format!("{link}\nqueue = {{ kind = \"pie\"{keys} }}"),
+        );
+        let s = load_scenario(&text, Some(Path::new("s.toml")), &[traces])?;
+        match &s.links[0].queue {
+            QueueConfig::Pie(p) => Ok(p.clone()),
+            q => panic!("{q:?}"),
+        }
+    }
+
+    fn pie_with(keys: &str) -> Result<PieParams, ConfigError> {
+        pie_on("rate_mbps = 12", keys)
+    }
+
+    // Mahimahi's PIE requires qdelay_ref and max_burst; ccscope defaults them to RFC 8033's 15 and
+    // 150 ms, t_update to pie_packet_queue.cc's 30 ms (RFC 8033: 15), alpha and beta to 0.125 and 1.25.
+    #[test]
+    fn pie_runs_as_mahimahi_on_a_trace_link_and_as_rfc_8033_on_a_rate_link() {
+        let trace = "trace = \"Verizon-LTE-short.down\"";
+        assert_eq!(
+            pie_on(trace, "").unwrap(),
+            PieParams::of(PieFlavour::Mahimahi)
+        );
+        assert_eq!(pie_with("").unwrap(), PieParams::of(PieFlavour::Rfc8033));
+        assert_eq!(
+            PieParams::of(PieFlavour::Mahimahi).t_update,
+            Dur::from_ms(30)
+        );
+        assert_eq!(
+            PieParams::of(PieFlavour::Rfc8033).t_update,
+            Dur::from_ms(15)
+        );
+        let p = pie_with(", flavour = \"mahimahi\", qdelay_ref_ms = 20, max_burst_ms = 100, t_update_ms = 15, alpha = 0.25, beta = 2.5, packets = 100").unwrap();
+        assert_eq!(
+            (
+                p.flavour,
+                p.target,
+                p.max_burst,
+                p.t_update,
+                p.alpha,
+                p.beta,
+                p.limit.packets
+            ),
+            (
+                PieFlavour::Mahimahi,
+                Dur::from_ms(20),
+                Dur::from_ms(100),
+                Dur::from_ms(15),
+                0.25,
+                2.5,
+                Some(100)
+            )
+        );
+        // RFC 8033's PIE runs on nanoseconds: a fraction is kept.
+        assert_eq!(
+            pie_with(", qdelay_ref_ms = 2.5").unwrap().target,
+            Dur::from_ms_f64(2.5)
+        );
+        assert_eq!(
+            pie_on(trace, ", flavour = \"rfc8033\"").unwrap().flavour,
+            PieFlavour::Rfc8033
+        );
+    }
+
+    // mahimahi pie_packet_queue.cc: qdelay_ref_, max_burst_ and t_update_ are uint32_t milliseconds.
+    #[test]
+    fn pie_takes_whole_milliseconds_and_bounded_weights_naming_the_key() {
+        for (keys, field, want) in [
+            (
+                ", flavour = \"mahimahi\", qdelay_ref_ms = 15.5",
+                "qdelay_ref_ms",
+                "whole milliseconds",
+            ),
+            (", max_burst_ms = 0", "max_burst_ms", "must be > 0"),
+            (", t_update_ms = 1e300", "t_update_ms", "1e300 ms"),
+            (", t_update_ms = 0.5", "t_update_ms", "must be >= 1 ms"),
+            (
+                ", flavour = \"mahimahi\", qdelay_ref_ms = 5e9",
+                "qdelay_ref_ms",
+                "beyond 4294967295 ms",
+            ),
+            (", alpha = -1", "alpha", "[0, 1e6]"),
+            (", beta = 1e300", "beta", "[0, 1e6]"),
+            (", flavour = \"linux\"", "flavour", "mahimahi"),
+        ] {
+            let e = pie_with(keys).unwrap_err().to_string();
+            assert!(
+                e.starts_with(&format!("s.toml:4: field `data_link.queue.{field}`:"))
+                    && e.contains(want)
+                    && e.lines().count() == 1,
+                "{keys}: {e}"
+            );
+        }
+    }
+
     // Mahimahi reads `bytes=0` as no limit (dropping_packet_queue.cc get_arg(): 0 is the default);
     // ccscope refuses it, as it does `packets = 0`, rather than drop every packet.
     #[test]
     fn a_byte_limit_of_zero_is_refused() {
-        for kind in ["droptail", "drophead", "codel", "red"] {
+        for kind in ["droptail", "drophead", "codel", "red", "pie"] {
             let text = OK.replace(
                 "rate_mbps = 12",
                 &format!("rate_mbps = 12\nqueue = {{ kind = \"{kind}\", bytes = 0 }}"),
@@ -2565,6 +2754,30 @@ mod tests {
         let e = refused(&topo((1 << 19) + 1), 14, "flows[0].count");
         assert!(e.contains("1048578 per-flow link copies"), "{e}");
         assert_eq!(load(&topo(4)).unwrap().flows.len(), 4);
+    }
+
+    #[test]
+    fn per_flow_state_is_bounded_in_all_before_anything_is_allocated() {
+        // 2^20 flows passed every count bound and asked for about 6.6 GB (6.1 kB a flow, measured).
+        let text = |count: u64| OK.replace("count = 2", &format!("count = {count}"));
+        // 641,040 single-path flows x (6,400 + 300) B is just over 4 GiB.
+        let e = refused(&text(641_040), 8, "flows[0].count");
+        assert!(
+            e.ends_with("about 4.0 GiB of per-flow state (641040 flows, 0 per-flow link copies, 641040 paths): at most 4 GiB"),
+            "{e}"
+        );
+        assert_eq!(load(&text(641_039)).unwrap().flows.len(), 641_039);
+        // Sprout's forecast tables grow with its bins and ticks: about 6.9 MB a flow at their bounds.
+        let sprout = |count: u64| {
+            OK.replace(
+                "\"aimd\"\nadditive_increase = 1",
+                "\"sprout\"\nbins = 4096\nforecast_ticks = 64\ntick_ms = 5",
+            )
+            .replace("count = 2", &format!("count = {count}"))
+        };
+        let e = refused(&sprout(700), 10, "flows[0].count");
+        assert!(e.ends_with("about 4.5 GiB of per-flow state (700 flows, 0 per-flow link copies, 700 paths): at most 4 GiB"), "{e}");
+        assert!(load(&sprout(600)).is_ok());
     }
 
     #[test]

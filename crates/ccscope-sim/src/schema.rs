@@ -104,6 +104,16 @@ pub enum QueueFile {
         packets: Option<u64>,
         bytes: Option<u64>,
     },
+    Pie {
+        qdelay_ref_ms: Option<f64>,
+        max_burst_ms: Option<f64>,
+        t_update_ms: Option<f64>,
+        alpha: Option<f64>,
+        beta: Option<f64>,
+        flavour: Option<String>,
+        packets: Option<u64>,
+        bytes: Option<u64>,
+    },
 }
 
 /// `loss = { kind = "...", ... }`.

@@ -620,6 +620,63 @@ fn lied_measures_every_epoch_and_keeps_its_rate_when_the_receiver_delays_its_ack
 }
 
 #[test]
+fn vivace_keeps_finishing_monitor_intervals_when_the_receiver_delays_its_acks() {
+    // python/ccscope/examples/vivace.toml under each stack's delayed ACKs: one ACK often covers the last
+    // packet of one monitor interval and the first of the next. Each packet must count in its own
+    // interval; credited to the echoed packet's, the next interval stayed a packet short for ever, no
+    // interval finished after the 16th and the rate froze (at 12 Mbit/s here, the STARTING rate).
+    let vivace = |stack: &str| {
+        let r = run(&link12(
+            60,
+            "queue = { kind = \"droptail\", packets = 400 }",
+            &format!("controller = \"vivace\"\n{stack}"),
+        ));
+        conserved(&r);
+        let f = &r.flows[0];
+        let count = |name: &str| counter(&r, name).expect(name);
+        let (p95, mis, decisions) = (
+            f.one_way_delay_p95_ms.expect("delivered"),
+            count("monitor_intervals"),
+            count("decisions"),
+        );
+        eprintln!(
+            "vivace {stack:?}: {:.2} Mbit/s, p95 one-way delay {p95:.1} ms, {mis} MIs, {decisions} \
+             decisions, {} ACKs for {} packets",
+            f.throughput_mbps, r.acks.0, f.delivered
+        );
+        (
+            f.throughput_mbps,
+            p95,
+            mis,
+            decisions,
+            r.acks.0 as f64 / f.delivered as f64,
+        )
+    };
+    let (per_packet, per_packet_p95, per_packet_mis, per_packet_decisions, _) = vivace("");
+    assert!(per_packet_decisions > 100, "{per_packet_decisions}");
+    for stack in ["stack = \"linux\"", "stack = \"ns3\""] {
+        let (thr, p95, mis, decisions, acks_per_packet) = vivace(stack);
+        assert!(
+            acks_per_packet < 0.6,
+            "{stack}: {acks_per_packet} ACKs per packet"
+        );
+        assert!(
+            mis as f64 > 0.9 * per_packet_mis as f64
+                && decisions as f64 > 0.9 * per_packet_decisions as f64,
+            "{stack}: {mis} MIs and {decisions} decisions"
+        );
+        assert!(
+            thr > 0.98 * per_packet,
+            "{stack}: {thr} vs {per_packet} Mbit/s"
+        );
+        assert!(
+            p95 < per_packet_p95 + 2.0,
+            "{stack}: p95 {p95} vs {per_packet_p95} ms"
+        );
+    }
+}
+
+#[test]
 fn a_loss_probe_resending_an_outstanding_packet_leaves_no_lied_epoch_unmeasured() {
     // A tail loss probe resends the last packet while it is outstanding: the transmission it resent over
     // must still come back to a controller that counts packets by tag (as lost when the probe repaired

@@ -207,6 +207,16 @@ impl crate::params::Params for Params {
         check_timer_ms("timeout_ms", self.timeout_ms)?;
         Ok(())
     }
+    /// `RateModel::new`'s vectors: a count distribution per bin and forecast tick, ten `f64` rows and
+    /// the two scratch rows per bin, the transition's taps (at most 2 bins + 1 wide) and the forecast.
+    fn state_bytes(&self) -> u64 {
+        let (n, ticks) = (self.bins.max(2) as u64, self.forecast_ticks.max(1) as u64);
+        let per_bin = 10 * 8 + std::mem::size_of::<usize>() + std::mem::size_of::<Component>();
+        ticks * n * std::mem::size_of::<CountRecursion>() as u64
+            + n * per_bin as u64
+            + 2 * (2 * n + 1) * 8
+            + (ticks + 1) * 4
+    }
 }
 
 /// `P(Z > z)` for a standard normal `Z`, to about 1e-7 relative (Chebyshev fit of erfc, Press et al.,

@@ -10,14 +10,16 @@
 //! gradient gamma, the confidence amplifier ((k+1)/2)^1.2 after k same-direction steps, bounded by
 //! the dynamic change boundary omega = 0.05 + 0.05 i of the rate) until the utility stops improving.
 //!
-//! MI accounting: `on_send` tags each packet of a useful MI with the MI's id; its ACK or loss comes
-//! back with the tag, so the MI's sent, acked and lost counts and its RTT regression need no side
-//! table. The delivery-rate sample is not used: Vivace scores the rate it sent at.
+//! MI accounting: `on_send` tags each packet of a useful MI with the MI's id; every packet an ACK
+//! delivers comes back with its own tag (`on_packet_acked`, so a delayed ACK's two packets may go to
+//! two MIs), as does a loss, so the MI's sent, acked and lost counts and its RTT regression need no
+//! side table. The delivery-rate sample is not used: Vivace scores the rate it sent at.
 //!
 //! RTT handling as the reference's (pcc_monitor_interval_queue.cpp, pcc_utility_manager.cpp): an ACK's
-//! RTT sample joins its MI one ACK later, once the next ACK interval shows whether it came in an ACK
-//! burst (then it is unreliable); an MI ends only after 4 reliable samples and one min RTT, doubled once
-//! if under 80% of its samples are reliable; its RTT gradient counts when it exceeds its fitting error
+//! RTT sample joins the MI of each packet it delivered, at that packet's number, one ACK later, once
+//! the next ACK interval shows whether it came in an ACK burst (then it is unreliable); an MI ends
+//! only after 4 reliable samples and one min RTT, doubled once if under 80% of its samples are
+//! reliable; its RTT gradient counts when it exceeds its fitting error
 //! or when the trend of the last 6 MIs' mean RTTs rises outside 2 deviations of its running average;
 //! STARTING ends early when the smoothed RTT exceeds (1 + 100) x the RTT at the MI's start.
 //!
@@ -32,7 +34,7 @@ use ccscope_core::{Bandwidth, Dur, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
-use crate::{AckEvent, Controller, LossEvent, SendEvent};
+use crate::{AckEvent, Controller, LossEvent, PacketAcked, SendEvent};
 
 /// pcc_vivace_sender.cpp `kMegabit`: the reference converts gradients with 2^20 bits.
 const MEGABIT: f64 = 1024.0 * 1024.0;
@@ -255,14 +257,17 @@ impl Mi {
     }
 }
 
-/// An ACK whose RTT sample waits for the next ACK interval (pcc_monitor_interval_queue.cpp
-/// `pending_acked_packets_`, `pending_rtt_`, `pending_avg_rtt_`, `pending_ack_interval_`).
+/// A packet an ACK delivered (`on_packet_acked`): its MI's tag and its own packet number.
 #[derive(Clone, Copy, Debug)]
-struct Pending {
+struct AckedPacket {
     tag: u64,
     seq: u64,
-    /// Packets this ACK delivered (two with a delayed ACK): QUIC's PCC counts every acked packet.
-    newly: u32,
+}
+
+/// An ACK whose RTT sample waits for the next ACK interval (pcc_monitor_interval_queue.cpp
+/// `pending_rtt_`, `pending_avg_rtt_`, `pending_ack_interval_`; its packets are `Vivace::pending_packets`).
+#[derive(Clone, Copy, Debug)]
+struct Pending {
     rtt_us: f64,
     avg_rtt_us: f64,
     ack_interval_us: f64,
@@ -368,7 +373,11 @@ pub struct Vivace {
     /// Smoothed RTT when the current MI started (its `rtt_on_monitor_start` if it is not useful).
     current_rtt_on_start_us: f64,
     last_ack: Option<Time>,
+    /// Packets the ACK being handled delivered, handed over by `on_packet_acked` before its `on_ack`.
+    arrived: Vec<AckedPacket>,
     pending: Option<Pending>,
+    /// The pending ACK's packets (pcc_monitor_interval_queue.cpp `pending_acked_packets_`).
+    pending_packets: Vec<AckedPacket>,
     /// Running ratio of consecutive ACK intervals, -1 unset (`avg_interval_ratio_`), and the ACK
     /// burst in progress (`burst_flag_`).
     avg_interval_ratio: f64,
@@ -404,7 +413,9 @@ impl Vivace {
             avg_rtt_us: 0.0,
             current_rtt_on_start_us: 0.0,
             last_ack: None,
+            arrived: Vec::new(),
             pending: None,
+            pending_packets: Vec::new(),
             avg_interval_ratio: -1.0,
             burst: false,
             monitor_duration: Dur::ZERO,
@@ -508,50 +519,63 @@ impl Vivace {
         (1.0 + self.tolerance()) * start < self.avg_rtt_us
     }
 
-    /// pcc_monitor_interval_queue.cpp `OnCongestionEvent`: the pending ACK's RTT sample joins its MI,
-    /// reliable unless it came in an ACK burst (the interval before it 50 x the running ratio to the
-    /// one after it, until an RTT below the smoothed one is followed by a larger one).
-    fn record_sample(&mut self, p: Pending, latest_rtt_us: f64, ack_interval_us: f64) {
-        let Some(idx) = p
-            .tag
-            .checked_sub(1)
-            .and_then(|id| self.useful.iter().position(|m| m.id == id))
-        else {
-            return;
-        };
-        if self.useful[idx].done(self.p.min_reliable_rtts) {
-            return;
+    /// pcc_monitor_interval_queue.cpp `OnCongestionEvent` (lines 147-216): each packet the pending ACK
+    /// delivered is acked in the MI holding it, with an RTT sample at its own packet number carrying
+    /// that ACK's RTT; MI by MI, each sample is reliable unless it came in an ACK burst (the interval
+    /// before the ACK 50 x the running ratio to the one after it, until an RTT below the smoothed one
+    /// is followed by a larger one).
+    fn record_samples(&mut self, p: Pending, latest_rtt_us: f64, ack_interval_us: f64) {
+        let packets = std::mem::take(&mut self.pending_packets);
+        for idx in 0..self.useful.len() {
+            // pcc_monitor_interval_queue.cpp:153: an MI whose utility is available takes nothing more.
+            if self.useful[idx].done(self.p.min_reliable_rtts) {
+                continue;
+            }
+            let tag = self.useful[idx].id + 1;
+            for a in packets.iter().filter(|a| a.tag == tag) {
+                // pcc_monitor_interval_queue.cpp:175-200: the burst filter runs once per packet.
+                let reliable = self.sample_reliable(&p, latest_rtt_us, ack_interval_us);
+                let m = &mut self.useful[idx];
+                if m.acked == 0 {
+                    m.rtt_on_start_us = p.avg_rtt_us;
+                }
+                m.acked += 1;
+                m.samples += 1;
+                if reliable {
+                    m.reliable += 1;
+                    // pcc_monitor_interval_queue.cpp:209: the packet's own number, the ACK's RTT.
+                    m.add_rtt_point(a.seq.saturating_sub(m.first_seq) as f64, p.rtt_us);
+                }
+            }
+        }
+        self.pending_packets = packets;
+    }
+
+    /// pcc_monitor_interval_queue.cpp:176-200: whether a sample of the pending ACK is reliable, updating
+    /// the running ACK-interval ratio and the burst flag.
+    fn sample_reliable(&mut self, p: &Pending, latest_rtt_us: f64, ack_interval_us: f64) -> bool {
+        if p.ack_interval_us == 0.0 {
+            return false;
         }
         let mut reliable = false;
-        if p.ack_interval_us != 0.0 {
-            let mut ratio = p.ack_interval_us / ack_interval_us;
-            if ratio < 1.0 {
-                ratio = 1.0 / ratio;
-            }
-            if self.avg_interval_ratio < 0.0 {
-                self.avg_interval_ratio = ratio;
-            }
-            if ratio > BURST_RATIO * self.avg_interval_ratio {
-                self.burst = true;
-            } else if self.burst {
-                if latest_rtt_us > p.rtt_us && p.rtt_us < p.avg_rtt_us {
-                    self.burst = false;
-                }
-            } else {
-                reliable = true;
-            }
-            self.avg_interval_ratio = self.avg_interval_ratio * 0.9 + ratio * 0.1;
+        let mut ratio = p.ack_interval_us / ack_interval_us;
+        if ratio < 1.0 {
+            ratio = 1.0 / ratio;
         }
-        let m = &mut self.useful[idx];
-        if m.acked == 0 {
-            m.rtt_on_start_us = p.avg_rtt_us;
+        if self.avg_interval_ratio < 0.0 {
+            self.avg_interval_ratio = ratio;
         }
-        m.acked += p.newly;
-        m.samples += 1;
-        if reliable {
-            m.reliable += 1;
-            m.add_rtt_point(p.seq.saturating_sub(m.first_seq) as f64, p.rtt_us);
+        if ratio > BURST_RATIO * self.avg_interval_ratio {
+            self.burst = true;
+        } else if self.burst {
+            if latest_rtt_us > p.rtt_us && p.rtt_us < p.avg_rtt_us {
+                self.burst = false;
+            }
+        } else {
+            reliable = true;
         }
+        self.avg_interval_ratio = self.avg_interval_ratio * 0.9 + ratio * 0.1;
+        reliable
     }
 
     /// pcc_sender.cpp `CreateUsefulInterval`: one useful MI at a time, 2 x pairs while probing.
@@ -914,7 +938,14 @@ impl Controller for Vivace {
         id + 1
     }
 
-    /// pcc_sender.cpp `OnCongestionEvent`.
+    fn on_packet_acked(&mut self, _now: Time, ev: &PacketAcked) {
+        self.arrived.push(AckedPacket {
+            tag: ev.tag,
+            seq: ev.seq,
+        });
+    }
+
+    /// pcc_sender.cpp `OnCongestionEvent`, after the packets the ACK delivered (`on_packet_acked`).
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         self.bytes = ev.bytes.max(1);
         let ack_interval_us = self
@@ -941,21 +972,23 @@ impl Controller for Vivace {
             // OnRttInflationInStarting drops every MI; EnterProbing halves the rate.
             self.useful.clear();
             self.current = None;
+            self.arrived.clear();
             self.starting_rtt_exits += 1;
             self.enter_probing();
             return;
         }
-        // pcc_monitor_interval_queue.cpp: with no useful MI the ACK is skipped altogether.
+        // pcc_monitor_interval_queue.cpp:141: with no useful MI the ACK is skipped altogether.
         if self.useful.is_empty() {
+            self.arrived.clear();
             return;
         }
         if let Some(p) = self.pending.take() {
-            self.record_sample(p, rtt_us, ack_interval_us);
+            self.record_samples(p, rtt_us, ack_interval_us);
         }
+        // pcc_monitor_interval_queue.cpp:230-236: this ACK's packets and RTT wait for the next ACK.
+        std::mem::swap(&mut self.pending_packets, &mut self.arrived);
+        self.arrived.clear();
         self.pending = Some(Pending {
-            tag: ev.tag,
-            seq: ev.seq,
-            newly: ev.newly_acked.max(1),
             rtt_us,
             avg_rtt_us: self.avg_rtt_us,
             ack_interval_us,
@@ -986,6 +1019,10 @@ impl Controller for Vivace {
         Some(Bandwidth::from_bps(
             self.mi_rate_bps().clamp(1.0, 1e15) as u64
         ))
+    }
+
+    fn wants_packet_acks(&self) -> bool {
+        true
     }
 
     fn state_name(&self) -> &'static str {
@@ -1163,6 +1200,40 @@ mod tests {
             "{} bit/s after 8 MIs",
             s.cc.rate_bps()
         );
+    }
+
+    #[test]
+    fn a_delayed_ack_across_two_mis_credits_each_packet_and_the_acks_rtt_to_its_own_mi() {
+        let mut s = vivace();
+        s.send(1);
+        s.ack_oldest(RTT);
+        // PROBING keeps up to 6 useful MIs, so MI 2 follows MI 1 at once (no non-useful MI between).
+        s.cc.mode = Mode::Probing;
+        // MI 1: packets 1-6 sent at 40 ms; 1-5 ACKed one by one at 81-85 ms, so 1-4's RTTs have joined
+        // it (5's waits for the next ACK): 4 reliable samples, and at 85 ms it is one min RTT old.
+        s.send(6);
+        for k in 1..=5 {
+            s.ack_oldest(RTT + Dur::from_ms(k));
+        }
+        // MI 2: packets 7 and 8 at 85 ms.
+        s.send(2);
+        let ids: Vec<u64> = s.cc.useful.iter().map(|m| m.id).collect();
+        assert_eq!(ids, [1, 2]);
+        assert_eq!((s.cc.useful[0].sent, s.cc.useful[1].sent), (6, 2));
+        // One delayed ACK of packets 6 (MI 1) and 7 (MI 2) at 86 ms, echoing 6 (RTT 46 ms); then 8's.
+        s.ack_oldest_n(2, Dur::from_ms(46));
+        s.ack_oldest(RTT);
+        let (m1, m2) = (s.cc.useful[0], s.cc.useful[1]);
+        // pcc_monitor_interval_queue.cpp OnCongestionEvent: each packet is acked in the MI holding it...
+        assert_eq!((m1.acked, m2.acked), (6, 1));
+        // ...with a (reliable) RTT sample at its own packet number carrying the event's RTT, 46 ms.
+        assert_eq!(
+            (m1.samples, m1.reliable, m2.samples, m2.reliable),
+            (6, 6, 1, 1)
+        );
+        assert_eq!((m2.n, m2.sx, m2.sy), (1.0, 0.0, 46_000.0));
+        // MI 1: packets 1-6 at x = 0-5 with RTTs 41-46 ms.
+        assert_eq!((m1.sx, m1.sy), (15.0, 261_000.0));
     }
 
     #[test]

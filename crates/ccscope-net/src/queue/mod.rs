@@ -1,6 +1,7 @@
 //! Queues in front of a link: a FIFO base that owns the limits, and the disciplines over it.
 
 mod codel;
+mod pie;
 mod red;
 
 use std::collections::VecDeque;
@@ -11,6 +12,7 @@ use ccscope_core::{Bandwidth, Dur, Time};
 use crate::Packet;
 
 pub use codel::{Codel, CodelFlavour, CodelParams};
+pub use pie::{Pie, PieFlavour, PieParams};
 pub use red::{Red, RedParams};
 
 /// Packet and byte limits; `None` is unlimited.
@@ -41,6 +43,7 @@ pub enum QueueConfig {
     DropHead(Limits),
     Red(RedParams),
     Codel(CodelParams),
+    Pie(PieParams),
 }
 
 /// FIFO storage with byte and packet counts.
@@ -89,6 +92,7 @@ pub enum AnyQueue {
     DropHead(Fifo, Limits),
     Red(Red),
     Codel(Codel),
+    Pie(Pie),
 }
 
 impl AnyQueue {
@@ -100,6 +104,7 @@ impl AnyQueue {
             QueueConfig::DropHead(l) => AnyQueue::DropHead(Fifo::with_capacity(1024), *l),
             QueueConfig::Red(p) => AnyQueue::Red(Red::new(p.clone(), rng, link_rate)),
             QueueConfig::Codel(p) => AnyQueue::Codel(Codel::new(p.clone())),
+            QueueConfig::Pie(p) => AnyQueue::Pie(Pie::new(p.clone(), rng)),
         }
     }
 
@@ -108,6 +113,7 @@ impl AnyQueue {
             AnyQueue::Infinite(f) | AnyQueue::DropTail(f, _) | AnyQueue::DropHead(f, _) => f,
             AnyQueue::Red(r) => &r.fifo,
             AnyQueue::Codel(c) => &c.fifo,
+            AnyQueue::Pie(p) => &p.fifo,
         }
     }
 
@@ -172,6 +178,8 @@ impl AnyQueue {
                     c.enqueue(pkt, drops);
                 }
             }
+            // PIE updates before its limits, so it applies the storage bound itself.
+            AnyQueue::Pie(p) => p.enqueue(pkt, now, drops),
         }
         self.fifo().check();
     }
@@ -197,7 +205,7 @@ impl AnyQueue {
                     return Ok(None);
                 }
             }
-            AnyQueue::Red(_) | AnyQueue::Codel(_) => return Err(pkt),
+            AnyQueue::Red(_) | AnyQueue::Codel(_) | AnyQueue::Pie(_) => return Err(pkt),
         }
         pkt.enqueued = now;
         Ok(Some(pkt))
@@ -210,6 +218,7 @@ impl AnyQueue {
             AnyQueue::Infinite(f) | AnyQueue::DropTail(f, _) | AnyQueue::DropHead(f, _) => f.pop(),
             AnyQueue::Red(r) => r.dequeue(now),
             AnyQueue::Codel(c) => c.dequeue(now, drops),
+            AnyQueue::Pie(p) => p.dequeue(now),
         };
         self.fifo().check();
         p

@@ -771,6 +771,8 @@ impl ReliableSender {
         let dup = !advanced && self.snd_una < self.snd_nxt;
         let dupacks_before = self.dupacks;
         let dsack = self.dsack_block(ack);
+        // Linux's icsk_pending before this ACK: REO_TIMEOUT or LOSS_PROBE rather than RETRANS.
+        let reo_or_probe_pending = self.reo_deadline.is_some() || self.tlp_deadline.is_some();
         if advanced {
             while self.snd_una < cum {
                 let s = self.ring.pop_front().expect("outstanding");
@@ -915,7 +917,7 @@ impl ReliableSender {
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(now, ack, advanced, sacked, dsack);
         }
-        self.detect_losses(now, advanced);
+        let reo_armed = self.detect_losses(now, advanced);
         // RFC 6582 §3.2 step 6: a full ACK ends recovery.
         if self.recovery_point.is_some_and(|rp| self.snd_una > rp) {
             self.recovery_point = Packed::NONE;
@@ -967,7 +969,17 @@ impl ReliableSender {
             self.tlp_deadline = Packed::NONE;
         }
         // Linux tcp_set_xmit_timer on an ACK of new data: the probe timer unless RACK armed its own.
-        if advanced && self.reo_deadline.is_none() {
+        if self.rtt.params().one_timer {
+            // tcp_input.c tcp_ack: FLAG_SET_XMIT_TIMER stays unless RACK armed its timer.
+            if advanced && !reo_armed {
+                self.reo_deadline = Packed::NONE;
+                self.schedule_tlp(now, true);
+                // tcp_rearm_rto, REO_TIMEOUT or LOSS_PROBE pending: RTO after the head was sent.
+                if self.tlp_deadline.is_none() && reo_or_probe_pending {
+                    self.rto_deadline = self.rto_from_head(now);
+                }
+            }
+        } else if advanced && self.reo_deadline.is_none() {
             self.schedule_tlp(now, true);
         }
         self.try_send(now, out)
@@ -1078,7 +1090,7 @@ impl ReliableSender {
         self.tlp_deadline = Packed::NONE;
         // At most one probe outstanding.
         if self.tlp_high_seq.is_some() || self.snd_una >= self.snd_nxt {
-            return;
+            return self.probe_not_sent(now);
         }
         if self.has_new_data() && self.window_open() && self.sndbuf_open() {
             let seq = self.snd_nxt;
@@ -1088,7 +1100,7 @@ impl ReliableSender {
         } else {
             let seq = self.snd_nxt - 1;
             if self.seg(seq).state != State::Outstanding {
-                return;
+                return self.probe_not_sent(now);
             }
             // The packet stays counted once in the pipe; it is resent with a new send time.
             let old = *self.seg(seq);
@@ -1102,6 +1114,14 @@ impl ReliableSender {
         self.tlp_high_seq = Some(self.snd_nxt).into();
         self.tlp_probes += 1;
         self.rto_deadline = Some(now + self.rto()).into();
+    }
+
+    /// Linux net/ipv4/tcp_output.c `tcp_send_loss_probe`, `rearm_timer`: with one timer, the
+    /// probe's gives way to the RTO after the head was sent (`tcp_rearm_rto`, LOSS_PROBE pending).
+    fn probe_not_sent(&mut self, now: Time) {
+        if self.rtt.params().one_timer {
+            self.rto_deadline = self.rto_from_head(now);
+        }
     }
 
     /// Linux `tcp_process_tlp_ack` (RFC 8985 §7.4): an ACK past the probe shows whether it repaired
@@ -1211,17 +1231,15 @@ impl ReliableSender {
         self.cc.on_undo(now);
     }
 
-    fn detect_losses(&mut self, now: Time, advanced: bool) {
+    /// Marks what the ACK shows lost; true if RACK armed its reordering timer.
+    fn detect_losses(&mut self, now: Time, advanced: bool) -> bool {
         if self.snd_una >= self.snd_nxt {
             self.reo_deadline = Packed::NONE;
-            return;
+            return false;
         }
         if self.rack_enabled {
             // Linux tcp_identify_packet_loss with RACK: only RACK marks packets lost on an ACK.
-            if self.rack.take_advanced() {
-                self.rack_detect_loss(now);
-            }
-            return;
+            return self.rack.take_advanced() && self.rack_detect_loss(now);
         }
         // RFC 5681 §3.2: the third duplicate ACK; RFC 6582 §3.2 step 5: a partial ACK in recovery.
         let partial = advanced && self.recovery_point.is_some_and(|rp| self.snd_una <= rp);
@@ -1245,12 +1263,14 @@ impl ReliableSender {
             }
             self.sack_scan = self.sack_scan.max(limit);
         }
+        false
     }
 
     /// RFC 8985 §6.2 step 5, Linux `tcp_rack_detect_loss`: every packet sent before RACK.xmit_ts and
     /// not delivered within RACK.rtt + reo_wnd of its sending is lost; the reordering timer is armed
-    /// for the latest of the rest (Linux `tcp_rack_mark_lost`: + TCP_TIMEOUT_MIN, at most one RTO).
-    fn rack_detect_loss(&mut self, now: Time) {
+    /// for the latest of the rest (Linux `tcp_rack_mark_lost`: + TCP_TIMEOUT_MIN, at most one RTO);
+    /// returns whether it armed the timer.
+    fn rack_detect_loss(&mut self, now: Time) -> bool {
         let srtt = self.rtt.srtt().unwrap_or(Dur::ZERO);
         let in_recovery = self.recovery_point.is_some() || self.rto_point.is_some();
         let reo_wnd = self.rack.reo_wnd(in_recovery, self.sacked_out, srtt);
@@ -1284,9 +1304,22 @@ impl ReliableSender {
             }
             seq += 1;
         }
-        self.reo_deadline = (wait > 0)
-            .then(|| now + (Dur(wait as u64) + TIMEOUT_MIN).min(self.rto()))
-            .into();
+        if wait > 0 {
+            self.reo_deadline = Some(now + (Dur(wait as u64) + TIMEOUT_MIN).min(self.rto())).into();
+        } else if !self.rtt.params().one_timer {
+            self.reo_deadline = Packed::NONE;
+        }
+        // tcp_recovery.c tcp_rack_mark_lost arms only when something waits: a pending timer stays.
+        wait > 0
+    }
+
+    /// Linux net/ipv4/tcp_input.c `tcp_rearm_rto` with REO_TIMEOUT or LOSS_PROBE pending
+    /// (include/net/tcp.h `tcp_rto_delta_us`): the RTO after the head's latest transmission, at
+    /// least 1 us away; none with nothing outstanding.
+    fn rto_from_head(&self, now: Time) -> Packed<Time> {
+        let head = self.ring.front().filter(|_| self.snd_una < self.snd_nxt);
+        head.map(|h| (h.sent + self.rto()).max(now + Dur::from_us(1)))
+            .into()
     }
 
     /// Linux `tcp_rack_reo_timeout`: the reordering window has passed; mark what is due and resend.
@@ -1328,7 +1361,13 @@ impl ReliableSender {
         }
         if self.reo_deadline.is_some_and(|t| t <= now) {
             self.on_reo_timeout(now);
-            return self.try_send(now, out);
+            let wake = self.try_send(now, out);
+            if self.rtt.params().one_timer {
+                // tcp_recovery.c tcp_rack_reo_timeout: REO_TIMEOUT held it, tcp_rearm_rto follows.
+                self.reo_deadline = Packed::NONE;
+                self.rto_deadline = self.rto_from_head(now);
+            }
+            return wake;
         }
         // Linux arms the probe instead of the RTO (one timer), so a probe due with the RTO goes first.
         if self
@@ -1338,7 +1377,9 @@ impl ReliableSender {
             self.send_loss_probe(now, out);
             return self.try_send(now, out);
         }
-        if self.rto_deadline.is_none_or(|t| t > now) {
+        // With one timer a pending reordering timer holds it: no RTO runs (Linux icsk_pending).
+        let rto_held = self.rtt.params().one_timer && self.reo_deadline.is_some();
+        if rto_held || self.rto_deadline.is_none_or(|t| t > now) {
             return self.try_send(now, out);
         }
         self.rtos += 1;
@@ -1398,8 +1439,13 @@ impl ReliableSender {
     }
 
     pub fn timeout_deadline(&self) -> Option<Time> {
-        self.rto_deadline
-            .earliest(self.reo_deadline)
+        // One timer (`one_timer`): while the reordering timer runs, the RTO does not.
+        let rto = if self.reo_deadline.is_some() && self.rtt.params().one_timer {
+            Packed::NONE
+        } else {
+            self.rto_deadline
+        };
+        rto.earliest(self.reo_deadline)
             .earliest(self.tlp_deadline)
             .get()
             .or(self.persist_deadline.get())
@@ -2555,6 +2601,95 @@ mod tests {
             s.on_timeout(ms(400), &mut out);
             assert_eq!(s.rtos, u64::from(!rearm));
         }
+    }
+
+    /// The Linux preset with one timer or three (`one_timer`), a fixed window of 3: 0..=2 leave at
+    /// 0; ACKs of 0, 1, 2 (echoing 0) at 40, 48 and 56 ms send 3, 4 and 5 then; 3 and 4 are lost,
+    /// and the SACK of 5 comes at 96 ms (RACK.rtt 40 ms, reo_wnd = min_RTT / 4 = 10 ms): 3, 6 ms
+    /// past its RACK time, is resent at once and 4, due in 2 ms, arms the reordering timer for 100
+    /// ms.
+    fn reo_pending(one_timer: bool) -> (ReliableSender, Vec<Packet>) {
+        let mut s = switched("fixed", 3, |r| {
+            *r = RtoParams {
+                one_timer,
+                ..RtoParams::linux()
+            }
+        });
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        for (t, cum) in [(40, 1), (48, 2), (56, 3)] {
+            let mut a = cum_ack(cum);
+            a.sent = ms(0);
+            s.on_ack(ms(t), &a, &mut out);
+        }
+        out.clear();
+        let mut a = ack(3, 0, &[(5, 6)]);
+        a.sent = ms(56);
+        s.on_ack(ms(96), &unlimited(a), &mut out);
+        assert_eq!(seqs(&out), [3]);
+        assert_eq!(s.reo_deadline.get(), Some(ms(100)));
+        (s, out)
+    }
+
+    #[test]
+    fn after_a_reordering_timeout_linux_arms_the_rto_at_the_heads_send_time_and_no_reordering_timer_is_left(
+    ) {
+        for one_timer in [true, false] {
+            let (mut s, mut out) = reo_pending(one_timer);
+            let before = s.rto_deadline.get();
+            s.on_timeout(ms(100), &mut out);
+            assert_eq!((s.rack_reo_timeouts, s.lost), (1, 2));
+            if one_timer {
+                // tcp_rack_reo_timeout -> tcp_rearm_rto: the head (3, resent at 96 ms) + icsk_rto.
+                assert_eq!(s.rto_deadline.get(), Some(ms(96) + s.rto()));
+                assert_eq!(s.reo_deadline.get(), None);
+            } else {
+                // Separate deadlines: the RTO keeps the one the ACK at 56 ms gave it.
+                assert_eq!(s.rto_deadline.get(), before);
+                assert!(before < Some(ms(96) + s.rto()));
+            }
+        }
+    }
+
+    #[test]
+    fn an_ack_of_new_data_that_arms_no_reordering_timer_replaces_the_pending_one_with_the_rto_from_the_head(
+    ) {
+        for one_timer in [true, false] {
+            let (mut s, mut out) = reo_pending(one_timer);
+            // At 98 ms the original 3 arrives after all: SND.UNA advances to 4, RACK learns nothing
+            // new (3's latest send, 96 ms, is younger than min_RTT): it arms no timer on this ACK.
+            let mut a = ack(4, 0, &[(5, 6)]);
+            a.sent = ms(40);
+            s.on_ack(ms(98), &unlimited(a), &mut out);
+            if one_timer {
+                // tcp_set_xmit_timer -> tcp_rearm_rto, REO_TIMEOUT pending: head 4, sent at 48 ms.
+                assert_eq!(s.reo_deadline.get(), None);
+                assert_eq!(s.timeout_deadline(), Some(ms(48) + s.rto()));
+            } else {
+                assert_eq!(s.reo_deadline.get(), Some(ms(100)));
+                assert_eq!(s.rto_deadline.get(), Some(ms(98) + s.rto()));
+            }
+        }
+    }
+
+    #[test]
+    fn the_linux_rto_does_not_fire_while_racks_reordering_timer_holds_the_one_timer() {
+        for one_timer in [true, false] {
+            let (mut s, mut out) = reo_pending(one_timer);
+            // An RTO deadline from before the reordering timer was armed, due first.
+            s.rto_deadline = Some(ms(98)).into();
+            let expected = if one_timer { ms(100) } else { ms(98) };
+            assert_eq!(s.timeout_deadline(), Some(expected));
+            s.on_timeout(ms(98), &mut out);
+            assert_eq!(s.rtos, u64::from(!one_timer));
+        }
+    }
+
+    #[test]
+    fn only_the_linux_preset_runs_one_timer() {
+        assert!(RtoParams::linux().one_timer);
+        assert!(!RtoParams::default().one_timer);
+        assert!(!RtoParams::ns3().one_timer);
     }
 
     /// A started sender of controller `cc` with window `w` and ns-2's send overhead of `overhead`,

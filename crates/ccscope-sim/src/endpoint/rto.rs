@@ -60,6 +60,12 @@ pub struct RtoParams {
     /// reordering timer is pending (Linux `tcp_xmit_retransmit_queue`); off: only ACKs of new data
     /// restart it (RFC 6298 §5.3, ns-3.37's `SendDataPacket` arms it only when it is not running).
     pub head_retransmit_restarts: bool,
+    /// One retransmission timer, as Linux's `icsk_pending` (RETRANS, REO_TIMEOUT, LOSS_PROBE):
+    /// while RACK's reordering timer is pending the RTO does not run; when the reordering or probe
+    /// timer gives way (its expiry, or an ACK of new data on which RACK arms nothing and no probe
+    /// can be scheduled) the RTO is armed at the head's last send time + RTO
+    /// (net/ipv4/tcp_input.c `tcp_rearm_rto`); off: the three deadlines run side by side.
+    pub one_timer: bool,
 }
 
 impl Default for RtoParams {
@@ -80,6 +86,7 @@ impl Default for RtoParams {
             delayed_ack: DelayedAck::None,
             impatient: false,
             head_retransmit_restarts: false,
+            one_timer: false,
         }
     }
 }
@@ -87,7 +94,8 @@ impl Default for RtoParams {
 impl RtoParams {
     /// Linux 6.x defaults: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s, tcp_frto = 2,
     /// tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP), PRR (always on in Linux), tcp_dsack = 1,
-    /// delayed ACKs with quick-ACK mode (`__tcp_ack_snd_check`).
+    /// delayed ACKs with quick-ACK mode (`__tcp_ack_snd_check`), one retransmission timer shared by
+    /// the RTO, RACK's reordering timer and the probe (`icsk_pending`).
     /// Limited transmit stays off: Linux has no separate mechanism, its pipe (`tcp_packets_in_flight`,
     /// SACKed packets out) already lets one new packet out per duplicate ACK, as this transport's does.
     pub fn linux() -> RtoParams {
@@ -106,6 +114,7 @@ impl RtoParams {
             delayed_ack: DelayedAck::Linux,
             impatient: false,
             head_retransmit_restarts: true,
+            one_timer: true,
         }
     }
 
