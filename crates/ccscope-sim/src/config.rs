@@ -656,7 +656,8 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
                 format!("{n_paths} paths in all (each flow's): at most {MAX_FLOWS} are allowed"),
             ));
         }
-        // What a built-in controller keeps beyond the base (Sprout's forecast tables grow with its bins).
+        // What a built-in controller keeps beyond the base (Sprout's forecast tables grow with its
+        // bins, SAC's oracle series with its file).
         let extra = ccscope_cc::registry::find(&spec.controller)
             .and_then(|info| (info.state_bytes)(&spec.params))
             .unwrap_or(0);
@@ -2778,6 +2779,29 @@ mod tests {
         let e = refused(&sprout(700), 10, "flows[0].count");
         assert!(e.ends_with("about 4.5 GiB of per-flow state (700 flows, 0 per-flow link copies, 700 paths): at most 4 GiB"), "{e}");
         assert!(load(&sprout(600)).is_ok());
+    }
+
+    #[test]
+    fn each_sac_flow_in_oracle_mode_counts_its_own_copy_of_the_oracle_series_in_the_state_bound() {
+        // Every SAC flow loads the oracle file into its own level series (1 B a bin, up to 10^8 bins):
+        // 2200 flows of a 2 MB series hold 4.4 GB, which the bound counted as 2200 x 6.4 kB (14 MB).
+        let path = std::env::temp_dir().join(format!("ccscope-oracle-{}.toml", std::process::id()));
+        let series = "1".repeat(2_000_000);
+        std::fs::write(&path, format!("bin_s = 0.01\nlevels = \"{series}\"\n")).unwrap();
+        let sac = |count: u64| {
+            OK.replace(
+                "\"aimd\"\nadditive_increase = 1",
+                &format!(
+                    "\"sac\"\ntable = \"oracle\"\noracle_file = \"{}\"",
+                    path.display()
+                ),
+            )
+            .replace("count = 2", &format!("count = {count}"))
+        };
+        let e = refused(&sac(2200), 9, "flows[0].count");
+        assert!(e.contains("GiB of per-flow state (2200 flows"), "{e}");
+        assert!(load(&sac(1000)).is_ok());
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

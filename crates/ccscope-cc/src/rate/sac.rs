@@ -238,6 +238,13 @@ impl crate::params::Params for Params {
         }
         Ok(())
     }
+    /// In oracle mode each flow holds its own level series, a byte a bin: at most the file's size.
+    fn state_bytes(&self) -> u64 {
+        if self.table != TableMode::Oracle {
+            return 0;
+        }
+        std::fs::metadata(&self.oracle_file).map_or(0, |m| m.len())
+    }
 }
 
 /// A CondProb table on disk: `counts` (8 rows of 9, column 9 = h_l), `mu` and `sigma` ([V1, V2]).

@@ -607,7 +607,14 @@ impl DatagramSender {
         self.ctcp.last_send = now;
         self.ctcp.resetting = false;
         self.last_ack = now;
-        self.ctcp_iterate(now, out)
+        // A restart that gives up a transfer's last packets ends it: the OFF period's (or think
+        // time's) end is then the only wake-up left, as in `ctcp_send`.
+        self.ctcp_iterate(now, out).or_else(|| {
+            self.plan
+                .as_ref()
+                .and_then(|p| p.wake())
+                .filter(|&t| t > now)
+        })
     }
 
     /// When the no-ACK timeout would fire, given the last ACK.
