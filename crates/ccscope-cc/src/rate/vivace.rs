@@ -947,6 +947,10 @@ impl Controller for Vivace {
 
     /// pcc_sender.cpp `OnCongestionEvent`, after the packets the ACK delivered (`on_packet_acked`).
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
+        // quic_sent_packet_manager.cc MaybeInvokeCongestionEvent: an ACK acking nothing new is no event.
+        if self.arrived.is_empty() {
+            return;
+        }
         self.bytes = ev.bytes.max(1);
         let ack_interval_us = self
             .last_ack
@@ -1200,6 +1204,41 @@ mod tests {
             "{} bit/s after 8 MIs",
             s.cc.rate_bps()
         );
+    }
+
+    #[test]
+    fn an_ack_that_delivers_nothing_new_is_no_congestion_event() {
+        let mut s = vivace();
+        s.send(4);
+        s.ack_oldest(RTT);
+        s.ack_oldest(RTT);
+        let before = (s.cc.last_ack, s.cc.avg_rtt_us, s.cc.latest_rtt, s.cc.avg_interval_ratio);
+        let pending = s.cc.pending.map(|p| (p.rtt_us, p.ack_interval_us));
+        // A duplicate ACK 5 ms later with a 90 ms RTT sample: no packet came with it (`on_packet_acked`).
+        s.advance(Dur::from_ms(5));
+        let dup = AckEvent {
+            seq: 1,
+            bytes: 1500,
+            send_time: Time::ZERO,
+            recv_time: s.now,
+            rtt: Dur::from_ms(90),
+            in_flight: 2,
+            last_sent_seq: 3,
+            tag: 0,
+            newly_acked: 0,
+            snd_una_advanced: false,
+            in_recovery: false,
+            rate: None,
+            host_bytes: None,
+        };
+        s.cc.on_ack(s.now, &dup);
+        // QUIC's MaybeInvokeCongestionEvent: nothing acked, nothing lost, no event; so no RTT update,
+        // no ACK interval, and the pending ACK's samples still wait for the next delivering ACK.
+        assert_eq!(
+            (s.cc.last_ack, s.cc.avg_rtt_us, s.cc.latest_rtt, s.cc.avg_interval_ratio),
+            before
+        );
+        assert_eq!(s.cc.pending.map(|p| (p.rtt_us, p.ack_interval_us)), pending);
     }
 
     #[test]
