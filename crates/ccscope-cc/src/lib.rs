@@ -96,7 +96,8 @@ pub struct AckEvent {
     /// The value `on_send` returned for this packet: on the reliable transport, for its latest
     /// transmission, also when the ACK echoes an earlier one (Linux keeps one `skb->tx` per packet,
     /// overwritten on retransmission, `tcp_rate_skb_sent`); 0 when an earlier ACK already acknowledged
-    /// the echoed packet. For per-transmission accounting use `on_packet_acked` and `on_loss`.
+    /// the echoed packet cumulatively. For per-transmission accounting use `on_packet_acked` and
+    /// `on_loss`.
     pub tag: u64,
     /// Packets newly acknowledged by this ACK (cumulatively or selectively); 1 for datagrams.
     pub newly_acked: u32,
