@@ -823,8 +823,11 @@ impl ReliableSender {
             // A duplicate ACK carrying SACK information (RFC 6675 §2: counts as a dupack).
             self.dupacks += 1;
         }
+        // Without SACK blocks (every ACK of an in-order flow) there is nothing to walk: only the
+        // runs the last ACK covered are forgotten.
+        let any_sack = ack.sack.iter().any(|b| b.0 < b.1);
         let mut covered = [(0u64, 0u64); 3];
-        for (i, &(lo, hi)) in ack.sack.iter().enumerate() {
+        for (i, &(lo, hi)) in ack.sack.iter().enumerate().filter(|_| any_sack) {
             if i == 0 && dsack {
                 // RFC 2883: the first block reports a duplicate, not new data.
                 continue;
