@@ -982,7 +982,8 @@ impl ReliableSender {
                     self.rto_deadline = self.rto_from_head(now);
                 }
             }
-        } else if advanced && self.reo_deadline.is_none() {
+        } else if advanced && self.tlp_enabled && self.reo_deadline.is_none() {
+            // Without TLP the probe timer is never armed: no call to disarm it.
             self.schedule_tlp(now, true);
         }
         self.try_send(now, out)
@@ -1062,6 +1063,7 @@ impl ReliableSender {
     /// Linux `tcp_schedule_loss_probe` (RFC 8985 §7.2): arm the probe timer in the Open state with
     /// packets outstanding; `advancing`: called on an ACK of new data (the RTO restarts from now).
     fn schedule_tlp(&mut self, now: Time, advancing: bool) {
+        debug_assert!(self.tlp_enabled || self.tlp_deadline.is_none());
         self.tlp_deadline = Packed::NONE;
         // Only in the Open state: nothing SACKed or waiting to be resent (Linux TCP_CA_Open/CWR).
         if !self.tlp_enabled
