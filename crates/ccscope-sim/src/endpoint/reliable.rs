@@ -97,6 +97,15 @@ enum State {
 /// One outstanding packet's record. The delivery-rate state at its (latest) transmission is kept
 /// field by field, so its flag shares a word with `state` and `retransmitted`: 48 bytes a packet
 /// instead of 56 with a nested `PacketSendState` (fewer cache lines per ACK with many flows).
+/// The earlier of two optional times (either one when the other is `None`).
+fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     sent: Time,
@@ -657,7 +666,7 @@ impl ReliableSender {
             .and_then(|p| p.wake())
             .filter(|&t| t > now && self.active);
         let delayed = self.overhead.as_ref().and_then(|o| o.deadline);
-        [paced, think, delayed].into_iter().flatten().min()
+        earliest(earliest(paced, think), delayed)
     }
 
     /// RFC 9293 §3.8.6.1: with data to send, the window closed and nothing outstanding, no ACK will
