@@ -916,11 +916,11 @@ impl ReliableSender {
             && self.dupacks <= 2
             && self.recovery_point.is_none()
             && self.rto_point.is_none();
-        // A12: the round's first packet is acknowledged, so the next packet sent starts a round.
-        if self
-            .round_first
-            .is_some_and(|f| f < self.snd_una || self.seg(f).state == State::Sacked)
-        {
+        // A12: the round's first packet is acknowledged, so the next packet sent starts a round (a
+        // packet above SND.UNA is SACKed only if some are: its slot is read only then).
+        if self.round_first.is_some_and(|f| {
+            f < self.snd_una || (self.sacked_out > 0 && self.seg(f).state == State::Sacked)
+        }) {
             self.round_first = Packed::NONE;
         }
         if in_loss && self.frto {
