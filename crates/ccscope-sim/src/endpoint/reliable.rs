@@ -1265,7 +1265,9 @@ impl ReliableSender {
             }
         }
         // RFC 6675 IsLost: three packets SACKed above an outstanding one.
-        if let Some(h) = self.highest_sacked.get() {
+        // Once SND.UNA has passed the highest SACKed packet (the rest of a run after recovery) there is
+        // nothing to scan, and a scan start below SND.UNA is read as SND.UNA anyway.
+        if let Some(h) = self.highest_sacked.get().filter(|&h| h > self.snd_una + 2) {
             let limit = h.saturating_sub(2).min(self.snd_nxt);
             let mut seq = self.sack_scan.max(self.snd_una);
             while seq < limit {
