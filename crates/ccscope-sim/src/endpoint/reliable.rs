@@ -97,6 +97,15 @@ enum State {
 /// One outstanding packet's record. The delivery-rate state at its (latest) transmission is kept
 /// field by field, so its flag shares a word with `state` and `retransmitted`: 48 bytes a packet
 /// instead of 56 with a nested `PacketSendState` (fewer cache lines per ACK with many flows).
+/// The earlier of two optional times (either one when the other is `None`).
+fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     sent: Time,
@@ -657,7 +666,7 @@ impl ReliableSender {
             .and_then(|p| p.wake())
             .filter(|&t| t > now && self.active);
         let delayed = self.overhead.as_ref().and_then(|o| o.deadline);
-        [paced, think, delayed].into_iter().flatten().min()
+        earliest(earliest(paced, think), delayed)
     }
 
     /// RFC 9293 §3.8.6.1: with data to send, the window closed and nothing outstanding, no ACK will
@@ -823,8 +832,11 @@ impl ReliableSender {
             // A duplicate ACK carrying SACK information (RFC 6675 §2: counts as a dupack).
             self.dupacks += 1;
         }
+        // Without SACK blocks (every ACK of an in-order flow) there is nothing to walk: only the
+        // runs the last ACK covered are forgotten.
+        let any_sack = ack.sack.iter().any(|b| b.0 < b.1);
         let mut covered = [(0u64, 0u64); 3];
-        for (i, &(lo, hi)) in ack.sack.iter().enumerate() {
+        for (i, &(lo, hi)) in ack.sack.iter().enumerate().filter(|_| any_sack) {
             if i == 0 && dsack {
                 // RFC 2883: the first block reports a duplicate, not new data.
                 continue;
@@ -904,11 +916,11 @@ impl ReliableSender {
             && self.dupacks <= 2
             && self.recovery_point.is_none()
             && self.rto_point.is_none();
-        // A12: the round's first packet is acknowledged, so the next packet sent starts a round.
-        if self
-            .round_first
-            .is_some_and(|f| f < self.snd_una || self.seg(f).state == State::Sacked)
-        {
+        // A12: the round's first packet is acknowledged, so the next packet sent starts a round (a
+        // packet above SND.UNA is SACKed only if some are: its slot is read only then).
+        if self.round_first.is_some_and(|f| {
+            f < self.snd_una || (self.sacked_out > 0 && self.seg(f).state == State::Sacked)
+        }) {
             self.round_first = Packed::NONE;
         }
         if in_loss && self.frto {
@@ -979,7 +991,8 @@ impl ReliableSender {
                     self.rto_deadline = self.rto_from_head(now);
                 }
             }
-        } else if advanced && self.reo_deadline.is_none() {
+        } else if advanced && self.tlp_enabled && self.reo_deadline.is_none() {
+            // Without TLP the probe timer is never armed: no call to disarm it.
             self.schedule_tlp(now, true);
         }
         self.try_send(now, out)
@@ -1059,6 +1072,7 @@ impl ReliableSender {
     /// Linux `tcp_schedule_loss_probe` (RFC 8985 §7.2): arm the probe timer in the Open state with
     /// packets outstanding; `advancing`: called on an ACK of new data (the RTO restarts from now).
     fn schedule_tlp(&mut self, now: Time, advancing: bool) {
+        debug_assert!(self.tlp_enabled || self.tlp_deadline.is_none());
         self.tlp_deadline = Packed::NONE;
         // Only in the Open state: nothing SACKed or waiting to be resent (Linux TCP_CA_Open/CWR).
         if !self.tlp_enabled
@@ -1251,7 +1265,9 @@ impl ReliableSender {
             }
         }
         // RFC 6675 IsLost: three packets SACKed above an outstanding one.
-        if let Some(h) = self.highest_sacked.get() {
+        // Once SND.UNA has passed the highest SACKed packet (the rest of a run after recovery) there is
+        // nothing to scan, and a scan start below SND.UNA is read as SND.UNA anyway.
+        if let Some(h) = self.highest_sacked.get().filter(|&h| h > self.snd_una + 2) {
             let limit = h.saturating_sub(2).min(self.snd_nxt);
             let mut seq = self.sack_scan.max(self.snd_una);
             while seq < limit {
