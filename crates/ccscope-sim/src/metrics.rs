@@ -643,6 +643,50 @@ pub struct RunResult {
     pub off_periods: Vec<Vec<(f64, f64)>>,
 }
 
+impl RunResult {
+    /// Every conservation law the counters break, one line each (none in a sound run): per flow and
+    /// in total sent = delivered + dropped + in flight; per link arrivals = departures + dropped +
+    /// queued and departures = forwarded + in its delay line; ACKs likewise; per path no more
+    /// delivered and dropped than sent, both ways.
+    pub fn conservation_violations(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for f in self.flows.iter().chain(std::iter::once(&self.total)) {
+            if f.sent != f.delivered + f.dropped + f.in_flight {
+                v.push(format!(
+                    "flow {:?}: sent {} != delivered {} + dropped {} + in flight {}",
+                    f.flow, f.sent, f.delivered, f.dropped, f.in_flight
+                ));
+            }
+        }
+        for l in &self.links {
+            if l.arrivals != l.departures + l.dropped + l.queued {
+                v.push(format!(
+                    "link {}: arrivals {} != departures {} + dropped {} + queued {}",
+                    l.name, l.arrivals, l.departures, l.dropped, l.queued
+                ));
+            }
+            if l.departures != l.forwarded + l.in_pipe {
+                v.push(format!(
+                    "link {}: departures {} != forwarded {} + in its delay line {}",
+                    l.name, l.departures, l.forwarded, l.in_pipe
+                ));
+            }
+        }
+        let (sent, delivered, dropped, in_net) = self.acks;
+        if sent != delivered + dropped + in_net {
+            v.push(format!(
+                "ACKs: sent {sent} != delivered {delivered} + dropped {dropped} + in flight {in_net}"
+            ));
+        }
+        for p in &self.paths {
+            if p.delivered + p.dropped > p.sent || p.acks_delivered + p.acks_dropped > p.acks_sent {
+                v.push(format!("path {}/{}: more delivered and dropped than sent", p.flow, p.path));
+            }
+        }
+        v
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

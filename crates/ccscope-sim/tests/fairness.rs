@@ -80,16 +80,7 @@ fn jain_last_half(r: &RunResult) -> f64 {
 }
 
 fn assert_conserved(r: &RunResult) {
-    for f in r.flows.iter().chain(std::iter::once(&r.total)) {
-        assert_eq!(
-            f.sent,
-            f.delivered + f.dropped + f.in_flight,
-            "conservation broken for {:?}",
-            f.flow
-        );
-    }
-    let (s, d, x, i) = r.acks;
-    assert_eq!(s, d + x + i, "ACK conservation");
+    assert_eq!(r.conservation_violations(), Vec::<String>::new());
 }
 
 /// Run N flows, check conservation, Jain >= 0.95 over the last half and, if given, utilization.

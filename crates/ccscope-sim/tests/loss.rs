@@ -90,8 +90,7 @@ impl Bursts {
 }
 
 fn conserved(r: &RunResult) {
-    let t = &r.total;
-    assert_eq!(t.sent, t.delivered + t.dropped + t.in_flight);
+    assert_eq!(r.conservation_violations(), Vec::<String>::new());
 }
 
 #[test]

@@ -30,26 +30,7 @@ controller = "{controller}"
 }
 
 fn assert_conserved(r: &RunResult) {
-    for f in r.flows.iter().chain(std::iter::once(&r.total)) {
-        assert_eq!(
-            f.sent,
-            f.delivered + f.dropped + f.in_flight,
-            "{:?}",
-            f.flow
-        );
-    }
-    // Per link (as tests/topology.rs): PIE's early drops are counted as the link's drops.
-    for l in &r.links {
-        assert_eq!(
-            l.arrivals,
-            l.departures + l.dropped + l.queued,
-            "{}",
-            l.name
-        );
-        assert_eq!(l.departures, l.forwarded + l.in_pipe, "{}", l.name);
-    }
-    let (s, d, x, i) = r.acks;
-    assert_eq!(s, d + x + i, "ACK conservation");
+    assert_eq!(r.conservation_violations(), Vec::<String>::new());
 }
 
 const PIE: &str = r#"{ kind = "pie", flavour = "mahimahi", packets = 200 }"#;

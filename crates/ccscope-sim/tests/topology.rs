@@ -30,52 +30,25 @@ fn run_example(name: &str) -> RunResult {
     Simulation::new(&sc).unwrap().run().0
 }
 
-/// sent = delivered + dropped + in flight per flow; per link, arrivals = departures + dropped +
-/// queued and departures = forwarded + still in its delay line; ACKs likewise.
+/// Every conservation law holds, per flow, link, path and for the ACKs.
 fn assert_conserved(name: &str, r: &RunResult) {
-    for f in &r.flows {
-        assert_eq!(
-            f.sent,
-            f.delivered + f.dropped + f.in_flight,
-            "{name}: flow {:?}",
-            f.flow
-        );
-    }
-    for l in &r.links {
-        assert_eq!(
-            l.arrivals,
-            l.departures + l.dropped + l.queued,
-            "{name}: link {}",
-            l.name
-        );
-        assert_eq!(
-            l.departures,
-            l.forwarded + l.in_pipe,
-            "{name}: link {}",
-            l.name
-        );
-    }
-    let (sent, delivered, dropped, in_net) = r.acks;
-    assert_eq!(sent, delivered + dropped + in_net, "{name}: ACKs");
-    for p in &r.paths {
-        assert!(
-            p.delivered + p.dropped <= p.sent,
-            "{name}: path {}/{}",
-            p.flow,
-            p.path
-        );
-        assert!(
-            p.acks_delivered + p.acks_dropped <= p.acks_sent,
-            "{name}: path {}/{}",
-            p.flow,
-            p.path
-        );
-    }
-    let sent_paths: u64 = r.paths.iter().map(|p| p.sent).sum();
-    assert_eq!(
-        sent_paths, r.total.sent,
-        "{name}: paths account for every packet sent"
-    );
+    assert_eq!(r.conservation_violations(), Vec::<String>::new(), "{name}");
+}
+
+#[test]
+fn conservation_violations_name_each_broken_law() {
+    let mut r = run_example("parking_lot");
+    assert_conserved("parking lot", &r);
+    r.flows[1].dropped += 1;
+    r.links[0].forwarded += 1;
+    r.acks.2 += 1;
+    r.paths[0].acks_sent = 0;
+    let v = r.conservation_violations();
+    assert_eq!(v.len(), 4, "{v:?}");
+    assert!(v[0].starts_with("flow Some(1): sent "), "{v:?}");
+    assert!(v[1].starts_with(&format!("link {}: departures ", r.links[0].name)), "{v:?}");
+    assert!(v[2].starts_with("ACKs: sent "), "{v:?}");
+    assert!(v[3].starts_with("path 0/0: "), "{v:?}");
 }
 
 #[test]
