@@ -615,7 +615,14 @@ impl Simulation {
             self.n_events += 1;
             self.handle(now, ev);
         }
-        self.finish()
+        let (r, log) = self.finish();
+        // Every run in a debug build (every test) checks the conservation laws per flow, link and path.
+        debug_assert!(
+            r.conservation_violations().is_empty(),
+            "{:?}",
+            r.conservation_violations()
+        );
+        (r, log)
     }
 
     fn handle(&mut self, now: Time, ev: Ev) {
