@@ -94,9 +94,6 @@ enum State {
     Lost,
 }
 
-/// One outstanding packet's record. The delivery-rate state at its (latest) transmission is kept
-/// field by field, so its flag shares a word with `state` and `retransmitted`: 48 bytes a packet
-/// instead of 56 with a nested `PacketSendState` (fewer cache lines per ACK with many flows).
 /// The earlier of two optional times (either one when the other is `None`).
 fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
     match (a, b) {
@@ -106,6 +103,9 @@ fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
     }
 }
 
+/// One outstanding packet's record. The delivery-rate state at its (latest) transmission is kept
+/// field by field, so its flag shares a word with `state` and `retransmitted`: 48 bytes a packet
+/// instead of 56 with a nested `PacketSendState` (fewer cache lines per ACK with many flows).
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     sent: Time,
