@@ -59,8 +59,10 @@ impl Pages {
         let slot = &mut self.dirs[d].get_or_insert_with(|| Box::new([0; DIR]))[p & (DIR - 1)];
         if *slot == 0 {
             if self.arena.len() == self.arena.capacity() {
-                // An eighth of headroom: amortised growth that wastes little of a long-lived histogram.
-                self.arena.reserve_exact(self.arena.len() / 8 + 1);
+                // An eighth of headroom: amortised growth that wastes little of a long-lived histogram;
+                // doubling up to 8 pages first, so a young one is not copied at every new page.
+                let n = self.arena.len();
+                self.arena.reserve_exact(if n < 8 { n.max(1) } else { n / 8 + 1 });
             }
             self.arena.push([0; PAGE]);
             *slot = self.arena.len() as u32;
