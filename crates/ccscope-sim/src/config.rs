@@ -993,6 +993,43 @@ fn packet_size(ctx: &Ctx<'_>, path: &str, v: Option<u64>) -> R<Option<u32>> {
 }
 
 /// `trace`: the link plays a Mahimahi trace, whose emulator sets CoDel's defaults there.
+/// Whether an AQM runs as Mahimahi's code does (true) or as its RFC (`rfc`, e.g. "rfc8289"): the
+/// scenario's `flavour`, else Mahimahi's on a trace link and the RFC's on a constant-rate one.
+fn aqm_flavour(ctx: &Ctx<'_>, key: &str, given: Option<&str>, trace: bool, rfc: &str) -> R<bool> {
+    match given {
+        None => Ok(trace),
+        Some("mahimahi") => Ok(true),
+        Some(g) if g == rfc => Ok(false),
+        Some(other) => Err(ctx.err(
+            key,
+            format!("`{other}` is not one of \"{rfc}\", \"mahimahi\""),
+        )),
+    }
+}
+
+/// An AQM's time in ms (positive, within the longest run); Mahimahi's queues read their times with
+/// `get_int_arg`, so its flavour takes whole milliseconds only.
+fn aqm_ms(
+    ctx: &Ctx<'_>,
+    key: &str,
+    v: Option<f64>,
+    mahimahi: bool,
+    aqm: &str,
+    rfc: &str,
+) -> R<Option<f64>> {
+    let v = positive_time(ctx, key, v, "ms", 1e-3)?;
+    match v {
+        Some(x) if mahimahi && x.fract() != 0.0 => Err(ctx.err(
+            key,
+            format!(
+                "{} is not whole: Mahimahi's {aqm} takes whole milliseconds (flavour = \"{rfc}\" takes any)",
+                num(x)
+            ),
+        )),
+        _ => Ok(v),
+    }
+}
+
 fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig> {
     let at = |k: &str| format!("{path}.{k}");
     Ok(match q {
@@ -1057,29 +1094,17 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
             bytes,
         } => {
             let d = CodelParams::default();
-            let flavour = match flavour.as_deref() {
-                None if trace => CodelFlavour::Mahimahi,
-                None => d.flavour,
-                Some("rfc8289") => CodelFlavour::Rfc8289,
-                Some("mahimahi") => CodelFlavour::Mahimahi,
-                Some(other) => {
-                    return Err(ctx.err(
-                        &at("flavour"),
-                        format!("`{other}` is not one of \"rfc8289\", \"mahimahi\""),
-                    ))
-                }
+            let mahimahi = aqm_flavour(ctx, &at("flavour"), flavour.as_deref(), trace, "rfc8289")?;
+            let flavour = if mahimahi {
+                CodelFlavour::Mahimahi
+            } else {
+                CodelFlavour::Rfc8289
             };
             // RFC 8289 §5: maxpacket should be the interface MTU; a trace link's is its opportunity.
             let mtu = if trace { MAHIMAHI_MTU } else { d.mtu_bytes };
             // mahimahi codel_packet_queue.cc reads both with get_int_arg: whole milliseconds.
             let ms = |key: &str, v: Option<f64>| -> R<Option<Dur>> {
-                let v = positive_time(ctx, &at(key), v, "ms", 1e-3)?;
-                if flavour == CodelFlavour::Mahimahi && v.is_some_and(|x| x.fract() != 0.0) {
-                    return Err(ctx.err(
-                        &at(key),
-                        "Mahimahi's CoDel takes whole milliseconds (flavour = \"rfc8289\" takes any)",
-                    ));
-                }
+                let v = aqm_ms(ctx, &at(key), v, mahimahi, "CoDel", "rfc8289")?;
                 Ok(v.map(Dur::from_ms_f64))
             };
             QueueConfig::Codel(CodelParams {
@@ -1100,33 +1125,18 @@ fn queue(ctx: &Ctx<'_>, path: &str, q: QueueFile, trace: bool) -> R<QueueConfig>
             packets,
             bytes,
         } => {
-            // As CoDel: Mahimahi's reading on a trace link, the RFC's on a constant-rate one.
-            let flavour = match flavour.as_deref() {
-                None if trace => PieFlavour::Mahimahi,
-                None => PieFlavour::Rfc8033,
-                Some("rfc8033") => PieFlavour::Rfc8033,
-                Some("mahimahi") => PieFlavour::Mahimahi,
-                Some(other) => {
-                    return Err(ctx.err(
-                        &at("flavour"),
-                        format!("`{other}` is not one of \"rfc8033\", \"mahimahi\""),
-                    ))
-                }
+            let mahimahi = aqm_flavour(ctx, &at("flavour"), flavour.as_deref(), trace, "rfc8033")?;
+            let flavour = if mahimahi {
+                PieFlavour::Mahimahi
+            } else {
+                PieFlavour::Rfc8033
             };
             let d = PieParams::of(flavour);
             // mahimahi pie_packet_queue.cc keeps its times in uint32_t milliseconds (get_arg: digits).
             let ms = |key: &str, v: Option<f64>| -> R<Option<Dur>> {
-                let v = positive_time(ctx, &at(key), v, "ms", 1e-3)?;
+                let v = aqm_ms(ctx, &at(key), v, mahimahi, "PIE", "rfc8033")?;
                 match v {
-                    Some(x) if flavour == PieFlavour::Mahimahi && x.fract() != 0.0 => Err(ctx.err(
-                        &at(key),
-                        format!(
-                            "{} is not whole: Mahimahi's PIE takes whole milliseconds \
-                             (flavour = \"rfc8033\" takes any)",
-                            num(x)
-                        ),
-                    )),
-                    Some(x) if flavour == PieFlavour::Mahimahi && x > u32::MAX as f64 => {
+                    Some(x) if mahimahi && x > u32::MAX as f64 => {
                         Err(ctx.err(&at(key), format!("{} ms is beyond {} ms", num(x), u32::MAX)))
                     }
                     _ => Ok(v.map(Dur::from_ms_f64)),
@@ -2362,15 +2372,20 @@ mod tests {
         }
     }
 
-    fn codel_on(link: &str, keys: &str) -> Result<CodelParams, ConfigError> {
+    /// The first link's queue of `OK` with its rate line replaced by `link` and a `kind` queue.
+    fn queue_on(link: &str, kind: &str, keys: &str) -> Result<QueueConfig, ConfigError> {
         let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces");
         let text = OK.replace(
             "rate_mbps = 12",
-            &format!("{link}\nqueue = {{ kind = \"codel\"{keys} }}"),
+            &format!("{link}\nqueue = {{ kind = \"{kind}\"{keys} }}"),
         );
         let s = load_scenario(&text, Some(Path::new("s.toml")), &[traces])?;
-        match &s.links[0].queue {
-            QueueConfig::Codel(p) => Ok(p.clone()),
+        Ok(s.links[0].queue.clone())
+    }
+
+    fn codel_on(link: &str, keys: &str) -> Result<CodelParams, ConfigError> {
+        match queue_on(link, "codel", keys)? {
+            QueueConfig::Codel(p) => Ok(p),
             q => panic!("{q:?}"),
         }
     }
@@ -2419,14 +2434,8 @@ mod tests {
     }
 
     fn pie_on(link: &str, keys: &str) -> Result<PieParams, ConfigError> {
-        let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/ccscope/data/traces");
-        let text = OK.replace(
-            "rate_mbps = 12",
-            &format!("{link}\nqueue = {{ kind = \"pie\"{keys} }}"),
-        );
-        let s = load_scenario(&text, Some(Path::new("s.toml")), &[traces])?;
-        match &s.links[0].queue {
-            QueueConfig::Pie(p) => Ok(p.clone()),
+        match queue_on(link, "pie", keys)? {
+            QueueConfig::Pie(p) => Ok(p),
             q => panic!("{q:?}"),
         }
     }

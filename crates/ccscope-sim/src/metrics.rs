@@ -680,7 +680,10 @@ impl RunResult {
         }
         for p in &self.paths {
             if p.delivered + p.dropped > p.sent || p.acks_delivered + p.acks_dropped > p.acks_sent {
-                v.push(format!("path {}/{}: more delivered and dropped than sent", p.flow, p.path));
+                v.push(format!(
+                    "path {}/{}: more delivered and dropped than sent",
+                    p.flow, p.path
+                ));
             }
         }
         v

@@ -46,7 +46,10 @@ fn conservation_violations_name_each_broken_law() {
     let v = r.conservation_violations();
     assert_eq!(v.len(), 4, "{v:?}");
     assert!(v[0].starts_with("flow Some(1): sent "), "{v:?}");
-    assert!(v[1].starts_with(&format!("link {}: departures ", r.links[0].name)), "{v:?}");
+    assert!(
+        v[1].starts_with(&format!("link {}: departures ", r.links[0].name)),
+        "{v:?}"
+    );
     assert!(v[2].starts_with("ACKs: sent "), "{v:?}");
     assert!(v[3].starts_with("path 0/0: "), "{v:?}");
 }

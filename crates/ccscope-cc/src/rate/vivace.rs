@@ -1212,7 +1212,12 @@ mod tests {
         s.send(4);
         s.ack_oldest(RTT);
         s.ack_oldest(RTT);
-        let before = (s.cc.last_ack, s.cc.avg_rtt_us, s.cc.latest_rtt, s.cc.avg_interval_ratio);
+        let before = (
+            s.cc.last_ack,
+            s.cc.avg_rtt_us,
+            s.cc.latest_rtt,
+            s.cc.avg_interval_ratio,
+        );
         let pending = s.cc.pending.map(|p| (p.rtt_us, p.ack_interval_us));
         // A duplicate ACK 5 ms later with a 90 ms RTT sample: no packet came with it (`on_packet_acked`).
         s.advance(Dur::from_ms(5));
@@ -1235,7 +1240,12 @@ mod tests {
         // QUIC's MaybeInvokeCongestionEvent: nothing acked, nothing lost, no event; so no RTT update,
         // no ACK interval, and the pending ACK's samples still wait for the next delivering ACK.
         assert_eq!(
-            (s.cc.last_ack, s.cc.avg_rtt_us, s.cc.latest_rtt, s.cc.avg_interval_ratio),
+            (
+                s.cc.last_ack,
+                s.cc.avg_rtt_us,
+                s.cc.latest_rtt,
+                s.cc.avg_interval_ratio
+            ),
             before
         );
         assert_eq!(s.cc.pending.map(|p| (p.rtt_us, p.ack_interval_us)), pending);
