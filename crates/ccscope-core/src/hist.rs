@@ -62,7 +62,8 @@ impl Pages {
                 // An eighth of headroom: amortised growth that wastes little of a long-lived histogram;
                 // doubling up to 8 pages first, so a young one is not copied at every new page.
                 let n = self.arena.len();
-                self.arena.reserve_exact(if n < 8 { n.max(1) } else { n / 8 + 1 });
+                self.arena
+                    .reserve_exact(if n < 8 { n.max(1) } else { n / 8 + 1 });
             }
             self.arena.push([0; PAGE]);
             *slot = self.arena.len() as u32;
