@@ -144,6 +144,11 @@ CASES = [
     run_case("duration negative", sub(RATE, "duration_s = 2", "duration_s = -2"), ["s.toml:2", "duration_s"]),
     run_case("duration zero", sub(RATE, "duration_s = 2", "duration_s = 0"), ["s.toml:2", "duration_s"]),
     run_case("duration absurd", sub(RATE, "duration_s = 2", "duration_s = 1e15"), ["s.toml:2", "duration_s"]),
+    # 1e-12 s is 0 ns on the clock: it ran a run of no time and wrote its empty results.
+    run_case("duration below a nanosecond", sub(RATE, "duration_s = 2", "duration_s = 1e-12"),
+             ["s.toml:2", "duration_s", "below 1 ns"]),
+    run_case("--set duration below a nanosecond", RATE, ["override `duration_s`", "below 1 ns"],
+             args=["--set", "duration_s=1e-12"]),
     run_case("duration 1e300 shown short", sub(RATE, "duration_s = 2", "duration_s = 1e300"), ["s.toml:2", "duration_s", "`: 1e300 s is beyond 1e7 s (the longest run)"]),
     run_case("duration nan", sub(RATE, "duration_s = 2", "duration_s = nan"), ["s.toml:2", "duration_s"]),
     run_case("seed negative", "seed = -1\n" + RATE, ["s.toml:1", "seed"]),

@@ -558,8 +558,8 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
 
     let name = raw.name.unwrap_or_else(|| "scenario".into());
     let seed = raw.seed.unwrap_or(1);
-    let duration = positive(ctx, "duration_s", raw.duration_s)?;
-    let duration = match within_a_run(ctx, "duration_s", duration, "s", 1.0)? {
+    // Below 1 ns a duration is 0 ns on the clock: a run of no time.
+    let duration = match positive_time(ctx, "duration_s", raw.duration_s, "s", 1.0)? {
         Some(s) => Dur::from_secs_f64(s),
         None => match dumbbell.map(|d| &links[d.0].service) {
             // mahimahi link_queue.cc use_a_delivery_opportunity(): `once` ends after the last opportunity is used.
@@ -1965,6 +1965,19 @@ mod tests {
     }
 
     const OK: &str = "duration_s = 10\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"aimd\"\nadditive_increase = 1\ncount = 2\n";
+
+    #[test]
+    fn a_duration_below_a_nanosecond_is_refused_not_run_for_no_time() {
+        let e = load(&OK.replace("duration_s = 10", "duration_s = 1e-12"))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "s.toml:1: field `duration_s`: 1e-12 s is below 1 ns, the clock's resolution"
+        );
+        assert!(load(&OK.replace("duration_s = 10", "duration_s = 1e-9")).is_ok());
+    }
 
     #[test]
     fn a_time_beyond_the_longest_run_is_refused_not_saturated() {
