@@ -169,9 +169,10 @@ class Scenario:
                 raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{shown}`: not UTF-8 text")) from None
             except (TypeError, ValueError) as e:  # None (TOML has no null), objects TOML cannot write
                 raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{k}`: {e}")) from None
-            if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+            big = _beyond_toml_integer(v)
+            if big is not None:
                 raise _native.ScenarioError(one_line(
-                    f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer"))
+                    f"{self.file or '<scenario>'}: override `{k}`: {big} is outside the range of a TOML integer"))
             try:
                 _set_path(d, k, v)
             except (IndexError, ValueError, KeyError, TypeError) as e:
@@ -183,6 +184,19 @@ class Scenario:
 
     def validate(self) -> dict:
         return _native.validate_scenario(self.text, self.file, trace_search_path(), list(self.overridden), self.written)
+
+
+def _beyond_toml_integer(v: Any) -> Optional[int]:
+    """The first integer in `v` (or in its tables and arrays) that a TOML integer (i64) cannot hold: the
+    loader's parser would refuse it at a line of the rewritten file, not the override."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return None if -(2**63) <= v < 2**63 else v
+    items = v.values() if isinstance(v, Mapping) else v if isinstance(v, (list, tuple)) else ()
+    for x in items:
+        big = _beyond_toml_integer(x)
+        if big is not None:
+            return big
+    return None
 
 
 ScenarioLike = Union[Scenario, str, Path, Mapping[str, Any]]

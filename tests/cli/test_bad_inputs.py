@@ -435,6 +435,11 @@ CASES += [
              ["s.toml:7", "data_link.queue.t_update_ms", ">= 1 ms"]),
     run_case("pie unknown key", queue('queue = { kind = "pie", target_ms = 15 }'),
              ["s.toml:7", "target_ms"]),
+    # An integer beyond 64 bits inside a table given by --set was refused by the TOML parser at a line
+    # of the rewritten file (a line the user's file does not have).
+    run_case("--set queue table with an integer beyond 64 bits", RATE,
+             ["override `data_link.queue`", "18446744073709551615", "outside the range of a TOML integer"],
+             args=["--set", 'data_link.queue={kind="droptail", packets=18446744073709551615}']),
     run_case("red mean packet size zero", queue('queue = { kind = "red", mean_packet_bytes = 0 }'),
              ["s.toml:7", "data_link.queue.mean_packet_bytes", "1..=65535"]),
     run_case("burst loss window absurd", queue('loss = { kind = "burst_after_loss", p = 0.1, window_ms = 1e300 }'),
@@ -708,3 +713,4 @@ def test_output_folder_that_cannot_be_written_is_refused_before_running(tmp_path
     check_one_error_line(res, ["-o", str(out), "cannot write in"])
     assert not out.exists()
     assert snapshot(tmp_path) == before
+
