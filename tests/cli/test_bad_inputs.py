@@ -435,6 +435,20 @@ CASES += [
              ["s.toml:7", "data_link.queue.t_update_ms", ">= 1 ms"]),
     run_case("pie unknown key", queue('queue = { kind = "pie", target_ms = 15 }'),
              ["s.toml:7", "target_ms"]),
+    # A wrong type inside a queue, loss or traffic table named the table, not its key; set by --set, it
+    # named the file's line of the table, not the override.
+    run_case("pie weight of the wrong type names the key", queue('queue = { kind = "pie", beta = "x" }'),
+             ["s.toml:7", "field `data_link.queue.beta`", "expected f64"]),
+    run_case("--set pie weight of the wrong type", queue('queue = { kind = "pie" }'),
+             ["override `data_link.queue.beta`", "field `data_link.queue.beta`", "expected f64"],
+             args=["--set", "data_link.queue.beta=x"]),
+    run_case("--set queue limit negative", queue('queue = { kind = "pie", flavour = "rfc8033" }'),
+             ["override `data_link.queue.packets`", "field `data_link.queue.packets`", "-1"],
+             args=["--set", "data_link.queue.packets=-1"]),
+    run_case("--set queue unknown key", queue('queue = { kind = "codel" }'),
+             ["override `data_link.queue.bogus`", "unknown key `bogus`"], args=["--set", "data_link.queue.bogus=1"]),
+    run_case("--set loss probability of the wrong type", queue('loss = { kind = "bernoulli", p = 0.1 }'),
+             ["override `data_link.loss.p`", "field `data_link.loss.p`"], args=["--set", "data_link.loss.p=high"]),
     # An integer beyond 64 bits inside a table given by --set was refused by the TOML parser at a line
     # of the rewritten file (a line the user's file does not have).
     run_case("--set queue table with an integer beyond 64 bits", RATE,
@@ -714,3 +728,11 @@ def test_output_folder_that_cannot_be_written_is_refused_before_running(tmp_path
     assert not out.exists()
     assert snapshot(tmp_path) == before
 
+
+def test_a_wrong_type_in_a_named_links_queue_set_through_the_api_names_the_override(tmp_path):
+    import ccscope
+
+    (tmp_path / "s.toml").write_text(sub(TOPO, "delay_ms = 5\n", 'delay_ms = 5\nqueue = { kind = "pie" }\n'))
+    with pytest.raises(ccscope.ScenarioError) as e:
+        ccscope.run(str(tmp_path / "s.toml"), overrides={"links.bottleneck.queue.alpha": [1]})
+    assert "override `links.bottleneck.queue.alpha`: field `links.bottleneck.queue.alpha`" in str(e.value), e.value

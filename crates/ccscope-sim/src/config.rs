@@ -318,10 +318,53 @@ pub fn load_scenario_overridden(
         if path.is_empty() || path == "." {
             syntax(e.inner().span(), &reason)
         } else {
+            let path = key_in_tagged_table(text, &path).unwrap_or(path);
             ctx.err(&path, reason)
         }
     })?;
     build(&mut ctx, raw)
+}
+
+/// serde reads a table tagged by `kind` (`queue`, `loss`, `traffic`) whole, so an error inside it is
+/// reported at the table (`data_link.queue`), and one a `--set` of a key in it caused named the file's
+/// line: the key is the one whose removal changes the error (with several bad keys, the one reported).
+/// `None` when no single key does (a missing key) or `path` is not a table.
+fn key_in_tagged_table(text: &str, path: &str) -> Option<String> {
+    fn table_at<'a>(v: &'a mut toml::Value, path: &str) -> Option<&'a mut toml::Table> {
+        let mut v = v;
+        for seg in segments(path) {
+            v = match v {
+                toml::Value::Table(t) => t.get_mut(&seg)?,
+                toml::Value::Array(a) => a.get_mut(seg.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        v.as_table_mut()
+    }
+    fn error_of(v: toml::Value) -> Option<(String, String)> {
+        serde_path_to_error::deserialize::<_, ScenarioFile>(v)
+            .err()
+            .map(|e| (e.path().to_string(), e.inner().to_string()))
+    }
+    let mut doc = toml::Value::Table(text.parse::<toml::Table>().ok()?);
+    let keys: Vec<String> = table_at(&mut doc, path)?
+        .keys()
+        .filter(|k| k.as_str() != "kind")
+        .cloned()
+        .collect();
+    let before = error_of(doc.clone())?;
+    if before.0 != path {
+        return None;
+    }
+    let mut blamed = keys.into_iter().filter(|k| {
+        let mut d = doc.clone();
+        table_at(&mut d, path).map(|t| t.remove(k));
+        error_of(d).as_ref() != Some(&before)
+    });
+    match (blamed.next(), blamed.next()) {
+        (Some(k), None) => Some(format!("{path}.{k}")),
+        _ => None,
+    }
 }
 
 /// The field a `key = value` line sets (`flows[0].count`), so that an error inside a value the TOML
@@ -2199,6 +2242,39 @@ mod tests {
             e.starts_with("s.toml:7: field `flows[0].additive_increase`:"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_error_inside_a_kind_table_names_its_key_and_the_override_that_set_it() {
+        let written =
+            format!("{OK}").replace("delay_ms = 20", "delay_ms = 20\nqueue = { kind = \"pie\" }");
+        let rewritten = written.replace("kind = \"pie\"", "kind = \"pie\", beta = \"x\"");
+        assert_eq!(
+            override_err(&rewritten, Some(&written), &["data_link.queue.beta"]),
+            "s.toml: override `data_link.queue.beta`: field `data_link.queue.beta`: invalid type: string \"x\", expected f64"
+        );
+        // In the file: its line and the key.
+        let e = load(&rewritten).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "s.toml:5: field `data_link.queue.beta`: invalid type: string \"x\", expected f64"
+        );
+        // A key the kind lacks, beside an override of another key: the file's line, not the override.
+        let bad = written.replace("kind = \"pie\"", "kind = \"pie\", bogus = 1, alpha = 0.5");
+        let e = override_err(&bad, Some(&written), &["data_link.queue.alpha"]);
+        assert!(
+            e.starts_with("s.toml:5: field `data_link.queue.bogus`: unknown key `bogus`"),
+            "{e}"
+        );
+        // A missing key is no single key's fault: the table is named.
+        let e = load(&OK.replace(
+            "delay_ms = 20",
+            "delay_ms = 20\nloss = { kind = \"round_correlated\" }",
+        ))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "s.toml:5: field `data_link.loss`: missing field `p`");
     }
 
     #[test]
