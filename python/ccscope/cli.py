@@ -303,13 +303,19 @@ def controllers_markdown() -> str:
 
 @app.command()
 def bench(
-    repeats: int = typer.Option(3, help="Runs per case; the median is reported"),
+    repeats: int = typer.Option(3, help="Runs per case (1 to 1000); the median is reported"),
     cases: Optional[str] = typer.Option(None, help="Comma-separated case names (default: all)"),
 ) -> None:
     """Measure simulator speed (delivered packets and simulated seconds per wall-second)."""
     from ccscope import bench as b
+    from ccscope.arguments import ArgumentError
 
-    table = b.run_bench(repeats=repeats, names=[c.strip() for c in cases.split(",")] if cases else None)
+    try:
+        table = b.run_bench(repeats=repeats, names=[c.strip() for c in cases.split(",")] if cases else None)
+    except ArgumentError as e:
+        raise fail(e, b.CLI_OPTIONS)
+    except _native.ScenarioError as e:  # an unknown case name
+        raise fail(ValueError(f"--cases {cases}: {e}"))
     console.print(b.render(table))
 
 

@@ -633,6 +633,17 @@ CASES += [
 ]
 
 
+CASES += [
+    # `bench` printed a traceback (exit 1) for an unknown case or a negative --repeats, ran --repeats 0 as
+    # 1, and took any count (the run's timings were allocated up front: 10^12 repeats asked for 8 TB).
+    Case("bench unknown case", ["bench", "--cases", "nope"], ["--cases nope", "unknown bench case `nope`", "contest"]),
+    Case("bench repeats zero", ["bench", "--repeats", "0", "--cases", "contest"], ["--repeats 0", "1..=1000"]),
+    Case("bench repeats negative", ["bench", "--repeats", "-1", "--cases", "contest"], ["--repeats -1", "1..=1000"]),
+    Case("bench repeats absurd", ["bench", "--repeats", "1000000000000", "--cases", "contest"],
+         ["--repeats 1000000000000", "1..=1000"]),
+]
+
+
 def snapshot(d: Path) -> dict:
     """Every entry under `d`: kind, and bytes for files."""
     out = {}
