@@ -203,10 +203,12 @@ def sweep(
     """Run a parameter grid on dask and write sweep.parquet (per seed) and summary.parquet (mean, 95% CI)."""
     from ccscope import store
     from ccscope import sweep as sw
+    from ccscope.runner import check_jobs
 
     try:
         if jobs < 0:
             raise ValueError(f"--jobs {jobs}: need at least one worker (0 = all cores)")
+        check_jobs(jobs)
         grid = sw.parse_grid(params or [])
         store.check_resumable_folder(out, sw.FOLDER_MARKERS, "sweep")  # first here, to name -o
         result = sw.run_sweep(scenario, grid, seeds=seeds, out=out, jobs=jobs or None, scheduler=scheduler,
@@ -247,11 +249,13 @@ def tune(
     """Search controller parameters with optuna (TPE), then compare tuned and default on held-out traces."""
     from ccscope import grid as gr
     from ccscope import tune as tn
+    from ccscope.runner import check_jobs
     from ccscope.sweep import SweepError
 
     try:
         if jobs < 0:
             raise ValueError(f"--jobs {jobs}: need at least one worker (0 = all cores)")
+        check_jobs(jobs)
         space = gr.parse_space(params or [])
         obj = tn.Objective.parse(objective, direction)
         result = tn.tune(scenario, space, obj, trials, out, tune_traces=tn.parse_traces("--traces-tune", traces_tune),

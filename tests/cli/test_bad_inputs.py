@@ -644,6 +644,16 @@ CASES += [
 ]
 
 
+CASES += [
+    # -j 100000 started a local dask cluster of 100000 worker processes (over 1 GB and a minute before it
+    # was killed); local workers are bounded by this machine's cores.
+    Case("sweep local workers absurd", ["sweep", "{d}/s.toml", "--param", "flows.0.window=1,2", "-j", "100000", "-o", "{d}/sw"],
+         ["--jobs 100000", "per core"], {"s.toml": RATE}),
+    Case("tune local workers absurd", ["tune", "{d}/s.toml", "--param", "flows.0.window=1:20", "--trials", "2", "-j", "100000",
+                                       "-o", "{d}/tu"], ["--jobs 100000", "per core"], {"s.toml": RATE}),
+]
+
+
 def snapshot(d: Path) -> dict:
     """Every entry under `d`: kind, and bytes for files."""
     out = {}
