@@ -611,7 +611,7 @@ class Result:
         files there (and still refuses to replace any of them). The error names the argument: ``out PATH: ...``."""
         from ccscope import store
 
-        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES, option="out") as w:
+        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES, option="out", not_of=OTHER_RESULTS) as w:
             self.write_into(w.stage, log_path)
         return Path(out)
 
@@ -623,6 +623,8 @@ SMALL_TABLE_VALUES = 1 << 18
 
 RESULT_FILES = ("summary.json", "provenance.json", "scenario.toml", "flows.parquet", "timeseries.parquet",
                 "packets.parquet", "cwnd.parquet", "samples.parquet", "link.log")
+#: The record of a results folder of another kind (a comparison's): a run is not written into one.
+OTHER_RESULTS = ("compare.json",)
 
 
 def _json_default(o: Any) -> Any:

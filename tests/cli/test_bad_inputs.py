@@ -654,6 +654,20 @@ CASES += [
 ]
 
 
+COMPARE_FOLDER = {
+    "cmp/ccscope-manifest.json": '{"format": "ccscope-results", "version": 1, "files": ["compare.json", "delay_cdf.svg"]}\n',
+    "cmp/compare.json": "{}\n",
+    "cmp/delay_cdf.svg": "<svg/>\n",
+}
+
+CASES += [
+    # A run into a comparison's folder deleted its compare.json and figures (ccscope's files, but of
+    # another command); compare already refused a run's folder.
+    run_case("run into a comparison folder", RATE, ["-o", "cmp", "another kind", "compare.json"], COMPARE_FOLDER,
+             args=["-o", "{d}/cmp"]),
+]
+
+
 def snapshot(d: Path) -> dict:
     """Every entry under `d`: kind, and bytes for files."""
     out = {}
@@ -757,3 +771,14 @@ def test_a_wrong_type_in_a_named_links_queue_set_through_the_api_names_the_overr
     with pytest.raises(ccscope.ScenarioError) as e:
         ccscope.run(str(tmp_path / "s.toml"), overrides={"links.bottleneck.queue.alpha": [1]})
     assert "override `links.bottleneck.queue.alpha`: field `links.bottleneck.queue.alpha`" in str(e.value), e.value
+
+
+def test_saving_a_run_into_a_comparison_folder_is_refused_and_keeps_it(tmp_path):
+    from ccscope.store import OutputError
+
+    materialise(tmp_path, Case("", [], [], COMPARE_FOLDER))
+    before = snapshot(tmp_path)
+    res = api.run(RATE_SC(tmp_path))
+    with pytest.raises(OutputError, match="another kind"):
+        res.save(tmp_path / "cmp")
+    assert snapshot(tmp_path) == before
