@@ -93,6 +93,11 @@ const FLOW_BYTES: u64 = 6_400;
 const LINK_COPY_BYTES: u64 = 9_000;
 /// A path's counters and routes.
 const PATH_BYTES: u64 = 300;
+/// What an SCTP-CMT association keeps beyond a flow and its paths: 2.7 kB, plus 1.5 kB a destination
+/// (its window, RTT estimate, T3-rtx timer and scoreboard); measured at rest, peak RSS over 1 s of
+/// 65,536 associations with 1, 2 and 4 paths: 10.9, 12.7 and 16.3 kB each (docs/performance.md).
+const CMT_ASSOCIATION_BYTES: u64 = 2_700;
+const CMT_DESTINATION_BYTES: u64 = 1_500;
 /// At most this long a run (115 days of simulated time; integer ns reach 584 years).
 pub const MAX_DURATION_S: f64 = ccscope_core::MAX_RUN_S;
 /// At most this many rows of packet log (33 B each, about 2.2 GB), as the monitored link would log them
@@ -701,9 +706,15 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         }
         // What a built-in controller keeps beyond the base (Sprout's forecast tables grow with its
         // bins, SAC's oracle series with its file).
-        let extra = ccscope_cc::registry::find(&spec.controller)
+        let mut extra = ccscope_cc::registry::find(&spec.controller)
             .and_then(|info| (info.state_bytes)(&spec.params))
             .unwrap_or(0);
+        if spec.transport() == ccscope_cc::Transport::Cmt {
+            let destinations = spec.paths.len().max(1) as u64;
+            extra = extra
+                .saturating_add(CMT_ASSOCIATION_BYTES)
+                .saturating_add(destinations.saturating_mul(CMT_DESTINATION_BYTES));
+        }
         n_state = n_state.saturating_add(count.saturating_mul(FLOW_BYTES.saturating_add(extra)));
         let state = n_state
             .saturating_add(n_copies.saturating_mul(LINK_COPY_BYTES))
@@ -2877,6 +2888,27 @@ mod tests {
         let e = refused(&sprout(700), 10, "flows[0].count");
         assert!(e.ends_with("about 4.5 GiB of per-flow state (700 flows, 0 per-flow link copies, 700 paths): at most 4 GiB"), "{e}");
         assert!(load(&sprout(600)).is_ok());
+    }
+
+    #[test]
+    fn each_cmt_association_counts_its_measured_size_in_the_state_bound() {
+        // At rest an association measured 10.9 kB with one path, 12.7 kB with two and 16.3 kB with four
+        // (65,536 of them over 1 s, peak RSS); the bound counted 6.7, 7.0 and 7.6 kB.
+        let cmt = |count: u64| {
+            format!(
+                "duration_s = 1\n[links.p0]\nrate_mbps = 21\n[links.p1]\nrate_mbps = 20\n[links.b]\n\
+                 rate_mbps = 1000\n[[flows]]\ncontroller = \"sctp\"\nrbuf_bytes = 128000\n\
+                 paths = [{{ route = [\"p0\"], ack_route = [\"b\"] }}, {{ route = [\"p1\"], ack_route = [\"b\"] }}]\n\
+                 count = {count}\n"
+            )
+        };
+        // Two paths: 6,400 + 2 x 300 + 2,700 + 2 x 1,500 = 12,700 B; 338,187 of them pass 4 GiB.
+        let e = refused(&cmt(338_187), 12, "flows[0].count");
+        assert!(
+            e.ends_with("about 4.0 GiB of per-flow state (338187 flows, 0 per-flow link copies, 676374 paths): at most 4 GiB"),
+            "{e}"
+        );
+        assert_eq!(load(&cmt(338_186)).unwrap().flows.len(), 338_186);
     }
 
     #[test]
