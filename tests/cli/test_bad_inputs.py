@@ -668,6 +668,28 @@ CASES += [
 ]
 
 
+def _series(columns: dict) -> Callable[[Path], None]:
+    """A setup writing d/ts.parquet with these columns (a link series as a run keeps it, flow -1)."""
+
+    def setup(d: Path) -> None:
+        import pandas as pd
+
+        pd.DataFrame(columns).to_parquet(d / "ts.parquet")
+
+    return setup
+
+
+CASES += [
+    # A throughput column of text was read as numbers: the error named neither the file nor the column.
+    Case("stats hurst of a text column", ["stats", "hurst", "{d}/ts.parquet", "--method", "rs"],
+         ["--column 'throughput_mbps'", "ts.parquet", "not a numeric column"],
+         setup=_series({"time_s": [0.0, 1.0], "flow": [-1, -1], "throughput_mbps": ["x", "y"]})),
+    Case("stats condprob with a text time column", ["stats", "condprob", "{d}/ts.parquet"],
+         ["SERIES", "ts.parquet", "time_s is not numeric"],
+         setup=_series({"time_s": ["a", "b"], "flow": [-1, -1], "throughput_mbps": [1.0, 2.0]})),
+]
+
+
 def snapshot(d: Path) -> dict:
     """Every entry under `d`: kind, and bytes for files."""
     out = {}
