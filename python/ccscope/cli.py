@@ -792,7 +792,7 @@ def stats_condprob(
         s = stats.load_series(series, column)
         width = bin_s if bin_s is not None else s.bin_s
         if width is None:
-            raise ValueError("--bin-s: the series has no time_s column; give the bin width")
+            raise ValueError("--bin-s: the series has no time_s column, or a single row (no step); give the bin width")
         if not (width > 0 and math.isfinite(width)):
             raise ValueError(f"--bin-s {width}: must be positive")
         tab = stats.condprob_table(s.values, _whole_bins("--t1", t1, width), _whole_bins("--t2", t2, width), partition)

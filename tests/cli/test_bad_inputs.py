@@ -687,6 +687,10 @@ CASES += [
     Case("stats condprob with a text time column", ["stats", "condprob", "{d}/ts.parquet"],
          ["SERIES", "ts.parquet", "time_s is not numeric"],
          setup=_series({"time_s": ["a", "b"], "flow": [-1, -1], "throughput_mbps": [1.0, 2.0]})),
+    # One row has a time_s column but no step: the error said the column was missing.
+    Case("stats condprob of a one-row series", ["stats", "condprob", "{d}/ts.parquet"],
+         ["--bin-s", "a single row", "give the bin width"],
+         setup=_series({"time_s": [0.0], "flow": [-1], "throughput_mbps": [1.0]})),
 ]
 
 
