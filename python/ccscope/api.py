@@ -169,6 +169,11 @@ class Scenario:
                 raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{shown}`: not UTF-8 text")) from None
             except (TypeError, ValueError) as e:  # None (TOML has no null), objects TOML cannot write
                 raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{k}`: {e}")) from None
+            if any(not part.strip() for part in k.split(".")):
+                # `--set =3` set the key `` and was refused at a line of the file, not as the override.
+                raise _native.ScenarioError(one_line(
+                    f"{self.file or '<scenario>'}: override `{k}`: an empty part in the key (expected a dotted name, "
+                    "e.g. flows.0.window)"))
             big = _beyond_toml_integer(v)
             if big is not None:
                 raise _native.ScenarioError(one_line(
@@ -176,7 +181,7 @@ class Scenario:
             try:
                 _set_path(d, k, v)
             except (IndexError, ValueError, KeyError, TypeError) as e:
-                raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: field `{k}`: cannot set ({e})")) from None
+                raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{k}`: cannot set ({e})")) from None
         out = Scenario.from_dict(d, self.file)
         out.overridden = tuple(self.overridden) + tuple(k for k in overrides if k not in self.overridden)
         out.written = self.text if self.written is None else self.written

@@ -295,6 +295,12 @@ CASES = [
     run_case("--set a link with a line break in its name", TOPO, ["override `links.bot\\ntle.rate_mbps`", "unknown link",
                                                                   "bottleneck, back"], args=["--set", "links.bot\ntle.rate_mbps=5"]),
     run_case("--set a path with a line break", RATE, ["flows.x\\ny.window", "cannot set"], args=["--set", "flows.x\ny.window=3"]),
+    # An empty key (or an empty part of one) was set as the key `` and refused at a line of the file.
+    run_case("--set an empty key", RATE, ["override ``", "empty"], args=["--set", "=3"]),
+    run_case("--set a key with an empty part", RATE, ["override `.seed`", "empty"], args=["--set", ".seed=3"]),
+    run_case("--set a key with two dots", RATE, ["override `flows..window`", "empty"], args=["--set", "flows..window=3"]),
+    run_case("--set a list index beyond the file's", RATE, ["override `flows.5.window`", "cannot set"],
+             args=["--set", "flows.5.window=3"]),
     run_case("--set without = and with a line break", RATE, ["--set a\\nb", "KEY=VALUE"], args=["--set", "a\nb"]),
     # Python splits lines at a form feed or U+2028 too: the line stays whole, whatever the Rust side escapes.
     run_case("--set key with a form feed", RATE, ["override `flows.0.win", "dow`", "known: window"],
