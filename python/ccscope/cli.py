@@ -442,6 +442,11 @@ def markov_train(
     from ccscope import store
 
     try:
+        # train() names its arguments (quantize_ms, truncate); the command names its options.
+        if quantize < 1:
+            raise markov.ScenarioError(f"--quantize {quantize}: expected a positive whole number of ms")
+        if not 0 < truncate <= 100:
+            raise markov.ScenarioError(f"--truncate {truncate:g}: expected a percentile in (0, 100]")
         markov.check_model_destination(out, "-o")  # before the training; save() checks again
         t0 = time.perf_counter()
         model = markov.train(samples, quantize_ms=quantize, truncate=truncate)

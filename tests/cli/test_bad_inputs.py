@@ -615,6 +615,11 @@ CASES += [
          {"logo.svg": '<svg xmlns="http://www.w3.org/2000/svg"><title>ccscope</title></svg>'}, setup=_model),
     Case("markov train over a user's file", ["markov", "train", "{d}/s.parquet", "-o", "{d}/notes.txt"],
          ["-o", "notes.txt is there and is not a .ccm model ccscope wrote"], {"notes.txt": "my notes"}, setup=_samples),
+    # The API's argument names (quantize_ms, truncate) were shown instead of the command's options.
+    Case("markov train quantize zero", ["markov", "train", "{d}/s.parquet", "--quantize", "0", "-o", "{d}/m.ccm"],
+         ["--quantize 0", "positive"], setup=_samples),
+    Case("markov train truncate beyond 100", ["markov", "train", "{d}/s.parquet", "--truncate", "120", "-o", "{d}/m.ccm"],
+         ["--truncate 120", "(0, 100]"], setup=_samples),
     Case("markov train over its own samples", ["markov", "train", "{d}/s.parquet", "-o", "{d}/s.parquet"],
          ["-o", "s.parquet is there and is not a .ccm model ccscope wrote"], setup=_samples),
     Case("markov collect over a user's file", ["markov", "collect", "--traces", "{d}/traces", "--set", "t.down", "--users", "1",
