@@ -180,9 +180,11 @@ def report(
     from ccscope.analysis.html_report import CLI_OPTIONS
     from ccscope.analysis.html_report import report as write_report
 
+    from ccscope.store import OutputError
+
     try:
         path = write_report(folder, out)
-    except AnalysisInputError as e:  # report() names its arguments; the command names its options
+    except (AnalysisInputError, OutputError) as e:  # report() names its arguments; the command names its options
         raise fail(e, CLI_OPTIONS)
     console.print(f"wrote {path}", highlight=False)
 

@@ -307,6 +307,15 @@ def _writable_ancestor(path: Path, option: str) -> Path:
     if not os.access(anc, os.W_OK | os.X_OK):
         raise OutputError.naming(option, f"cannot write in {anc} ({_access_reason(anc)})", value=path,
                                  path=True)
+    # The mode is not the whole answer (root passes it on a read-only mount, /proc takes no file): a
+    # file of ccscope's own made and removed there is, so the write cannot fail at the end, after the work.
+    probe = anc / _tmp_name("probe")
+    try:
+        probe.touch(exist_ok=False)
+    except OSError as e:
+        raise OutputError.naming(option, f"cannot write in {anc} ({e.strerror or _access_reason(anc)})", value=path,
+                                 path=True) from None
+    probe.unlink(missing_ok=True)
     return anc
 
 

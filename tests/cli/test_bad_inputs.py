@@ -638,6 +638,12 @@ def _report_case(name: str, page: Union[str, bytes], expect: list) -> Case:
 
 
 CASES += [
+    # The folder named was a file: the error said it did not exist.
+    Case("report -o inside a file", ["report", "{d}/res", "-o", "{d}/s.toml/page.html"], ["-o", "s.toml is a file, not a folder"],
+         setup=_results_case("", {}, []).setup),
+]
+
+CASES += [
     _report_case("report over a user's HTML page", "<html>my notes</html>\n", ["page.html", "ccscope did not write it"]),
     _report_case("report over a page another program generated", '<meta name="generator" content="pandoc">\n',
                  ["page.html", "ccscope did not write it"]),
@@ -818,4 +824,29 @@ def test_saving_a_run_into_a_comparison_folder_is_refused_and_keeps_it(tmp_path)
     res = api.run(RATE_SC(tmp_path))
     with pytest.raises(OutputError, match="another kind"):
         res.save(tmp_path / "cmp")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["report", "markov train", "markov inspect --heatmap"])
+def test_a_file_destination_that_cannot_be_written_is_refused_in_one_line(tmp_path, cli_runner, command):
+    # Root writes in any folder whatever its mode, so the check trusted the mode: /proc took no file and the
+    # write failed at the end, after the work (report: a traceback, exit 1; markov: a line naming a temp file).
+    if os.geteuid() == 0:
+        folder = Path("/proc")
+    else:
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        folder.chmod(0o555)
+    _model(tmp_path)
+    (tmp_path / "s.toml").write_text(RATE)
+    api.run(RATE_SC(tmp_path)).save(tmp_path / "res")
+    args, option = {
+        "report": (["report", str(tmp_path / "res"), "-o", str(folder / "page.html")], "-o"),
+        "markov train": (["markov", "train", str(tmp_path / "s.parquet"), "-o", str(folder / "m.ccm")], "-o"),
+        "markov inspect --heatmap": (["markov", "inspect", str(tmp_path / "m.ccm"), "--heatmap", str(folder / "h.png")],
+                                     "--heatmap"),
+    }[command]
+    before = snapshot(tmp_path)
+    res = cli_runner.invoke(app, args)
+    check_one_error_line(res, [option, f"cannot write in {folder}"])
     assert snapshot(tmp_path) == before
