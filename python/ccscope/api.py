@@ -169,13 +169,19 @@ class Scenario:
                 raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{shown}`: not UTF-8 text")) from None
             except (TypeError, ValueError) as e:  # None (TOML has no null), objects TOML cannot write
                 raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{k}`: {e}")) from None
-            if isinstance(v, int) and not isinstance(v, bool) and not -(2**63) <= v < 2**63:
+            if any(not part.strip() for part in k.split(".")):
+                # `--set =3` set the key `` and was refused at a line of the file, not as the override.
                 raise _native.ScenarioError(one_line(
-                    f"{self.file or '<scenario>'}: override `{k}`: {v} is outside the range of a TOML integer"))
+                    f"{self.file or '<scenario>'}: override `{k}`: an empty part in the key (expected a dotted name, "
+                    "e.g. flows.0.window)"))
+            big = _beyond_toml_integer(v)
+            if big is not None:
+                raise _native.ScenarioError(one_line(
+                    f"{self.file or '<scenario>'}: override `{k}`: {big} is outside the range of a TOML integer"))
             try:
                 _set_path(d, k, v)
             except (IndexError, ValueError, KeyError, TypeError) as e:
-                raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: field `{k}`: cannot set ({e})")) from None
+                raise _native.ScenarioError(one_line(f"{self.file or '<scenario>'}: override `{k}`: cannot set ({e})")) from None
         out = Scenario.from_dict(d, self.file)
         out.overridden = tuple(self.overridden) + tuple(k for k in overrides if k not in self.overridden)
         out.written = self.text if self.written is None else self.written
@@ -183,6 +189,19 @@ class Scenario:
 
     def validate(self) -> dict:
         return _native.validate_scenario(self.text, self.file, trace_search_path(), list(self.overridden), self.written)
+
+
+def _beyond_toml_integer(v: Any) -> Optional[int]:
+    """The first integer in `v` (or in its tables and arrays) that a TOML integer (i64) cannot hold: the
+    loader's parser would refuse it at a line of the rewritten file, not the override."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return None if -(2**63) <= v < 2**63 else v
+    items = v.values() if isinstance(v, Mapping) else v if isinstance(v, (list, tuple)) else ()
+    for x in items:
+        big = _beyond_toml_integer(x)
+        if big is not None:
+            return big
+    return None
 
 
 ScenarioLike = Union[Scenario, str, Path, Mapping[str, Any]]
@@ -597,7 +616,7 @@ class Result:
         files there (and still refuses to replace any of them). The error names the argument: ``out PATH: ...``."""
         from ccscope import store
 
-        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES, option="out") as w:
+        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES, option="out", not_of=OTHER_RESULTS) as w:
             self.write_into(w.stage, log_path)
         return Path(out)
 
@@ -609,6 +628,8 @@ SMALL_TABLE_VALUES = 1 << 18
 
 RESULT_FILES = ("summary.json", "provenance.json", "scenario.toml", "flows.parquet", "timeseries.parquet",
                 "packets.parquet", "cwnd.parquet", "samples.parquet", "link.log")
+#: The record of a results folder of another kind (a comparison's): a run is not written into one.
+OTHER_RESULTS = ("compare.json",)
 
 
 def _json_default(o: Any) -> Any:

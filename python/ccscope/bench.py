@@ -12,7 +12,14 @@ from rich.table import Table
 from rich.text import Text
 
 from ccscope import _native, api
+from ccscope.arguments import ArgumentError
 from ccscope.controller import Controller
+
+#: At most this many runs per case (the slowest case takes about a minute a run); the timings of every
+#: run are kept, so the count is bounded before anything is allocated.
+MAX_REPEATS = 1000
+#: run_bench's arguments as `ccscope bench` names them.
+CLI_OPTIONS = {"repeats": "--repeats", "names": "--cases"}
 
 
 class _FixedWindow(Controller):
@@ -69,6 +76,9 @@ def run_bench(repeats: int = 3, names: Optional[list[str]] = None) -> pd.DataFra
     """Time the bench cases (median of ``repeats``). Cases whose trace is not found are left out of
     the rows and listed, with the reason, in ``df.attrs["skipped"]`` (asking for one by name raises
     ``TraceError``)."""
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
+        raise ArgumentError.naming("repeats", f"must be a whole number of runs per case in 1..={MAX_REPEATS}",
+                                   value=repeats)
     native = None if names is None else [n for n in names if n != "markov"]
     out = _native.run_bench(bench_trace_dirs(), native, repeats) if native != [] else []
     df = pd.DataFrame([r for r in out if "skipped" not in r],

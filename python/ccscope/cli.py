@@ -180,9 +180,11 @@ def report(
     from ccscope.analysis.html_report import CLI_OPTIONS
     from ccscope.analysis.html_report import report as write_report
 
+    from ccscope.store import OutputError
+
     try:
         path = write_report(folder, out)
-    except AnalysisInputError as e:  # report() names its arguments; the command names its options
+    except (AnalysisInputError, OutputError) as e:  # report() names its arguments; the command names its options
         raise fail(e, CLI_OPTIONS)
     console.print(f"wrote {path}", highlight=False)
 
@@ -203,10 +205,12 @@ def sweep(
     """Run a parameter grid on dask and write sweep.parquet (per seed) and summary.parquet (mean, 95% CI)."""
     from ccscope import store
     from ccscope import sweep as sw
+    from ccscope.runner import check_jobs
 
     try:
         if jobs < 0:
             raise ValueError(f"--jobs {jobs}: need at least one worker (0 = all cores)")
+        check_jobs(jobs)
         grid = sw.parse_grid(params or [])
         store.check_resumable_folder(out, sw.FOLDER_MARKERS, "sweep")  # first here, to name -o
         result = sw.run_sweep(scenario, grid, seeds=seeds, out=out, jobs=jobs or None, scheduler=scheduler,
@@ -247,11 +251,13 @@ def tune(
     """Search controller parameters with optuna (TPE), then compare tuned and default on held-out traces."""
     from ccscope import grid as gr
     from ccscope import tune as tn
+    from ccscope.runner import check_jobs
     from ccscope.sweep import SweepError
 
     try:
         if jobs < 0:
             raise ValueError(f"--jobs {jobs}: need at least one worker (0 = all cores)")
+        check_jobs(jobs)
         space = gr.parse_space(params or [])
         obj = tn.Objective.parse(objective, direction)
         result = tn.tune(scenario, space, obj, trials, out, tune_traces=tn.parse_traces("--traces-tune", traces_tune),
@@ -303,13 +309,19 @@ def controllers_markdown() -> str:
 
 @app.command()
 def bench(
-    repeats: int = typer.Option(3, help="Runs per case; the median is reported"),
+    repeats: int = typer.Option(3, help="Runs per case (1 to 1000); the median is reported"),
     cases: Optional[str] = typer.Option(None, help="Comma-separated case names (default: all)"),
 ) -> None:
     """Measure simulator speed (delivered packets and simulated seconds per wall-second)."""
     from ccscope import bench as b
+    from ccscope.arguments import ArgumentError
 
-    table = b.run_bench(repeats=repeats, names=[c.strip() for c in cases.split(",")] if cases else None)
+    try:
+        table = b.run_bench(repeats=repeats, names=[c.strip() for c in cases.split(",")] if cases else None)
+    except ArgumentError as e:
+        raise fail(e, b.CLI_OPTIONS)
+    except _native.ScenarioError as e:  # an unknown case name
+        raise fail(ValueError(f"--cases {cases}: {e}"))
     console.print(b.render(table))
 
 
@@ -432,6 +444,11 @@ def markov_train(
     from ccscope import store
 
     try:
+        # train() names its arguments (quantize_ms, truncate); the command names its options.
+        if quantize < 1:
+            raise markov.ScenarioError(f"--quantize {quantize}: expected a positive whole number of ms")
+        if not 0 < truncate <= 100:
+            raise markov.ScenarioError(f"--truncate {truncate:g}: expected a percentile in (0, 100]")
         markov.check_model_destination(out, "-o")  # before the training; save() checks again
         t0 = time.perf_counter()
         model = markov.train(samples, quantize_ms=quantize, truncate=truncate)
@@ -782,7 +799,7 @@ def stats_condprob(
         s = stats.load_series(series, column)
         width = bin_s if bin_s is not None else s.bin_s
         if width is None:
-            raise ValueError("--bin-s: the series has no time_s column; give the bin width")
+            raise ValueError("--bin-s: the series has no time_s column, or a single row (no step); give the bin width")
         if not (width > 0 and math.isfinite(width)):
             raise ValueError(f"--bin-s {width}: must be positive")
         tab = stats.condprob_table(s.values, _whole_bins("--t1", t1, width), _whole_bins("--t2", t2, width), partition)

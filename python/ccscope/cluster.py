@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Optional
 
+from ccscope.runner import check_jobs
+
 if TYPE_CHECKING:  # pragma: no cover
     from distributed import Client
 
@@ -52,6 +54,7 @@ def open_client(scheduler: Optional[str] = None, jobs: Optional[int] = None) -> 
         return
     if jobs is not None and jobs < 1:
         raise ValueError(f"--jobs {jobs}: need at least one worker")
+    check_jobs(jobs)
     cluster = LocalCluster(
         n_workers=jobs or os.cpu_count() or 1,
         threads_per_worker=1,

@@ -24,6 +24,18 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def max_jobs() -> int:
+    """At most four local workers per core: each is a process of its own (a simulation is single-threaded,
+    so more buy no speed), and -j 100000 started that many."""
+    return 4 * default_jobs()
+
+
+def check_jobs(jobs: Optional[int]) -> None:
+    """Refuse a local pool larger than :func:`max_jobs` before any worker starts."""
+    if jobs is not None and jobs > max_jobs():
+        raise ValueError(f"--jobs {jobs}: more than {max_jobs()} local workers (4 per core, {default_jobs()} cores here)")
+
+
 class Runner:
     """A process pool with a progress bar. Use as a context manager::
 
@@ -36,6 +48,7 @@ class Runner:
         self.jobs = default_jobs() if jobs is None else int(jobs)
         if self.jobs < 1:
             raise ValueError(f"--jobs {jobs}: need at least one process")
+        check_jobs(self.jobs)
         self.bar = Progress(not quiet, label)
         self._pool: Optional[ProcessPoolExecutor] = None
 

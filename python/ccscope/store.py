@@ -307,6 +307,15 @@ def _writable_ancestor(path: Path, option: str) -> Path:
     if not os.access(anc, os.W_OK | os.X_OK):
         raise OutputError.naming(option, f"cannot write in {anc} ({_access_reason(anc)})", value=path,
                                  path=True)
+    # The mode is not the whole answer (root passes it on a read-only mount, /proc takes no file): a
+    # file of ccscope's own made and removed there is, so the write cannot fail at the end, after the work.
+    probe = anc / _tmp_name("probe")
+    try:
+        probe.touch(exist_ok=False)
+    except OSError as e:
+        raise OutputError.naming(option, f"cannot write in {anc} ({e.strerror or _access_reason(anc)})", value=path,
+                                 path=True) from None
+    probe.unlink(missing_ok=True)
     return anc
 
 
@@ -357,7 +366,9 @@ class FolderWriter:
     otherwise ccscope's files of the previous write that are not written again are removed.
     ``names`` are the file names this write may produce: each must not exist as a file ccscope did
     not write. ``run`` names the run that writes them (recorded per file in the manifest's ``runs``;
-    a file written again without one loses its entry).
+    a file written again without one loses its entry). A folder whose manifest lists one of ``not_of``
+    (``compare.json``: a comparison's) is of another kind and refused, so one command never deletes
+    what another wrote.
     """
 
     def __init__(
@@ -369,6 +380,7 @@ class FolderWriter:
         names: Iterable[str] = (),
         option: str = "-o",
         run: Optional[str] = None,
+        not_of: Iterable[str] = (),
     ) -> None:
         self.path = Path(out)
         self.merge = merge
@@ -390,6 +402,10 @@ class FolderWriter:
                 self._check_foreign(p, overwrite, names)
             else:
                 self._check_version(p)
+                for marker in not_of:
+                    if marker in self.old["files"]:
+                        raise OutputError.naming(option, f"a ccscope results folder of another kind ({marker} in its "
+                                                 f"{MANIFEST}); give a new folder", value=p, path=True)
                 self._check_names(p, set(self.old["files"]), names)
             self.exists = True
             self.stage_parent = p

@@ -144,6 +144,11 @@ CASES = [
     run_case("duration negative", sub(RATE, "duration_s = 2", "duration_s = -2"), ["s.toml:2", "duration_s"]),
     run_case("duration zero", sub(RATE, "duration_s = 2", "duration_s = 0"), ["s.toml:2", "duration_s"]),
     run_case("duration absurd", sub(RATE, "duration_s = 2", "duration_s = 1e15"), ["s.toml:2", "duration_s"]),
+    # 1e-12 s is 0 ns on the clock: it ran a run of no time and wrote its empty results.
+    run_case("duration below a nanosecond", sub(RATE, "duration_s = 2", "duration_s = 1e-12"),
+             ["s.toml:2", "duration_s", "below 1 ns"]),
+    run_case("--set duration below a nanosecond", RATE, ["override `duration_s`", "below 1 ns"],
+             args=["--set", "duration_s=1e-12"]),
     run_case("duration 1e300 shown short", sub(RATE, "duration_s = 2", "duration_s = 1e300"), ["s.toml:2", "duration_s", "`: 1e300 s is beyond 1e7 s (the longest run)"]),
     run_case("duration nan", sub(RATE, "duration_s = 2", "duration_s = nan"), ["s.toml:2", "duration_s"]),
     run_case("seed negative", "seed = -1\n" + RATE, ["s.toml:1", "seed"]),
@@ -290,6 +295,12 @@ CASES = [
     run_case("--set a link with a line break in its name", TOPO, ["override `links.bot\\ntle.rate_mbps`", "unknown link",
                                                                   "bottleneck, back"], args=["--set", "links.bot\ntle.rate_mbps=5"]),
     run_case("--set a path with a line break", RATE, ["flows.x\\ny.window", "cannot set"], args=["--set", "flows.x\ny.window=3"]),
+    # An empty key (or an empty part of one) was set as the key `` and refused at a line of the file.
+    run_case("--set an empty key", RATE, ["override ``", "empty"], args=["--set", "=3"]),
+    run_case("--set a key with an empty part", RATE, ["override `.seed`", "empty"], args=["--set", ".seed=3"]),
+    run_case("--set a key with two dots", RATE, ["override `flows..window`", "empty"], args=["--set", "flows..window=3"]),
+    run_case("--set a list index beyond the file's", RATE, ["override `flows.5.window`", "cannot set"],
+             args=["--set", "flows.5.window=3"]),
     run_case("--set without = and with a line break", RATE, ["--set a\\nb", "KEY=VALUE"], args=["--set", "a\nb"]),
     # Python splits lines at a form feed or U+2028 too: the line stays whole, whatever the Rust side escapes.
     run_case("--set key with a form feed", RATE, ["override `flows.0.win", "dow`", "known: window"],
@@ -430,6 +441,25 @@ CASES += [
              ["s.toml:7", "data_link.queue.t_update_ms", ">= 1 ms"]),
     run_case("pie unknown key", queue('queue = { kind = "pie", target_ms = 15 }'),
              ["s.toml:7", "target_ms"]),
+    # A wrong type inside a queue, loss or traffic table named the table, not its key; set by --set, it
+    # named the file's line of the table, not the override.
+    run_case("pie weight of the wrong type names the key", queue('queue = { kind = "pie", beta = "x" }'),
+             ["s.toml:7", "field `data_link.queue.beta`", "expected f64"]),
+    run_case("--set pie weight of the wrong type", queue('queue = { kind = "pie" }'),
+             ["override `data_link.queue.beta`", "field `data_link.queue.beta`", "expected f64"],
+             args=["--set", "data_link.queue.beta=x"]),
+    run_case("--set queue limit negative", queue('queue = { kind = "pie", flavour = "rfc8033" }'),
+             ["override `data_link.queue.packets`", "field `data_link.queue.packets`", "-1"],
+             args=["--set", "data_link.queue.packets=-1"]),
+    run_case("--set queue unknown key", queue('queue = { kind = "codel" }'),
+             ["override `data_link.queue.bogus`", "unknown key `bogus`"], args=["--set", "data_link.queue.bogus=1"]),
+    run_case("--set loss probability of the wrong type", queue('loss = { kind = "bernoulli", p = 0.1 }'),
+             ["override `data_link.loss.p`", "field `data_link.loss.p`"], args=["--set", "data_link.loss.p=high"]),
+    # An integer beyond 64 bits inside a table given by --set was refused by the TOML parser at a line
+    # of the rewritten file (a line the user's file does not have).
+    run_case("--set queue table with an integer beyond 64 bits", RATE,
+             ["override `data_link.queue`", "18446744073709551615", "outside the range of a TOML integer"],
+             args=["--set", 'data_link.queue={kind="droptail", packets=18446744073709551615}']),
     run_case("red mean packet size zero", queue('queue = { kind = "red", mean_packet_bytes = 0 }'),
              ["s.toml:7", "data_link.queue.mean_packet_bytes", "1..=65535"]),
     run_case("burst loss window absurd", queue('loss = { kind = "burst_after_loss", p = 0.1, window_ms = 1e300 }'),
@@ -585,6 +615,11 @@ CASES += [
          {"logo.svg": '<svg xmlns="http://www.w3.org/2000/svg"><title>ccscope</title></svg>'}, setup=_model),
     Case("markov train over a user's file", ["markov", "train", "{d}/s.parquet", "-o", "{d}/notes.txt"],
          ["-o", "notes.txt is there and is not a .ccm model ccscope wrote"], {"notes.txt": "my notes"}, setup=_samples),
+    # The API's argument names (quantize_ms, truncate) were shown instead of the command's options.
+    Case("markov train quantize zero", ["markov", "train", "{d}/s.parquet", "--quantize", "0", "-o", "{d}/m.ccm"],
+         ["--quantize 0", "positive"], setup=_samples),
+    Case("markov train truncate beyond 100", ["markov", "train", "{d}/s.parquet", "--truncate", "120", "-o", "{d}/m.ccm"],
+         ["--truncate 120", "(0, 100]"], setup=_samples),
     Case("markov train over its own samples", ["markov", "train", "{d}/s.parquet", "-o", "{d}/s.parquet"],
          ["-o", "s.parquet is there and is not a .ccm model ccscope wrote"], setup=_samples),
     Case("markov collect over a user's file", ["markov", "collect", "--traces", "{d}/traces", "--set", "t.down", "--users", "1",
@@ -603,9 +638,76 @@ def _report_case(name: str, page: Union[str, bytes], expect: list) -> Case:
 
 
 CASES += [
+    # The folder named was a file: the error said it did not exist.
+    Case("report -o inside a file", ["report", "{d}/res", "-o", "{d}/s.toml/page.html"], ["-o", "s.toml is a file, not a folder"],
+         setup=_results_case("", {}, []).setup),
+]
+
+CASES += [
     _report_case("report over a user's HTML page", "<html>my notes</html>\n", ["page.html", "ccscope did not write it"]),
     _report_case("report over a page another program generated", '<meta name="generator" content="pandoc">\n',
                  ["page.html", "ccscope did not write it"]),
+]
+
+
+CASES += [
+    # `bench` printed a traceback (exit 1) for an unknown case or a negative --repeats, ran --repeats 0 as
+    # 1, and took any count (the run's timings were allocated up front: 10^12 repeats asked for 8 TB).
+    Case("bench unknown case", ["bench", "--cases", "nope"], ["--cases nope", "unknown bench case `nope`", "contest"]),
+    Case("bench repeats zero", ["bench", "--repeats", "0", "--cases", "contest"], ["--repeats 0", "1..=1000"]),
+    Case("bench repeats negative", ["bench", "--repeats", "-1", "--cases", "contest"], ["--repeats -1", "1..=1000"]),
+    Case("bench repeats absurd", ["bench", "--repeats", "1000000000000", "--cases", "contest"],
+         ["--repeats 1000000000000", "1..=1000"]),
+]
+
+
+CASES += [
+    # -j 100000 started a local dask cluster of 100000 worker processes (over 1 GB and a minute before it
+    # was killed); local workers are bounded by this machine's cores.
+    Case("sweep local workers absurd", ["sweep", "{d}/s.toml", "--param", "flows.0.window=1,2", "-j", "100000", "-o", "{d}/sw"],
+         ["--jobs 100000", "per core"], {"s.toml": RATE}),
+    Case("tune local workers absurd", ["tune", "{d}/s.toml", "--param", "flows.0.window=1:20", "--trials", "2", "-j", "100000",
+                                       "-o", "{d}/tu"], ["--jobs 100000", "per core"], {"s.toml": RATE}),
+]
+
+
+COMPARE_FOLDER = {
+    "cmp/ccscope-manifest.json": '{"format": "ccscope-results", "version": 1, "files": ["compare.json", "delay_cdf.svg"]}\n',
+    "cmp/compare.json": "{}\n",
+    "cmp/delay_cdf.svg": "<svg/>\n",
+}
+
+CASES += [
+    # A run into a comparison's folder deleted its compare.json and figures (ccscope's files, but of
+    # another command); compare already refused a run's folder.
+    run_case("run into a comparison folder", RATE, ["-o", "cmp", "another kind", "compare.json"], COMPARE_FOLDER,
+             args=["-o", "{d}/cmp"]),
+]
+
+
+def _series(columns: dict) -> Callable[[Path], None]:
+    """A setup writing d/ts.parquet with these columns (a link series as a run keeps it, flow -1)."""
+
+    def setup(d: Path) -> None:
+        import pandas as pd
+
+        pd.DataFrame(columns).to_parquet(d / "ts.parquet")
+
+    return setup
+
+
+CASES += [
+    # A throughput column of text was read as numbers: the error named neither the file nor the column.
+    Case("stats hurst of a text column", ["stats", "hurst", "{d}/ts.parquet", "--method", "rs"],
+         ["--column 'throughput_mbps'", "ts.parquet", "not a numeric column"],
+         setup=_series({"time_s": [0.0, 1.0], "flow": [-1, -1], "throughput_mbps": ["x", "y"]})),
+    Case("stats condprob with a text time column", ["stats", "condprob", "{d}/ts.parquet"],
+         ["SERIES", "ts.parquet", "time_s is not numeric"],
+         setup=_series({"time_s": ["a", "b"], "flow": [-1, -1], "throughput_mbps": [1.0, 2.0]})),
+    # One row has a time_s column but no step: the error said the column was missing.
+    Case("stats condprob of a one-row series", ["stats", "condprob", "{d}/ts.parquet"],
+         ["--bin-s", "a single row", "give the bin width"],
+         setup=_series({"time_s": [0.0], "flow": [-1], "throughput_mbps": [1.0]})),
 ]
 
 
@@ -702,4 +804,49 @@ def test_output_folder_that_cannot_be_written_is_refused_before_running(tmp_path
     res = cli_runner.invoke(app, ["run", str(tmp_path / "s.toml"), "-o", str(out)])
     check_one_error_line(res, ["-o", str(out), "cannot write in"])
     assert not out.exists()
+    assert snapshot(tmp_path) == before
+
+
+def test_a_wrong_type_in_a_named_links_queue_set_through_the_api_names_the_override(tmp_path):
+    import ccscope
+
+    (tmp_path / "s.toml").write_text(sub(TOPO, "delay_ms = 5\n", 'delay_ms = 5\nqueue = { kind = "pie" }\n'))
+    with pytest.raises(ccscope.ScenarioError) as e:
+        ccscope.run(str(tmp_path / "s.toml"), overrides={"links.bottleneck.queue.alpha": [1]})
+    assert "override `links.bottleneck.queue.alpha`: field `links.bottleneck.queue.alpha`" in str(e.value), e.value
+
+
+def test_saving_a_run_into_a_comparison_folder_is_refused_and_keeps_it(tmp_path):
+    from ccscope.store import OutputError
+
+    materialise(tmp_path, Case("", [], [], COMPARE_FOLDER))
+    before = snapshot(tmp_path)
+    res = api.run(RATE_SC(tmp_path))
+    with pytest.raises(OutputError, match="another kind"):
+        res.save(tmp_path / "cmp")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["report", "markov train", "markov inspect --heatmap"])
+def test_a_file_destination_that_cannot_be_written_is_refused_in_one_line(tmp_path, cli_runner, command):
+    # Root writes in any folder whatever its mode, so the check trusted the mode: /proc took no file and the
+    # write failed at the end, after the work (report: a traceback, exit 1; markov: a line naming a temp file).
+    if os.geteuid() == 0:
+        folder = Path("/proc")
+    else:
+        folder = tmp_path / "ro"
+        folder.mkdir()
+        folder.chmod(0o555)
+    _model(tmp_path)
+    (tmp_path / "s.toml").write_text(RATE)
+    api.run(RATE_SC(tmp_path)).save(tmp_path / "res")
+    args, option = {
+        "report": (["report", str(tmp_path / "res"), "-o", str(folder / "page.html")], "-o"),
+        "markov train": (["markov", "train", str(tmp_path / "s.parquet"), "-o", str(folder / "m.ccm")], "-o"),
+        "markov inspect --heatmap": (["markov", "inspect", str(tmp_path / "m.ccm"), "--heatmap", str(folder / "h.png")],
+                                     "--heatmap"),
+    }[command]
+    before = snapshot(tmp_path)
+    res = cli_runner.invoke(app, args)
+    check_one_error_line(res, [option, f"cannot write in {folder}"])
     assert snapshot(tmp_path) == before

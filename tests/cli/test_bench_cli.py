@@ -32,3 +32,11 @@ def test_bench_cli_prints_the_markov_rows_when_their_traces_are_found_and_says_w
     assert r.exit_code == 0, r.output
     assert ("markov train, 1,000,000 samples" in r.output) == found, r.output
     assert ("skipped markov" in r.output) == (not found), r.output
+
+
+@pytest.mark.parametrize("repeats", [0, -1, 10**12, 2.5, True])
+def test_run_bench_refuses_a_repeat_count_outside_1_to_1000_before_running(repeats):
+    from ccscope.arguments import ArgumentError
+
+    with pytest.raises(ArgumentError, match=r"^repeats="):
+        bench.run_bench(repeats=repeats, names=["contest"])

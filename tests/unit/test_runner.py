@@ -98,3 +98,15 @@ def test_ctrl_c_in_the_caller_stops_a_one_process_run_at_once():
             for i in range(3):
                 r.submit(job, i)
     assert ran == [0]
+
+
+def test_a_pool_of_more_workers_than_four_per_core_is_refused_before_any_starts():
+    from ccscope.cluster import open_client
+    from ccscope.runner import max_jobs
+
+    assert max_jobs() == 4 * (os.cpu_count() or 1)
+    with pytest.raises(ValueError, match=r"^--jobs 100000: more than"):
+        Runner(jobs=100_000)
+    with pytest.raises(ValueError, match=r"^--jobs 100000: more than"):
+        with open_client(jobs=100_000):
+            pass

@@ -93,6 +93,11 @@ const FLOW_BYTES: u64 = 6_400;
 const LINK_COPY_BYTES: u64 = 9_000;
 /// A path's counters and routes.
 const PATH_BYTES: u64 = 300;
+/// What an SCTP-CMT association keeps beyond a flow and its paths: 2.7 kB, plus 1.5 kB a destination
+/// (its window, RTT estimate, T3-rtx timer and scoreboard); measured at rest, peak RSS over 1 s of
+/// 65,536 associations with 1, 2 and 4 paths: 10.9, 12.7 and 16.3 kB each (docs/performance.md).
+const CMT_ASSOCIATION_BYTES: u64 = 2_700;
+const CMT_DESTINATION_BYTES: u64 = 1_500;
 /// At most this long a run (115 days of simulated time; integer ns reach 584 years).
 pub const MAX_DURATION_S: f64 = ccscope_core::MAX_RUN_S;
 /// At most this many rows of packet log (33 B each, about 2.2 GB), as the monitored link would log them
@@ -318,10 +323,53 @@ pub fn load_scenario_overridden(
         if path.is_empty() || path == "." {
             syntax(e.inner().span(), &reason)
         } else {
+            let path = key_in_tagged_table(text, &path).unwrap_or(path);
             ctx.err(&path, reason)
         }
     })?;
     build(&mut ctx, raw)
+}
+
+/// serde reads a table tagged by `kind` (`queue`, `loss`, `traffic`) whole, so an error inside it is
+/// reported at the table (`data_link.queue`), and one a `--set` of a key in it caused named the file's
+/// line: the key is the one whose removal changes the error (with several bad keys, the one reported).
+/// `None` when no single key does (a missing key) or `path` is not a table.
+fn key_in_tagged_table(text: &str, path: &str) -> Option<String> {
+    fn table_at<'a>(v: &'a mut toml::Value, path: &str) -> Option<&'a mut toml::Table> {
+        let mut v = v;
+        for seg in segments(path) {
+            v = match v {
+                toml::Value::Table(t) => t.get_mut(&seg)?,
+                toml::Value::Array(a) => a.get_mut(seg.parse::<usize>().ok()?)?,
+                _ => return None,
+            };
+        }
+        v.as_table_mut()
+    }
+    fn error_of(v: toml::Value) -> Option<(String, String)> {
+        serde_path_to_error::deserialize::<_, ScenarioFile>(v)
+            .err()
+            .map(|e| (e.path().to_string(), e.inner().to_string()))
+    }
+    let mut doc = toml::Value::Table(text.parse::<toml::Table>().ok()?);
+    let keys: Vec<String> = table_at(&mut doc, path)?
+        .keys()
+        .filter(|k| k.as_str() != "kind")
+        .cloned()
+        .collect();
+    let before = error_of(doc.clone())?;
+    if before.0 != path {
+        return None;
+    }
+    let mut blamed = keys.into_iter().filter(|k| {
+        let mut d = doc.clone();
+        table_at(&mut d, path).map(|t| t.remove(k));
+        error_of(d).as_ref() != Some(&before)
+    });
+    match (blamed.next(), blamed.next()) {
+        (Some(k), None) => Some(format!("{path}.{k}")),
+        _ => None,
+    }
 }
 
 /// The field a `key = value` line sets (`flows[0].count`), so that an error inside a value the TOML
@@ -558,8 +606,8 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
 
     let name = raw.name.unwrap_or_else(|| "scenario".into());
     let seed = raw.seed.unwrap_or(1);
-    let duration = positive(ctx, "duration_s", raw.duration_s)?;
-    let duration = match within_a_run(ctx, "duration_s", duration, "s", 1.0)? {
+    // Below 1 ns a duration is 0 ns on the clock: a run of no time.
+    let duration = match positive_time(ctx, "duration_s", raw.duration_s, "s", 1.0)? {
         Some(s) => Dur::from_secs_f64(s),
         None => match dumbbell.map(|d| &links[d.0].service) {
             // mahimahi link_queue.cc use_a_delivery_opportunity(): `once` ends after the last opportunity is used.
@@ -658,9 +706,15 @@ fn build(ctx: &mut Ctx<'_>, raw: ScenarioFile) -> R<Scenario> {
         }
         // What a built-in controller keeps beyond the base (Sprout's forecast tables grow with its
         // bins, SAC's oracle series with its file).
-        let extra = ccscope_cc::registry::find(&spec.controller)
+        let mut extra = ccscope_cc::registry::find(&spec.controller)
             .and_then(|info| (info.state_bytes)(&spec.params))
             .unwrap_or(0);
+        if spec.transport() == ccscope_cc::Transport::Cmt {
+            let destinations = spec.paths.len().max(1) as u64;
+            extra = extra
+                .saturating_add(CMT_ASSOCIATION_BYTES)
+                .saturating_add(destinations.saturating_mul(CMT_DESTINATION_BYTES));
+        }
         n_state = n_state.saturating_add(count.saturating_mul(FLOW_BYTES.saturating_add(extra)));
         let state = n_state
             .saturating_add(n_copies.saturating_mul(LINK_COPY_BYTES))
@@ -1967,6 +2021,19 @@ mod tests {
     const OK: &str = "duration_s = 10\n[data_link]\nrate_mbps = 12\ndelay_ms = 20\n[[flows]]\ncontroller = \"aimd\"\nadditive_increase = 1\ncount = 2\n";
 
     #[test]
+    fn a_duration_below_a_nanosecond_is_refused_not_run_for_no_time() {
+        let e = load(&OK.replace("duration_s = 10", "duration_s = 1e-12"))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "s.toml:1: field `duration_s`: 1e-12 s is below 1 ns, the clock's resolution"
+        );
+        assert!(load(&OK.replace("duration_s = 10", "duration_s = 1e-9")).is_ok());
+    }
+
+    #[test]
     fn a_time_beyond_the_longest_run_is_refused_not_saturated() {
         for (text, want) in [
             (
@@ -2186,6 +2253,39 @@ mod tests {
             e.starts_with("s.toml:7: field `flows[0].additive_increase`:"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn an_error_inside_a_kind_table_names_its_key_and_the_override_that_set_it() {
+        let written =
+            format!("{OK}").replace("delay_ms = 20", "delay_ms = 20\nqueue = { kind = \"pie\" }");
+        let rewritten = written.replace("kind = \"pie\"", "kind = \"pie\", beta = \"x\"");
+        assert_eq!(
+            override_err(&rewritten, Some(&written), &["data_link.queue.beta"]),
+            "s.toml: override `data_link.queue.beta`: field `data_link.queue.beta`: invalid type: string \"x\", expected f64"
+        );
+        // In the file: its line and the key.
+        let e = load(&rewritten).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "s.toml:5: field `data_link.queue.beta`: invalid type: string \"x\", expected f64"
+        );
+        // A key the kind lacks, beside an override of another key: the file's line, not the override.
+        let bad = written.replace("kind = \"pie\"", "kind = \"pie\", bogus = 1, alpha = 0.5");
+        let e = override_err(&bad, Some(&written), &["data_link.queue.alpha"]);
+        assert!(
+            e.starts_with("s.toml:5: field `data_link.queue.bogus`: unknown key `bogus`"),
+            "{e}"
+        );
+        // A missing key is no single key's fault: the table is named.
+        let e = load(&OK.replace(
+            "delay_ms = 20",
+            "delay_ms = 20\nloss = { kind = \"round_correlated\" }",
+        ))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert_eq!(e, "s.toml:5: field `data_link.loss`: missing field `p`");
     }
 
     #[test]
@@ -2788,6 +2888,27 @@ mod tests {
         let e = refused(&sprout(700), 10, "flows[0].count");
         assert!(e.ends_with("about 4.5 GiB of per-flow state (700 flows, 0 per-flow link copies, 700 paths): at most 4 GiB"), "{e}");
         assert!(load(&sprout(600)).is_ok());
+    }
+
+    #[test]
+    fn each_cmt_association_counts_its_measured_size_in_the_state_bound() {
+        // At rest an association measured 10.9 kB with one path, 12.7 kB with two and 16.3 kB with four
+        // (65,536 of them over 1 s, peak RSS); the bound counted 6.7, 7.0 and 7.6 kB.
+        let cmt = |count: u64| {
+            format!(
+                "duration_s = 1\n[links.p0]\nrate_mbps = 21\n[links.p1]\nrate_mbps = 20\n[links.b]\n\
+                 rate_mbps = 1000\n[[flows]]\ncontroller = \"sctp\"\nrbuf_bytes = 128000\n\
+                 paths = [{{ route = [\"p0\"], ack_route = [\"b\"] }}, {{ route = [\"p1\"], ack_route = [\"b\"] }}]\n\
+                 count = {count}\n"
+            )
+        };
+        // Two paths: 6,400 + 2 x 300 + 2,700 + 2 x 1,500 = 12,700 B; 338,187 of them pass 4 GiB.
+        let e = refused(&cmt(338_187), 12, "flows[0].count");
+        assert!(
+            e.ends_with("about 4.0 GiB of per-flow state (338187 flows, 0 per-flow link copies, 676374 paths): at most 4 GiB"),
+            "{e}"
+        );
+        assert_eq!(load(&cmt(338_186)).unwrap().flows.len(), 338_186);
     }
 
     #[test]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
+from ccscope import store
 from ccscope.analysis import figures as F
 from ccscope.analysis import views
 from ccscope.analysis.comparison import RunPoint, group_stats, grouped, load_record
@@ -333,11 +334,14 @@ def report(folder: Union[str, Path], out: Union[str, Path]) -> Path:
 
     if out.is_dir():
         raise refuse("is a folder; give the HTML file to write")
+    if out.parent.exists() and not out.parent.is_dir():
+        raise refuse(f"{out.parent} is a file, not a folder")
     if not out.parent.is_dir():
         raise refuse(f"folder {out.parent} does not exist")
     if out.exists() and out.suffix.lower() not in (".html", ".htm"):
         raise refuse("exists and is not an .html file; refusing to overwrite it")
     if out.exists() and not _is_our_page(out):
         raise refuse(f"{out.name} is there and ccscope did not write it; move it away first")
+    store.check_file_destination(out, "out")  # a folder that takes no file, before the work
     html = render(build(folder))
     return write_atomic(out, html)

@@ -58,8 +58,11 @@ def load_series(path: Union[str, Path], column: Optional[str] = None, flow: int 
         else:
             raise StatsError(f"column: {file} has {len(numeric)} numeric columns ({', '.join(numeric) or 'none'}); "
                              "name one with --column")
-    elif column not in numeric:
+    # The default column too: one of text was cast to numbers and failed naming neither file nor column.
+    if column not in numeric:
         raise StatsError(f"column {column!r}: not a numeric column of {file} (columns: {', '.join(numeric) or 'none'})")
+    if "time_s" in names and not _is_numeric(table.schema.field("time_s").type):
+        raise StatsError(f"series {file}: time_s is not numeric ({table.schema.field('time_s').type})")
     values = table.column(column).to_numpy(zero_copy_only=False).astype(np.float64)
     time = table.column("time_s").to_numpy(zero_copy_only=False).astype(np.float64) if "time_s" in names else None
     if "flow" in names:
