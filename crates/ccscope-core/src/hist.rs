@@ -350,8 +350,9 @@ impl IntHistogram {
         let base = p << PAGE_BITS;
         // Pages never straddle a change of bucket width (INT_EXACT and 2^INT_SUB_BITS are multiples of PAGE).
         let w = Self::bucket(base).1;
-        if pts.is_none() && cov.is_none() {
-            let c = walk.cover * w * PAGE as u64;
+        if cov.is_none() {
+            // No cover mark in it: its count is its points' sum (a vectorised add) plus the cover.
+            let c = pts.map_or(0, |c| c.iter().sum::<u64>()) + walk.cover * w * PAGE as u64;
             if walk.seen + c <= walk.rank {
                 walk.seen += c;
                 return None;
