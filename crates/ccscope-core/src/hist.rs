@@ -10,12 +10,20 @@ const DIR: usize = 1 << DIR_BITS;
 
 type Page = [u64; PAGE];
 
+/// `DIR` consecutive pages: where each is in the arena, and which of them exist.
+#[derive(Clone, Debug)]
+struct Dir {
+    /// Per page: its position in `arena` + 1 (0: never written).
+    at: [u32; DIR],
+    /// Bit j set when page j exists: a reader walks the pages that exist, in order, not every index.
+    present: u64,
+}
+
 /// A sparse array of u64 counters: pages of `PAGE` slots allocated on first write, found through
 /// directories of `DIR` pages also allocated on first write, so memory follows the indices in use.
 #[derive(Clone, Debug)]
 struct Pages {
-    /// Per directory, per page: the page's position in `arena` + 1 (0: never written).
-    dirs: Vec<Option<Box<[u32; DIR]>>>,
+    dirs: Vec<Option<Box<Dir>>>,
     arena: Vec<Page>,
     /// The two pages last written and their positions, most recent first: consecutive delays mostly
     /// fall in one page, and a range's two ends (a difference array's +1 and -1) in two.
@@ -56,7 +64,13 @@ impl Pages {
         if d >= self.dirs.len() {
             self.dirs.resize(d + 1, None);
         }
-        let slot = &mut self.dirs[d].get_or_insert_with(|| Box::new([0; DIR]))[p & (DIR - 1)];
+        let dir = self.dirs[d].get_or_insert_with(|| {
+            Box::new(Dir {
+                at: [0; DIR],
+                present: 0,
+            })
+        });
+        let slot = &mut dir.at[p & (DIR - 1)];
         if *slot == 0 {
             if self.arena.len() == self.arena.capacity() {
                 // An eighth of headroom: amortised growth that wastes little of a long-lived histogram;
@@ -67,24 +81,29 @@ impl Pages {
             }
             self.arena.push([0; PAGE]);
             *slot = self.arena.len() as u32;
+            dir.present |= 1 << (p & (DIR - 1));
         }
         *slot as usize - 1
     }
 
-    /// Page `p` (slots p PAGE .. (p+1) PAGE), if it was ever written.
-    #[inline]
-    fn page(&self, p: usize) -> Option<&Page> {
-        let at = self.dirs.get(p >> DIR_BITS)?.as_deref()?[p & (DIR - 1)];
-        (at > 0).then(|| &self.arena[at as usize - 1])
+    /// The pages ever written, in index order, each with its index p (slots p PAGE .. (p+1) PAGE).
+    fn pages(&self) -> impl Iterator<Item = (usize, &Page)> + '_ {
+        self.dirs.iter().enumerate().flat_map(move |(d, dir)| {
+            let (at, mut left) = dir
+                .as_deref()
+                .map_or((None, 0), |d| (Some(&d.at), d.present));
+            std::iter::from_fn(move || {
+                let j = (left != 0).then(|| left.trailing_zeros() as usize)?;
+                left &= left - 1;
+                let pos = at?[j] as usize - 1;
+                Some(((d << DIR_BITS) + j, &self.arena[pos]))
+            })
+        })
     }
 
     fn merge(&mut self, other: &Pages) {
-        for p in 0..other.dirs.len() << DIR_BITS {
-            for (j, &x) in other
-                .page(p)
-                .into_iter()
-                .flat_map(|page| page.iter().enumerate())
-            {
+        for (p, page) in other.pages() {
+            for (j, &x) in page.iter().enumerate() {
                 if x != 0 {
                     self.add((p << PAGE_BITS) + j, x);
                 }
@@ -93,10 +112,20 @@ impl Pages {
     }
 
     fn heap_bytes(&self) -> usize {
-        let table = self.dirs.capacity() * std::mem::size_of::<Option<Box<[u32; DIR]>>>();
-        let dirs = self.dirs.iter().flatten().count() * std::mem::size_of::<[u32; DIR]>();
+        let table = self.dirs.capacity() * std::mem::size_of::<Option<Box<Dir>>>();
+        let dirs = self.dirs.iter().flatten().count() * std::mem::size_of::<Dir>();
         table + dirs + self.arena.capacity() * std::mem::size_of::<Page>()
     }
+}
+
+/// A percentile's walk through an `IntHistogram`'s buckets in order.
+struct Walk {
+    /// The sorted index sought.
+    rank: u64,
+    /// Values in the buckets walked so far.
+    seen: u64,
+    /// Ranges covering the next bucket whole (the prefix sum of the cover marks).
+    cover: u64,
 }
 
 /// Values below this are counted exactly (17.5 min of whole milliseconds).
@@ -246,30 +275,98 @@ impl IntHistogram {
             return None;
         }
         let rank = ((q * self.n as f64).floor() as u64).min(self.n - 1);
-        let (mut seen, mut cover) = (0u64, 0u64);
-        let last = Self::index(self.max);
-        for p in 0..=(last >> PAGE_BITS) {
-            let (pts, cov) = (self.pts.page(p), self.cover.page(p));
-            let base = p << PAGE_BITS;
-            // Pages never straddle a change of bucket width (INT_EXACT and 2^INT_SUB_BITS are multiples of PAGE).
-            let w = Self::bucket(base).1;
-            if pts.is_none() && cov.is_none() {
-                let c = cover * w * PAGE as u64;
-                if seen + c <= rank {
-                    seen += c;
-                    continue;
+        let mut walk = Walk {
+            rank,
+            seen: 0,
+            cover: 0,
+        };
+        let last = Self::index(self.max) >> PAGE_BITS;
+        let (mut pts, mut cov) = (self.pts.pages().peekable(), self.cover.pages().peekable());
+        // Only the pages that exist are looked up; the unwritten ones between them are counted whole.
+        let mut next = 0;
+        while next <= last {
+            let p = [pts.peek(), cov.peek()]
+                .into_iter()
+                .flatten()
+                .map(|&(p, _)| p.min(last + 1))
+                .min()
+                .unwrap_or(last + 1);
+            if p > next && walk.cover > 0 {
+                if let Some(v) = self.walk_gap(&mut walk, next, p) {
+                    return Some(v);
                 }
             }
-            for j in 0..PAGE {
-                cover = cover.wrapping_add(cov.map_or(0, |c| c[j]));
-                seen += pts.map_or(0, |c| c[j]) + cover * w;
-                if seen > rank {
-                    let (s, w) = Self::bucket(base + j);
-                    return Some((s + w / 2).clamp(self.min, self.max));
-                }
+            if p > last {
+                break;
             }
+            let a = pts.next_if(|&(q, _)| q == p).map(|(_, page)| page);
+            let b = cov.next_if(|&(q, _)| q == p).map(|(_, page)| page);
+            if let Some(v) = self.walk_page(&mut walk, p, a, b) {
+                return Some(v);
+            }
+            next = p + 1;
         }
         Some(self.max)
+    }
+
+    /// Counts the unwritten pages `from..to` into `walk` (each bucket in them holds `walk.cover` times
+    /// its width), and returns the value at the rank if it falls in them; a division per run of pages
+    /// of one bucket width finds the page, where `walk_page` would visit them one by one.
+    fn walk_gap(&self, walk: &mut Walk, from: usize, to: usize) -> Option<u64> {
+        // Pages of one width: the exact range, then 2^INT_SUB_BITS buckets per power of two.
+        const EXACT_PAGES: usize = INT_EXACT as usize >> PAGE_BITS;
+        const RUN: usize = 1 << (INT_SUB_BITS - PAGE_BITS);
+        debug_assert!(walk.cover > 0 && walk.seen <= walk.rank);
+        let mut g = from;
+        while g < to {
+            let end = if g < EXACT_PAGES {
+                EXACT_PAGES
+            } else {
+                g - (g - EXACT_PAGES) % RUN + RUN
+            };
+            let end = end.min(to);
+            let per_page = walk.cover * Self::bucket(g << PAGE_BITS).1 * PAGE as u64;
+            // Whole pages that leave the count at or below the rank, as walk_page skips them.
+            let k = (walk.rank - walk.seen) / per_page;
+            if k < (end - g) as u64 {
+                walk.seen += k * per_page;
+                return self.walk_page(walk, g + k as usize, None, None);
+            }
+            walk.seen += (end - g) as u64 * per_page;
+            g = end;
+        }
+        None
+    }
+
+    /// Counts page `p` (its point counts `pts`, its cover marks `cov`; `None`: never written) into
+    /// `walk`, and returns the value at the rank if it falls in this page.
+    fn walk_page(
+        &self,
+        walk: &mut Walk,
+        p: usize,
+        pts: Option<&Page>,
+        cov: Option<&Page>,
+    ) -> Option<u64> {
+        let base = p << PAGE_BITS;
+        // Pages never straddle a change of bucket width (INT_EXACT and 2^INT_SUB_BITS are multiples of PAGE).
+        let w = Self::bucket(base).1;
+        if cov.is_none() {
+            // No cover mark in it: its count is its points' sum (a vectorised add) plus the cover.
+            let c = pts.map_or(0, |c| c.iter().sum::<u64>()) + walk.cover * w * PAGE as u64;
+            if walk.seen + c <= walk.rank {
+                walk.seen += c;
+                return None;
+            }
+        }
+        for j in 0..PAGE {
+            walk.cover = walk.cover.wrapping_add(cov.map_or(0, |c| c[j]));
+            walk.seen += pts.map_or(0, |c| c[j]) + walk.cover * w;
+            if walk.seen > walk.rank {
+                let (s, w) = Self::bucket(base + j);
+                return Some((s + w / 2).clamp(self.min, self.max));
+            }
+        }
+        None
     }
 
     pub fn merge(&mut self, other: &IntHistogram) {
@@ -367,10 +464,8 @@ impl LogHistogram {
             return Some(self.max);
         }
         let mut seen = 0u64;
-        for p in 0..=(Self::index(self.max) >> PAGE_BITS) {
-            let Some(page) = self.counts.page(p) else {
-                continue;
-            };
+        let last = Self::index(self.max) >> PAGE_BITS;
+        for (p, page) in self.counts.pages().take_while(|&(p, _)| p <= last) {
             for (j, &c) in page.iter().enumerate() {
                 seen += c;
                 if seen > rank {
@@ -478,6 +573,160 @@ mod tests {
         a
     }
 
+    /// Page `p` looked up by its index, as the walks did before they took only the pages that exist.
+    fn page_at(pages: &Pages, p: usize) -> Option<&Page> {
+        let at = pages.dirs.get(p >> DIR_BITS)?.as_deref()?.at[p & (DIR - 1)];
+        (at > 0).then(|| &pages.arena[at as usize - 1])
+    }
+
+    /// Reference: the percentile by every page index from 0 to the max's, present or not.
+    fn percentile_by_every_page(h: &IntHistogram, q: f64) -> Option<u64> {
+        if h.n == 0 {
+            return None;
+        }
+        let rank = ((q * h.n as f64).floor() as u64).min(h.n - 1);
+        let mut walk = Walk {
+            rank,
+            seen: 0,
+            cover: 0,
+        };
+        for p in 0..=(IntHistogram::index(h.max) >> PAGE_BITS) {
+            let (pts, cov) = (page_at(&h.pts, p), page_at(&h.cover, p));
+            if let Some(v) = h.walk_page(&mut walk, p, pts, cov) {
+                return Some(v);
+            }
+        }
+        Some(h.max)
+    }
+
+    /// Reference: the log histogram's percentile by every page index up to the max's.
+    fn log_percentile_by_every_page(h: &LogHistogram, q: f64) -> Option<u64> {
+        let rank = ((q * h.n as f64).floor() as u64).min(h.n.checked_sub(1)?);
+        if rank == 0 || rank == h.n - 1 {
+            return h.percentile(q);
+        }
+        let mut seen = 0u64;
+        for p in 0..=(LogHistogram::index(h.max) >> PAGE_BITS) {
+            for (j, &c) in page_at(&h.counts, p).into_iter().flatten().enumerate() {
+                seen += c;
+                if seen > rank {
+                    return Some(LogHistogram::value_of((p << PAGE_BITS) + j).clamp(h.min, h.max));
+                }
+            }
+        }
+        None
+    }
+
+    const QS: [f64; 9] = [0.0, 0.01, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999_999];
+
+    #[test]
+    fn pages_are_walked_in_index_order_whatever_order_they_were_written_in() {
+        let mut pages = Pages::default();
+        for i in [5_000_000usize, 40, 2048, 31, 2047, 100_000, 32, 0] {
+            pages.add(i, 1);
+        }
+        let order: Vec<usize> = pages.pages().map(|(p, _)| p).collect();
+        assert_eq!(order, [0, 1, 63, 64, 3125, 156_250]);
+        // Each page comes with its own counters: slot i is in page i / PAGE at i % PAGE.
+        let slots: Vec<usize> = pages
+            .pages()
+            .flat_map(|(p, page)| {
+                page.iter()
+                    .enumerate()
+                    .filter(|e| *e.1 != 0)
+                    .map(move |(j, _)| p * PAGE + j)
+            })
+            .collect();
+        assert_eq!(slots, [0, 31, 32, 40, 2047, 2048, 100_000, 5_000_000]);
+    }
+
+    #[test]
+    fn an_empty_histogram_has_no_percentile() {
+        assert_eq!(IntHistogram::new().percentile(0.95), None);
+        assert_eq!(LogHistogram::new().percentile(0.95), None);
+    }
+
+    #[test]
+    fn one_value_is_every_percentile() {
+        for v in [
+            0u64,
+            31,
+            32,
+            2047,
+            2048,
+            INT_EXACT - 1,
+            INT_EXACT,
+            123_456_789,
+        ] {
+            let mut h = IntHistogram::new();
+            h.record(v);
+            for q in QS {
+                assert_eq!(h.percentile(q), Some(v), "{v} at {q}");
+            }
+        }
+    }
+
+    #[test]
+    fn values_on_page_and_directory_boundaries_are_found_exactly() {
+        // 31 | 32 ends and starts a page; 2047 | 2048 a directory of pages; 2^20 - 1 | 2^20 the exact range.
+        let vals = [
+            31u64,
+            32,
+            63,
+            64,
+            2047,
+            2048,
+            4095,
+            4096,
+            INT_EXACT - 1,
+            INT_EXACT,
+        ];
+        let mut h = IntHistogram::new();
+        for &v in &vals {
+            h.record(v);
+        }
+        for (i, &v) in vals.iter().enumerate() {
+            let q = (i as f64 + 0.5) / vals.len() as f64;
+            assert_eq!(h.percentile(q), Some(v), "rank {i}");
+        }
+    }
+
+    #[test]
+    fn a_rank_inside_unwritten_pages_covered_by_a_range_is_found_there() {
+        // Two marks 100,000 buckets apart, thousands of unwritten pages between them, and a few points.
+        let mut h = IntHistogram::new();
+        h.record_range(1_000, 100_999);
+        h.record(5);
+        h.record(200_000);
+        // n = 100,002; rank floor(0.5 n) = 50,001 is the value 1,000 + 50,000 (rank 0 is 5).
+        assert_eq!(h.percentile(0.5), Some(51_000));
+        assert_eq!(h.percentile(0.0), Some(5));
+        assert_eq!(h.percentile(0.999_999), Some(200_000));
+        for q in QS {
+            assert_eq!(h.percentile(q), percentile_by_every_page(&h, q), "{q}");
+        }
+        // Above 2^20 a gap spans runs of pages of different bucket widths (one per power of two).
+        let mut h = IntHistogram::new();
+        h.record_range(INT_EXACT - 10, 1 << 40);
+        h.record(3);
+        for q in QS.into_iter().chain([0.3, 0.6, 0.97]) {
+            assert_eq!(h.percentile(q), percentile_by_every_page(&h, q), "{q}");
+        }
+    }
+
+    /// Sparse sets of values: clusters far apart (gaps of many pages and directories), some recorded as ranges.
+    fn sparse() -> impl Strategy<Value = Vec<(u64, u64)>> {
+        let at = prop_oneof![0u64..4_200, 0u64..INT_EXACT + 70_000, 0u64..1 << 45];
+        prop::collection::vec(
+            (
+                at,
+                prop_oneof![Just(0u64), 0..3u64, 0..5_000u64, 0..1u64 << 30],
+            )
+                .prop_map(|(lo, l)| (lo, lo + l)),
+            0..12,
+        )
+    }
+
     fn ranges(max_v: u64, max_len: u64) -> impl Strategy<Value = Vec<(u64, u64)>> {
         prop::collection::vec(
             (0..max_v, prop_oneof![Just(0u64), 0..max_len]).prop_map(|(lo, l)| (lo, lo + l)),
@@ -486,6 +735,25 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn percentiles_walking_only_written_pages_equal_the_walk_of_every_page(rs in sparse(), q in 0.0f64..1.0) {
+            let (mut h, mut l) = (IntHistogram::new(), LogHistogram::new());
+            for &(lo, hi) in &rs {
+                if lo == hi { h.record(lo) } else { h.record_range(lo, hi) }
+                l.record(lo);
+                l.record(hi);
+            }
+            for q in QS.into_iter().chain([q]) {
+                prop_assert_eq!(h.percentile(q), percentile_by_every_page(&h, q), "{}", q);
+                prop_assert_eq!(l.percentile(q), log_percentile_by_every_page(&l, q), "{}", q);
+            }
+            let n: u64 = rs.iter().map(|r| r.1 - r.0 + 1).sum();
+            if n > 0 && rs.iter().all(|r| r.1 < INT_EXACT) {
+                let rank = ((q * n as f64).floor() as u64).min(n - 1);
+                prop_assert_eq!(h.percentile(q), Some(sorted_value_at(&rs, rank)));
+            }
+        }
+
         #[test]
         fn int_histogram_is_exact_below_2_pow_20(rs in ranges(1_000_000, 40_000), q in 0.0f64..1.0) {
             let mut h = IntHistogram::new();

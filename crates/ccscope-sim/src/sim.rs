@@ -1066,7 +1066,7 @@ impl Simulation {
     fn finish(mut self) -> (RunResult, Option<PacketLog>) {
         let end = self.end;
         self.stats.iter_mut().for_each(FlowStats::flush);
-        let total_stats = match self.total.take() {
+        let mut total_stats = match self.total.take() {
             None => self.stats[0].link_total(self.total_bins),
             Some(mut t) => {
                 if t.bins_only {
@@ -1075,6 +1075,11 @@ impl Simulation {
                 t
             }
         };
+        // No departure follows: each signal delay's open millisecond is recorded in place.
+        total_stats.flush();
+        for st in self.stats.iter_mut().chain([&mut total_stats]) {
+            st.signal.close();
+        }
         for (h, hop) in self.hops.iter_mut().enumerate() {
             if let Some(l) = &mut hop.link {
                 l.finish(end);
