@@ -7,6 +7,7 @@ folder is written.
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import List, Optional
 
@@ -24,7 +25,7 @@ from rich.table import Table
 from ccscope import _native, api, run_command
 from ccscope.run_command import (  # noqa: F401  (shared with the start-up path; tests import them from here)
     FIGURE_FORMATS, INPUT_ERRORS, console, err, fail, figure_names, fmt, links_table, model_range_warnings,
-    one_line_errors, parse_sets, summary_table,
+    one_line_errors, parse_sets, summary_table, TABLE_ROWS,
 )
 
 
@@ -102,6 +103,10 @@ def validate(
         if seed is not None:
             overrides["seed"] = seed
         info = api.validate(api.Scenario.load(scenario).with_overrides(overrides))
+    ctl = info.get("controllers")
+    if isinstance(ctl, list) and len(ctl) > TABLE_ROWS:
+        # Many flows: how many run each controller (a list of 10^5 names took seconds to print).
+        info["controllers"] = dict(Counter(ctl))
     console.print(info)
 
 

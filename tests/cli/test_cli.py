@@ -227,3 +227,55 @@ def test_validate_applies_set_and_seed_before_it_checks(tmp_path):
     res = runner.invoke(app, ["validate", str(s), "--set", "duration_s=7", "--seed", "9"])
     assert plain.exit_code == 0 and res.exit_code == 0, all_output(res)
     assert "7" in res.stdout and res.stdout != plain.stdout
+
+
+def test_run_and_validate_print_at_most_table_rows_flows_and_say_where_the_rest_are(tmp_path):
+    # 10^5 flows took rich minutes to lay out, row by row; the rest are in the results folder.
+    from ccscope.run_command import TABLE_ROWS
+
+    s = tmp_path / "many.toml"
+    n = TABLE_ROWS + 8
+    s.write_text(f"""seed = 1
+duration_s = 2
+[data_link]
+rate_mbps = 12
+delay_ms = 10
+[ack_link]
+rate_mbps = 100
+delay_ms = 10
+[[flows]]
+controller = "newreno"
+count = {n - 1}
+[[flows]]
+controller = "cubic"
+""")
+    out = tmp_path / "res"
+    res = runner.invoke(app, ["run", str(s), "-o", str(out)])
+    assert res.exit_code == 0, all_output(res)
+    cells = [line.split("│")[1].strip() for line in res.stdout.splitlines() if line.count("│") > 2]
+    rows = [c for c in cells if c]  # a folded row goes on with an empty first cell
+    assert rows[:TABLE_ROWS] == [str(i) for i in range(TABLE_ROWS)]
+    assert rows[TABLE_ROWS:] == ["...", "all"], rows
+    assert "8 more flows in flows.parquet" in res.stdout
+    assert len(api.load_result(out).flows) == n
+    res = runner.invoke(app, ["validate", str(s)])
+    assert res.exit_code == 0, all_output(res)
+    assert f"'controllers': {{'newreno': {n - 1}, 'cubic': 1}}" in res.stdout
+
+
+def test_links_table_prints_at_most_table_rows_links_and_says_where_the_rest_are():
+    from rich.console import Console
+
+    from ccscope.run_command import TABLE_ROWS, links_table
+
+    class Links:
+        def _records(self, name):
+            assert name == "links"
+            return [{"link": f"l{i}", "throughput_mbps": 1.0, "capacity_mbps": 2.0, "utilization": 0.5, "arrivals": 3,
+                     "dropped": 0, "loss_rate": 0.0, "queue_delay_p95_ms": 1.0} for i in range(TABLE_ROWS + 3)]
+
+    c = Console(width=200, record=True)
+    c.print(links_table(Links()))
+    text = c.export_text()
+    assert f"l{TABLE_ROWS - 1} " in text and f"l{TABLE_ROWS} " not in text
+    assert "3 more links in summary.json" in text
