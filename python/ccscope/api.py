@@ -488,6 +488,7 @@ class Result:
         self._native: Optional[dict] = None
         self._provenance: Optional[dict] = None
         self._provenance_args: Optional[tuple] = None
+        self._flow_rows: Optional[list] = None
         self._frames: dict = {
             "flows": flows, "timeseries": timeseries, "packets": packets, "cwnd": cwnd, "samples": samples
         }
@@ -535,7 +536,11 @@ class Result:
     def flow_records(self) -> list:
         """``flows`` as a list of dicts (what ``flows.to_dict(orient="records")`` gives)."""
         if self._untouched():
-            return flow_records(self._native["flows"])  # type: ignore[index]
+            # Built once (a run of 10^5 flows took seconds per call, and a run's output calls it four
+            # times); each caller gets its own dicts.
+            if self._flow_rows is None:
+                self._flow_rows = flow_records(self._native["flows"])  # type: ignore[index]
+            return [dict(r) for r in self._flow_rows]
         return self.flows.to_dict(orient="records")
 
     def _write_tables(self, tmp: Path) -> None:
@@ -543,7 +548,7 @@ class Result:
         writer (no pyarrow or numpy to import), large ones through pyarrow (compressed)."""
         d = self._native
         assert d is not None
-        records = flow_records(d["flows"])
+        records = self.flow_records()
         keys = list(records[0]) if records else []
         flows = {k: [r[k] for r in records] for k in keys}
         series = d["timeseries"]
