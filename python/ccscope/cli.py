@@ -23,6 +23,7 @@ from rich import box
 from rich.table import Table
 
 from ccscope import _native, api, run_command
+from ccscope.entry import MAX_SEED
 from ccscope.run_command import (  # noqa: F401  (shared with the start-up path; tests import them from here)
     FIGURE_FORMATS, INPUT_ERRORS, console, err, fail, figure_names, fmt, links_table, model_range_warnings,
     one_line_errors, parse_sets, summary_table, TABLE_ROWS,
@@ -78,7 +79,7 @@ def parse_formats(formats: str) -> tuple:
 def run(
     scenario: str = typer.Argument(..., help="Scenario TOML (or an embedded example: examples/NAME.toml)"),
     out: Path = typer.Option(..., "-o", "--out", help="Results folder (written atomically; only ccscope's own files are ever replaced)"),
-    seed: Optional[int] = typer.Option(None, help="Override the scenario's seed"),
+    seed: Optional[int] = typer.Option(None, min=0, max=MAX_SEED, help="Override the scenario's seed"),
     sets: Optional[List[str]] = typer.Option(None, "--set", help="Override a value, e.g. flows.0.window=20"),
     packets: bool = typer.Option(False, "--packets", help="Keep the per-packet log (packets.parquet, link.log)"),
     cwnd: bool = typer.Option(False, "--cwnd", help="Record every window change (cwnd.parquet)"),
@@ -94,7 +95,7 @@ def run(
 @app.command()
 def validate(
     scenario: str = typer.Argument(..., help="Scenario TOML"),
-    seed: Optional[int] = typer.Option(None, help="Override the scenario's seed (as `run` would)"),
+    seed: Optional[int] = typer.Option(None, min=0, max=MAX_SEED, help="Override the scenario's seed (as `run` would)"),
     sets: Optional[List[str]] = typer.Option(None, "--set", help="Override a value, e.g. flows.0.window=20"),
 ) -> None:
     """Check a scenario without running it, with `run`'s overrides (Python controllers' classes are imported)."""

@@ -28,12 +28,15 @@ RUN_OPTIONS = {
 }
 #: ``ccscope run``'s one positional argument.
 RUN_ARGUMENT = "scenario"
+#: The largest seed a scenario file can hold (a TOML integer is i64), so that a run's saved
+#: scenario.toml replays it; ``--seed`` takes 0..MAX_SEED.
+MAX_SEED = 2**63 - 1
 
 
 def parse_run(args: Sequence[str]) -> Optional[dict]:
     """The keyword arguments of :func:`ccscope.run_command.run` for ``ccscope run ARGS``, or None when
     ARGS are anything but a plain, complete, valid list (help, an unknown or repeated option, a value
-    that looks like an option, a non-decimal seed, a missing argument): the full CLI then handles them,
+    that looks like an option, a non-decimal seed or one above MAX_SEED, a missing argument): the full CLI then handles them,
     with its own messages."""
     kw: dict = {"sets": []}
     it = iter(args)
@@ -56,7 +59,7 @@ def parse_run(args: Sequence[str]) -> Optional[dict]:
             if kind == "multiple":
                 kw[dest].append(value)
                 continue
-            if dest in kw or not value or (kind == "int" and not (value.isascii() and value.isdigit())):
+            if dest in kw or not value or (kind == "int" and not (value.isascii() and value.isdigit() and int(value) <= MAX_SEED)):
                 return None
             kw[dest] = int(value) if kind == "int" else Path(value)
         elif RUN_ARGUMENT in kw:
