@@ -3,7 +3,9 @@
 # ("Against the Linux kernel through mm-link").
 # Usage, as root: record_tcp.sh MM_FRONTEND_DIR OUT_DIR USER SECONDS RUNS [CASE...]
 #   MM_FRONTEND_DIR  Mahimahi's built src/frontend (mm-delay and mm-link setuid root)
-#   OUT_DIR          where the CSVs, uplink and downlink (ACK) logs and receiver counts go (USER must be able to write)
+#   OUT_DIR          where the CSVs, uplink logs and receiver counts go (with DOWNLINK_LOG=1 in the
+#                    environment, the downlink (ACK) logs too: about 80 MB a minute, as the ACK
+#                    direction's 100 opportunities per ms are each logged) (USER must be able to write)
 #   USER             the unprivileged user Mahimahi runs as (it refuses root)
 #   SECONDS, RUNS    length of each run, runs per case
 #   CASE             CC:TRACE:PACKETS, e.g. cubic:const12:100 (TRACE is const12 or verizon-down);
@@ -20,6 +22,20 @@ if [ $# -lt 5 ]; then
 fi
 MM=$1 OUT=$2 RUNAS=$3 SECS=$4 RUNS=$5
 shift 5
+bad() {
+    echo "record_tcp.sh: $1: \`$2\` is not $3" >&2
+    exit 2
+}
+case $SECS in ''|*[!0-9]*|0) bad SECONDS "$SECS" "a whole positive number of seconds" ;; esac
+case $RUNS in ''|*[!0-9]*|0) bad RUNS "$RUNS" "a whole positive number" ;; esac
+for case in "$@"; do
+    case $case in
+        reno:const12:[1-9]*|cubic:const12:[1-9]*|bbr:const12:[1-9]*) ;;
+        reno:verizon-down:[1-9]*|cubic:verizon-down:[1-9]*|bbr:verizon-down:[1-9]*) ;;
+        *) bad CASE "$case" "CC:TRACE:PACKETS (reno|cubic|bbr, const12|verizon-down, packets)" ;;
+    esac
+    case ${case##*:} in *[!0-9]*) bad CASE "$case" "CC:TRACE:PACKETS with a whole number of packets" ;; esac
+done
 HERE=$(cd "$(dirname "$0")" && pwd)
 BULK=$HERE/tcp_bulk.py
 DELAY_MS=20
@@ -37,13 +53,15 @@ fi
 
 run() {
     cc=$1 trace=$2 packets=$3 name=$4
+    downlog=
+    if [ "${DOWNLINK_LOG:-0}" = 1 ]; then downlog="--downlink-log='$OUT/$name.down.log'"; fi
     unshare -n sh -c "
         ip link set lo up
         sysctl -q -w net.ipv4.ip_forward=1
         /usr/bin/python3 '$BULK' recv 9001 $((SECS + 10)) '$OUT/$name.recv' &
         su '$RUNAS' -c \"'$MM/mm-delay' $DELAY_MS '$MM/mm-link' '$OUT/$trace.trace' '$OUT/fast.trace' \
             --uplink-queue=droptail --uplink-queue-args=packets=$packets --uplink-log='$OUT/$name.up.log' \
-            --downlink-log='$OUT/$name.down.log' \
+            $downlog \
             -- sh -c 'sleep 1; /usr/bin/python3 $BULK send \\\$MAHIMAHI_BASE 9001 $cc $SECS $OUT/$name.csv; sleep 1'\"
         wait
     "
