@@ -12,7 +12,7 @@ use ccscope_core::{Bandwidth, Dur, Time};
 use crate::Packet;
 
 pub use codel::{Codel, CodelFlavour, CodelParams};
-pub use pie::{Pie, PieFlavour, PieParams};
+pub use pie::{Pie, PieDecision, PieFlavour, PieParams, PieReplay, PieUpdate};
 pub use red::{Red, RedParams};
 
 /// Packet and byte limits; `None` is unlimited.

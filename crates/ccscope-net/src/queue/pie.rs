@@ -8,6 +8,8 @@
 //! ticks at every multiple of `t_update`; the ticks up to `now` run before each enqueue and dequeue,
 //! which is exact, since nothing they read changes between two queue events.
 
+use std::collections::VecDeque;
+
 use ccscope_core::rng::{Rng, RngExt};
 use ccscope_core::{Dur, Time};
 
@@ -76,6 +78,44 @@ impl Default for PieParams {
     }
 }
 
+/// One periodic update of the Mahimahi flavour, as the pie-log build of Mahimahi logs it (`u` lines).
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct PieUpdate {
+    /// The clock (ms) of the call that ran it.
+    pub clock_ms: u64,
+    pub last_update_ms: u64,
+    pub drop_prob: f64,
+    pub current_qdelay_ms: u32,
+    pub qdelay_old_ms: u32,
+    pub burst_allowance_ms: u32,
+    pub avg_dq_rate: u32,
+    pub dq_count: Option<u32>,
+}
+
+/// One enqueue decision of the Mahimahi flavour (`e` lines of the pie-log build).
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct PieDecision {
+    pub clock_ms: u64,
+    pub drop_prob: f64,
+    /// The uniform draw, if drop_early() got that far.
+    pub draw: Option<f64>,
+    /// `a` accepted, `f` buffer full, `d` dropped early (the log's letters).
+    pub verdict: char,
+}
+
+/// Replaying a real mm-link run (tests/mahimahi_logs.rs), Mahimahi flavour only: the uniform draws the
+/// run made, used in order instead of the generator, and every update and decision made with them.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct PieReplay {
+    pub draws: VecDeque<f64>,
+    pub updates: Vec<PieUpdate>,
+    pub decisions: Vec<PieDecision>,
+    drawn: Option<f64>,
+}
+
 /// The RFC 8033 flavour's variables (sch_pie.c `struct pie_vars`, timestamp mode).
 #[derive(Debug)]
 struct RfcVars {
@@ -113,6 +153,8 @@ pub struct Pie {
     /// Clock (ms) of the last periodic update; Mahimahi starts it at construction, ccscope's time 0.
     last_update: u64,
     rfc: RfcVars,
+    /// Set only by [`Pie::start_replay`].
+    replay: Option<Box<PieReplay>>,
 }
 
 impl Pie {
@@ -143,7 +185,25 @@ impl Pie {
             dq_tstamp: 0,
             avg_dq_rate: 0,
             last_update: 0,
+            replay: None,
         }
+    }
+
+    /// Replay a logged run from here: `draws` replace the generator's, and the updates and decisions
+    /// are kept; `last_update_ms` is Mahimahi's update phase (its queue's construction time,
+    /// whole ms before the link's time 0, taken modulo t_update).
+    #[doc(hidden)]
+    pub fn start_replay(&mut self, draws: VecDeque<f64>, last_update_ms: u64) {
+        self.last_update = last_update_ms;
+        self.replay = Some(Box::new(PieReplay {
+            draws,
+            ..PieReplay::default()
+        }));
+    }
+
+    #[doc(hidden)]
+    pub fn replay(&self) -> Option<&PieReplay> {
+        self.replay.as_deref()
     }
 
     pub fn drop_prob(&self) -> f64 {
@@ -193,7 +253,22 @@ impl Pie {
                 self.fifo.packets() + 1,
                 self.fifo.bytes() + pkt.bytes as u64,
             );
-        if !fits || self.mm_drop_early() {
+        let early = fits && self.mm_drop_early();
+        if let Some(r) = &mut self.replay {
+            r.decisions.push(PieDecision {
+                clock_ms: Self::clock(now),
+                drop_prob: self.drop_prob,
+                draw: r.drawn.take(),
+                verdict: if !fits {
+                    'f'
+                } else if early {
+                    'd'
+                } else {
+                    'a'
+                },
+            });
+        }
+        if !fits || early {
             drops.push(pkt);
         } else {
             self.fifo.push(pkt);
@@ -212,7 +287,16 @@ impl Pie {
         if self.fifo.bytes() < 2 * PIE_PACKET_SIZE {
             return false;
         }
-        self.rng.gen::<f64>() < self.drop_prob
+        let u = match &mut self.replay {
+            None => self.rng.gen::<f64>(),
+            Some(r) => {
+                // A draw the run never made is NaN: it drops nothing and equals no logged draw.
+                let u = r.draws.pop_front().unwrap_or(f64::NAN);
+                r.drawn = Some(u);
+                u
+            }
+        };
+        u < self.drop_prob
     }
 
     // pie_packet_queue.cc dequeue(): Mahimahi never dequeues an empty queue, so nothing runs then.
@@ -305,12 +389,40 @@ impl Pie {
                 self.avg_dq_rate = 0;
                 self.burst_allowance = self.max_burst_ms;
             }
+            if self.replay.is_some() {
+                self.note_update(now);
+            }
             // The queue cannot change within the loop, so an update that changed nothing is a fixed
             // point: skip the identical updates left (an idle hour at 1 ms would be 3.6 M of them).
             if self.state() == before {
                 let left = now.saturating_sub(self.last_update).saturating_sub(1) / t_update;
+                if self.replay.is_some() {
+                    // Kept one by one, as they would have run.
+                    for _ in 0..left {
+                        self.last_update += t_update;
+                        self.note_update(now);
+                    }
+                    continue;
+                }
                 self.last_update += left * t_update;
             }
+        }
+    }
+
+    #[cold]
+    fn note_update(&mut self, now: u64) {
+        let u = PieUpdate {
+            clock_ms: now,
+            last_update_ms: self.last_update,
+            drop_prob: self.drop_prob,
+            current_qdelay_ms: self.current_qdelay,
+            qdelay_old_ms: self.qdelay_old,
+            burst_allowance_ms: self.burst_allowance,
+            avg_dq_rate: self.avg_dq_rate,
+            dq_count: self.dq_count,
+        };
+        if let Some(r) = &mut self.replay {
+            r.updates.push(u);
         }
     }
 
@@ -613,6 +725,35 @@ mod tests {
         assert!(d.is_empty());
         q.enqueue(pkt(11), Time::ZERO, &mut d);
         assert_eq!(d.len(), 1, "4500 B queued");
+    }
+
+    // The replay seam of tests/mahimahi_logs.rs: the logged draws in order (NaN once they run out, which
+    // drops nothing), and one kept update per period even where identical ones are skipped.
+    #[test]
+    fn a_replay_draws_the_logged_values_and_keeps_every_skipped_update() {
+        let mut q = condemned(0, 100, 1.0);
+        q.start_replay(VecDeque::from([0.5, 0.25]), 0);
+        let mut d = Vec::new();
+        for s in 10..13 {
+            q.enqueue(pkt(s), Time::ZERO, &mut d);
+        }
+        let r = q.replay().unwrap();
+        let seen: Vec<_> = r.decisions.iter().map(|x| (x.draw, x.verdict)).collect();
+        assert_eq!(&seen[..2], [(Some(0.5), 'd'), (Some(0.25), 'd')]);
+        assert!(seen[2].0.is_some_and(f64::is_nan) && seen[2].1 == 'a');
+        assert_eq!(d.len(), 2);
+        // An empty fresh queue: the updates at 30 .. 990 ms change nothing, all 33 are kept.
+        let mut q = pie(PieParams::default());
+        q.start_replay(VecDeque::new(), 0);
+        q.enqueue(pkt(1), Time::from_ms(1000), &mut d);
+        let at: Vec<u64> = q
+            .replay()
+            .unwrap()
+            .updates
+            .iter()
+            .map(|u| u.last_update_ms)
+            .collect();
+        assert_eq!(at, (1..=33).map(|k| 30 * k).collect::<Vec<_>>());
     }
 
     #[test]
