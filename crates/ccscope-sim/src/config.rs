@@ -358,13 +358,15 @@ fn key_in_tagged_table(text: &str, path: &str) -> Option<String> {
         .cloned()
         .collect();
     let before = error_of(doc.clone())?;
-    if before.0 != path {
+    if before.0 != path || before.1.starts_with("missing field") {
         return None;
     }
     let mut blamed = keys.into_iter().filter(|k| {
         let mut d = doc.clone();
         table_at(&mut d, path).map(|t| t.remove(k));
-        error_of(d).as_ref() != Some(&before)
+        // A required key's removal brings its own absence up: that changes the error, not its cause.
+        let own_absence = format!("missing field `{k}`");
+        error_of(d).is_none_or(|e| e != before && e.1 != own_absence)
     });
     match (blamed.next(), blamed.next()) {
         (Some(k), None) => Some(format!("{path}.{k}")),
@@ -2286,6 +2288,24 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert_eq!(e, "s.toml:5: field `data_link.loss`: missing field `p`");
+    }
+
+    #[test]
+    fn a_missing_key_of_a_kind_table_is_blamed_on_the_table_not_on_a_key_it_has() {
+        // Removing `p` makes serde miss `p` instead of `window_ms`: a changed error, but not p's fault.
+        let written = OK.replace(
+            "delay_ms = 20",
+            "delay_ms = 20\nloss = { kind = \"burst_after_loss\", p = 0.1 }",
+        );
+        let e = load(&written).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(e, "s.toml:5: field `data_link.loss`: missing field `window_ms`");
+        // Beside an override of `p`, the file's table is named, not the override.
+        let e = override_err(
+            &written.replace("p = 0.1", "p = 0.2"),
+            Some(&written),
+            &["data_link.loss.p"],
+        );
+        assert_eq!(e, "s.toml:5: field `data_link.loss`: missing field `window_ms`");
     }
 
     #[test]
