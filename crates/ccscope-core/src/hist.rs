@@ -746,7 +746,13 @@ mod tests {
             let (s, w) = IntHistogram::bucket(b);
             let end = s + (w - 1);
             rs.iter()
-                .map(|&(lo, hi, k)| if end < lo { 0 } else { (hi.min(end) - lo + 1) * k })
+                .map(|&(lo, hi, k)| {
+                    if end < lo {
+                        0
+                    } else {
+                        (hi.min(end) - lo + 1) * k
+                    }
+                })
                 .sum::<u64>()
         };
         let (mut a, mut b) = (0usize, INT_BUCKETS - 1);

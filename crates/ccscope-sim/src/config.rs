@@ -2306,14 +2306,20 @@ mod tests {
             "delay_ms = 20\nloss = { kind = \"burst_after_loss\", p = 0.1 }",
         );
         let e = load(&written).map(|_| ()).unwrap_err().to_string();
-        assert_eq!(e, "s.toml:5: field `data_link.loss`: missing field `window_ms`");
+        assert_eq!(
+            e,
+            "s.toml:5: field `data_link.loss`: missing field `window_ms`"
+        );
         // Beside an override of `p`, the file's table is named, not the override.
         let e = override_err(
             &written.replace("p = 0.1", "p = 0.2"),
             Some(&written),
             &["data_link.loss.p"],
         );
-        assert_eq!(e, "s.toml:5: field `data_link.loss`: missing field `window_ms`");
+        assert_eq!(
+            e,
+            "s.toml:5: field `data_link.loss`: missing field `window_ms`"
+        );
     }
 
     #[test]
