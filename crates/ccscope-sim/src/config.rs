@@ -339,33 +339,47 @@ const TAGGED_KEYS_TRIED: usize = 32;
 /// `None` when no single key does (a missing key), `path` is not a table or has more than
 /// `TAGGED_KEYS_TRIED` keys.
 fn key_in_tagged_table(text: &str, path: &str) -> Option<String> {
-    fn table_at<'a>(v: &'a mut toml::Value, path: &str) -> Option<&'a mut toml::Table> {
-        let mut v = v;
-        for seg in segments(path) {
-            v = match v {
-                toml::Value::Table(t) => t.get_mut(&seg)?,
-                toml::Value::Array(a) => a.get_mut(seg.parse::<usize>().ok()?)?,
-                _ => return None,
+    use toml_edit::{Item, TableLike, Value};
+    // The table at `path` in the document, its keys in the file's order (the loader's order of reading).
+    fn table_at<'a>(
+        doc: &'a mut toml_edit::DocumentMut,
+        path: &str,
+    ) -> Option<&'a mut dyn TableLike> {
+        let segs = segments(path);
+        let mut t: &mut dyn TableLike = doc.as_table_mut();
+        let mut i = 0;
+        while i < segs.len() {
+            let item = { t }.get_mut(&segs[i])?;
+            i += 1;
+            let mut index = || -> Option<usize> {
+                i += 1;
+                segs.get(i - 1)?.parse().ok()
+            };
+            t = match item {
+                Item::ArrayOfTables(a) => a.get_mut(index()?)?,
+                Item::Value(Value::Array(a)) => a.get_mut(index()?)?.as_inline_table_mut()?,
+                other => other.as_table_like_mut()?,
             };
         }
-        v.as_table_mut()
+        Some(t)
     }
-    fn error_of(v: toml::Value) -> Option<(String, String)> {
-        serde_path_to_error::deserialize::<_, ScenarioFile>(v)
+    // Read as the loader reads the file, so the first error met is the one it reported.
+    fn error_of(text: &str) -> Option<(String, String)> {
+        serde_path_to_error::deserialize::<_, ScenarioFile>(toml::Deserializer::new(text))
             .err()
-            .map(|e| (e.path().to_string(), e.inner().to_string()))
+            .map(|e| (e.path().to_string(), e.inner().message().to_string()))
     }
-    let mut doc = toml::Value::Table(text.parse::<toml::Table>().ok()?);
+    let mut doc = text.parse::<toml_edit::DocumentMut>().ok()?;
     let keys: Vec<String> = table_at(&mut doc, path)?
-        .keys()
-        .filter(|k| k.as_str() != "kind")
-        .cloned()
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .filter(|k| k != "kind")
         .collect();
     // Each key costs a read of the whole file: a table with more keys than any kind takes is named whole.
     if keys.len() > TAGGED_KEYS_TRIED {
         return None;
     }
-    let before = error_of(doc.clone())?;
+    let before = error_of(text)?;
     if before.0 != path || before.1.starts_with("missing field") {
         return None;
     }
@@ -374,7 +388,7 @@ fn key_in_tagged_table(text: &str, path: &str) -> Option<String> {
         table_at(&mut d, path).map(|t| t.remove(k));
         // A required key's removal brings its own absence up: that changes the error, not its cause.
         let own_absence = format!("missing field `{k}`");
-        error_of(d).is_none_or(|e| e != before && e.1 != own_absence)
+        error_of(&d.to_string()).is_none_or(|e| e != before && e.1 != own_absence)
     });
     match (blamed.next(), blamed.next()) {
         (Some(k), None) => Some(format!("{path}.{k}")),
@@ -2319,6 +2333,24 @@ mod tests {
         assert_eq!(
             e,
             "s.toml:5: field `data_link.loss`: missing field `window_ms`"
+        );
+    }
+
+    #[test]
+    fn the_bad_key_of_a_kind_table_is_found_in_the_order_the_file_gives_its_keys() {
+        // The search read the file into sorted tables: `bogus` came first there and was blamed for the error
+        // the loader, reading in the file's order, had met at `mean_bytes`.
+        let text = format!("{OK}traffic = {{ kind = \"onoff\", mean_bytes = \"x\", bogus = 1 }}\n");
+        let e = load(&text).map(|_| ()).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "s.toml:9: field `flows[0].traffic.mean_bytes`: invalid type: string \"x\", expected f64"
+        );
+        let text = format!("{OK}traffic = {{ kind = \"onoff\", bogus = 1, mean_bytes = \"x\" }}\n");
+        let e = load(&text).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.starts_with("s.toml:9: field `flows[0].traffic.bogus`: unknown key `bogus`"),
+            "{e}"
         );
     }
 
