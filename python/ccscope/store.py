@@ -315,7 +315,11 @@ def _writable_ancestor(path: Path, option: str) -> Path:
     except OSError as e:
         raise OutputError.naming(option, f"cannot write in {anc} ({e.strerror or _access_reason(anc)})", value=path,
                                  path=True) from None
-    probe.unlink(missing_ok=True)
+    try:
+        probe.unlink(missing_ok=True)
+    except OSError as e:  # an append-only folder (chattr +a) takes files and lets none go: the commit would fail too
+        raise OutputError.naming(option, f"cannot write in {anc} ({e.strerror}: a file made there cannot be removed; "
+                                 f"{probe.name} is left there)", value=path, path=True) from None
     return anc
 
 
