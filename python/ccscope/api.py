@@ -621,7 +621,8 @@ class Result:
         files there (and still refuses to replace any of them). The error names the argument: ``out PATH: ...``."""
         from ccscope import store
 
-        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES, option="out", not_of=OTHER_RESULTS) as w:
+        with store.FolderWriter(out, overwrite=overwrite, names=RESULT_FILES, option="out", not_of=OTHER_RESULTS,
+                                own="summary.json") as w:
             self.write_into(w.stage, log_path)
         return Path(out)
 

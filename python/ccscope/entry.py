@@ -59,7 +59,10 @@ def parse_run(args: Sequence[str]) -> Optional[dict]:
             if kind == "multiple":
                 kw[dest].append(value)
                 continue
-            if dest in kw or not value or (kind == "int" and not (value.isascii() and value.isdigit() and int(value) <= MAX_SEED)):
+            # A seed's length is checked first: int() refuses more than 4300 digits with a ValueError.
+            if dest in kw or not value or (kind == "int" and not (value.isascii() and value.isdigit()
+                                                                  and len(value) <= len(str(MAX_SEED))
+                                                                  and int(value) <= MAX_SEED)):
                 return None
             kw[dest] = int(value) if kind == "int" else Path(value)
         elif RUN_ARGUMENT in kw:

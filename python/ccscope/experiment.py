@@ -124,9 +124,20 @@ def run_report(write: Callable[[], Path], out: Optional[Path] = None, command: s
 def add_runner_options(ap: argparse.ArgumentParser, jobs: Optional[int] = None) -> None:
     """The options every reproduction shares: ``--jobs`` (processes of the shared runner,
     :class:`ccscope.runner.Runner`; default `jobs`, else one per core) and ``--quiet`` (no progress bar)."""
-    ap.add_argument("--jobs", type=_positive_int, default=jobs,
+    ap.add_argument("--jobs", type=_jobs, default=jobs,
                     help="Worker processes (default: " + (str(jobs) if jobs else "one per core") + ")")
     ap.add_argument("-q", "--quiet", action="store_true", help="No progress bar")
+
+
+def _jobs(text: str) -> int:
+    """A pool size :class:`ccscope.runner.Runner` takes, refused as the options are read: a reproduction
+    met the pool only inside its runs (mtsc: a traceback, after making its data folder)."""
+    from ccscope.runner import max_jobs
+
+    n = _positive_int(text)
+    if n > max_jobs():
+        raise argparse.ArgumentTypeError(f"{n}: more than {max_jobs()} local workers (4 per core)")
+    return n
 
 
 def _positive_int(text: str) -> int:

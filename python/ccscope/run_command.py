@@ -160,7 +160,7 @@ def run(
         overrides = parse_sets(sets)
         # Every output-path problem shows here, before anything runs.
         writer = store.FolderWriter(out, overwrite=overwrite, names=[*api.RESULT_FILES, *figure_names(FIGURE_FORMATS[:2])],
-                                    not_of=api.OTHER_RESULTS)
+                                    not_of=api.OTHER_RESULTS, own="summary.json")
     # On an error the staging folder goes and the destination stays as it was.
     with one_line_errors(), writer:
         log = writer.stage / "link.log" if packets else None

@@ -315,7 +315,11 @@ def _writable_ancestor(path: Path, option: str) -> Path:
     except OSError as e:
         raise OutputError.naming(option, f"cannot write in {anc} ({e.strerror or _access_reason(anc)})", value=path,
                                  path=True) from None
-    probe.unlink(missing_ok=True)
+    try:
+        probe.unlink(missing_ok=True)
+    except OSError as e:  # an append-only folder (chattr +a) takes files and lets none go: the commit would fail too
+        raise OutputError.naming(option, f"cannot write in {anc} ({e.strerror}: a file made there cannot be removed; "
+                                 f"{probe.name} is left there)", value=path, path=True) from None
     return anc
 
 
@@ -368,7 +372,8 @@ class FolderWriter:
     not write. ``run`` names the run that writes them (recorded per file in the manifest's ``runs``;
     a file written again without one loses its entry). A folder whose manifest lists one of ``not_of``
     (``compare.json``: a comparison's) is of another kind and refused, so one command never deletes
-    what another wrote.
+    what another wrote; so is one whose manifest lists files but not ``own`` (the record every write of
+    this kind makes: a run's ``summary.json``), such as a reproduction's figures folder.
     """
 
     def __init__(
@@ -381,6 +386,7 @@ class FolderWriter:
         option: str = "-o",
         run: Optional[str] = None,
         not_of: Iterable[str] = (),
+        own: Optional[str] = None,
     ) -> None:
         self.path = Path(out)
         self.merge = merge
@@ -406,6 +412,9 @@ class FolderWriter:
                     if marker in self.old["files"]:
                         raise OutputError.naming(option, f"a ccscope results folder of another kind ({marker} in its "
                                                  f"{MANIFEST}); give a new folder", value=p, path=True)
+                if own is not None and self.old["files"] and own not in self.old["files"]:
+                    raise OutputError.naming(option, f"a ccscope results folder of another kind (no {own} in its "
+                                             f"{MANIFEST}); give a new folder", value=p, path=True)
                 self._check_names(p, set(self.old["files"]), names)
             self.exists = True
             self.stage_parent = p

@@ -829,6 +829,25 @@ def test_saving_a_run_into_a_comparison_folder_is_refused_and_keeps_it(tmp_path)
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("how", ["save", "run -o"])
+def test_a_run_is_not_written_into_a_reproductions_figures_folder_and_keeps_it(tmp_path, cli_runner, how):
+    # A figures folder's manifest lists its CSVs and figures, no summary.json: a run deleted them all as files
+    # "of the previous write" (only a comparison's compare.json was recognised as another kind).
+    from ccscope.experiment import write_csv
+    from ccscope.store import OutputError
+
+    (tmp_path / "s.toml").write_text(RATE)
+    write_csv(tmp_path / "figs" / "table2.csv", [{"theta": 1, "goodput": 2.5}])
+    before = snapshot(tmp_path)
+    if how == "save":
+        with pytest.raises(OutputError, match="another kind"):
+            api.run(RATE_SC(tmp_path)).save(tmp_path / "figs")
+    else:
+        res = cli_runner.invoke(app, ["run", str(tmp_path / "s.toml"), "-o", str(tmp_path / "figs")])
+        check_one_error_line(res, ["-o", "another kind", "summary.json"])
+    assert snapshot(tmp_path) == before
+
+
 @pytest.mark.parametrize("command", ["report", "markov train", "markov inspect --heatmap"])
 def test_a_file_destination_that_cannot_be_written_is_refused_in_one_line(tmp_path, cli_runner, command):
     # Root writes in any folder whatever its mode, so the check trusted the mode: /proc took no file and the

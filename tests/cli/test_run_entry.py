@@ -74,6 +74,7 @@ def test_start_up_parser_gives_the_parameters_typer_gives(args):
     ["s.toml", "-o", "out", "--seed", "x"],
     ["s.toml", "-o", "out", "--seed", "-1"],
     ["s.toml", "-o", "out", "--seed", str(2**63)],  # beyond what a scenario file can hold
+    ["s.toml", "-o", "out", "--seed", "1" * 5000],  # more digits than Python's int() reads
     ["s.toml", "-o", "out", "--seed", "1", "--seed", "2"],
     ["s.toml", "-o", "a", "-o", "b"],
     ["s.toml", "-oout"],

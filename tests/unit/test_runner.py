@@ -4,6 +4,9 @@ pool does, the same on one process as on several, errors raised in the caller, n
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +113,25 @@ def test_a_pool_of_more_workers_than_four_per_core_is_refused_before_any_starts(
     with pytest.raises(ValueError, match=r"^--jobs 100000: more than"):
         with open_client(jobs=100_000):
             pass
+
+
+def test_a_reproductions_jobs_beyond_four_per_core_are_refused_as_its_options_are_read(tmp_path, capsys):
+    import argparse
+
+    from ccscope.experiment import add_runner_options
+    from ccscope.runner import max_jobs
+
+    ap = argparse.ArgumentParser(prog="repro.py")
+    add_runner_options(ap)
+    assert ap.parse_args(["--jobs", str(max_jobs())]).jobs == max_jobs()
+    with pytest.raises(SystemExit) as e:
+        ap.parse_args(["--jobs", "100000"])
+    assert e.value.code == 2
+    assert "argument --jobs: 100000: more than" in capsys.readouterr().err
+    # mtsc's reproduction met the pool only inside its runs: a traceback, exit 1, and its data folder made.
+    repo = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(repo / "experiments/mtsc/repro.py"), "--jobs", "100000",
+                          "-o", str(tmp_path / "r.md")], capture_output=True, text=True, cwd=repo)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr[-2000:]
+    assert "more than" in out.stderr.splitlines()[-1]
+    assert list(tmp_path.iterdir()) == []

@@ -238,3 +238,18 @@ def test_load_result_of_a_corrupt_parquet_names_the_file(tmp_path, result):
     (out / "flows.parquet").write_bytes(b"PAR1 not really")
     with pytest.raises(store.ResultsFolderError, match="flows.parquet: not a readable Parquet file"):
         api.load_result(out)
+
+
+def test_a_folder_that_takes_files_but_lets_none_be_removed_is_refused_naming_the_option(tmp_path, monkeypatch):
+    # An append-only folder (chattr +a) takes the check's file and keeps it: the removal raised
+    # PermissionError, a traceback, before any word naming -o.
+    real_unlink = Path.unlink
+
+    def unlink(self, missing_ok=False):
+        if self.name.startswith(store.TMP_PREFIX):
+            raise PermissionError(1, "Operation not permitted", str(self))
+        return real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    with pytest.raises(store.OutputError, match=r"^-o .*out: cannot write in .*\(Operation not permitted"):
+        store.FolderWriter(tmp_path / "out", option="-o")

@@ -734,7 +734,137 @@ mod tests {
         )
     }
 
+    /// Reference without pages: the first bucket whose end has more than `rank` values of the weighted
+    /// ranges (lo, hi, times) at or below it, found by bisection, reported as `percentile` reports it.
+    fn int_percentile_by_bucket_counts(rs: &[(u64, u64, u64)], q: f64) -> Option<u64> {
+        let n: u64 = rs.iter().map(|&(lo, hi, k)| (hi - lo + 1) * k).sum();
+        if n == 0 {
+            return None;
+        }
+        let rank = ((q * n as f64).floor() as u64).min(n - 1);
+        let upto = |b: usize| {
+            let (s, w) = IntHistogram::bucket(b);
+            let end = s + (w - 1);
+            rs.iter()
+                .map(|&(lo, hi, k)| {
+                    if end < lo {
+                        0
+                    } else {
+                        (hi.min(end) - lo + 1) * k
+                    }
+                })
+                .sum::<u64>()
+        };
+        let (mut a, mut b) = (0usize, INT_BUCKETS - 1);
+        while a < b {
+            let m = a + (b - a) / 2;
+            if upto(m) > rank {
+                b = m;
+            } else {
+                a = m + 1;
+            }
+        }
+        let min = rs.iter().map(|r| r.0).min()?;
+        let max = rs.iter().map(|r| r.1).max()?;
+        let (s, w) = IntHistogram::bucket(a);
+        Some((s + w / 2).clamp(min, max))
+    }
+
+    /// Values on the edges the walks treat specially: 0, pages, directories, the exact range, the
+    /// change of bucket width at each power of two, and the top of u64.
+    fn edge_value() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            prop::sample::select(vec![
+                0u64,
+                1,
+                31,
+                32,
+                33,
+                2047,
+                2048,
+                INT_EXACT - 1,
+                INT_EXACT,
+                INT_EXACT + 1,
+                1 << 21,
+                (1 << 33) - 1,
+                1 << 62,
+                (1 << 63) - 1,
+                1 << 63,
+                u64::MAX - (1 << 54),
+                u64::MAX - 2,
+            ]),
+            0u64..INT_EXACT + 5_000,
+            (1u64 << 62)..u64::MAX - 1,
+            any::<u64>().prop_map(|v| v.min(u64::MAX - 2)),
+        ]
+    }
+
+    /// Weighted values and ranges (lo, hi, times) with their ends on edges; lengths and weights kept
+    /// small enough that the count fits in u64.
+    fn edgy() -> impl Strategy<Value = Vec<(u64, u64, u64)>> {
+        prop::collection::vec(
+            (
+                edge_value(),
+                prop_oneof![Just(0u64), 0..70u64, 0..1u64 << 40, 0..1u64 << 58],
+                prop_oneof![Just(1u64), 1..4u64],
+            )
+                .prop_map(|(lo, l, k)| (lo, lo.saturating_add(l).min(u64::MAX - 1), k)),
+            1..10,
+        )
+    }
+
     proptest! {
+        #[test]
+        fn int_percentiles_equal_bucket_counts_at_the_edges_and_after_any_split_and_merge(
+            rs in edgy(), split in any::<u64>(), q in 0.0f64..1.0,
+        ) {
+            // Each weighted range goes to one side (split's bits); a point can also go to both halves.
+            let (mut a, mut b) = (IntHistogram::new(), IntHistogram::new());
+            for (i, &(lo, hi, k)) in rs.iter().enumerate() {
+                let h = if split >> (i % 64) & 1 == 0 { &mut a } else { &mut b };
+                if lo == hi {
+                    h.record_n(lo, k);
+                } else {
+                    for _ in 0..k {
+                        h.record_range(lo, hi);
+                    }
+                }
+            }
+            let (a0, b0) = (a.clone(), b.clone());
+            a.merge(&b0);
+            b.merge(&a0);
+            for q in QS.into_iter().chain([1.0, 1.0 - f64::EPSILON, q]) {
+                let want = int_percentile_by_bucket_counts(&rs, q);
+                prop_assert_eq!(a.percentile(q), want, "{}", q);
+                prop_assert_eq!(b.percentile(q), want, "{} merged the other way", q);
+            }
+        }
+
+        #[test]
+        fn log_percentiles_equal_the_sorted_values_bucket_after_any_split_and_merge(
+            vals in prop::collection::vec(edge_value(), 1..40), split in any::<u64>(), q in 0.0f64..1.0,
+        ) {
+            let (mut a, mut b) = (LogHistogram::new(), LogHistogram::new());
+            for (i, &v) in vals.iter().enumerate() {
+                if split >> (i % 64) & 1 == 0 { a.record(v) } else { b.record(v) }
+            }
+            a.merge(&b);
+            let mut sorted = vals.clone();
+            sorted.sort();
+            let (min, max) = (sorted[0], sorted[sorted.len() - 1]);
+            for q in QS.into_iter().chain([1.0, 1.0 - f64::EPSILON, q]) {
+                let rank = ((q * vals.len() as f64).floor() as usize).min(vals.len() - 1);
+                let want = if rank == 0 {
+                    min
+                } else if rank == vals.len() - 1 {
+                    max
+                } else {
+                    LogHistogram::value_of(LogHistogram::index(sorted[rank])).clamp(min, max)
+                };
+                prop_assert_eq!(a.percentile(q), Some(want), "{}", q);
+            }
+        }
+
         #[test]
         fn percentiles_walking_only_written_pages_equal_the_walk_of_every_page(rs in sparse(), q in 0.0f64..1.0) {
             let (mut h, mut l) = (IntHistogram::new(), LogHistogram::new());
