@@ -75,6 +75,11 @@ def fmt(v, digits: int = 2) -> str:
 TABLE_ROWS = 32
 
 
+def more(n: int, what: str) -> str:
+    """`n` more `what`s (one more flow, 2 more flows)."""
+    return f"{n:,} more {what}{'' if n == 1 else 's'}"
+
+
 def flow_cells(r: dict) -> list:
     return [
         "all" if r["flow"] == -1 else str(r["flow"]),
@@ -98,7 +103,7 @@ def summary_table(res: api.Result, title: str) -> Table:
         t.add_row(*flow_cells(r))
     if len(flows) > TABLE_ROWS:
         t.add_row("...")
-        t.caption = f"{len(flows) - TABLE_ROWS:,} more flows in flows.parquet"
+        t.caption = f"{more(len(flows) - TABLE_ROWS, 'flow')} in flows.parquet"
     t.add_row(*flow_cells(res.summary))
     return t
 
@@ -115,7 +120,7 @@ def links_table(res: api.Result) -> Table:
         )
     if len(links) > TABLE_ROWS:
         t.add_row("...")
-        t.caption = f"{len(links) - TABLE_ROWS:,} more links in summary.json"
+        t.caption = f"{more(len(links) - TABLE_ROWS, 'link')} in summary.json"
     return t
 
 

@@ -266,6 +266,7 @@ controller = "cubic"
 def test_links_table_prints_at_most_table_rows_links_and_says_where_the_rest_are():
     from rich.console import Console
 
+    from ccscope import run_command
     from ccscope.run_command import TABLE_ROWS, links_table
 
     class Links:
@@ -279,3 +280,4 @@ def test_links_table_prints_at_most_table_rows_links_and_says_where_the_rest_are
     text = c.export_text()
     assert f"l{TABLE_ROWS - 1} " in text and f"l{TABLE_ROWS} " not in text
     assert "3 more links in summary.json" in text
+    assert run_command.more(1, "flow") == "1 more flow" and run_command.more(1200, "flow") == "1,200 more flows"
