@@ -30,7 +30,7 @@ use crate::common::hystart::{
 use crate::common::reno::check_reno_params;
 use crate::common::reno::{Phase, Undo};
 use crate::common::RttEstimator;
-use crate::params::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec, StackDefault};
 use crate::{AckEvent, CongestionEvent, Controller};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -103,6 +103,19 @@ impl crate::params::Params for Params {
             name: "hystart",
             unit: "name",
             doc: "slow-start exit: \"rfc9406\" HyStart++ (RFC 9438 §4.10), \"linux\" or \"ns3\" classic HyStart (tcp_cubic.c, ns-3.37), \"off\"; true = \"rfc9406\", false = \"off\"; `stack` picks its own",
+        },
+    ];
+    /// Linux 6.x and ns-3.37 run the classic HyStart, not RFC 9406's HyStart++.
+    const STACK: &'static [StackDefault] = &[
+        StackDefault {
+            stack: "linux",
+            param: "hystart",
+            value: "linux",
+        },
+        StackDefault {
+            stack: "ns3",
+            param: "hystart",
+            value: "ns3",
         },
     ];
     fn validate(&self) -> Result<(), ParamError> {
