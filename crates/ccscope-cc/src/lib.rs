@@ -27,7 +27,7 @@ mod properties;
 #[cfg(test)]
 pub(crate) mod testing;
 
-pub use params::{ParamError, ParamSpec};
+pub use params::{ParamError, ParamSpec, StackDefault};
 pub use registry::{build, describe, AnyController, CONTROLLERS};
 
 /// The most packets a controller's window may hold: every built-in keeps to it (the property harness

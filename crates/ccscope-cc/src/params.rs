@@ -14,9 +14,21 @@ pub struct ParamSpec {
     pub doc: &'static str,
 }
 
+/// A parameter value a flow's `stack` ("linux", "ns3") sets unless the flow gives the key itself,
+/// as `stack` sets the reliable transport's switches.
+#[derive(Clone, Copy, Debug)]
+pub struct StackDefault {
+    pub stack: &'static str,
+    pub param: &'static str,
+    /// The value, a TOML string.
+    pub value: &'static str,
+}
+
 /// A parameter set a controller is built from: serde for overrides, `validate` for ranges.
 pub trait Params: Default + Serialize + DeserializeOwned {
     const SPEC: &'static [ParamSpec];
+    /// Values a flow's `stack` picks (none for most controllers).
+    const STACK: &'static [StackDefault] = &[];
     fn validate(&self) -> Result<(), ParamError>;
     /// Whether these parameters suit a path whose propagation round trip is `rtt_ms` (e.g. a trained
     /// model's delay range); most controllers suit any path.

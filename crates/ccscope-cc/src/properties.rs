@@ -101,7 +101,11 @@ fn check(
 }
 
 /// Options that switch a registered controller to another algorithm, driven as well (name, overrides).
-const VARIANTS: &[(&str, &str)] = &[("ledbat", "plus_plus = true")];
+const VARIANTS: &[(&str, &str)] = &[
+    ("ledbat", "plus_plus = true"),
+    ("cubic", "hystart = \"linux\""),
+    ("cubic", "hystart = \"ns3\""),
+];
 
 /// `info`'s controller with `params`; a refused build fails the case, naming the controller.
 fn build(info: &ControllerInfo, params: &toml::Table) -> Result<AnyController, TestCaseError> {

@@ -25,6 +25,8 @@ pub struct ControllerInfo {
     pub fixed_by_mode: &'static [FixedByMode],
     pub summary: &'static str,
     pub params: &'static [ParamSpec],
+    /// Parameter values a flow's `stack` sets unless the flow gives them (`Params::STACK`).
+    pub stack_defaults: &'static [crate::params::StackDefault],
     pub build: fn(&toml::Table) -> Result<AnyController, ParamError>,
     pub defaults: fn() -> toml::Table,
     /// `Params::check_round_trip` of the parameters in the table.
@@ -85,6 +87,7 @@ macro_rules! entry {
             fixed_by_mode: $fixed,
             summary: $summary,
             params: <$module::Params as Params>::SPEC,
+            stack_defaults: <$module::Params as Params>::STACK,
             build: |t| {
                 Ok(AnyController::$ty(Box::new($module::$ty::new(
                     parse_params(stringify!($module), t)?,

@@ -1813,6 +1813,18 @@ fn flow(
         ));
     }
     f.params = ff.params.clone();
+    // `stack` also picks a built-in controller's own Linux or ns-3 behaviour (the registry's
+    // `stack_defaults`, e.g. Cubic's HyStart); a key the flow gives wins.
+    if let (Some(stack), Ok(info)) = (
+        ff.stack.as_deref(),
+        ccscope_cc::registry::find(&f.controller),
+    ) {
+        for d in info.stack_defaults.iter().filter(|d| d.stack == stack) {
+            f.params
+                .entry(d.param)
+                .or_insert_with(|| toml::Value::String(d.value.into()));
+        }
+    }
     // A controller's input file (a markov model, a SAC table) named relative to the scenario is
     // resolved next to it.
     for &key in ccscope_cc::INPUT_FILE_KEYS {
@@ -2154,6 +2166,28 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("stack") && e.contains("ns3"), "{e}");
+    }
+
+    #[test]
+    fn the_stack_picks_cubics_hystart_and_an_explicit_hystart_wins() {
+        let hystart = |keys: &str| {
+            let text = format!("duration_s = 1\n[data_link]\nrate_mbps = 12\n[[flows]]\ncontroller = \"cubic\"\n{keys}\n");
+            load(&text).expect("loads").flows[0].params.get("hystart").cloned()
+        };
+        let s = |v: &str| Some(toml::Value::String(v.into()));
+        assert_eq!(hystart(""), None);
+        assert_eq!(hystart("stack = \"rfc\""), None);
+        assert_eq!(hystart("stack = \"linux\""), s("linux"));
+        assert_eq!(hystart("stack = \"ns3\""), s("ns3"));
+        assert_eq!(hystart("stack = \"linux\"\nhystart = true"), Some(toml::Value::Boolean(true)));
+        assert_eq!(hystart("stack = \"ns3\"\nhystart = \"rfc9406\""), s("rfc9406"));
+        // A controller without stack defaults gets nothing.
+        let text = "duration_s = 1\n[data_link]\nrate_mbps = 12\n[[flows]]\ncontroller = \"newreno\"\nstack = \"linux\"\n";
+        assert!(load(text).expect("loads").flows[0].params.is_empty());
+        let e = load("duration_s = 1\n[data_link]\nrate_mbps = 12\n[[flows]]\ncontroller = \"cubic\"\nhystart = \"bsd\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hystart") && e.contains("\"linux\""), "{e}");
     }
 
     #[test]

@@ -5,8 +5,10 @@
 //! The reliable transport keeps the recovery state (RFC 6582, RFC 6675); this file sets the window in
 //! packets, kept as `f64`. Choices:
 //! - slow start adds every newly acknowledged packet up to ssthresh (RFC 5681 §3.1) and, with
-//!   `hystart` (default on, as Linux), leaves early through HyStart++'s Conservative Slow Start
-//!   (RFC 9406, `common::hystart`) when the per-round minimum RTT rises;
+//!   `hystart = "rfc9406"` (the default, RFC 9438 §4.10), leaves early through HyStart++'s
+//!   Conservative Slow Start (RFC 9406, `common::hystart`) when the per-round minimum RTT rises; with
+//!   `"linux"` or `"ns3"` (what `stack` picks) through the classic HyStart of Linux's `tcp_cubic.c` or
+//!   ns-3.37's `TcpCubic`, which sets ssthresh = cwnd at once;
 //! - the reduction is computed from cwnd, ssthresh = max(cwnd beta_cubic, 2), as Linux and Windows do;
 //!   RFC 9438 §4.6 writes `flight_size beta_cubic` and asks cwnd-based senders to stop cwnd growing
 //!   while application-limited, which ccscope does not do (bulk flows are always window-limited);
@@ -21,11 +23,14 @@
 use ccscope_core::Time;
 use serde::{Deserialize, Serialize};
 
-use crate::common::hystart::{HyStart, Phase as HyStartPhase};
+use crate::common::hystart::{
+    linux_ack_delay, Classic, ClassicHyStart, Flavour as HyStartFlavour, HyStart,
+    Phase as HyStartPhase,
+};
 use crate::common::reno::check_reno_params;
 use crate::common::reno::{Phase, Undo};
 use crate::common::RttEstimator;
-use crate::params::{invalid, ParamError, ParamSpec};
+use crate::params::{invalid, ParamError, ParamSpec, StackDefault};
 use crate::{AckEvent, CongestionEvent, Controller};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -43,8 +48,9 @@ pub struct Params {
     pub initial_window: u32,
     /// Initial slow-start threshold in packets; 4294967295 stands for "arbitrarily high" (RFC 5681 §3.1).
     pub initial_ssthresh: u32,
-    /// Leave slow start on a rise of the round's minimum RTT (HyStart++, RFC 9406; RFC 9438 §4.10).
-    pub hystart: bool,
+    /// The slow-start exit: "rfc9406" (HyStart++, RFC 9438 §4.10), "linux" (tcp_cubic.c), "ns3"
+    /// (ns-3.37 tcp-cubic.cc) or "off"; `true` is "rfc9406" and `false` "off".
+    pub hystart: HyStartFlavour,
 }
 
 impl Default for Params {
@@ -56,7 +62,7 @@ impl Default for Params {
             reno_friendly: true,
             initial_window: 10,
             initial_ssthresh: u32::MAX,
-            hystart: true,
+            hystart: HyStartFlavour::Rfc9406,
         }
     }
 }
@@ -95,8 +101,21 @@ impl crate::params::Params for Params {
         },
         ParamSpec {
             name: "hystart",
-            unit: "bool",
-            doc: "HyStart++ slow-start exit (RFC 9406, as Linux: on)",
+            unit: "name",
+            doc: "slow-start exit: \"rfc9406\" HyStart++ (RFC 9438 §4.10), \"linux\" or \"ns3\" classic HyStart (tcp_cubic.c, ns-3.37), \"off\"; true = \"rfc9406\", false = \"off\"; `stack` picks its own",
+        },
+    ];
+    /// Linux 6.x and ns-3.37 run the classic HyStart, not RFC 9406's HyStart++.
+    const STACK: &'static [StackDefault] = &[
+        StackDefault {
+            stack: "linux",
+            param: "hystart",
+            value: "linux",
+        },
+        StackDefault {
+            stack: "ns3",
+            param: "hystart",
+            value: "ns3",
         },
     ];
     fn validate(&self) -> Result<(), ParamError> {
@@ -158,6 +177,10 @@ pub struct Cubic {
     in_recovery: bool,
     region: Region,
     hystart: HyStart,
+    /// The classic HyStart, with `hystart = "linux"` or `"ns3"`.
+    classic: Option<ClassicHyStart>,
+    /// SND.NXT in packets, where the classic HyStart's round restarts after an RTO.
+    next_seq: u64,
 }
 
 impl Cubic {
@@ -174,6 +197,12 @@ impl Cubic {
             in_recovery: false,
             region: Region::Concave,
             hystart: HyStart::default(),
+            classic: match p.hystart {
+                HyStartFlavour::Linux => Some(ClassicHyStart::new(Classic::Linux)),
+                HyStartFlavour::Ns3 => Some(ClassicHyStart::new(Classic::Ns3)),
+                HyStartFlavour::Rfc9406 | HyStartFlavour::Off => None,
+            },
+            next_seq: 0,
             p,
         }
     }
@@ -271,8 +300,22 @@ impl Cubic {
 }
 
 impl Controller for Cubic {
+    fn on_send(&mut self, _now: Time, ev: &crate::SendEvent) -> u64 {
+        self.next_seq = self.next_seq.max(ev.seq + 1);
+        0
+    }
+
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         self.rtt.on_sample(ev.rtt);
+        if let Some(h) = self.classic.as_mut() {
+            // tcp_cubic.c L463 (tcp-cubic.cc PktsAcked): no delay samples right after a reduction.
+            if !self
+                .epoch
+                .is_some_and(|e| now.since(e.start) < h.discard_after_epoch())
+            {
+                h.on_rtt(ev.rtt);
+            }
+        }
         self.in_recovery = ev.in_recovery;
         // RFC 6582 §3.2 step 4, without inflation: the window holds until the recovery point is ACKed.
         // RFC 5681 §3.1: grow only on an ACK of new data (Linux tcp_may_raise_cwnd, FLAG_DATA_ACKED).
@@ -282,10 +325,16 @@ impl Controller for Cubic {
         let mut acked = ev.newly_acked as f64;
         if self.cwnd < self.ssthresh {
             let mut divisor = 1.0;
-            if self.p.hystart {
+            if self.p.hystart == HyStartFlavour::Rfc9406 {
                 divisor = self.hystart.on_ack(now, ev.seq, ev.last_sent_seq, ev.rtt);
                 if self.hystart.phase() == HyStartPhase::Done {
                     // RFC 9406 §4.2: CSS is over: ssthresh = cwnd, on to congestion avoidance.
+                    self.ssthresh = self.cwnd;
+                }
+            } else if let Some(h) = self.classic.as_mut().filter(|h| !h.found()) {
+                let ack_delay = linux_ack_delay(self.cwnd, ev.bytes, self.rtt.srtt());
+                // tcp_cubic.c L426/L446: a test fired: ssthresh = cwnd, this ACK already in avoidance.
+                if h.on_slow_start_ack(now, ev.seq, ev.last_sent_seq, ev.rtt, self.cwnd, ack_delay) {
                     self.ssthresh = self.cwnd;
                 }
             }
@@ -322,22 +371,29 @@ impl Controller for Cubic {
         self.in_recovery = false;
     }
 
-    fn on_rto(&mut self, _now: Time) {
+    fn on_rto(&mut self, now: Time) {
         self.undo.save(self.cwnd, self.ssthresh, self.in_recovery);
         // RFC 9438 §4.8: ssthresh as in §4.6, cwnd = 1 (RFC 5681 §3.1), a fresh stage with K = 0.
         self.cwnd_prior = self.cwnd;
         self.ssthresh = (self.cwnd * self.p.beta_cubic).max(2.0);
         self.cwnd = 1.0;
         self.hystart.reset();
+        if let Some(h) = self.classic.as_mut() {
+            h.on_rto(now, self.next_seq);
+        }
         self.epoch = None;
         self.after_rto = true;
         self.in_recovery = false;
     }
 
-    fn on_rto_repeated(&mut self, _now: Time) {
+    fn on_rto_repeated(&mut self, now: Time) {
         // RFC 5681 §3.1: ssthresh held constant; cwnd = 1, a fresh stage.
         self.cwnd = 1.0;
         self.hystart.reset();
+        if let Some(h) = self.classic.as_mut() {
+            // Linux enters TCP_CA_Loss again (tcp_enter_loss), and cubictcp_state resets.
+            h.on_rto(now, self.next_seq);
+        }
         self.epoch = None;
         self.after_rto = true;
     }
@@ -638,5 +694,36 @@ mod tests {
             Some("initial_window")
         );
         assert_eq!(key(Params::default()), None);
+    }
+    fn slow_start_exit_on_a_1000_pps_path(hystart: HyStartFlavour) -> (f64, crate::testing::PathTotals) {
+        let path = crate::testing::PacedPath {
+            rate_pps: 1000.0,
+            buffer: 1000,
+            delay: Dur::from_ms(20),
+            bytes: 1500,
+        };
+        let mut c = Cubic::new(Params {
+            hystart,
+            ..Default::default()
+        });
+        let totals = path.run(&mut c, Time::from_ms(400));
+        (c.ssthresh(), totals)
+    }
+
+    #[test]
+    fn classic_hystart_ends_slow_start_at_once_where_the_rtt_rises() {
+        // 1,000 packets/s, 40 ms path RTT: every ACK queues one more packet (+1 ms RTT). Linux: round 1
+        // (ACKs 41-50 ms) sets delay_min 41; round 2 starts at the ACK of packet 10 (51 ms RTT), and
+        // its ninth sample, at cwnd 28, keeps a minimum of 51 > 41 + clamp(41 / 8, 4, 16) = 46.1 ms.
+        let (linux, t) = slow_start_exit_on_a_1000_pps_path(HyStartFlavour::Linux);
+        assert_eq!((linux, t.lost), (28.0, 0));
+        // ns-3.37 needs the RTT to double (41 + 41 ms): later, and still before a loss.
+        let (ns3, t) = slow_start_exit_on_a_1000_pps_path(HyStartFlavour::Ns3);
+        assert_eq!((ns3, t.lost), (89.0, 0));
+        // HyStart++ leaves through 5 rounds of CSS; without any exit slow start is still on.
+        let (rfc, _) = slow_start_exit_on_a_1000_pps_path(HyStartFlavour::Rfc9406);
+        assert_eq!(rfc, 73.25);
+        let (off, _) = slow_start_exit_on_a_1000_pps_path(HyStartFlavour::Off);
+        assert_eq!(off, u32::MAX as f64);
     }
 }
