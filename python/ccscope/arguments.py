@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, TypeVar
 
-__all__ = ["ArgumentError", "NamedArgument"]
+#: The largest seed a scenario file can hold (a TOML integer is i64), so that a run's saved
+#: scenario.toml replays it; ``--seed`` takes 0..MAX_SEED.
+MAX_SEED = 2**63 - 1
+
+__all__ = ["ArgumentError", "MAX_SEED", "NamedArgument"]
 
 _UNSET = object()
 _FIELDS = ("argument", "detail", "value", "key", "path", "refs")

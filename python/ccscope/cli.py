@@ -23,7 +23,7 @@ from rich import box
 from rich.table import Table
 
 from ccscope import _native, api, run_command
-from ccscope.entry import MAX_SEED
+from ccscope.arguments import MAX_SEED
 from ccscope.run_command import (  # noqa: F401  (shared with the start-up path; tests import them from here)
     FIGURE_FORMATS, INPUT_ERRORS, console, err, fail, figure_names, fmt, links_table, model_range_warnings,
     one_line_errors, parse_sets, summary_table, TABLE_ROWS,

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from ccscope.arguments import MAX_SEED
+
 #: ``ccscope run``'s options as :mod:`ccscope.cli` declares them (a test checks they are the same):
 #: option string -> (parameter name, kind), kind "value" (one value), "int", "multiple" or "flag".
 RUN_OPTIONS = {
@@ -28,9 +30,6 @@ RUN_OPTIONS = {
 }
 #: ``ccscope run``'s one positional argument.
 RUN_ARGUMENT = "scenario"
-#: The largest seed a scenario file can hold (a TOML integer is i64), so that a run's saved
-#: scenario.toml replays it; ``--seed`` takes 0..MAX_SEED.
-MAX_SEED = 2**63 - 1
 
 
 def parse_run(args: Sequence[str]) -> Optional[dict]:
