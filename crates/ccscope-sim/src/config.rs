@@ -2172,15 +2172,24 @@ mod tests {
     fn the_stack_picks_cubics_hystart_and_an_explicit_hystart_wins() {
         let hystart = |keys: &str| {
             let text = format!("duration_s = 1\n[data_link]\nrate_mbps = 12\n[[flows]]\ncontroller = \"cubic\"\n{keys}\n");
-            load(&text).expect("loads").flows[0].params.get("hystart").cloned()
+            load(&text).expect("loads").flows[0]
+                .params
+                .get("hystart")
+                .cloned()
         };
         let s = |v: &str| Some(toml::Value::String(v.into()));
         assert_eq!(hystart(""), None);
         assert_eq!(hystart("stack = \"rfc\""), None);
         assert_eq!(hystart("stack = \"linux\""), s("linux"));
         assert_eq!(hystart("stack = \"ns3\""), s("ns3"));
-        assert_eq!(hystart("stack = \"linux\"\nhystart = true"), Some(toml::Value::Boolean(true)));
-        assert_eq!(hystart("stack = \"ns3\"\nhystart = \"rfc9406\""), s("rfc9406"));
+        assert_eq!(
+            hystart("stack = \"linux\"\nhystart = true"),
+            Some(toml::Value::Boolean(true))
+        );
+        assert_eq!(
+            hystart("stack = \"ns3\"\nhystart = \"rfc9406\""),
+            s("rfc9406")
+        );
         // A controller without stack defaults gets nothing.
         let text = "duration_s = 1\n[data_link]\nrate_mbps = 12\n[[flows]]\ncontroller = \"newreno\"\nstack = \"linux\"\n";
         assert!(load(text).expect("loads").flows[0].params.is_empty());

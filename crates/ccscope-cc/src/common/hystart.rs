@@ -22,7 +22,8 @@ pub enum Flavour {
 }
 
 impl Flavour {
-    pub const NAMES: &'static str = "\"rfc9406\", \"linux\", \"ns3\", \"off\", true (= \"rfc9406\") or false";
+    pub const NAMES: &'static str =
+        "\"rfc9406\", \"linux\", \"ns3\", \"off\", true (= \"rfc9406\") or false";
 }
 
 impl<'de> Deserialize<'de> for Flavour {
@@ -278,7 +279,8 @@ impl ClassicHyStart {
                     self.sample_cnt += 1;
                 } else {
                     // L438-439: delay_min + clamp(delay_min / 8, 4 ms, 16 ms).
-                    let thresh = Dur(delay_min.as_ns() >> 3).clamp(LINUX_DELAY_MIN, LINUX_DELAY_MAX);
+                    let thresh =
+                        Dur(delay_min.as_ns() >> 3).clamp(LINUX_DELAY_MIN, LINUX_DELAY_MAX);
                     if self.curr_rtt.is_some_and(|c| c > delay_min + thresh) {
                         self.found = true;
                     }
@@ -424,17 +426,38 @@ mod tests {
         assert_eq!(h.phase(), Phase::SlowStart);
     }
     /// One ACK to a classic HyStart at `t_us`: the RTT sample first, then the slow-start test.
-    fn classic_ack(h: &mut ClassicHyStart, t_us: u64, seq: u64, last_sent: u64, rtt_ms: u64, cwnd: f64) -> bool {
+    fn classic_ack(
+        h: &mut ClassicHyStart,
+        t_us: u64,
+        seq: u64,
+        last_sent: u64,
+        rtt_ms: u64,
+        cwnd: f64,
+    ) -> bool {
         let rtt = Dur::from_ms(rtt_ms);
         h.on_rtt(rtt);
-        h.on_slow_start_ack(Time(t_us * 1000), seq, last_sent, rtt, cwnd, Dur::from_ms(1))
+        h.on_slow_start_ack(
+            Time(t_us * 1000),
+            seq,
+            last_sent,
+            rtt,
+            cwnd,
+            Dur::from_ms(1),
+        )
     }
 
     /// The first ACK (0-based) at which `h` ends slow start, for ACKs `spacing_us` apart from t = 0.
-    fn first_exit(h: &mut ClassicHyStart, acks: &[(u64, u64, u64)], spacing_us: u64, cwnd: f64) -> Option<usize> {
-        acks.iter().enumerate().find_map(|(i, &(seq, last_sent, rtt_ms))| {
-            classic_ack(h, i as u64 * spacing_us, seq, last_sent, rtt_ms, cwnd).then_some(i)
-        })
+    fn first_exit(
+        h: &mut ClassicHyStart,
+        acks: &[(u64, u64, u64)],
+        spacing_us: u64,
+        cwnd: f64,
+    ) -> Option<usize> {
+        acks.iter()
+            .enumerate()
+            .find_map(|(i, &(seq, last_sent, rtt_ms))| {
+                classic_ack(h, i as u64 * spacing_us, seq, last_sent, rtt_ms, cwnd).then_some(i)
+            })
     }
 
     #[test]
@@ -473,7 +496,10 @@ mod tests {
     fn linux_delay_exit_fires_on_the_ninth_sample_of_a_round_above_min_plus_clamp() {
         // clamp(40 / 8, 4, 16) = 5 ms: 46 ms exceeds 45, 45 does not; ACKs 3 ms apart (no train).
         let mut h = ClassicHyStart::new(Classic::Linux);
-        assert_eq!(first_exit(&mut h, &two_rounds(46), 3000, 16.0), Some(10 + 8));
+        assert_eq!(
+            first_exit(&mut h, &two_rounds(46), 3000, 16.0),
+            Some(10 + 8)
+        );
         let mut h = ClassicHyStart::new(Classic::Linux);
         assert_eq!(first_exit(&mut h, &two_rounds(45), 3000, 16.0), None);
     }
@@ -483,7 +509,10 @@ mod tests {
         // delay_min + clamp(40, 4, 1000) = 80 ms. The round-ending ACK is still tested in the old
         // round (PktsAcked before IncreaseWindow), so round 2's ninth sample is its tenth ACK.
         let mut h = ClassicHyStart::new(Classic::Ns3);
-        assert_eq!(first_exit(&mut h, &two_rounds(81), 3000, 16.0), Some(10 + 9));
+        assert_eq!(
+            first_exit(&mut h, &two_rounds(81), 3000, 16.0),
+            Some(10 + 9)
+        );
         let mut h = ClassicHyStart::new(Classic::Ns3);
         assert_eq!(first_exit(&mut h, &two_rounds(80), 3000, 16.0), None);
     }
@@ -511,7 +540,11 @@ mod tests {
         for flavour in [Classic::Linux, Classic::Ns3] {
             let mut h = ClassicHyStart::new(flavour);
             // A long train and a doubled RTT, all at cwnd 15.
-            assert_eq!(first_exit(&mut h, &two_rounds(200), 1000, 15.0), None, "{flavour:?}");
+            assert_eq!(
+                first_exit(&mut h, &two_rounds(200), 1000, 15.0),
+                None,
+                "{flavour:?}"
+            );
             assert_eq!(h.round.map(|r| r.end), Some(30), "{flavour:?}");
             assert_eq!(h.sample_cnt, 0, "{flavour:?}");
         }
@@ -527,7 +560,10 @@ mod tests {
         // Packet 10 ends the round at 30 ms: a round from there to SND.NXT 41 (40 sent).
         assert!(!classic_ack(&mut h, 30_000, 10, 40, 48, 16.0));
         let r = h.round.unwrap();
-        assert_eq!((r.start, r.last_ack, r.end), (Time::from_ms(30), Time::from_ms(30), 41));
+        assert_eq!(
+            (r.start, r.last_ack, r.end),
+            (Time::from_ms(30), Time::from_ms(30), 41)
+        );
         assert_eq!((h.curr_rtt, h.sample_cnt), (Some(Dur::from_ms(48)), 1));
         assert_eq!(h.delay_min(), Some(Dur::from_ms(48)));
     }
@@ -540,15 +576,24 @@ mod tests {
         h.on_rto(Time::from_ms(500), 201);
         assert!(!h.found());
         assert_eq!(h.delay_min(), None);
-        assert_eq!(h.round.map(|r| (r.start, r.end)), Some((Time::from_ms(500), 201)));
+        assert_eq!(
+            h.round.map(|r| (r.start, r.end)),
+            Some((Time::from_ms(500), 201))
+        );
     }
 
     #[test]
     fn linux_ack_delay_is_four_gso_sizes_at_twice_cwnd_per_srtt_capped_at_one_ms() {
         // 16 x 1500 B per 40 ms, doubled: 1.2 MB/s; 4 x 64 KiB take 218 ms: capped to 1 ms.
-        assert_eq!(linux_ack_delay(16.0, 1500, Some(Dur::from_ms(40))), Dur::from_ms(1));
+        assert_eq!(
+            linux_ack_delay(16.0, 1500, Some(Dur::from_ms(40))),
+            Dur::from_ms(1)
+        );
         // 10,000 x 1500 B per 1 ms, doubled: 3e10 B/s; 262,144 B take 8.738 us.
-        assert_eq!(linux_ack_delay(10_000.0, 1500, Some(Dur::from_ms(1))), Dur(8_738));
+        assert_eq!(
+            linux_ack_delay(10_000.0, 1500, Some(Dur::from_ms(1))),
+            Dur(8_738)
+        );
         assert_eq!(linux_ack_delay(16.0, 1500, None), Dur::ZERO);
     }
 

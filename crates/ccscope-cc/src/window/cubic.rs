@@ -334,7 +334,8 @@ impl Controller for Cubic {
             } else if let Some(h) = self.classic.as_mut().filter(|h| !h.found()) {
                 let ack_delay = linux_ack_delay(self.cwnd, ev.bytes, self.rtt.srtt());
                 // tcp_cubic.c L426/L446: a test fired: ssthresh = cwnd, this ACK already in avoidance.
-                if h.on_slow_start_ack(now, ev.seq, ev.last_sent_seq, ev.rtt, self.cwnd, ack_delay) {
+                if h.on_slow_start_ack(now, ev.seq, ev.last_sent_seq, ev.rtt, self.cwnd, ack_delay)
+                {
                     self.ssthresh = self.cwnd;
                 }
             }
@@ -695,7 +696,9 @@ mod tests {
         );
         assert_eq!(key(Params::default()), None);
     }
-    fn slow_start_exit_on_a_1000_pps_path(hystart: HyStartFlavour) -> (f64, crate::testing::PathTotals) {
+    fn slow_start_exit_on_a_1000_pps_path(
+        hystart: HyStartFlavour,
+    ) -> (f64, crate::testing::PathTotals) {
         let path = crate::testing::PacedPath {
             rate_pps: 1000.0,
             buffer: 1000,
