@@ -1701,6 +1701,7 @@ fn flow(
     f.rto.prr_flavour = d.prr_flavour;
     f.rto.impatient = d.impatient;
     f.rto.head_retransmit_restarts = d.head_retransmit_restarts;
+    f.rto.sack_restarts = d.sack_restarts;
     f.rto.one_timer = d.one_timer;
     f.rto.rack = d.rack;
     f.rto.tlp = d.tlp;

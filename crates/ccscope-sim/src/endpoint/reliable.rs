@@ -2619,6 +2619,80 @@ mod tests {
         }
     }
 
+    /// The Linux preset without the probe, `sack_restarts` and RACK on or off, a fixed window of 10:
+    /// 0..=9 leave at 0; 0's ACK at 100 ms sends 10; 1 was lost, and the SACK of 2..=5 comes at
+    /// 350 ms (the queue grew): RACK (or RFC 6675 IsLost) resends 1 then, which restarts the timer
+    /// at 350 ms + RTO.
+    fn head_resent(sack_restarts: bool, rack: bool) -> (ReliableSender, Vec<Packet>) {
+        let mut s = switched("fixed", 10, |r| {
+            *r = RtoParams {
+                sack_restarts,
+                rack,
+                tlp: false,
+                ..RtoParams::linux()
+            }
+        });
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        let mut a = cum_ack(1);
+        a.sent = ms(0);
+        s.on_ack(ms(100), &a, &mut out);
+        out.clear();
+        a.sack[0] = (2, 6);
+        s.on_ack(ms(350), &a, &mut out);
+        assert_eq!(seqs(&out)[0], 1, "{:?}", seqs(&out));
+        assert_eq!(s.timeout_deadline(), Some(ms(350) + s.rto()));
+        out.clear();
+        (s, out)
+    }
+
+    #[test]
+    fn a_sack_of_packets_sent_before_the_heads_resend_restarts_the_linux_rto_so_the_queued_resend_is_not_timed_out(
+    ) {
+        for rearm in [true, false] {
+            let (mut s, mut out) = head_resent(rearm, true);
+            let resend_deadline = s.timeout_deadline().expect("timer running");
+            // 6..=9, sent at 0 ms, before 1 was resent, are SACKed 10 ms before that deadline: the
+            // queue that delays them delays the resend of 1 behind them.
+            let t = Time(resend_deadline.as_ns() - Dur::from_ms(10).as_ns());
+            let mut a = ack(1, 0, &[(2, 10)]);
+            a.sent = ms(0);
+            s.on_ack(t, &unlimited(a), &mut out);
+            if rearm {
+                // tcp_clean_rtx_queue: the SACK RTT (from 0 ms) exceeds the head's age (from 350 ms):
+                // FLAG_SET_XMIT_TIMER -> tcp_set_xmit_timer -> tcp_rearm_rto, from now.
+                assert_eq!(s.timeout_deadline(), Some(t + s.rto()));
+            } else {
+                assert_eq!(s.timeout_deadline(), Some(resend_deadline));
+            }
+            s.on_timeout(resend_deadline, &mut out);
+            assert_eq!(s.rtos, u64::from(!rearm));
+        }
+    }
+
+    #[test]
+    fn a_sack_of_only_packets_sent_after_the_heads_resend_leaves_the_linux_rto_alone() {
+        // Without RACK, which would find the resend of 1 lost once a packet sent after it is
+        // delivered, and resend it again (another restart).
+        let (mut s, mut out) = head_resent(true, false);
+        let resend_deadline = s.timeout_deadline().expect("timer running");
+        let after = s.snd_nxt;
+        assert!(after > 11, "something left with the resend at 350 ms: {after}");
+        // 10 left at 100 ms, before the resend of 1: its SACK at 499 ms restarts the timer.
+        let mut a = ack(1, 0, &[(2, 11)]);
+        a.sent = ms(0);
+        s.on_ack(ms(499), &unlimited(a), &mut out);
+        let restarted = s.timeout_deadline().expect("timer running");
+        assert_eq!(restarted, ms(499) + s.rto());
+        assert!(restarted > resend_deadline);
+        // 11.. left with the resend of 1, at 350 ms: SACKed at 500 ms.
+        let mut a = ack(1, 0, &[(2, after)]);
+        a.sent = ms(350);
+        s.on_ack(ms(500), &unlimited(a), &mut out);
+        // Their SACK RTT (150 ms) is not above the head's age (150 ms): the timer stands.
+        assert_eq!(s.timeout_deadline(), Some(restarted));
+    }
+
     /// The Linux preset with one timer or three (`one_timer`), a fixed window of 3: 0..=2 leave at
     /// 0; ACKs of 0, 1, 2 (echoing 0) at 40, 48 and 56 ms send 3, 4 and 5 then; 3 and 4 are lost,
     /// and the SACK of 5 comes at 96 ms (RACK.rtt 40 ms, reo_wnd = min_RTT / 4 = 10 ms): 3, 6 ms

@@ -60,6 +60,12 @@ pub struct RtoParams {
     /// reordering timer is pending (Linux `tcp_xmit_retransmit_queue`); off: only ACKs of new data
     /// restart it (RFC 6298 §5.3, ns-3.37's `SendDataPacket` arms it only when it is not running).
     pub head_retransmit_restarts: bool,
+    /// An ACK that advances nothing but newly SACKs a never-resent packet sent before the lowest
+    /// unacknowledged packet's latest transmission restarts the timer at the current RTO, so a
+    /// resent head still queued behind them keeps a whole RTO (net/ipv4/tcp_input.c
+    /// `tcp_clean_rtx_queue`: FLAG_SET_XMIT_TIMER when the SACK RTT exceeds the head's age); off:
+    /// only ACKs of new data restart it (RFC 6298 §5.3).
+    pub sack_restarts: bool,
     /// One retransmission timer, as Linux's `icsk_pending` (RETRANS, REO_TIMEOUT, LOSS_PROBE):
     /// while RACK's reordering timer is pending the RTO does not run; when the reordering or probe
     /// timer gives way (its expiry, or an ACK of new data on which RACK arms nothing and no probe
@@ -86,6 +92,7 @@ impl Default for RtoParams {
             delayed_ack: DelayedAck::None,
             impatient: false,
             head_retransmit_restarts: false,
+            sack_restarts: false,
             one_timer: false,
         }
     }
@@ -114,6 +121,7 @@ impl RtoParams {
             delayed_ack: DelayedAck::Linux,
             impatient: false,
             head_retransmit_restarts: true,
+            sack_restarts: true,
             one_timer: true,
         }
     }
