@@ -9,7 +9,8 @@
 //! - Pipe accounting (RFC 6675 §4): `in_flight` counts packets sent and neither ACKed, SACKed nor
 //!   declared lost, so the window needs no inflation during recovery.
 //! - Retransmission timer (RFC 6298): srtt/rttvar with gains 1/8 and 1/4, RTO = srtt + max(G, 4
-//!   rttvar) clamped to [min, max], doubled on each expiry, restarted when new data is ACKed.
+//!   rttvar) clamped to [min, max], doubled on each expiry, restarted when new data is ACKed (with
+//!   `sack_restarts`, Linux, also when an ACK newly SACKs a packet sent before the head was last sent).
 //!   RTT samples come from the echoed send time of the packet that triggered each ACK (the
 //!   timestamp option, RFC 7323 §4), so retransmissions give valid samples; only ACKs that advance
 //!   SND.UNA are sampled (RFC 7323's RTTM rule; with the Linux estimator also ACKs that newly SACK).
@@ -777,6 +778,8 @@ impl ReliableSender {
         let mut sacked = false;
         // Linux tcp_check_sack_reordering: a never-resent packet delivered below the highest SACKed.
         let mut reordered = false;
+        // Linux `first_sackt`: the send time of the first never-resent packet this ACK newly SACKs.
+        let mut first_sackt: Option<Time> = None;
         let dup = !advanced && self.snd_una < self.snd_nxt;
         let dupacks_before = self.dupacks;
         let dsack = self.dsack_block(ack);
@@ -854,7 +857,8 @@ impl ReliableSender {
                     .iter()
                     .filter(|r| r.0 > run)
                     .fold(hi, |e, r| e.min(r.0));
-                let (o, f, r, n) = self.sack_run(now, run, end, ack);
+                let (o, f, r, n, t) = self.sack_run(now, run, end, ack);
+                first_sackt = earliest(first_sackt, t);
                 orig_acked |= o;
                 sacked |= f;
                 reordered |= r;
@@ -886,7 +890,13 @@ impl ReliableSender {
         // RFC 6582 §3.2 step 5 (Impatient, as ns-3.37): in recovery only the first partial ACK restarts.
         let partial = self.recovery_point.is_some_and(|rp| self.snd_una <= rp);
         let held = self.rtt.params().impatient && partial && self.partial_acked;
-        if advanced && !held {
+        // tcp_clean_rtx_queue: with nothing cumulatively ACKed, a SACK RTT above the head's age (an
+        // original sent before the head's latest transmission newly SACKed) sets the timer as an ACK
+        // of new data does, so a resent head queued behind those originals is not timed out.
+        let sack_restart = !advanced
+            && self.rtt.params().sack_restarts
+            && first_sackt.is_some_and(|t| self.ring.front().is_some_and(|h| t < h.sent));
+        if (advanced && !held) || sack_restart {
             // RFC 6298 §5.2-5.3: stop the timer when all is ACKed, else restart it (with this ACK's sample).
             self.rto_deadline = (self.snd_una < self.snd_nxt)
                 .then(|| now + self.rto())
@@ -980,10 +990,11 @@ impl ReliableSender {
         if self.reo_deadline.is_some() || self.sacked_out > 0 || self.lost_waiting > 0 {
             self.tlp_deadline = Packed::NONE;
         }
-        // Linux tcp_set_xmit_timer on an ACK of new data: the probe timer unless RACK armed its own.
+        // Linux tcp_set_xmit_timer on an ACK of new data (or of a SACK older than the head): the probe
+        // timer unless RACK armed its own.
         if self.rtt.params().one_timer {
             // tcp_input.c tcp_ack: FLAG_SET_XMIT_TIMER stays unless RACK armed its timer.
-            if advanced && !reo_armed {
+            if (advanced || sack_restart) && !reo_armed {
                 self.reo_deadline = Packed::NONE;
                 self.schedule_tlp(now, true);
                 // tcp_rearm_rto, REO_TIMEOUT or LOSS_PROBE pending: RTO after the head was sent.
@@ -1000,9 +1011,17 @@ impl ReliableSender {
 
     /// Packets `lo..hi` are SACKed by this ACK: the newly SACKed ones leave the pipe and feed the rate
     /// sample and RACK. Returns F-RTO's evidence (an original (S)ACKed, something newly SACKed), the
-    /// reordering seen and how many packets were newly delivered.
-    fn sack_run(&mut self, now: Time, lo: u64, hi: u64, ack: &Ack) -> (bool, bool, bool, u32) {
+    /// reordering seen, how many packets were newly delivered and the earliest send time of a newly
+    /// SACKed packet never resent.
+    fn sack_run(
+        &mut self,
+        now: Time,
+        lo: u64,
+        hi: u64,
+        ack: &Ack,
+    ) -> (bool, bool, bool, u32, Option<Time>) {
         let (mut orig_acked, mut sacked, mut reordered, mut newly) = (false, false, false, 0u32);
+        let mut first_sackt = None;
         for seq in lo..hi {
             let s = self.seg(seq);
             let before = *s;
@@ -1025,6 +1044,9 @@ impl ReliableSender {
             }
             if fresh {
                 self.sacked_out += 1;
+                if !before.retransmitted {
+                    first_sackt = earliest(first_sackt, Some(before.sent));
+                }
                 if self.packet_acks {
                     self.packet_acked(now, seq, &before, ack);
                 }
@@ -1038,7 +1060,7 @@ impl ReliableSender {
                 }
             }
         }
-        (orig_acked, sacked, reordered, newly)
+        (orig_acked, sacked, reordered, newly, first_sackt)
     }
 
     /// Hand the controller packet `seq`, newly delivered by `ack`, with its own tag; its arrival time is
@@ -2677,7 +2699,10 @@ mod tests {
         let (mut s, mut out) = head_resent(true, false);
         let resend_deadline = s.timeout_deadline().expect("timer running");
         let after = s.snd_nxt;
-        assert!(after > 11, "something left with the resend at 350 ms: {after}");
+        assert!(
+            after > 11,
+            "something left with the resend at 350 ms: {after}"
+        );
         // 10 left at 100 ms, before the resend of 1: its SACK at 499 ms restarts the timer.
         let mut a = ack(1, 0, &[(2, 11)]);
         a.sent = ms(0);
