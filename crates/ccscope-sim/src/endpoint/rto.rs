@@ -102,7 +102,8 @@ impl RtoParams {
     /// Linux 6.x defaults: TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s, tcp_frto = 2,
     /// tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP), PRR (always on in Linux), tcp_dsack = 1,
     /// delayed ACKs with quick-ACK mode (`__tcp_ack_snd_check`), one retransmission timer shared by
-    /// the RTO, RACK's reordering timer and the probe (`icsk_pending`).
+    /// the RTO, RACK's reordering timer and the probe (`icsk_pending`), restarted by a resent head and
+    /// by SACKs of packets sent before it (`tcp_xmit_retransmit_queue`, `tcp_clean_rtx_queue`).
     /// Limited transmit stays off: Linux has no separate mechanism, its pipe (`tcp_packets_in_flight`,
     /// SACKed packets out) already lets one new packet out per duplicate ACK, as this transport's does.
     pub fn linux() -> RtoParams {
