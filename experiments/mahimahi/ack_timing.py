@@ -100,8 +100,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seconds", type=float, default=60.0, help="How long each kernel run sent")
     args = ap.parse_args(argv)
     try:
-        out = csv.writer(sys.stdout)
-        out.writerow(["run"] + COLUMNS)
+        lines = []
         for d in args.run_dirs:
             if not d.is_dir():
                 bad(str(d), "not a directory")
@@ -114,8 +113,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     row |= ack_columns(down, args.seconds)
                 if up.exists():
                     row |= idle_columns(up, args.seconds)
-                out.writerow([f"{d}/{p.stem}"] + [
+                lines.append([f"{d}/{p.stem}"] + [
                     f"{row[c]:.3f}" if isinstance(row.get(c), float) else row.get(c, "-") for c in COLUMNS])
+        # Written only once every run has been read, so a bad log leaves just the error line.
+        csv.writer(sys.stdout).writerows([["run"] + COLUMNS] + lines)
         return 0
     except (ValueError, OSError, KeyError) as e:
         print(f"error: {str(e).splitlines()[0] if str(e) else type(e).__name__}", file=sys.stderr)
