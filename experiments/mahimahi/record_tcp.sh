@@ -10,6 +10,8 @@
 #   SECONDS, RUNS    length of each run, runs per case
 #   CASE             CC:TRACE:PACKETS, e.g. cubic:const12:100 (TRACE is const12 or verizon-down);
 #                    default: the nine cases of the comparison
+# With PIN=1 in the environment, the receiver runs on CPU 0 and mm-delay, mm-link and the sender (the
+# whole shell, through taskset, whose affinity its children inherit) on CPU 1.
 # Each run has its own network namespace (unshare -n); the receiver listens there, on
 # $MAHIMAHI_BASE's side. The downlink (ACKs) is a 1.2 Gbit/s trace: a pure delay, as ccscope's
 # default ack_link. An unprivileged socket may only choose a congestion control listed in the
@@ -28,6 +30,7 @@ bad() {
 }
 case $SECS in ''|*[!0-9]*|0) bad SECONDS "$SECS" "a whole positive number of seconds" ;; esac
 case $RUNS in ''|*[!0-9]*|0) bad RUNS "$RUNS" "a whole positive number" ;; esac
+case ${PIN:-0} in 0|1) ;; *) bad PIN "$PIN" "0 or 1" ;; esac
 for case in "$@"; do
     case $case in
         reno:const12:[1-9]*|cubic:const12:[1-9]*|bbr:const12:[1-9]*) ;;
@@ -55,11 +58,13 @@ run() {
     cc=$1 trace=$2 packets=$3 name=$4
     downlog=
     if [ "${DOWNLINK_LOG:-0}" = 1 ]; then downlog="--downlink-log='$OUT/$name.down.log'"; fi
+    recvpin= linkpin=
+    if [ "${PIN:-0}" = 1 ]; then recvpin="taskset -c 0" linkpin="taskset -c 1"; fi
     unshare -n sh -c "
         ip link set lo up
         sysctl -q -w net.ipv4.ip_forward=1
-        /usr/bin/python3 '$BULK' recv 9001 $((SECS + 10)) '$OUT/$name.recv' &
-        su '$RUNAS' -c \"'$MM/mm-delay' $DELAY_MS '$MM/mm-link' '$OUT/$trace.trace' '$OUT/fast.trace' \
+        $recvpin /usr/bin/python3 '$BULK' recv 9001 $((SECS + 10)) '$OUT/$name.recv' &
+        $linkpin su '$RUNAS' -c \"'$MM/mm-delay' $DELAY_MS '$MM/mm-link' '$OUT/$trace.trace' '$OUT/fast.trace' \
             --uplink-queue=droptail --uplink-queue-args=packets=$packets --uplink-log='$OUT/$name.up.log' \
             $downlog \
             -- sh -c 'sleep 1; /usr/bin/python3 $BULK send \\\$MAHIMAHI_BASE 9001 $cc $SECS $OUT/$name.csv; sleep 1'\"
