@@ -536,19 +536,23 @@ class Result:
     def flow_records(self) -> list:
         """``flows`` as a list of dicts (what ``flows.to_dict(orient="records")`` gives)."""
         if self._untouched():
-            # Built once (a run of 10^5 flows took seconds per call, and a run's output calls it four
-            # times); each caller gets its own dicts.
-            if self._flow_rows is None:
-                self._flow_rows = flow_records(self._native["flows"])  # type: ignore[index]
-            return [dict(r) for r in self._flow_rows]
+            # Each caller gets its own dicts of the records built once.
+            return [dict(r) for r in self._native_flow_records()]
         return self.flows.to_dict(orient="records")
+
+    def _native_flow_records(self) -> list:
+        """The per-flow records of the native result, built once (a run of 10^5 flows took seconds per
+        build, and a run's output reads them four times); shared: the writers only read them."""
+        if self._flow_rows is None:
+            self._flow_rows = flow_records(self._native["flows"])  # type: ignore[index]
+        return self._flow_rows
 
     def _write_tables(self, tmp: Path) -> None:
         """The parquet files straight from the native columns: small tables through ccscope's own
         writer (no pyarrow or numpy to import), large ones through pyarrow (compressed)."""
         d = self._native
         assert d is not None
-        records = self.flow_records()
+        records = self._native_flow_records()
         keys = list(records[0]) if records else []
         flows = {k: [r[k] for r in records] for k in keys}
         series = d["timeseries"]
@@ -595,7 +599,8 @@ class Result:
     def write_into(self, folder: Path, log_path: Optional[Path] = None) -> None:
         """Write the results files into `folder` (not atomically: :meth:`save` stages them)."""
         folder = Path(folder)
-        meta = {"summary": self.summary, "scenario": self.scenario, "flows": self.flow_records(),
+        flows = self._native_flow_records() if self._untouched() else self.flow_records()
+        meta = {"summary": self.summary, "scenario": self.scenario, "flows": flows,
                 "links": self._records("links"), "paths": self._records("paths")}
         (folder / "summary.json").write_text(json.dumps(meta, indent=2, default=_json_default) + "\n")
         if self._untouched():
