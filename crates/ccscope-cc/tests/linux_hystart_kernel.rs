@@ -1,10 +1,10 @@
 //! Linux 6.18's Cubic leaving slow start through a real `mm-delay 20 mm-link` (12 Mbit/s, 100-packet
 //! drop-tail queue), traced ACK by ACK from the kernel's own tracepoints (tcp_probe, net_dev_start_xmit;
 //! experiments/mahimahi/trace_tcp.sh and hystart_trace.py, data/linux_hystart/README.md), replayed through
-//! ccscope's Cubic with `hystart = "linux"`: after every ACK the same window, and slow start ends at the
-//! same ACK by the same test. Of six runs, two ended by the ACK train at 103 packets and four by the delay
-//! test at 168: which one fires depends on whether an ACK covering two packets (2.2 ms after the last one
-//! on the emulated link, over `hystart_ack_delta_us`) breaks the round's train.
+//! ccscope's Cubic with `hystart = "linux"`: before every ACK the same window, and slow start ends at the
+//! same ACK with the same ssthresh. Of six runs, two ended by the ACK train at 103 packets and four by the
+//! delay test at 168 (README.md there): which one fires depends on whether an ACK covering two packets
+//! (2.2 ms after the one before it on the emulated link, over `hystart_ack_delta_us`) breaks the train.
 
 use ccscope_cc::window::cubic::{Cubic, Params};
 use ccscope_cc::{AckEvent, Controller, PacketAcked, SendEvent};
@@ -15,9 +15,18 @@ const MSS: u32 = 1448;
 const INFINITE_SSTHRESH: u64 = 0x7fff_ffff;
 
 enum Row {
-    Send { t: Time, packet: u64 },
+    Send {
+        t: Time,
+        packet: u64,
+    },
     /// The state tcp_probe saw before the ACK: SND.UNA and SND.NXT in packets, snd_cwnd, snd_ssthresh.
-    Ack { t: Time, una: u64, nxt: u64, cwnd: u64, ssthresh: u64 },
+    Ack {
+        t: Time,
+        una: u64,
+        nxt: u64,
+        cwnd: u64,
+        ssthresh: u64,
+    },
 }
 
 fn parse(text: &str) -> Vec<Row> {
@@ -29,7 +38,13 @@ fn parse(text: &str) -> Vec<Row> {
             let t = Time(n(1) * 1000);
             match f[0] {
                 "send" => Row::Send { t, packet: n(2) },
-                "ack" => Row::Ack { t, una: n(2), nxt: n(3), cwnd: n(4), ssthresh: n(5) },
+                "ack" => Row::Ack {
+                    t,
+                    una: n(2),
+                    nxt: n(3),
+                    cwnd: n(4),
+                    ssthresh: n(5),
+                },
                 other => panic!("unknown row {other}"),
             }
         })
@@ -48,7 +63,13 @@ fn replay(text: &str) -> (usize, u64) {
     let acks: Vec<(Time, u64, u64, u64, u64)> = rows
         .iter()
         .filter_map(|r| match *r {
-            Row::Ack { t, una, nxt, cwnd, ssthresh } => Some((t, una, nxt, cwnd, ssthresh)),
+            Row::Ack {
+                t,
+                una,
+                nxt,
+                cwnd,
+                ssthresh,
+            } => Some((t, una, nxt, cwnd, ssthresh)),
             Row::Send { .. } => None,
         })
         .collect();
@@ -69,12 +90,21 @@ fn replay(text: &str) -> (usize, u64) {
                 };
                 cc.on_send(t, &ev);
             }
-            Row::Ack { t, una, nxt, cwnd, ssthresh } => {
+            Row::Ack {
+                t,
+                una,
+                nxt,
+                cwnd,
+                ssthresh,
+            } => {
                 // The kernel's state before this ACK is ours after the previous one.
                 assert_eq!(cc.cwnd() as u64, cwnd, "cwnd before ACK {k}");
                 let ours = cc.ssthresh() as u64;
                 if ssthresh == INFINITE_SSTHRESH {
-                    assert!(ours >= INFINITE_SSTHRESH, "ssthresh {ours} set before ACK {k}");
+                    assert!(
+                        ours >= INFINITE_SSTHRESH,
+                        "ssthresh {ours} set before ACK {k}"
+                    );
                 } else {
                     // The kernel set it at the previous ACK: done.
                     assert_eq!(ours, ssthresh, "ssthresh before ACK {k}");
@@ -123,7 +153,11 @@ fn replay(text: &str) -> (usize, u64) {
 
 macro_rules! run {
     ($r:literal) => {
-        include_str!(concat!("data/linux_hystart/cubic-const12-q100-r", $r, ".csv"))
+        include_str!(concat!(
+            "data/linux_hystart/cubic-const12-q100-r",
+            $r,
+            ".csv"
+        ))
     };
 }
 
