@@ -181,6 +181,9 @@ pub struct Cubic {
     classic: Option<ClassicHyStart>,
     /// SND.NXT in packets, where the classic HyStart's round restarts after an RTO.
     next_seq: u64,
+    /// With `hystart = "linux"`: (seq, send time) of the highest packet the ACK being processed newly
+    /// acknowledges, from `on_packet_acked`.
+    newest_acked: Option<(u64, Time)>,
 }
 
 impl Cubic {
@@ -203,6 +206,7 @@ impl Cubic {
                 HyStartFlavour::Rfc9406 | HyStartFlavour::Off => None,
             },
             next_seq: 0,
+            newest_acked: None,
             p,
         }
     }
@@ -305,15 +309,32 @@ impl Controller for Cubic {
         0
     }
 
+    fn on_packet_acked(&mut self, _now: Time, ev: &crate::PacketAcked) {
+        if self.newest_acked.is_none_or(|(seq, _)| ev.seq > seq) {
+            self.newest_acked = Some((ev.seq, ev.send_time));
+        }
+    }
+
+    fn wants_packet_acks(&self) -> bool {
+        self.p.hystart == HyStartFlavour::Linux
+    }
+
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         self.rtt.on_sample(ev.rtt);
+        // Linux hands Cubic the RTT of the last packet the ACK (S)ACKs (tcp_clean_rtx_queue `ca_rtt_us`
+        // from `last_ackt`/`last_sackt`, tcp_ack_update_rtt "RTT of last (S)ACKed packet"), not the
+        // echoed first one: a delayed ACK's sample is one packet gap shorter.
+        let ca_rtt = self
+            .newest_acked
+            .take()
+            .map_or(ev.rtt, |(_, sent)| now.since(sent));
         if let Some(h) = self.classic.as_mut() {
             // tcp_cubic.c L463 (tcp-cubic.cc PktsAcked): no delay samples right after a reduction.
             if !self
                 .epoch
                 .is_some_and(|e| now.since(e.start) < h.discard_after_epoch())
             {
-                h.on_rtt(ev.rtt);
+                h.on_rtt(ca_rtt);
             }
         }
         self.in_recovery = ev.in_recovery;
@@ -334,7 +355,7 @@ impl Controller for Cubic {
             } else if let Some(h) = self.classic.as_mut().filter(|h| !h.found()) {
                 let ack_delay = linux_ack_delay(self.cwnd, ev.bytes, self.rtt.srtt());
                 // tcp_cubic.c L426/L446: a test fired: ssthresh = cwnd, this ACK already in avoidance.
-                if h.on_slow_start_ack(now, ev.seq, ev.last_sent_seq, ev.rtt, self.cwnd, ack_delay)
+                if h.on_slow_start_ack(now, ev.seq, ev.last_sent_seq, ca_rtt, self.cwnd, ack_delay)
                 {
                     self.ssthresh = self.cwnd;
                 }
@@ -711,6 +732,45 @@ mod tests {
         });
         let totals = path.run(&mut c, Time::from_ms(400));
         (c.ssthresh(), totals)
+    }
+
+    /// Linux HyStart, 16 packets ACKed one by one at 40 ms (delay_min 40 ms), then 32 sent as 16 pairs
+    /// 2.5 ms apart, the second of each pair `gap` after the first, each pair ACKed by one delayed ACK
+    /// 45.5 ms after its first packet left (ACKs 2.5 ms apart: no ACK train). The cwnd at which slow
+    /// start ended, if it did.
+    fn linux_exit_after_delayed_acks(gap: Dur) -> Option<f64> {
+        let mut s = cubic(Params {
+            initial_window: 16,
+            hystart: HyStartFlavour::Linux,
+            ..Default::default()
+        });
+        for _ in 0..16 {
+            s.send(1);
+            s.advance(Dur::from_ms(1));
+        }
+        for _ in 0..16 {
+            s.ack_oldest(Dur::from_ms(40));
+        }
+        for _ in 0..16 {
+            s.send(1);
+            s.advance(gap);
+            s.send(1);
+            s.advance(Dur::from_us(2500) - gap);
+        }
+        for _ in 0..16 {
+            s.ack_oldest_n(2, Dur::from_us(45_500));
+        }
+        (s.cc.ssthresh() < u32::MAX as f64).then(|| s.cc.ssthresh())
+    }
+
+    #[test]
+    fn linux_hystart_reads_the_rtt_of_the_newest_packet_an_ack_covers() {
+        // Both packets of a pair sent together: 45.5 ms > 40 + clamp(40 / 8, 4, 16) = 45 ms, so the
+        // delay test fires at the ninth sample of the round (tcp_cubic.c HYSTART_MIN_SAMPLES), cwnd 32 + 16.
+        assert_eq!(linux_exit_after_delayed_acks(Dur::ZERO), Some(48.0));
+        // The second sent 1.5 ms later: Linux's sample is its RTT (`ca_rtt_us`), 44 ms, under the
+        // threshold, though the ACK echoes the first at 45.5 ms.
+        assert_eq!(linux_exit_after_delayed_acks(Dur::from_us(1500)), None);
     }
 
     #[test]

@@ -29,8 +29,9 @@ const TCP_ATO_MIN: Dur = Dur::from_ms(40);
 const TCP_DELACK_MAX: Dur = Dur::from_ms(200);
 /// Linux `TCP_MAX_QUICKACKS`.
 const TCP_MAX_QUICKACKS: u64 = 16;
-/// Linux `TCP_DEFAULT_INIT_RCVWND`: the initial receive window, in segments (`tcp_select_initial_window`).
-const TCP_INIT_RCVWND: u64 = 10;
+/// The window a Linux receiver offers in its SYN-ACK: `tcp_select_initial_window` caps it at U16_MAX
+/// bytes (no `TCP_DEFAULT_INIT_RCVWND` cap since Linux 5.x; 6.18 was measured offering 65,160 = 45 x 1448).
+const LINUX_SYN_RWND_BYTES: u64 = 65_535;
 /// The receiver's `icsk_rto`, which caps the ATO: `TCP_RTO_MIN` (docs/deviations.md).
 const RECEIVER_RTO: Dur = Dur::from_ms(200);
 
@@ -135,10 +136,11 @@ impl DelAck {
     }
 
     /// Linux `tcp_event_data_recv`: the ATO estimate from the in-order inter-arrival time.
-    fn event_data_recv(&mut self, now: Time, rcv_wnd_packets: u64) {
+    fn event_data_recv(&mut self, now: Time, rcv_wnd_packets: u64, packet_bytes: u64) {
         if self.ato == Dur::ZERO {
-            // The first data packet: quick ACKs for the initial window, ato = TCP_ATO_MIN.
-            self.incr_quickack(rcv_wnd_packets.min(TCP_INIT_RCVWND));
+            // The first data packet: quick ACKs for the window the SYN-ACK offered, ato = TCP_ATO_MIN.
+            let syn_wnd = LINUX_SYN_RWND_BYTES / packet_bytes.max(1);
+            self.incr_quickack(rcv_wnd_packets.min(syn_wnd));
             self.ato = TCP_ATO_MIN;
         } else {
             let m = now - self.lrcvtime;
@@ -155,7 +157,7 @@ impl DelAck {
     }
 
     /// Whether to hold this packet's ACK back; arms or keeps the timer if so.
-    fn hold(&mut self, now: Time, a: Arrival, rcv_nxt: u64, wnd: u64) -> bool {
+    fn hold(&mut self, now: Time, a: Arrival, rcv_nxt: u64, wnd: u64, packet_bytes: u64) -> bool {
         match self.policy {
             DelayedAck::None => false,
             DelayedAck::Ns3 => {
@@ -181,7 +183,7 @@ impl DelAck {
                     return false;
                 }
                 if a.in_order {
-                    self.event_data_recv(now, wnd);
+                    self.event_data_recv(now, wnd, packet_bytes);
                 }
                 // __tcp_ack_snd_check: more than one full segment unacknowledged (its right-edge test
                 // left out: tcp_cleanup_rbuf sends that ACK when the application reads), quick-ACK mode,
@@ -641,7 +643,7 @@ impl Receiver {
             .buf
             .window()
             .map_or(u64::MAX, |w| w / self.packet_bytes.max(1));
-        if self.delack.hold(now, a, self.rcv_nxt, wnd) {
+        if self.delack.hold(now, a, self.rcv_nxt, wnd, self.packet_bytes) {
             match &mut self.delack.held {
                 // Later packets leave the echo alone (RFC 7323 §4.3); the host total is the newest.
                 Some(h) => h.info.host_bytes = ack.info.host_bytes.or(h.info.host_bytes),
@@ -1069,36 +1071,45 @@ mod tests {
         assert_eq!(acks(&mut r, 300, &[9, 4]), [0, 10]);
     }
 
+    /// A Linux receiver's 16 quick ACKs used up by packets 0-15 arriving 1 ms apart, the last at 104 ms;
+    /// returns the next packet.
+    fn past_quick_acks(r: &mut Receiver) -> u64 {
+        let seqs: Vec<u64> = (0..16).collect();
+        assert_eq!(acks(r, 89, &seqs), (1..=16).collect::<Vec<_>>());
+        16
+    }
+
     #[test]
-    fn linux_quick_acks_the_first_five_packets_then_acks_every_second_full_sized_one() {
+    fn linux_quick_acks_the_first_sixteen_packets_then_acks_every_second_full_sized_one() {
         let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Linux);
-        // tcp_incr_quickack: rcv_wnd / (2 rcv_mss) = 10 / 2 quick ACKs at the start.
-        assert_eq!(
-            acks(&mut r, 100, &[0, 1, 2, 3, 4, 5, 6, 7, 8]),
-            [1, 2, 3, 4, 5, 0, 7, 0, 9]
-        );
+        // tcp_incr_quickack at the first data packet: rcv_wnd / (2 rcv_mss) with the SYN's window of
+        // 65,535 bytes (43 packets of 1500) = 21, at most TCP_MAX_QUICKACKS = 16 quick ACKs.
+        let seqs: Vec<u64> = (0..20).collect();
+        let mut want: Vec<u64> = (1..=16).collect();
+        want.extend([0, 18, 0, 20]);
+        assert_eq!(acks(&mut r, 100, &seqs), want);
         // The odd one waits for the ATO: TCP_ATO_MIN, which fast arrivals keep at 40 ms.
-        assert_eq!(acks(&mut r, 109, &[9]), [0]);
-        assert_eq!(r.take_wake(), Some(at(149)));
-        let a = r.on_wake(at(149)).expect("delayed ACK timer");
-        assert_eq!((a.ack_cum, a.seq), (10, 9));
+        assert_eq!(acks(&mut r, 120, &[20]), [0]);
+        assert_eq!(r.take_wake(), Some(at(160)));
+        let a = r.on_wake(at(160)).expect("delayed ACK timer");
+        assert_eq!((a.ack_cum, a.seq), (21, 20));
     }
 
     #[test]
     fn linux_a_missed_delayed_ack_doubles_the_ato_and_fast_arrivals_shrink_it() {
         let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Linux);
-        acks(&mut r, 100, &[0, 1, 2, 3, 4]);
-        // A lone packet 50 ms later: the timer at ato = 40 ms; it fires, ato becomes 80 ms.
-        assert_eq!(acks(&mut r, 150, &[5]), [0]);
+        let q = past_quick_acks(&mut r);
+        // A lone packet 46 ms later: the timer at ato = 40 ms; it fires, ato becomes 80 ms.
+        assert_eq!(acks(&mut r, 150, &[q]), [0]);
         assert_eq!(r.take_wake(), Some(at(190)));
         assert!(r.on_wake(at(190)).is_some());
         // 100 ms later (m >= ato, below the RTO: ato unchanged): the timer is 80 ms out.
-        assert_eq!(acks(&mut r, 250, &[6]), [0]);
+        assert_eq!(acks(&mut r, 250, &[q + 1]), [0]);
         assert_eq!(r.take_wake(), Some(at(330)));
         // 10 ms later (m <= TCP_ATO_MIN / 2): ato = 80 / 2 + 20 = 60 ms, but two packets go at once.
-        assert_eq!(acks(&mut r, 260, &[7]), [8]);
+        assert_eq!(acks(&mut r, 260, &[q + 2]), [q + 3]);
         // 30 ms later (20 < m < ato): ato = 60 / 2 + 30 = 60 ms.
-        assert_eq!(acks(&mut r, 290, &[8]), [0]);
+        assert_eq!(acks(&mut r, 290, &[q + 3]), [0]);
         // The wake-up handed out for 330 ms comes first, finds nothing due, and hands out the new one.
         assert_eq!(r.take_wake(), None);
         assert_eq!(r.on_wake(at(330)), None);
@@ -1172,7 +1183,10 @@ mod tests {
     #[test]
     fn linux_out_of_order_and_hole_filling_packets_are_acked_at_once() {
         let mut r = Receiver::new(true, 40).with_delayed_ack(DelayedAck::Linux);
-        acks(&mut r, 100, &[0, 1, 2, 3, 4]);
-        assert_eq!(acks(&mut r, 110, &[5, 7, 8, 6, 9, 10]), [0, 6, 6, 9, 0, 11]);
+        let q = past_quick_acks(&mut r);
+        assert_eq!(
+            acks(&mut r, 110, &[q, q + 2, q + 3, q + 1, q + 4, q + 5]),
+            [0, q + 1, q + 1, q + 4, 0, q + 6]
+        );
     }
 }

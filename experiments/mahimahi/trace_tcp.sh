@@ -1,0 +1,46 @@
+#!/bin/sh
+# Run a command with the kernel's TCP tracepoints on, and keep what they wrote (for hystart_trace.py).
+# Usage, as root: trace_tcp.sh OUT_FILE COMMAND [ARG...]
+#   OUT_FILE  where the trace text goes (must not exist: nothing is overwritten)
+#   COMMAND   e.g. `env PIN=1 sh record_tcp.sh MM OUT mmuser 10 1 cubic:const12:100`
+# Turns on, in tracefs (mounted at /sys/kernel/tracing if it is not), `tcp:tcp_probe` for the sender's
+# side (destination port 9001, as tcp_bulk.py connects: every ACK it receives, with snd_una, snd_nxt,
+# snd_cwnd, ssthresh and srtt) and `net:net_dev_start_xmit` for packets over 1000 bytes (each data
+# packet as the stack hands it to the device). The tracing buffer is global: run one at a time. The
+# tracepoints and the buffer size are put back as they were at exit.
+set -eu
+if [ $# -lt 2 ]; then
+    echo "usage: trace_tcp.sh OUT_FILE COMMAND [ARG...]" >&2
+    exit 2
+fi
+OUT=$1
+shift
+if [ -e "$OUT" ]; then
+    echo "trace_tcp.sh: OUT_FILE: \`$OUT\` exists; choose a new file" >&2
+    exit 2
+fi
+T=/sys/kernel/tracing
+[ -e "$T/trace" ] || mount -t tracefs nodev "$T"
+PROBE=$T/events/tcp/tcp_probe XMIT=$T/events/net/net_dev_start_xmit
+SIZE=$(cat "$T/buffer_size_kb")
+restore() {
+    echo 0 > "$T/tracing_on"
+    echo 0 > "$PROBE/enable"
+    echo 0 > "$XMIT/enable"
+    echo 0 > "$PROBE/filter"
+    echo 0 > "$XMIT/filter"
+    echo "$SIZE" > "$T/buffer_size_kb"
+}
+trap restore EXIT
+echo 0 > "$T/tracing_on"
+echo > "$T/trace"
+echo 65536 > "$T/buffer_size_kb"
+echo 'dport == 9001' > "$PROBE/filter"
+echo 'len > 1000' > "$XMIT/filter"
+echo 1 > "$PROBE/enable"
+echo 1 > "$XMIT/enable"
+echo 1 > "$T/tracing_on"
+"$@"
+echo 0 > "$T/tracing_on"
+cp "$T/trace" "$OUT"
+echo > "$T/trace"
