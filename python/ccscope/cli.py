@@ -773,13 +773,18 @@ def _num(v: float, digits: int) -> str:
 
 
 def _whole_bins(opt: str, seconds: float, bin_s: float) -> int:
+    import math
+
     from ccscope.stats.condprob import MAX_BLOCK_BINS
 
     k = seconds / bin_s
-    if not (seconds > 0) or round(k) < 1 or abs(k - round(k)) > 1e-6 * max(1.0, k):
+    if not (seconds > 0 and math.isfinite(seconds)):
         raise ValueError(f"{opt} {seconds}: not a positive whole number of {bin_s} s bins")
+    # Before round(): a count of bins beyond the float range is infinite, and round() of it raises OverflowError.
     if k > MAX_BLOCK_BINS:  # checked here so the error names the option, not the table's argument
         raise ValueError(f"{opt} {seconds:g}: {k:.3g} bins of {bin_s} s, above the limit of {MAX_BLOCK_BINS}")
+    if round(k) < 1 or abs(k - round(k)) > 1e-6 * max(1.0, k):
+        raise ValueError(f"{opt} {seconds}: not a positive whole number of {bin_s} s bins")
     return int(round(k))
 
 
