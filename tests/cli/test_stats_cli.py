@@ -122,6 +122,8 @@ BAD = [
      "--method wavelet"),
     ("bad fit range", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.arange(5000.0) % 7}), "--method",
                                  "wavelet", "--j1", "5", "--j2", "3"], "--j2"),
+    ("octave beyond any series", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.arange(5000.0) % 7}),
+                                            "--method", "wavelet", "--j2", "20000"], "--j2 20000: must be at most"),
     ("block too small", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.arange(5000.0) % 7}), "--min-scale",
                                    "1"], "--min-scale"),
     ("bad aggregation", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.arange(5000.0) % 7}), "--method",

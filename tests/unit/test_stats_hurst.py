@@ -197,3 +197,14 @@ def test_a_fit_argument_that_is_not_a_whole_number_is_a_stats_error_naming_it(me
 
     with pytest.raises(StatsError, match=f"^{method}: {name} must be a whole number"):
         hurst(fgn(40_000, 0.8, 1), method, **fit)
+
+
+@pytest.mark.parametrize("fit,name", [(dict(j1=20_000), "j1"), (dict(j2=20_000), "j2"), (dict(j1=3, j2=20_000), "j2")])
+def test_a_wavelet_octave_beyond_any_series_is_refused_by_name_before_its_length_is_computed(fit, name):
+    # The minimum length (dec_len - 1) 2^j was computed first: at j = 20,000 it cannot even be printed (a bare
+    # "Exceeds the limit (4300 digits)" error), and at j = 10^14 the power alone exhausts memory.
+    from ccscope.stats import StatsError
+    from ccscope.stats.hurst import MAX_OCTAVE
+
+    with pytest.raises(StatsError, match=f"^wavelet: {name} must be at most {MAX_OCTAVE}, got 20000$"):
+        hurst(fgn(4096, 0.8, 1), "wavelet", **fit)

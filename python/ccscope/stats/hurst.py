@@ -29,6 +29,8 @@ SCALES_PER_DECADE = 10
 #: First wavelet octave of the fit (spec §3.1 [D]: j >= 7, 1.28 s at 10 ms); the last is j_max - 3.
 WAVELET_J1 = 7
 WAVELET_TOP_GAP = 3
+#: Largest octave a fit may name: octave j needs more than 2^j points, and no series holds 2^62.
+MAX_OCTAVE = 62
 #: Daubechies wavelet with 3 vanishing moments: > (2H - 1)/2 for every H < 1, and blind to linear trends.
 WAVELET = "db3"
 #: Whittle needs a spectrum to fit; fewer points than this leave too few Fourier frequencies.
@@ -219,6 +221,10 @@ def wavelet(x, j1: int = WAVELET_J1, j2: Optional[int] = None, wavelet: str = WA
     j2 = None if j2 is None else _whole("wavelet", "j2", j2)
     if j1 < 1:
         raise StatsError(f"wavelet: j1 must be >= 1, got {j1}")
+    # Before any 2^j: the minimum length below is exact integer arithmetic, unbounded in j.
+    for name, j in (("j1", j1), ("j2", j2)):
+        if j is not None and j > MAX_OCTAVE:
+            raise StatsError(f"wavelet: {name} must be at most {MAX_OCTAVE}, got {j}")
     jmax = pywt.dwt_max_level(n, w.dec_len)
     if j2 is None:
         j2_eff, need = jmax - WAVELET_TOP_GAP, (w.dec_len - 1) * 2 ** (j1 + 1 + WAVELET_TOP_GAP)
