@@ -813,7 +813,11 @@ def stats_condprob(
             raise ValueError("--bin-s: the series has no time_s column, or a single row (no step); give the bin width")
         if not (width > 0 and math.isfinite(width)):
             raise ValueError(f"--bin-s {width}: must be positive")
-        tab = stats.condprob_table(s.values, _whole_bins("--t1", t1, width), _whole_bins("--t2", t2, width), partition)
+        k1, k2 = _whole_bins("--t1", t1, width), _whole_bins("--t2", t2, width)
+        if len(s.values) // (k1 + k2) < 2:  # the table's own message names its argument x, not an option
+            raise ValueError(f"--t1 {t1:g} + --t2 {t2:g}: {k1 + k2} bins a block, but the series has {len(s.values)} "
+                             "bins; the table needs at least 2 blocks")
+        tab = stats.condprob_table(s.values, k1, k2, partition)
     except ValueError as e:
         raise _stats_fail(e)
     if as_json:

@@ -145,6 +145,8 @@ BAD = [
                                                                         "x": np.ones(900)}), "--t2", "inf"], "--t2 inf"),
     ("t1 over bin_s beyond the float range", lambda p: ["stats", "condprob", _write(p, "a.parquet", {"x": np.ones(900)}),
                                                        "--t1", "1e300", "--bin-s", "1e-10"], "--t1 1e+300: inf bins"),
+    ("series shorter than two blocks", lambda p: ["stats", "condprob", _write(p, "a.parquet", {"x": np.ones(900)}),
+                                                  "--bin-s", "0.01", "--t1", "5"], "--t1 5 + --t2 2"),
     ("no bin width", lambda p: ["stats", "condprob", _write(p, "a.parquet", {"x": np.ones(900)})], "--bin-s"),
     ("unknown partition", lambda p: ["stats", "condprob", _write(p, "a.parquet", {"x": np.ones(900)}), "--bin-s",
                                      "0.01", "--partition", "uniform"], "--partition"),
