@@ -723,6 +723,8 @@ def _stats_fail(e: ValueError) -> SystemExit:
         method, opt, rest = m.group(1), "--" + m.group(2).replace("_", "-"), m.group(3)
         got = re.match(r"^ (must be .*), got (.+)$", rest)
         msg = f"{opt} {got.group(2)}: {got.group(1)} ({method})" if got else f"{opt}{rest} ({method})"
+    elif re.match(r"^(rs|aggvar|wavelet|whittle): ", msg):  # the estimator's own refusal (a constant series)
+        msg = "--method " + msg
     return fail(ValueError(msg))
 
 

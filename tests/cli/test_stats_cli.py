@@ -130,6 +130,8 @@ BAD = [
                                    "whittle", "--aggregation", "0"], "--aggregation"),
     ("too short for whittle's aggregation", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.arange(5000.0) % 7}),
                                                      "--method", "whittle"], "--method whittle"),
+    ("constant series", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.ones(5000)})],
+     "--method rs: every block of size 10 is constant"),
     ("unknown method", lambda p: ["stats", "hurst", _write(p, "a.parquet", {"x": np.ones(9)}), "--method", "dfa"], "--method"),
     ("t1 off the bins", lambda p: ["stats", "condprob", _write(p, "a.parquet", {"time_s": np.arange(900) * 0.01,
                                                                             "x": np.ones(900)}), "--t1", "0.015"], "--t1"),
