@@ -208,3 +208,13 @@ def test_a_wavelet_octave_beyond_any_series_is_refused_by_name_before_its_length
 
     with pytest.raises(StatsError, match=f"^wavelet: {name} must be at most {MAX_OCTAVE}, got 20000$"):
         hurst(fgn(4096, 0.8, 1), "wavelet", **fit)
+
+
+@pytest.mark.parametrize("method", stats.METHODS)
+@pytest.mark.parametrize("level", [0.0, 2.0, 1e6])
+def test_every_estimator_refuses_a_constant_series(method, level):
+    # The wavelet fitted the rounding noise of a constant's detail coefficients: H = 3.38 at level 2.
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^{method}: .*constant"):
+        hurst(np.full(2**15, level), method)

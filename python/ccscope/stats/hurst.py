@@ -236,6 +236,9 @@ def wavelet(x, j1: int = WAVELET_J1, j2: Optional[int] = None, wavelet: str = WA
         why = f"octave {j2} with {wavelet}"
     if j2_eff < j1 + 1 or n < need:
         raise SeriesTooShortError("wavelet", n, need, why)
+    if a.min() == a.max():
+        # Its detail coefficients are rounding noise of the level (about 1e-16 of it), not zero.
+        raise StatsError("wavelet: the series is constant")
     levels = max(jmax, j2_eff)
     coeffs = pywt.wavedec(a, w, mode="periodization", level=levels)
     # A linear ramp has zero detail coefficients (>= 2 vanishing moments) except where the periodic
