@@ -218,3 +218,12 @@ def test_every_estimator_refuses_a_constant_series(method, level):
 
     with pytest.raises(StatsError, match=f"^{method}: .*constant"):
         hurst(np.full(2**15, level), method)
+
+
+@pytest.mark.parametrize("method", ["rs", "aggvar"])
+def test_a_scale_count_beyond_the_bound_is_refused_naming_scales_per_decade_before_allocating(method):
+    # 10^9 per decade asked numpy for 9.7 GiB of block sizes (10^11: 970 GiB) before any check.
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^{method}: scales_per_decade .* above the limit"):
+        hurst(fgn(20_000, 0.7, 1), method, scales_per_decade=10**11)

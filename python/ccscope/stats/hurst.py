@@ -29,6 +29,8 @@ SCALES_PER_DECADE = 10
 #: First wavelet octave of the fit (spec §3.1 [D]: j >= 7, 1.28 s at 10 ms); the last is j_max - 3.
 WAVELET_J1 = 7
 WAVELET_TOP_GAP = 3
+#: Most block sizes a fit may ask for (8 MB of them); at most n / 100 of them are distinct anyway.
+MAX_SCALES = 1_000_000
 #: Largest octave a fit may name: octave j needs more than 2^j points, and no series holds 2^62.
 MAX_OCTAVE = 62
 #: Daubechies wavelet with 3 vanishing moments: > (2H - 1)/2 for every H < 1, and blind to linear trends.
@@ -124,6 +126,8 @@ def _block_scales(method: str, n: int, min_scale: int, max_scale: Optional[int],
     if hi < 2 * min_scale or n < need:
         raise SeriesTooShortError(method, n, need, why)
     k = max(2, int(math.ceil(per_decade * math.log10(hi / min_scale))) + 1)
+    if k > MAX_SCALES:  # before logspace allocates them
+        raise StatsError(f"{method}: scales_per_decade {per_decade} gives {k} block sizes, above the limit of {MAX_SCALES}")
     return np.unique(np.round(np.logspace(math.log10(min_scale), math.log10(hi), k)).astype(np.int64))
 
 
