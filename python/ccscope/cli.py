@@ -723,6 +723,8 @@ def _stats_fail(e: ValueError) -> SystemExit:
         method, opt, rest = m.group(1), "--" + m.group(2).replace("_", "-"), m.group(3)
         got = re.match(r"^ (must be .*), got (.+)$", rest)
         msg = f"{opt} {got.group(2)}: {got.group(1)} ({method})" if got else f"{opt}{rest} ({method})"
+    elif re.match(r"^(rs|aggvar|wavelet|whittle): ", msg):  # the estimator's own refusal (a constant series)
+        msg = "--method " + msg
     return fail(ValueError(msg))
 
 
@@ -773,13 +775,18 @@ def _num(v: float, digits: int) -> str:
 
 
 def _whole_bins(opt: str, seconds: float, bin_s: float) -> int:
+    import math
+
     from ccscope.stats.condprob import MAX_BLOCK_BINS
 
     k = seconds / bin_s
-    if not (seconds > 0) or round(k) < 1 or abs(k - round(k)) > 1e-6 * max(1.0, k):
+    if not (seconds > 0 and math.isfinite(seconds)):
         raise ValueError(f"{opt} {seconds}: not a positive whole number of {bin_s} s bins")
+    # Before round(): a count of bins beyond the float range is infinite, and round() of it raises OverflowError.
     if k > MAX_BLOCK_BINS:  # checked here so the error names the option, not the table's argument
         raise ValueError(f"{opt} {seconds:g}: {k:.3g} bins of {bin_s} s, above the limit of {MAX_BLOCK_BINS}")
+    if round(k) < 1 or abs(k - round(k)) > 1e-6 * max(1.0, k):
+        raise ValueError(f"{opt} {seconds}: not a positive whole number of {bin_s} s bins")
     return int(round(k))
 
 
@@ -808,7 +815,11 @@ def stats_condprob(
             raise ValueError("--bin-s: the series has no time_s column, or a single row (no step); give the bin width")
         if not (width > 0 and math.isfinite(width)):
             raise ValueError(f"--bin-s {width}: must be positive")
-        tab = stats.condprob_table(s.values, _whole_bins("--t1", t1, width), _whole_bins("--t2", t2, width), partition)
+        k1, k2 = _whole_bins("--t1", t1, width), _whole_bins("--t2", t2, width)
+        if len(s.values) // (k1 + k2) < 2:  # the table's own message names its argument x, not an option
+            raise ValueError(f"--t1 {t1:g} + --t2 {t2:g}: {k1 + k2} bins a block, but the series has {len(s.values)} "
+                             "bins; the table needs at least 2 blocks")
+        tab = stats.condprob_table(s.values, k1, k2, partition)
     except ValueError as e:
         raise _stats_fail(e)
     if as_json:

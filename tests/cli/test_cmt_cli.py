@@ -147,6 +147,9 @@ ALLOCATE_BAD = [
     ("unknown solver", [*PATHS, "--rbuf", "128KB", "--solver", "greedy"], "--solver"),
     ("zero step", [*PATHS, "--rbuf", "128KB", "--solver", "heuristic", "--k", "0"], "--k"),
     ("unknown model", [*PATHS, "--rbuf", "128KB", "--model", "fluid"], "--model"),
+    # `cmt allocate` has no --p: the renewal model's own domain (E[W] >= 1) is the path's p.
+    ("path outside the renewal domain", [*PATHS[:2], "--path", "b=10,d=50,p=0.7", "--rbuf", "128KB", "--model",
+                                         "renewal"], "--path #2 'b=10,d=50,p=0.7': p: 0.7 is outside"),
 ]
 
 

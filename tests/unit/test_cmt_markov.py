@@ -155,3 +155,83 @@ def test_text_and_bools_are_not_numbers_to_the_chain(field, bad):
 def test_numpy_numbers_are_numbers_to_the_chain():
     r = markov_throughput(np.float64(1e-3), np.float32(21.0), np.int64(40), np.int64(128_000))
     assert r.throughput_mbps == markov_throughput(**FOCUS).throughput_mbps
+
+
+# --- an independent check: the chain rebuilt densely from specs/002-cmt.md §2 and solved by numpy ----------
+
+def _dense_eta(p: float, b_mbps: float, d_ms: float, w_cap: int, loss: str, rto_max_s: float = 60.0) -> tuple:
+    """eta (eq. 19) and the state count of the §4.3 chain, built state by state as a dense Q from the spec's
+    transition list (not from the Rust rules) and solved exactly (pi Q = pi, sum pi = 1)."""
+    b = b_mbps * 1e6 / 12_000  # packets/s of 1500 B
+    d = d_ms / 1e3
+    q = 1.0 - p
+
+    def pmf(g, x):  # eq. 6 (binomial) or eq. 7 (the first loss takes the rest of the round)
+        if loss == "independent":
+            return math.comb(x, g) * p**g * q ** (x - g)
+        return q**x if g == 0 else p * q ** (x - g)
+
+    def rtt(w):  # eq. 8
+        return d + 1.0 / b if b * d >= w else w / b
+
+    rto = 3.0 * (d + 1.0 / b)  # A8
+    m = max(1, math.floor(math.log2(rto_max_s / rto)))  # eq. 18
+    taus = [2**i for i in range(int(math.log2(w_cap // 2)) + 1)]  # eq. 16
+    states = [("ca", w, x) for w in range(2, w_cap + 1) for x in range(1, w + 1)]  # eq. 12
+    states += [("eb", 1, t) for t in taus] + [("eb", k, 1) for k in range(2, m + 1)]  # eq. 17, A5
+    states += [("ss", 2**i, t) for t in taus for i in range(1, int(math.log2(t)) + 1)]  # eq. 15
+    index = {s: i for i, s in enumerate(states)}
+    n = len(states)
+    big_q, dur, sent, lost = np.zeros((n, n)), np.zeros(n), np.zeros(n), np.zeros(n)
+
+    def to(i, s, prob, seconds):
+        big_q[i, index[s]] += prob
+        dur[i] += prob * seconds  # A4: E[delta] = sum pi(i) Q(i, i') D(i, i')
+
+    def entry(w):  # A2: (1, 1, 2^floor(log2(w/2)))
+        return ("eb", 1, 2 ** int(math.log2(w // 2)))
+
+    for i, (kind, u, v) in enumerate(states):
+        if kind == "eb":  # §4.3.3: one packet
+            sent[i], lost[i] = 1.0, p
+            to(i, ("ss", 2, v) if u == 1 and v >= 2 else ("ca", 2, 2), q, rtt(1))
+            to(i, ("eb", min(u + 1, m), 1), p, min(rto * 2**u, rto_max_s))
+            continue
+        w, x = (u, v) if kind == "ca" else (u, u)
+        sent[i] = x
+        lost[i] = sum(g * pmf(g, x) for g in range(x + 1))  # A3
+        r = rtt(w)
+        if kind == "ss":  # §4.3.2
+            to(i, ("ss", 2 * w, v) if v > 2 * w else ("ca", 2 * w, 2 * w), pmf(0, w), r)
+            for g in range(1, w):
+                to(i, ("ca", 2 * w - g, 2 * (w - g)), pmf(g, w), r)
+            to(i, entry(w), pmf(w, w), 3 * r)
+        elif x == w:  # eq. 13, A1
+            to(i, ("ca", min(w + 1, w_cap), min(w + 1, w_cap)), pmf(0, w), r)
+            for g in range(1, w):
+                to(i, ("ca", w, w - g), pmf(g, w), r)
+            to(i, entry(w), pmf(w, w), 3 * r)
+        elif x < 4:  # eq. 14: too few packets for four missing reports
+            to(i, entry(w), 1.0, 3 * r)
+        else:  # eq. 14, A6: halve to floor(w/2) when x - g > 3 and floor(w/2) - g > 0
+            for g in range(x + 1):
+                if x - g > 3 and w // 2 - g > 0:
+                    to(i, ("ca", w // 2, w // 2 - g), pmf(g, x), r)
+                else:
+                    to(i, entry(w), pmf(g, x), 3 * r)
+    assert np.allclose(big_q.sum(axis=1), 1.0, atol=1e-13, rtol=0)
+    a = big_q.T - np.eye(n)
+    a[-1, :] = 1.0
+    pi = np.linalg.solve(a, np.r_[np.zeros(n - 1), 1.0])
+    return (pi @ sent - pi @ lost) / (pi @ dur), n
+
+
+@pytest.mark.parametrize("loss", ["correlated", "independent"])
+@pytest.mark.parametrize("w", [2, 3, 4, 5, 6, 9, 12, 17])
+@pytest.mark.parametrize("p,b,d", [(1e-3, 21.0, 40.0), (0.05, 1.0, 10.0), (0.3, 50.0, 100.0)])
+def test_both_solvers_equal_a_dense_numpy_solve_of_the_chain_rebuilt_from_the_spec(loss, w, p, b, d):
+    eta, states = _dense_eta(p, b, d, w, loss)
+    for solver in ("explicit", "structured"):
+        r = markov_throughput(p, b, d, 0, loss=loss, window_packets=w, solver=solver)
+        assert r.states == states
+        assert r.throughput_pps == pytest.approx(eta, rel=1e-9)

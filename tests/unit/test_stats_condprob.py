@@ -250,3 +250,11 @@ def test_an_entropy_curve_over_no_scales_is_refused_naming_scales():
             entropy_curve(x, 0.01, empty)
     with pytest.raises(stats.StatsError, match="^scales: "):
         entropy_curve(x, 0.01, 0.05)  # one number, not a sequence of them
+
+
+@pytest.mark.parametrize("frozen", [(0.0, math.nan, 0.0, 1.0), (math.nan, 1.0, 0.0, 1.0), (0.0, math.inf, 0.0, 1.0),
+                                    (0.0, 1.0, -math.inf, 1.0), ("a", 1.0, 0.0, 1.0)])
+def test_frozen_statistics_that_are_not_finite_numbers_are_refused_naming_frozen(frozen):
+    # A NaN mu or sigma made every boundary NaN: each block went to one level without a word.
+    with pytest.raises(stats.StatsError, match="^frozen: "):
+        CondProbOnline(1, 1, frozen=frozen)

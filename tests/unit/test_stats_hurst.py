@@ -197,3 +197,33 @@ def test_a_fit_argument_that_is_not_a_whole_number_is_a_stats_error_naming_it(me
 
     with pytest.raises(StatsError, match=f"^{method}: {name} must be a whole number"):
         hurst(fgn(40_000, 0.8, 1), method, **fit)
+
+
+@pytest.mark.parametrize("fit,name", [(dict(j1=20_000), "j1"), (dict(j2=20_000), "j2"), (dict(j1=3, j2=20_000), "j2")])
+def test_a_wavelet_octave_beyond_any_series_is_refused_by_name_before_its_length_is_computed(fit, name):
+    # The minimum length (dec_len - 1) 2^j was computed first: at j = 20,000 it cannot even be printed (a bare
+    # "Exceeds the limit (4300 digits)" error), and at j = 10^14 the power alone exhausts memory.
+    from ccscope.stats import StatsError
+    from ccscope.stats.hurst import MAX_OCTAVE
+
+    with pytest.raises(StatsError, match=f"^wavelet: {name} must be at most {MAX_OCTAVE}, got 20000$"):
+        hurst(fgn(4096, 0.8, 1), "wavelet", **fit)
+
+
+@pytest.mark.parametrize("method", stats.METHODS)
+@pytest.mark.parametrize("level", [0.0, 2.0, 1e6])
+def test_every_estimator_refuses_a_constant_series(method, level):
+    # The wavelet fitted the rounding noise of a constant's detail coefficients: H = 3.38 at level 2.
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^{method}: .*constant"):
+        hurst(np.full(2**15, level), method)
+
+
+@pytest.mark.parametrize("method", ["rs", "aggvar"])
+def test_a_scale_count_beyond_the_bound_is_refused_naming_scales_per_decade_before_allocating(method):
+    # 10^9 per decade asked numpy for 9.7 GiB of block sizes (10^11: 970 GiB) before any check.
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^{method}: scales_per_decade .* above the limit"):
+        hurst(fgn(20_000, 0.7, 1), method, scales_per_decade=10**11)

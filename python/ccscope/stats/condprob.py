@@ -174,6 +174,18 @@ class _Running:
         return math.sqrt(self.m2 / self.n) if self.n else 0.0
 
 
+def _frozen_stats(frozen) -> Tuple[float, float, float, float]:
+    """(mu1, sigma1, mu2, sigma2) as finite floats with sigmas >= 0, else a StatsError naming `frozen`."""
+    bad = StatsError(f"frozen: expected (mu1, sigma1, mu2, sigma2), finite numbers with sigmas >= 0, got {frozen!r}")
+    try:
+        f = tuple(float(v) for v in check_series(frozen, "frozen"))
+    except StatsError:
+        raise bad from None
+    if len(f) != 4 or min(f[1], f[3]) < 0:
+        raise bad
+    return f
+
+
 class CondProbOnline:
     """On-line CondProb (Appendix A.2): O(1) work per block.
 
@@ -189,9 +201,7 @@ class CondProbOnline:
         self.t1_bins, self.t2_bins = int(t1_bins), int(t2_bins)
         self.counts = np.zeros((M, M + 1), dtype=np.int64)
         self._s1, self._s2 = _Running(), _Running()
-        self._frozen = None if frozen is None else tuple(float(f) for f in frozen)
-        if self._frozen is not None and (len(self._frozen) != 4 or min(self._frozen[1], self._frozen[3]) < 0):
-            raise StatsError(f"frozen: expected (mu1, sigma1, mu2, sigma2) with sigmas >= 0, got {frozen!r}")
+        self._frozen = None if frozen is None else _frozen_stats(frozen)
         self._l1: Optional[int] = None
         self.blocks = 0
 

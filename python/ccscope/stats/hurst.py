@@ -29,6 +29,10 @@ SCALES_PER_DECADE = 10
 #: First wavelet octave of the fit (spec §3.1 [D]: j >= 7, 1.28 s at 10 ms); the last is j_max - 3.
 WAVELET_J1 = 7
 WAVELET_TOP_GAP = 3
+#: Most block sizes a fit may ask for (8 MB of them); at most n / 100 of them are distinct anyway.
+MAX_SCALES = 1_000_000
+#: Largest octave a fit may name: octave j needs more than 2^j points, and no series holds 2^62.
+MAX_OCTAVE = 62
 #: Daubechies wavelet with 3 vanishing moments: > (2H - 1)/2 for every H < 1, and blind to linear trends.
 WAVELET = "db3"
 #: Whittle needs a spectrum to fit; fewer points than this leave too few Fourier frequencies.
@@ -122,6 +126,8 @@ def _block_scales(method: str, n: int, min_scale: int, max_scale: Optional[int],
     if hi < 2 * min_scale or n < need:
         raise SeriesTooShortError(method, n, need, why)
     k = max(2, int(math.ceil(per_decade * math.log10(hi / min_scale))) + 1)
+    if k > MAX_SCALES:  # before logspace allocates them
+        raise StatsError(f"{method}: scales_per_decade {per_decade} gives {k} block sizes, above the limit of {MAX_SCALES}")
     return np.unique(np.round(np.logspace(math.log10(min_scale), math.log10(hi), k)).astype(np.int64))
 
 
@@ -219,6 +225,10 @@ def wavelet(x, j1: int = WAVELET_J1, j2: Optional[int] = None, wavelet: str = WA
     j2 = None if j2 is None else _whole("wavelet", "j2", j2)
     if j1 < 1:
         raise StatsError(f"wavelet: j1 must be >= 1, got {j1}")
+    # Before any 2^j: the minimum length below is exact integer arithmetic, unbounded in j.
+    for name, j in (("j1", j1), ("j2", j2)):
+        if j is not None and j > MAX_OCTAVE:
+            raise StatsError(f"wavelet: {name} must be at most {MAX_OCTAVE}, got {j}")
     jmax = pywt.dwt_max_level(n, w.dec_len)
     if j2 is None:
         j2_eff, need = jmax - WAVELET_TOP_GAP, (w.dec_len - 1) * 2 ** (j1 + 1 + WAVELET_TOP_GAP)
@@ -230,6 +240,9 @@ def wavelet(x, j1: int = WAVELET_J1, j2: Optional[int] = None, wavelet: str = WA
         why = f"octave {j2} with {wavelet}"
     if j2_eff < j1 + 1 or n < need:
         raise SeriesTooShortError("wavelet", n, need, why)
+    if a.min() == a.max():
+        # Its detail coefficients are rounding noise of the level (about 1e-16 of it), not zero.
+        raise StatsError("wavelet: the series is constant")
     levels = max(jmax, j2_eff)
     coeffs = pywt.wavedec(a, w, mode="periodization", level=levels)
     # A linear ramp has zero detail coefficients (>= 2 vanishing moments) except where the periodic

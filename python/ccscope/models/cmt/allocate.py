@@ -140,7 +140,10 @@ def candidate_windows(a: int, lo: int, hi: int, k: Optional[int]) -> np.ndarray:
 def _evaluate(objective: Objective, dests: Sequence[Destination], windows: List[np.ndarray]) -> List[np.ndarray]:
     out = []
     for i, (dest, ws) in enumerate(zip(dests, windows)):
-        v = np.asarray(objective(dest, ws.copy()), dtype=float)
+        try:
+            v = np.asarray(objective(dest, ws.copy()), dtype=float)
+        except CmtInputError as e:  # the model's own domain (the renewal model's p): this destination's field
+            raise CmtInputError(f"path[{i}].{e.field}", e.detail) from None
         if v.shape != ws.shape or not np.all(np.isfinite(v)):
             raise CmtInputError(f"path[{i}]", f"the objective returned {v.shape} values (finite ones needed for {ws.shape})")
         out.append(v)
