@@ -3,7 +3,7 @@ queue (session 19)"): reads record_tcp.sh bbr runs (TCP_INFO + TCP_CC_INFO sampl
 there, a tracefs dump of `tcp:tcp_probe` and `net:net_dev_start_xmit` as `CC-TRACE-qN-rK.trace`) and the
 per-ACK CSV of ccscope's `bbr_state` example on the same scenario, and prints one row per run:
 
-    python experiments/mahimahi/bbr_state.py RUN_DIR... [--ccscope STATE.csv] [--summary out.csv]
+    python experiments/mahimahi/bbr_state.py RUN_DIR... [--ccscope STATE.csv]... [--summary out.csv]
 
 Over PROBE_BW (from 5 s on, PROBE_RTT and the 200 ms after it left out): the bandwidth estimate over the
 link's 1000 packets/s, the pacing-gain phases, min_rtt, the cwnd against its target without the
@@ -260,7 +260,8 @@ def ccscope(path: Path) -> dict:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dirs", type=Path, nargs="+")
-    ap.add_argument("--ccscope", type=Path, help="bbr_state example CSV of the same scenario")
+    ap.add_argument("--ccscope", type=Path, action="append", default=[],
+                    help="bbr_state example CSV of the same scenario (repeatable)")
     ap.add_argument("--summary", type=Path, help="write the rows here as CSV")
     args = ap.parse_args(argv)
     try:
@@ -270,11 +271,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     keys = list(dict.fromkeys(k for r in rows for k in r))
     if args.summary:
-        with args.summary.open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=keys)
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in r.items()})
+        from ccscope.experiment import write_csv  # only here: the table itself needs no ccscope
+
+        try:
+            write_csv(args.summary, [{k: (f"{v:.3f}" if isinstance(v, float) else v) for k, v in r.items()}
+                                     for r in rows], restval="")
+        except (ValueError, OSError) as e:
+            print(f"error: --summary {args.summary}: {str(e).splitlines()[0]}", file=sys.stderr)
+            return 2
     for k in keys:
         print(f"{k:26s}" + "".join(f"{_fmt(r.get(k, '')):>22s}" for r in rows))
     return 0
@@ -311,8 +315,8 @@ def _rows(args: argparse.Namespace) -> list[dict]:
                 dur = sum(b - a for a, b in cruise)
                 row["sent_in_cruise_over_link"] = float(np.sum(in_spans(x, cruise))) / dur / LINK_PPS
             rows.append(row)
-    if args.ccscope:
-        rows.append({"source": "ccscope", "run": args.ccscope.name, **ccscope(args.ccscope)})
+    for c in args.ccscope:
+        rows.append({"source": "ccscope", "run": c.name.removesuffix(".csv"), **ccscope(c)})
     if not rows:
         bad(" ".join(map(str, args.run_dirs)), "no bbr-const12-qN-rK.csv runs")
     return rows
