@@ -5,7 +5,9 @@ Outside the Mahimahi shell run `tcp_bulk.py recv PORT SECONDS OUT` (accepts one 
 and discards until the sender closes or SECONDS pass, writes `bytes seconds` to OUT). Inside it run
 `tcp_bulk.py send DEST PORT CC SECONDS CSV`: connect to DEST:PORT, choose the congestion control CC
 (setsockopt TCP_CONGESTION: reno, cubic, bbr, ...), send for SECONDS, and write a TCP_INFO sample
-every 10 ms to CSV (the last row is taken after the sending stops).
+every 10 ms to CSV (the last row is taken after the sending stops). With CC = bbr each row also has
+BBR's own state from TCP_CC_INFO (`struct tcp_bbr_info`): its bandwidth estimate in payload bytes/s,
+min_rtt in us, and the pacing and cwnd gains in units of 1/256 (BBR_UNIT).
 """
 
 import math
@@ -38,6 +40,11 @@ COLUMNS = [
     "delivery_rate", "pacing_rate", "bytes_acked", "bytes_sent", "bytes_retrans", "data_segs_out",
     "snd_mss", "dsack_dups", "reord_seen",
 ]
+# getsockopt(TCP_CC_INFO) (include/uapi/linux/tcp.h: 26) for bbr: struct tcp_bbr_info in inet_diag.h
+# (bbr_bw_lo, bbr_bw_hi, bbr_min_rtt, bbr_pacing_gain, bbr_cwnd_gain).
+TCP_CC_INFO = 26
+BBR_INFO = struct.Struct("<5I")
+BBR_COLUMNS = ["bbr_bw", "bbr_min_rtt", "bbr_pacing_gain", "bbr_cwnd_gain"]
 
 
 def bad(option, text, want):
@@ -67,6 +74,17 @@ def tcp_info(s):
               file=sys.stderr)
         sys.exit(1)
     return dict(zip(INFO_FIELDS, INFO.unpack(raw)))
+
+
+def bbr_info(s):
+    raw = s.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, BBR_INFO.size)
+    if len(raw) < BBR_INFO.size:
+        print(f"tcp_bulk.py: TCP_CC_INFO is {len(raw)} bytes, {BBR_INFO.size} wanted (tcp_bbr_info)",
+              file=sys.stderr)
+        sys.exit(1)
+    lo, hi, min_rtt, pacing_gain, cwnd_gain = BBR_INFO.unpack(raw)
+    return {"bbr_bw": hi << 32 | lo, "bbr_min_rtt": min_rtt, "bbr_pacing_gain": pacing_gain,
+            "bbr_cwnd_gain": cwnd_gain}
 
 
 def send(dest, port_text, cc, seconds_text, csv_path):
@@ -100,7 +118,8 @@ def send(dest, port_text, cc, seconds_text, csv_path):
     s.settimeout(0.05)
     start = time.monotonic()
     threading.Thread(target=writer, daemon=True).start()
-    out.write(",".join(COLUMNS) + "\n")
+    columns = COLUMNS + (BBR_COLUMNS if cc == "bbr" else [])
+    out.write(",".join(columns) + "\n")
     n = 0
     while True:
         now = time.monotonic() - start
@@ -109,7 +128,9 @@ def send(dest, port_text, cc, seconds_text, csv_path):
             stop.set()
         info = tcp_info(s)
         info["t_s"] = f"{now:.4f}"
-        out.write(",".join(str(info[c]) for c in COLUMNS) + "\n")
+        if cc == "bbr":
+            info.update(bbr_info(s))
+        out.write(",".join(str(info[c]) for c in columns) + "\n")
         if done:
             break
         n += 1
