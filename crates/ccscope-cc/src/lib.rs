@@ -129,6 +129,9 @@ pub struct PacketAcked {
     pub recv_time: Option<Time>,
     /// The receiving host's total when it arrived, for the echoed packet (`AckEvent::host_bytes`).
     pub host_bytes: Option<u64>,
+    /// The packet was sent more than once, so which transmission arrived is unknown (Karn; Linux's
+    /// TCPCB_RETRANS): its RTT is no sample.
+    pub retransmitted: bool,
 }
 
 /// Loss was detected outside recovery: a new congestion episode begins (at most one per round trip).

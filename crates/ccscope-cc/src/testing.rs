@@ -174,6 +174,7 @@ impl<C: Controller> Script<C> {
                     // Only the echoed packet's arrival comes back (RFC 7323 §4.3).
                     recv_time: (i == 0).then_some(recv_time),
                     host_bytes: if i == 0 { self.host_bytes } else { None },
+                    retransmitted: false,
                 };
                 self.cc.on_packet_acked(self.now, &ev);
             }
@@ -354,6 +355,7 @@ impl PacedPath {
                                 tag,
                                 recv_time: Some(recv_time),
                                 host_bytes: None,
+                                retransmitted: false,
                             };
                             cc.on_packet_acked(now, &packet);
                         }

@@ -294,6 +294,7 @@ mod tests {
             tag: 7,
             recv_time: Some(t),
             host_bytes: None,
+            retransmitted: false,
         };
         assert_eq!(w.on_send(t, &send), 7);
         w.on_packet_acked(t, &packet);

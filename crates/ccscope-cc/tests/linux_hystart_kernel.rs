@@ -122,6 +122,7 @@ fn replay(text: &str) -> (usize, u64) {
                             tag: 0,
                             recv_time: None,
                             host_bytes: None,
+                            retransmitted: false,
                         };
                         cc.on_packet_acked(t, &ev);
                     }

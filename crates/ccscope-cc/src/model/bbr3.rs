@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::common::bbr::{
     bdp, check_ack_aggregation_params, AckAggregation, AppLimitedSpan, CaState, LossTracker,
 };
+use crate::common::NewestAcked;
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
 
@@ -444,6 +445,8 @@ pub struct Bbr3 {
     losses: u32,
     min_rtt: Option<Dur>,
     min_rtt_stamp: Time,
+    /// The newest packet the ACK being processed acknowledges: its RTT is the min-RTT filter's sample.
+    newest_acked: NewestAcked,
     probe_rtt_min: Option<Dur>,
     probe_rtt_min_stamp: Time,
     probe_rtt_done_stamp: Option<Time>,
@@ -515,6 +518,7 @@ impl Bbr3 {
             losses: 0,
             min_rtt: None,
             min_rtt_stamp: Time::ZERO,
+            newest_acked: NewestAcked::default(),
             probe_rtt_min: None,
             probe_rtt_min_stamp: Time::ZERO,
             probe_rtt_done_stamp: None,
@@ -1215,7 +1219,9 @@ impl Controller for Bbr3 {
         self.check_full_bw_reached(&rs);
         self.check_drain(now, ev.in_flight);
         self.update_cycle_phase(now, &rs);
-        self.update_min_rtt(now, ev.rtt, ev.in_flight, rs.delivered);
+        // tcp_bbr.c bbr_update_min_rtt reads rs->rtt_us, the newest (S)ACKed packet's RTT.
+        let rtt = self.newest_acked.take_rtt(now, ev.rtt);
+        self.update_min_rtt(now, rtt, ev.in_flight, rs.delivered);
         self.update_gains();
         let bw = self.bw();
         self.set_pacing_rate(bw, self.pacing_gain, ev.rtt);
@@ -1314,6 +1320,13 @@ impl Controller for Bbr3 {
     fn wants_rate_sample(&self) -> bool {
         true
     }
+    /// Yes: the min-RTT filter's sample is the newest acknowledged packet's RTT (`NewestAcked`).
+    fn wants_packet_acks(&self) -> bool {
+        true
+    }
+    fn on_packet_acked(&mut self, _now: Time, ev: &crate::PacketAcked) {
+        self.newest_acked.on_packet_acked(ev);
+    }
     fn state_name(&self) -> &'static str {
         match (self.mode, self.phase) {
             (Mode::Startup, _) => "startup",
@@ -1358,6 +1371,18 @@ mod tests {
 
     fn pps(s: &Script<Bbr3>) -> f64 {
         s.cc.pacing_rate().expect("paced").bps() as f64 / (1500.0 * 8.0)
+    }
+
+    #[test]
+    fn min_rtt_is_the_rtt_of_the_newest_packet_a_delayed_ack_covers() {
+        // Two packets 1 ms apart, one delayed ACK 41 ms after the first: it echoes the first (41 ms),
+        // but tcp_bbr.c's sample is rs->rtt_us, the newest packet's 40 ms (draft: rs.rtt).
+        let mut s = bbr3(1);
+        s.send(1);
+        s.advance(Dur::from_ms(1));
+        s.send(1);
+        s.ack_oldest_n(2, Dur::from_ms(41));
+        assert_eq!(s.cc.min_rtt(), Some(Dur::from_ms(40)));
     }
 
     #[test]

@@ -744,6 +744,7 @@ mod tests {
                 tag,
                 recv_time: (i == 0).then(|| Time::from_ms(recv_ms)),
                 host_bytes: None,
+                retransmitted: false,
             });
         }
         let ev = AckEvent {

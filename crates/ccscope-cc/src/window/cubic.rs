@@ -29,7 +29,7 @@ use crate::common::hystart::{
 };
 use crate::common::reno::check_reno_params;
 use crate::common::reno::{Phase, Undo};
-use crate::common::RttEstimator;
+use crate::common::{NewestAcked, RttEstimator};
 use crate::params::{invalid, ParamError, ParamSpec, StackDefault};
 use crate::{AckEvent, CongestionEvent, Controller};
 
@@ -181,9 +181,8 @@ pub struct Cubic {
     classic: Option<ClassicHyStart>,
     /// SND.NXT in packets, where the classic HyStart's round restarts after an RTO.
     next_seq: u64,
-    /// With `hystart = "linux"`: (seq, send time) of the highest packet the ACK being processed newly
-    /// acknowledges, from `on_packet_acked`.
-    newest_acked: Option<(u64, Time)>,
+    /// With `hystart = "linux"`: the newest packet the ACK being processed acknowledges.
+    newest_acked: NewestAcked,
 }
 
 impl Cubic {
@@ -206,7 +205,7 @@ impl Cubic {
                 HyStartFlavour::Rfc9406 | HyStartFlavour::Off => None,
             },
             next_seq: 0,
-            newest_acked: None,
+            newest_acked: NewestAcked::default(),
             p,
         }
     }
@@ -310,9 +309,7 @@ impl Controller for Cubic {
     }
 
     fn on_packet_acked(&mut self, _now: Time, ev: &crate::PacketAcked) {
-        if self.newest_acked.is_none_or(|(seq, _)| ev.seq > seq) {
-            self.newest_acked = Some((ev.seq, ev.send_time));
-        }
+        self.newest_acked.on_packet_acked(ev);
     }
 
     fn wants_packet_acks(&self) -> bool {
@@ -321,13 +318,8 @@ impl Controller for Cubic {
 
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         self.rtt.on_sample(ev.rtt);
-        // Linux hands Cubic the RTT of the last packet the ACK (S)ACKs (tcp_clean_rtx_queue `ca_rtt_us`
-        // from `last_ackt`/`last_sackt`, tcp_ack_update_rtt "RTT of last (S)ACKed packet"), not the
-        // echoed first one: a delayed ACK's sample is one packet gap shorter.
-        let ca_rtt = self
-            .newest_acked
-            .take()
-            .map_or(ev.rtt, |(_, sent)| now.since(sent));
+        // Linux hands Cubic `ca_rtt_us`, the newest (S)ACKed packet's RTT, not the echoed one's.
+        let ca_rtt = self.newest_acked.take_rtt(now, ev.rtt);
         if let Some(h) = self.classic.as_mut() {
             // tcp_cubic.c L463 (tcp-cubic.cc PktsAcked): no delay samples right after a reduction.
             if !self

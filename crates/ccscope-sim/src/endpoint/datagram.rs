@@ -522,6 +522,8 @@ impl DatagramSender {
                 tag: ev.tag,
                 recv_time: Some(ev.recv_time),
                 host_bytes: ev.host_bytes,
+                // Datagrams are never resent.
+                retransmitted: false,
             };
             self.cc.on_packet_acked(now, &packet);
         }

@@ -643,7 +643,10 @@ impl Receiver {
             .buf
             .window()
             .map_or(u64::MAX, |w| w / self.packet_bytes.max(1));
-        if self.delack.hold(now, a, self.rcv_nxt, wnd, self.packet_bytes) {
+        if self
+            .delack
+            .hold(now, a, self.rcv_nxt, wnd, self.packet_bytes)
+        {
             match &mut self.delack.held {
                 // Later packets leave the echo alone (RFC 7323 §4.3); the host total is the newest.
                 Some(h) => h.info.host_bytes = ack.info.host_bytes.or(h.info.host_bytes),

@@ -1076,6 +1076,7 @@ impl ReliableSender {
             tag: s.tag,
             recv_time: echoed.then_some(ack.recv),
             host_bytes: ack.host_bytes.filter(|_| echoed),
+            retransmitted: s.retransmitted,
         };
         self.cc.on_packet_acked(now, &ev);
     }
@@ -1210,6 +1211,8 @@ impl ReliableSender {
                 tag,
                 recv_time: None,
                 host_bytes: None,
+                // The probe resent it.
+                retransmitted: true,
             };
             self.cc.on_packet_acked(now, &ev);
         } else {
