@@ -3,11 +3,13 @@
 # Usage, as root: trace_tcp.sh OUT_FILE COMMAND [ARG...]
 #   OUT_FILE  where the trace text goes (must not exist: nothing is overwritten)
 #   COMMAND   e.g. `env PIN=1 sh record_tcp.sh MM OUT mmuser 10 1 cubic:const12:100`
-# Turns on, in tracefs (mounted at /sys/kernel/tracing if it is not), `tcp:tcp_probe` for the sender's
-# side (destination port 9001, as tcp_bulk.py connects: every ACK it receives, with snd_una, snd_nxt,
-# snd_cwnd, ssthresh and srtt) and `net:net_dev_start_xmit` for packets over 1000 bytes (each data
-# packet as the stack hands it to the device). The tracing buffer is global: run one at a time. The
-# tracepoints and the buffer size are put back as they were at exit.
+# Turns on, in tracefs (mounted at /sys/kernel/tracing if it is not), `tcp:tcp_probe` for both ends
+# of connections to port 9001 (tcp_bulk.py's): at the sender every ACK it receives (snd_una, snd_nxt,
+# snd_cwnd, ssthresh, srtt), at the receiver every data packet (rcv_wnd); `net:net_dev_start_xmit`
+# (each packet a stack hands to a device: the sender's data on `ingress`, the receiver's ACKs on
+# mm-delay's outer device); and `tcp:tcp_rcvbuf_grow` (the receiver's dynamic right-sizing). The
+# tracing buffer is global: run one at a time. The tracepoints and the buffer size are put back as
+# they were at exit.
 set -eu
 if [ $# -lt 2 ]; then
     echo "usage: trace_tcp.sh OUT_FILE COMMAND [ARG...]" >&2
@@ -21,24 +23,24 @@ if [ -e "$OUT" ]; then
 fi
 T=/sys/kernel/tracing
 [ -e "$T/trace" ] || mount -t tracefs nodev "$T"
-PROBE=$T/events/tcp/tcp_probe XMIT=$T/events/net/net_dev_start_xmit
+PROBE=$T/events/tcp/tcp_probe XMIT=$T/events/net/net_dev_start_xmit GROW=$T/events/tcp/tcp_rcvbuf_grow
 SIZE=$(cat "$T/buffer_size_kb")
 restore() {
     echo 0 > "$T/tracing_on"
     echo 0 > "$PROBE/enable"
     echo 0 > "$XMIT/enable"
+    [ ! -e "$GROW" ] || echo 0 > "$GROW/enable"
     echo 0 > "$PROBE/filter"
-    echo 0 > "$XMIT/filter"
     echo "$SIZE" > "$T/buffer_size_kb"
 }
 trap restore EXIT
 echo 0 > "$T/tracing_on"
 echo > "$T/trace"
 echo 65536 > "$T/buffer_size_kb"
-echo 'dport == 9001' > "$PROBE/filter"
-echo 'len > 1000' > "$XMIT/filter"
+echo 'dport == 9001 || sport == 9001' > "$PROBE/filter"
 echo 1 > "$PROBE/enable"
 echo 1 > "$XMIT/enable"
+[ ! -e "$GROW" ] || echo 1 > "$GROW/enable"
 echo 1 > "$T/tracing_on"
 "$@"
 echo 0 > "$T/tracing_on"
