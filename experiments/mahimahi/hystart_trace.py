@@ -87,8 +87,11 @@ def main(argv: list[str]) -> int:
     text = "event,t_us,packet_or_una,nxt,cwnd,ssthresh\n" + "".join(
         ",".join([r[1], str(r[0])] + [str(x) for x in r[2:]]) + "\n" for r in rows)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(out)
+    try:
+        tmp.write_text(text)
+        tmp.replace(out)
+    except OSError as e:
+        fail(str(out), f"cannot write: {e}")
     a = acks[exit_at]
     print(f"{out}: {len(sends[:last])} packets, {len(acks)} ACKs; ssthresh first {a[4]} (cwnd {a[3]}) "
           f"at ACK {exit_at} ({(a[0] - t0) / 1e3:.1f} ms)")
