@@ -84,3 +84,14 @@ def test_an_output_in_a_missing_folder_is_one_error_line(tmp_path, capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {out}: cannot write: "), err
+
+
+def test_a_file_in_the_way_of_the_temporary_output_is_left_alone(tmp_path, capsys):
+    out = tmp_path / "fixture.csv"
+    theirs = tmp_path / "fixture.csv.tmp"
+    theirs.write_text("not ours\n")
+    with pytest.raises(SystemExit) as e:
+        ht.main([str(_usable_trace(tmp_path)), str(out)])
+    assert e.value.code == 2
+    assert theirs.read_text() == "not ours\n" and not out.exists()
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: {theirs}: exists; move it or choose another OUT_CSV"]
