@@ -37,6 +37,23 @@ def bad(where: str, what: str) -> None:
     raise ValueError(f"{where}: {what}")
 
 
+def columns(where: str, rows: list[dict], kinds: dict[str, type]) -> dict[str, np.ndarray]:
+    """The named columns of csv.DictReader rows as arrays; a missing or unparsable field names its line."""
+    out = {}
+    for k, kind in kinds.items():
+        vals = []
+        for n, r in enumerate(rows, 2):  # line 1 is the header
+            v = r.get(k)
+            if v is None:
+                bad(f"{where}:{n}", f"{k}: missing")
+            try:
+                vals.append(kind(v))
+            except ValueError:
+                bad(f"{where}:{n}", f"{k}: not a number: {v!r}")
+        out[k] = np.array(vals)
+    return out
+
+
 def budget(cwnd: int, phase0: bool) -> int:
     # tcp_bbr.c bbr_quantization_budget with tso_segs_goal 2 (below 1 ms of data per skb): +3 x 2, even, +2 in phase 0.
     c = cwnd + 6
@@ -52,8 +69,9 @@ def kernel(csv_path: Path) -> dict:
     rows = list(csv.DictReader(csv_path.open()))
     if not rows or "bbr_bw" not in rows[0]:
         bad(str(csv_path), "no bbr_bw column (recorded before tcp_bulk.py sampled TCP_CC_INFO)")
-    col = {k: np.array([float(r[k]) for r in rows]) for k in
-           ("t_s", "snd_cwnd", "pacing_rate", "bbr_bw", "bbr_min_rtt", "bbr_pacing_gain", "bbr_cwnd_gain", "unacked")}
+    col = columns(str(csv_path), rows, {k: float for k in
+                  ("t_s", "snd_cwnd", "pacing_rate", "bbr_bw", "bbr_min_rtt", "bbr_pacing_gain", "bbr_cwnd_gain",
+                   "unacked")})
     t, g, cg = col["t_s"], col["bbr_pacing_gain"], col["bbr_cwnd_gain"]
     bw = col["bbr_bw"] / MSS  # packets/s
     probe_rtt = (g == 256) & (cg == 256)
@@ -64,6 +82,8 @@ def kernel(csv_path: Path) -> dict:
     for i in np.flatnonzero(probe_rtt):
         near |= (t >= t[i]) & (t <= t[i] + 0.2)
     pb = (t >= FROM_S) & (cg == 512) & ~near
+    if not pb.any():
+        bad(str(csv_path), f"no PROBE_BW sample from {FROM_S:g} s on (pacing gain 1.25/0.75/1, cwnd gain 2)")
     min_rtt_s = col["bbr_min_rtt"] / 1e6
     target = np.array([budget(int(np.ceil(2 * b * m)), gg == 320) for b, m, gg in zip(bw, min_rtt_s, g)])
     out = {
@@ -124,18 +144,21 @@ def uplink(log: Path) -> tuple[np.ndarray, np.ndarray]:
     """Departure times (ms since the first data packet's arrival) and queueing delays of the 1504-byte packets."""
     first, dep, delay = None, [], []
     with log.open() as f:
-        for line in f:
+        for n, line in enumerate(f, 1):
             if line.startswith("#"):
                 continue
             p = line.split()
             if len(p) >= 3 and p[2] == str(WIRE):
-                if p[1] == "+" and first is None:
-                    first = int(p[0])
-                elif p[1] == "-" and first is not None:
-                    dep.append(int(p[0]) - first)
-                    delay.append(int(p[3]))
-                elif p[1] == "d":
+                if p[1] == "d":
                     bad(str(log), "drops: this analysis assumes a lossless run")
+                try:
+                    if p[1] == "+" and first is None:
+                        first = int(p[0])
+                    elif p[1] == "-" and first is not None:
+                        dep.append(int(p[0]) - first)
+                        delay.append(int(p[3]))
+                except (IndexError, ValueError):
+                    bad(f"{log}:{n}", "not a Mahimahi log line (time, +/-/d, bytes, and a delay on a departure)")
     if first is None:
         bad(str(log), f"no {WIRE}-byte arrival")
     return np.array(dep, float), np.array(delay, float)
@@ -217,21 +240,21 @@ def ccscope(path: Path) -> dict:
     rows = list(csv.DictReader(path.open()))
     if not rows or "max_bw_pps" not in rows[0]:
         bad(f"--ccscope {path}", "not a bbr_state example CSV (no max_bw_pps column, or no rows)")
-    t_abs = np.array([int(r["t_ns"]) for r in rows]) / 1e9
+    col = columns(f"--ccscope {path}", rows, {"t_ns": int, "cycle_idx": int, "max_bw_pps": float, "min_rtt_us": int,
+                                               "cwnd": int, "in_flight": int, "extra_acked": int})
+    t_abs = col["t_ns"] / 1e9
     t = t_abs - t_abs[0]
-    mode = np.array([r["mode"] for r in rows])
-    idx = np.array([int(r["cycle_idx"]) for r in rows])
-    bw = np.array([float(r["max_bw_pps"]) for r in rows])
-    mr = np.array([int(r["min_rtt_us"]) for r in rows]) / 1e6
-    cw = np.array([int(r["cwnd"]) for r in rows])
-    fl = np.array([int(r["in_flight"]) for r in rows])
-    ex = np.array([int(r["extra_acked"]) for r in rows])
+    mode = np.array([r.get("mode") for r in rows])
+    idx, bw, mr = col["cycle_idx"], col["max_bw_pps"], col["min_rtt_us"] / 1e6
+    cw, fl, ex = col["cwnd"], col["in_flight"], col["extra_acked"]
     prt = mode == "probe_rtt"
     starts = np.flatnonzero(prt[1:] & ~prt[:-1]) + 1
     near = np.zeros(len(t), bool)
     for i in starts:
         near |= (t >= t[i]) & (t <= t[i] + 0.4)
     pb = (t >= FROM_S) & (mode == "probe_bw") & ~near
+    if not pb.any():
+        bad(f"--ccscope {path}", f"no probe_bw row from {FROM_S:g} s on")
     target = np.array([budget(int(np.ceil(2 * b * m)), i == 0) for b, m, i in zip(bw, mr, idx)])
     out = {}
     qp = path.with_name(path.name.removesuffix(".csv") + ".queue.csv")

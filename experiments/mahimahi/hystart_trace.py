@@ -64,6 +64,9 @@ def main(argv: list[str]) -> int:
     src, out = Path(argv[0]), Path(argv[1])
     if out.exists():
         fail(str(out), "exists; choose a new file")
+    tmp = out.with_name(out.name + ".tmp")
+    if tmp.exists():
+        fail(str(tmp), "exists; move it or choose another OUT_CSV")
     sends, acks = read(src)
     isn = acks[0][1]  # SND.UNA at the first ACK: the first data byte
     t0 = sends[0][0]
@@ -86,9 +89,13 @@ def main(argv: list[str]) -> int:
     rows.sort(key=lambda r: (r[0], r[1] == "ack"))
     text = "event,t_us,packet_or_una,nxt,cwnd,ssthresh\n" + "".join(
         ",".join([r[1], str(r[0])] + [str(x) for x in r[2:]]) + "\n" for r in rows)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(out)
+    try:
+        # "x": a file that appeared there since is not ours to overwrite.
+        with tmp.open("x") as f:
+            f.write(text)
+        tmp.replace(out)
+    except OSError as e:
+        fail(str(out), f"cannot write: {e}")
     a = acks[exit_at]
     print(f"{out}: {len(sends[:last])} packets, {len(acks)} ACKs; ssthresh first {a[4]} (cwnd {a[3]}) "
           f"at ACK {exit_at} ({(a[0] - t0) / 1e3:.1f} ms)")

@@ -45,3 +45,43 @@ def test_a_run_recorded_without_the_bbr_columns_is_one_error_line(tmp_path, caps
 def test_a_missing_ccscope_file_is_named_with_its_option(tmp_path, capsys):
     assert bs.main([str(tmp_path), "--ccscope", str(tmp_path / "none.csv")]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [f"error: --ccscope {tmp_path / 'none.csv'}: no such file"]
+
+
+KERNEL_HEADER = "t_s,snd_cwnd,pacing_rate,bbr_bw,bbr_min_rtt,bbr_pacing_gain,bbr_cwnd_gain,unacked\n"
+
+
+def _run(tmp_path, rows: str, up: str = "# mm-link\n0 + 1504\n5 - 1504 5\n"):
+    (tmp_path / "bbr-const12-q100-r1.csv").write_text(KERNEL_HEADER + rows)
+    (tmp_path / "bbr-const12-q100-r1.up.log").write_text(up)
+    return tmp_path / "bbr-const12-q100-r1.csv"
+
+
+def test_an_empty_sample_field_is_one_error_line_naming_file_line_and_column(tmp_path, capsys):
+    p = _run(tmp_path, "0.0,10,1000,1448000,40000,739,739,10\n6.0,10,,1448000,40000,256,512,10\n")
+    assert bs.main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: {p}:3: pacing_rate: not a number: ''"]
+
+
+def test_a_run_with_no_probe_bw_sample_after_five_seconds_is_one_error_line_naming_it(tmp_path, capsys):
+    p = _run(tmp_path, "0.0,10,1000,1448000,40000,739,739,10\n1.0,10,1000,1448000,40000,256,512,10\n")
+    assert bs.main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {p}: no PROBE_BW sample from 5 s on (pacing gain 1.25/0.75/1, cwnd gain 2)"]
+
+
+def test_a_truncated_uplink_log_line_is_one_error_line_not_a_traceback(tmp_path, capsys):
+    _run(tmp_path, "0.0,10,1000,1448000,40000,739,739,10\n6.0,10,1000,1448000,40000,256,512,10\n",
+         up="# mm-link\n0 + 1504\n5 - 1504\n")
+    assert bs.main([str(tmp_path)]) == 2
+    up = tmp_path / "bbr-const12-q100-r1.up.log"
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {up}:3: not a Mahimahi log line (time, +/-/d, bytes, and a delay on a departure)"]
+
+
+def test_a_ccscope_csv_with_no_probe_bw_row_after_five_seconds_is_one_error_line_naming_it(tmp_path, capsys):
+    c = tmp_path / "s.csv"
+    c.write_text("t_ns,mode,cycle_idx,max_bw_pps,min_rtt_us,cwnd,in_flight,extra_acked\n"
+                 "0,startup,0,1000.0,40000,10,10,0\n1000000000,drain,0,1000.0,40000,10,10,0\n")
+    assert bs.main([str(tmp_path), "--ccscope", str(c)]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: --ccscope {c}: no probe_bw row from 5 s on"]

@@ -68,3 +68,30 @@ def test_an_existing_output_file_is_never_overwritten(tmp_path, capsys):
         ht.main([str(src), str(out)])
     assert e.value.code == 2
     assert out.read_text() == "mine\n"
+
+
+def _usable_trace(tmp_path):
+    src = tmp_path / "trace.txt"
+    src.write_text("\n".join([xmit("1.000000"), xmit("1.000010"), probe("1.040000", 0, 2, 10),
+                              probe("1.041000", 1, 2, 11), probe("1.042000", 2, 2, 12, ssthresh=12)]) + "\n")
+    return src
+
+
+def test_an_output_in_a_missing_folder_is_one_error_line(tmp_path, capsys):
+    out = tmp_path / "none" / "fixture.csv"
+    with pytest.raises(SystemExit) as e:
+        ht.main([str(_usable_trace(tmp_path)), str(out)])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {out}: cannot write: "), err
+
+
+def test_a_file_in_the_way_of_the_temporary_output_is_left_alone(tmp_path, capsys):
+    out = tmp_path / "fixture.csv"
+    theirs = tmp_path / "fixture.csv.tmp"
+    theirs.write_text("not ours\n")
+    with pytest.raises(SystemExit) as e:
+        ht.main([str(_usable_trace(tmp_path)), str(out)])
+    assert e.value.code == 2
+    assert theirs.read_text() == "not ours\n" and not out.exists()
+    assert capsys.readouterr().err.strip().splitlines() == [f"error: {theirs}: exists; move it or choose another OUT_CSV"]

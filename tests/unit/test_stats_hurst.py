@@ -227,3 +227,14 @@ def test_a_scale_count_beyond_the_bound_is_refused_naming_scales_per_decade_befo
 
     with pytest.raises(StatsError, match=f"^{method}: scales_per_decade .* above the limit"):
         hurst(fgn(20_000, 0.7, 1), method, scales_per_decade=10**11)
+
+
+@pytest.mark.parametrize("method", ["rs", "aggvar"])
+@pytest.mark.parametrize("per_decade", [10**400, 1.7e308], ids=["10^400", "1.7e308"])
+def test_a_scale_count_beyond_the_float_range_is_refused_naming_scales_per_decade_not_an_overflow(method, per_decade):
+    # The count was per_decade x log10(span) in floats: an OverflowError ("int too large to convert to float",
+    # "cannot convert float infinity to integer") before the bound could name the argument.
+    from ccscope.stats import StatsError
+
+    with pytest.raises(StatsError, match=f"^{method}: scales_per_decade .* above the limit"):
+        hurst(fgn(20_000, 0.7, 1), method, scales_per_decade=per_decade)

@@ -132,6 +132,9 @@ pub struct PacketAcked {
     /// The packet was sent more than once, so which transmission arrived is unknown (Karn; Linux's
     /// TCPCB_RETRANS): its RTT is no sample.
     pub retransmitted: bool,
+    /// A SACK block delivered it, not the cumulative ACK (Linux `tcp_sacktag_one`, not
+    /// `tcp_clean_rtx_queue`): a resent packet among the cumulatively ACKed ones voids their RTTs, not these.
+    pub sacked: bool,
 }
 
 /// Loss was detected outside recovery: a new congestion episode begins (at most one per round trip).

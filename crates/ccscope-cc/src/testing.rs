@@ -175,6 +175,7 @@ impl<C: Controller> Script<C> {
                     recv_time: (i == 0).then_some(recv_time),
                     host_bytes: if i == 0 { self.host_bytes } else { None },
                     retransmitted: false,
+                    sacked: false,
                 };
                 self.cc.on_packet_acked(self.now, &ev);
             }
@@ -356,6 +357,7 @@ impl PacedPath {
                                 recv_time: Some(recv_time),
                                 host_bytes: None,
                                 retransmitted: false,
+                                sacked: false,
                             };
                             cc.on_packet_acked(now, &packet);
                         }

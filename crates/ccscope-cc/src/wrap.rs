@@ -295,6 +295,7 @@ mod tests {
             recv_time: Some(t),
             host_bytes: None,
             retransmitted: false,
+            sacked: false,
         };
         assert_eq!(w.on_send(t, &send), 7);
         w.on_packet_acked(t, &packet);

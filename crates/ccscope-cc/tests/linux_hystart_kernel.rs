@@ -123,6 +123,7 @@ fn replay(text: &str) -> (usize, u64) {
                             recv_time: None,
                             host_bytes: None,
                             retransmitted: false,
+                            sacked: false,
                         };
                         cc.on_packet_acked(t, &ev);
                     }

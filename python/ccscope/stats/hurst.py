@@ -125,7 +125,13 @@ def _block_scales(method: str, n: int, min_scale: int, max_scale: Optional[int],
         why = f"2 blocks of the largest size {max_scale}"
     if hi < 2 * min_scale or n < need:
         raise SeriesTooShortError(method, n, need, why)
-    k = max(2, int(math.ceil(per_decade * math.log10(hi / min_scale))) + 1)
+    decades = math.log10(hi / min_scale)
+    # An exact int/float comparison, before the product: per_decade may lie beyond the float range.
+    if per_decade > 2 * MAX_SCALES / decades:
+        shown = per_decade if per_decade < 10**30 else "above 1e30"
+        raise StatsError(f"{method}: scales_per_decade {shown} gives over {2 * MAX_SCALES} block sizes, above the "
+                         f"limit of {MAX_SCALES}")
+    k = max(2, int(math.ceil(per_decade * decades)) + 1)
     if k > MAX_SCALES:  # before logspace allocates them
         raise StatsError(f"{method}: scales_per_decade {per_decade} gives {k} block sizes, above the limit of {MAX_SCALES}")
     return np.unique(np.round(np.logspace(math.log10(min_scale), math.log10(hi), k)).astype(np.int64))

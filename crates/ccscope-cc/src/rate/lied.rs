@@ -745,6 +745,7 @@ mod tests {
                 recv_time: (i == 0).then(|| Time::from_ms(recv_ms)),
                 host_bytes: None,
                 retransmitted: false,
+                sacked: false,
             });
         }
         let ev = AckEvent {

@@ -524,6 +524,7 @@ impl DatagramSender {
                 host_bytes: ev.host_bytes,
                 // Datagrams are never resent.
                 retransmitted: false,
+                sacked: false,
             };
             self.cc.on_packet_acked(now, &packet);
         }

@@ -806,7 +806,7 @@ impl ReliableSender {
                 }
                 if s.state != State::Sacked {
                     if self.packet_acks {
-                        self.packet_acked(now, self.snd_una, &s, ack);
+                        self.packet_acked(now, self.snd_una, &s, ack, false);
                     }
                     self.rate.on_delivered(now, &s.rate(), s.sent, self.snd_una);
                     if self.rack_enabled {
@@ -1048,7 +1048,7 @@ impl ReliableSender {
                     first_sackt = earliest(first_sackt, Some(before.sent));
                 }
                 if self.packet_acks {
-                    self.packet_acked(now, seq, &before, ack);
+                    self.packet_acked(now, seq, &before, ack, true);
                 }
                 self.rate
                     .on_delivered(now, &before.rate(), before.sent, seq);
@@ -1063,9 +1063,9 @@ impl ReliableSender {
         (orig_acked, sacked, reordered, newly, first_sackt)
     }
 
-    /// Hand the controller packet `seq`, newly delivered by `ack`, with its own tag; its arrival time is
-    /// known only if `ack` echoes this transmission of it.
-    fn packet_acked(&mut self, now: Time, seq: u64, s: &Seg, ack: &Ack) {
+    /// Hand the controller packet `seq`, newly delivered by `ack` (by one of its SACK blocks if `sacked`),
+    /// with its own tag; its arrival time is known only if `ack` echoes this transmission of it.
+    fn packet_acked(&mut self, now: Time, seq: u64, s: &Seg, ack: &Ack, sacked: bool) {
         // RFC 7323 §4.3: the echoed send time names the transmission; an earlier one's arrival (the
         // original of a packet resent since) says nothing of when the retransmission came.
         let echoed = seq == ack.seq && ack.sent == s.sent;
@@ -1077,6 +1077,7 @@ impl ReliableSender {
             recv_time: echoed.then_some(ack.recv),
             host_bytes: ack.host_bytes.filter(|_| echoed),
             retransmitted: s.retransmitted,
+            sacked,
         };
         self.cc.on_packet_acked(now, &ev);
     }
@@ -1213,6 +1214,7 @@ impl ReliableSender {
                 host_bytes: None,
                 // The probe resent it.
                 retransmitted: true,
+                sacked: false,
             };
             self.cc.on_packet_acked(now, &ev);
         } else {
@@ -2212,6 +2214,24 @@ mod tests {
         // RFC 7323 §4.3 / Eifel (RFC 3522): the echo belongs to the transmission it names, so the
         // retransmission's arrival is unknown (500 ms would be before it was sent).
         assert_eq!(p.recv_time, None);
+    }
+
+    #[test]
+    fn packets_a_sack_block_delivers_are_marked_sacked_and_those_the_cumulative_ack_delivers_are_not(
+    ) {
+        let packets = std::sync::Arc::default();
+        let cc = AnyController::boxed(PacketSpy(std::sync::Arc::clone(&packets)));
+        let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        // 2-3 SACKed, then the cumulative ACK passes them: 0 and 1 come from it (tcp_clean_rtx_queue's
+        // last_ackt), 2 and 3 from the SACK block (tcp_sacktag_one's last_sackt).
+        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(2, 4)])), &mut out);
+        s.on_ack(ms(41), &unlimited(ack(4, 0, &[])), &mut out);
+        let packets = packets.lock().expect("not poisoned");
+        let got: Vec<(u64, bool)> = packets.iter().map(|p| (p.seq, p.sacked)).collect();
+        assert_eq!(got, [(2, true), (3, true), (0, false), (1, false)]);
     }
 
     #[test]
