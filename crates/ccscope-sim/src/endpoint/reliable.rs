@@ -2174,7 +2174,20 @@ mod tests {
     }
 
     /// A window of 4 that keeps the packets each ACK hands it (`on_packet_acked`).
-    struct PacketSpy(std::sync::Arc<std::sync::Mutex<Vec<PacketAcked>>>);
+    struct PacketSpy(Spied);
+
+    type Spied = std::sync::Arc<std::sync::Mutex<Vec<PacketAcked>>>;
+
+    /// A sender driven by a `PacketSpy`, its first four packets sent at time zero (in `out`).
+    fn spied_sender() -> (Spied, ReliableSender, Vec<Packet>) {
+        let packets: Spied = std::sync::Arc::default();
+        let cc = AnyController::boxed(PacketSpy(std::sync::Arc::clone(&packets)));
+        let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        (packets, s, out)
+    }
 
     impl ccscope_cc::Controller for PacketSpy {
         fn on_ack(&mut self, _now: Time, _ev: &AckEvent) {}
@@ -2192,12 +2205,7 @@ mod tests {
     #[test]
     fn an_ack_echoing_the_original_of_a_retransmitted_packet_reports_no_arrival_for_the_retransmission(
     ) {
-        let packets = std::sync::Arc::default();
-        let cc = AnyController::boxed(PacketSpy(std::sync::Arc::clone(&packets)));
-        let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
-        s.start(Time::ZERO);
-        let mut out = Vec::new();
-        s.try_send(Time::ZERO, &mut out);
+        let (packets, mut s, mut out) = spied_sender();
         assert_eq!(seqs(&out), [0, 1, 2, 3]);
         out.clear();
         // The RTO (1 s, no sample yet) resends 0..=3; then the original 0's ACK comes, delayed: it echoes
@@ -2219,12 +2227,7 @@ mod tests {
     #[test]
     fn packets_a_sack_block_delivers_are_marked_sacked_and_those_the_cumulative_ack_delivers_are_not(
     ) {
-        let packets = std::sync::Arc::default();
-        let cc = AnyController::boxed(PacketSpy(std::sync::Arc::clone(&packets)));
-        let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
-        s.start(Time::ZERO);
-        let mut out = Vec::new();
-        s.try_send(Time::ZERO, &mut out);
+        let (packets, mut s, mut out) = spied_sender();
         // 2-3 SACKed, then the cumulative ACK passes them: 0 and 1 come from it (tcp_clean_rtx_queue's
         // last_ackt), 2 and 3 from the SACK block (tcp_sacktag_one's last_sackt).
         s.on_ack(ms(40), &unlimited(ack(0, 0, &[(2, 4)])), &mut out);
