@@ -18,6 +18,7 @@ class Ack:
     send_time_ms: float
     recv_time_ms: float
     rtt_ms: float
+    ca_rtt_ms: float
     in_flight: int
     last_sent_seq: int
     newly_acked: int

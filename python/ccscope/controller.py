@@ -33,10 +33,11 @@ class Controller:
         """A packet left the sender."""
 
     def on_ack(self, now_ms: float, ack: Ack) -> None:
-        """An ACK arrived (``ack.seq``, ``ack.rtt_ms``, ``ack.send_time_ms``, ``ack.recv_time_ms``, the packets it
-        newly acknowledged ``ack.newly_acked`` (two for a delayed ACK), ``ack.snd_una_advanced``, ``ack.in_recovery``;
-        its delivery-rate sample in ``ack.delivery_rate_pps``, ``ack.rate_delivered``, ``ack.rate_interval_ms``,
-        ``ack.rate_app_limited``, ... or ``None`` when it has none)."""
+        """An ACK arrived (``ack.seq``, ``ack.rtt_ms``, ``ack.ca_rtt_ms`` (the newest packet's, as Linux hands it),
+        ``ack.send_time_ms``, ``ack.recv_time_ms``, the packets it newly acknowledged ``ack.newly_acked`` (two for a
+        delayed ACK), ``ack.snd_una_advanced``, ``ack.in_recovery``; its delivery-rate sample in
+        ``ack.delivery_rate_pps``, ``ack.rate_delivered``, ``ack.rate_interval_ms``, ``ack.rate_app_limited``, ... or
+        ``None`` when it has none)."""
 
     def on_loss(self, now_ms: float, seq: int, send_time_ms: float, in_flight: int, cause: str) -> None:
         """A packet was declared lost (``cause`` is ``"reordering"`` or ``"timeout"``)."""

@@ -49,3 +49,24 @@ def test_python_ack_counts_the_packets_a_delayed_ack_covers() -> None:
     assert sum(a.newly_acked for a in acks) >= 0.99 * acks[-1].delivered_total
     assert statistics.median(a.newly_acked for a in acks) == 2
     assert all(a.snd_una_advanced and not a.in_recovery for a in acks)
+
+
+class Paced60(Window60):
+    """The same window, paced at the link's 12 Mbit/s: packets leave 1 ms apart."""
+
+    pacing_rate_mbps = 12.0
+
+
+def test_python_ack_gives_the_newest_packets_rtt_a_packet_gap_below_a_delayed_acks_echo() -> None:
+    # A two-packet ACK echoes the older packet (RFC 7323); Linux's ca_rtt_us is the newer one's, sent
+    # 1 ms later at this pacing rate; an ACK of one packet gives the same value twice.
+    ctl = Paced60()
+    ccscope.run("examples/bbr.toml", overrides={"duration_s": 5, "flows.0.controller": "python",
+                                                 "flows.0.transport": "reliable", "flows.0.delayed_ack": "linux"},
+                controllers={0: ctl})
+    pairs = [a for t, a in ctl.samples if t >= 1000.0 and a.newly_acked == 2]
+    assert len(pairs) > 1000
+    gaps = [a.rtt_ms - a.ca_rtt_ms for a in pairs]
+    assert abs(statistics.median(gaps) - 1.0) < 0.01, statistics.median(gaps)
+    singles = [a for _, a in ctl.samples if a.newly_acked == 1]
+    assert singles and all(a.ca_rtt_ms == a.rtt_ms for a in singles)

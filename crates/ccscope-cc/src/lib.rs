@@ -89,6 +89,13 @@ pub struct AckEvent {
     pub recv_time: Time,
     /// now - send_time.
     pub rtt: Dur,
+    /// The RTT Linux hands its congestion control (`tcp_clean_rtx_queue` `ca_rtt_us`, "RTT of last
+    /// (S)ACKed packet"; the BBR drafts' `rs.rtt`): that of the newest packet this ACK newly SACKs, or
+    /// else newly ACKs cumulatively, never one sent twice; none from the cumulative part when it covers
+    /// a resent packet (`FLAG_RETRANS_DATA_ACKED`). `rtt` when there is none, as Linux falls back to
+    /// the timestamp echo. A delayed ACK echoes the oldest packet it covers, so this is a packet gap
+    /// shorter than `rtt` there; with one packet per ACK the two are equal.
+    pub ca_rtt: Dur,
     /// Packets still in flight after this ACK (and any losses it revealed).
     pub in_flight: u32,
     /// Highest sequence number sent so far.
@@ -129,12 +136,6 @@ pub struct PacketAcked {
     pub recv_time: Option<Time>,
     /// The receiving host's total when it arrived, for the echoed packet (`AckEvent::host_bytes`).
     pub host_bytes: Option<u64>,
-    /// The packet was sent more than once, so which transmission arrived is unknown (Karn; Linux's
-    /// TCPCB_RETRANS): its RTT is no sample.
-    pub retransmitted: bool,
-    /// A SACK block delivered it, not the cumulative ACK (Linux `tcp_sacktag_one`, not
-    /// `tcp_clean_rtx_queue`): a resent packet among the cumulatively ACKed ones voids their RTTs, not these.
-    pub sacked: bool,
 }
 
 /// Loss was detected outside recovery: a new congestion episode begins (at most one per round trip).

@@ -174,8 +174,6 @@ impl<C: Controller> Script<C> {
                     // Only the echoed packet's arrival comes back (RFC 7323 §4.3).
                     recv_time: (i == 0).then_some(recv_time),
                     host_bytes: if i == 0 { self.host_bytes } else { None },
-                    retransmitted: false,
-                    sacked: false,
                 };
                 self.cc.on_packet_acked(self.now, &ev);
             }
@@ -187,6 +185,8 @@ impl<C: Controller> Script<C> {
             send_time: sent,
             recv_time,
             rtt,
+            // The newest packet the ACK covers (the Script resends none).
+            ca_rtt: self.now - acked.iter().map(|a| a.1).max().unwrap_or(sent),
             in_flight: self.in_flight.len() as u32,
             last_sent_seq: self.next_seq.saturating_sub(1),
             tag,
@@ -356,8 +356,6 @@ impl PacedPath {
                                 tag,
                                 recv_time: Some(recv_time),
                                 host_bytes: None,
-                                retransmitted: false,
-                                sacked: false,
                             };
                             cc.on_packet_acked(now, &packet);
                         }
@@ -367,6 +365,7 @@ impl PacedPath {
                             send_time: sent,
                             recv_time,
                             rtt: now - sent,
+                            ca_rtt: now - sent,
                             in_flight,
                             last_sent_seq: seq.saturating_sub(1),
                             tag,

@@ -265,6 +265,7 @@ mod tests {
             send_time: Time::ZERO,
             recv_time: t,
             rtt: Dur(5),
+            ca_rtt: Dur(5),
             in_flight: 0,
             last_sent_seq: 0,
             tag: 7,
@@ -294,8 +295,6 @@ mod tests {
             tag: 7,
             recv_time: Some(t),
             host_bytes: None,
-            retransmitted: false,
-            sacked: false,
         };
         assert_eq!(w.on_send(t, &send), 7);
         w.on_packet_acked(t, &packet);

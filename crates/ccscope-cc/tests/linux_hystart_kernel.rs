@@ -7,7 +7,7 @@
 //! (2.2 ms after the one before it on the emulated link, over `hystart_ack_delta_us`) breaks the train.
 
 use ccscope_cc::window::cubic::{Cubic, Params};
-use ccscope_cc::{AckEvent, Controller, PacketAcked, SendEvent};
+use ccscope_cc::{AckEvent, Controller, SendEvent};
 use ccscope_core::Time;
 
 const MSS: u32 = 1448;
@@ -58,7 +58,6 @@ fn replay(text: &str) -> (usize, u64) {
         hystart: ccscope_cc::common::hystart::Flavour::Linux,
         ..Default::default()
     });
-    assert!(cc.wants_packet_acks());
     let mut sent: Vec<Time> = Vec::new();
     let acks: Vec<(Time, u64, u64, u64, u64)> = rows
         .iter()
@@ -114,19 +113,6 @@ fn replay(text: &str) -> (usize, u64) {
                 // This ACK acknowledged up to the next one's SND.UNA.
                 let acked_to = acks.get(k + 1).expect("an ACK after it").1;
                 if acked_to > una {
-                    for p in una..acked_to {
-                        let ev = PacketAcked {
-                            seq: p,
-                            bytes: MSS,
-                            send_time: sent[p as usize],
-                            tag: 0,
-                            recv_time: None,
-                            host_bytes: None,
-                            retransmitted: false,
-                            sacked: false,
-                        };
-                        cc.on_packet_acked(t, &ev);
-                    }
                     // It echoes the first packet it acknowledges (RFC 7323 §4.3).
                     let first = sent[una as usize];
                     let ev = AckEvent {
@@ -135,6 +121,8 @@ fn replay(text: &str) -> (usize, u64) {
                         send_time: first,
                         recv_time: t,
                         rtt: t - first,
+                        // Linux's ca_rtt_us: the newest packet it acknowledges (none resent here).
+                        ca_rtt: t - sent[acked_to as usize - 1],
                         in_flight: (nxt - acked_to) as u32,
                         last_sent_seq: nxt - 1,
                         tag: 0,

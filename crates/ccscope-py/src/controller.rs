@@ -49,6 +49,9 @@ pub struct Ack {
     pub send_time_ms: f64,
     pub recv_time_ms: f64,
     pub rtt_ms: f64,
+    /// The newest packet this ACK newly acknowledges, never resent (Linux `ca_rtt_us`); `rtt_ms`
+    /// when there is none. A delayed ACK's `rtt_ms` (its echo) is a packet gap longer.
+    pub ca_rtt_ms: f64,
     pub in_flight: u32,
     pub last_sent_seq: u64,
     /// Packets this ACK newly acknowledged, cumulatively or selectively (two for a delayed ACK).
@@ -338,6 +341,7 @@ impl Controller for PyController {
             send_time_ms: ms(ev.send_time),
             recv_time_ms: ms(ev.recv_time),
             rtt_ms: ev.rtt.as_ms_f64(),
+            ca_rtt_ms: ev.ca_rtt.as_ms_f64(),
             in_flight: ev.in_flight,
             last_sent_seq: ev.last_sent_seq,
             newly_acked: ev.newly_acked,

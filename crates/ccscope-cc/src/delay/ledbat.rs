@@ -495,6 +495,7 @@ mod tests {
             send_time: sent,
             recv_time: sent + Dur::from_ms(owd_ms),
             rtt: Dur::from_ms(2 * owd_ms),
+            ca_rtt: Dur::from_ms(2 * owd_ms),
             in_flight: s.in_flight.len() as u32,
             last_sent_seq: seq,
             tag,

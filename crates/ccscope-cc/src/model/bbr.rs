@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::common::bbr::{
     bdp, check_ack_aggregation_params, AckAggregation, AppLimitedSpan, CaState, LossTracker,
 };
-use crate::common::{Minmax, NewestAcked, RateSample};
+use crate::common::{Minmax, RateSample};
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
 
@@ -176,8 +176,6 @@ pub struct Bbr {
     /// RTprop and when it was last set (draft §4.1.2).
     min_rtt: Option<Dur>,
     min_rtt_stamp: Time,
-    /// The newest packet the ACK being processed acknowledges: its RTT is the min-RTT filter's sample.
-    newest_acked: NewestAcked,
     probe_rtt_done_stamp: Option<Time>,
     probe_rtt_round_done: bool,
     /// Packets sent in PROBE_RTT are app-limited (tcp_bbr.c sets `tp->app_limited` there).
@@ -220,7 +218,6 @@ impl Bbr {
             round_start: false,
             min_rtt: None,
             min_rtt_stamp: Time::ZERO,
-            newest_acked: NewestAcked::default(),
             probe_rtt_done_stamp: None,
             probe_rtt_round_done: false,
             probe_rtt_app_limited: AppLimitedSpan::default(),
@@ -561,8 +558,7 @@ impl Controller for Bbr {
         }
         self.check_drain(now, ev.in_flight);
         // tcp_bbr.c bbr_update_min_rtt reads rs->rtt_us, the newest (S)ACKed packet's RTT.
-        let rtt = self.newest_acked.take_rtt(now, ev.rtt);
-        self.update_min_rtt(now, rtt, ev.in_flight);
+        self.update_min_rtt(now, ev.ca_rtt, ev.in_flight);
         self.update_gains();
         self.set_pacing_rate(ev.rtt);
         let state = self.loss.ca_state(ev);
@@ -609,13 +605,6 @@ impl Controller for Bbr {
     /// Yes: the bandwidth filter and ACK aggregation read each sample (tcp_bbr.c `bbr_update_bw`).
     fn wants_rate_sample(&self) -> bool {
         true
-    }
-    /// Yes: the min-RTT filter's sample is the newest acknowledged packet's RTT (`NewestAcked`).
-    fn wants_packet_acks(&self) -> bool {
-        true
-    }
-    fn on_packet_acked(&mut self, _now: Time, ev: &crate::PacketAcked) {
-        self.newest_acked.on_packet_acked(ev);
     }
     fn state_name(&self) -> &'static str {
         match self.mode {
@@ -816,6 +805,7 @@ mod tests {
             send_time: s.now,
             recv_time: s.now + Dur::from_ms(20),
             rtt: RTT,
+            ca_rtt: RTT,
             in_flight: 0,
             last_sent_seq: first + 19,
             tag: 0,

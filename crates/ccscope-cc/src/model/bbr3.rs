@@ -28,7 +28,6 @@ use serde::{Deserialize, Serialize};
 use crate::common::bbr::{
     bdp, check_ack_aggregation_params, AckAggregation, AppLimitedSpan, CaState, LossTracker,
 };
-use crate::common::NewestAcked;
 use crate::params::{check_positive, invalid, ParamError, ParamSpec};
 use crate::{AckEvent, CongestionEvent, Controller, LossEvent, SendEvent};
 
@@ -445,8 +444,6 @@ pub struct Bbr3 {
     losses: u32,
     min_rtt: Option<Dur>,
     min_rtt_stamp: Time,
-    /// The newest packet the ACK being processed acknowledges: its RTT is the min-RTT filter's sample.
-    newest_acked: NewestAcked,
     probe_rtt_min: Option<Dur>,
     probe_rtt_min_stamp: Time,
     probe_rtt_done_stamp: Option<Time>,
@@ -518,7 +515,6 @@ impl Bbr3 {
             losses: 0,
             min_rtt: None,
             min_rtt_stamp: Time::ZERO,
-            newest_acked: NewestAcked::default(),
             probe_rtt_min: None,
             probe_rtt_min_stamp: Time::ZERO,
             probe_rtt_done_stamp: None,
@@ -1220,8 +1216,7 @@ impl Controller for Bbr3 {
         self.check_drain(now, ev.in_flight);
         self.update_cycle_phase(now, &rs);
         // tcp_bbr.c bbr_update_min_rtt reads rs->rtt_us, the newest (S)ACKed packet's RTT.
-        let rtt = self.newest_acked.take_rtt(now, ev.rtt);
-        self.update_min_rtt(now, rtt, ev.in_flight, rs.delivered);
+        self.update_min_rtt(now, ev.ca_rtt, ev.in_flight, rs.delivered);
         self.update_gains();
         let bw = self.bw();
         self.set_pacing_rate(bw, self.pacing_gain, ev.rtt);
@@ -1319,13 +1314,6 @@ impl Controller for Bbr3 {
     /// Yes: the bandwidth and inflight models read each sample (draft-ietf-ccwg-bbr §4.5.2).
     fn wants_rate_sample(&self) -> bool {
         true
-    }
-    /// Yes: the min-RTT filter's sample is the newest acknowledged packet's RTT (`NewestAcked`).
-    fn wants_packet_acks(&self) -> bool {
-        true
-    }
-    fn on_packet_acked(&mut self, _now: Time, ev: &crate::PacketAcked) {
-        self.newest_acked.on_packet_acked(ev);
     }
     fn state_name(&self) -> &'static str {
         match (self.mode, self.phase) {

@@ -996,6 +996,7 @@ mod tests {
                         send_time: sent,
                         recv_time: recv,
                         rtt: t - sent,
+                        ca_rtt: t - sent,
                         in_flight: self.pending.len() as u32,
                         last_sent_seq: self.next_seq - 1,
                         tag: 0,

@@ -744,8 +744,6 @@ mod tests {
                 tag,
                 recv_time: (i == 0).then(|| Time::from_ms(recv_ms)),
                 host_bytes: None,
-                retransmitted: false,
-                sacked: false,
             });
         }
         let ev = AckEvent {
@@ -754,6 +752,7 @@ mod tests {
             send_time: sent,
             recv_time: Time::from_ms(recv_ms),
             rtt: Dur::from_ms(rtt_ms),
+            ca_rtt: Dur::from_ms(rtt_ms),
             in_flight: 0,
             last_sent_seq: seq,
             tag,

@@ -1227,6 +1227,7 @@ mod tests {
             send_time: Time::ZERO,
             recv_time: s.now,
             rtt: Dur::from_ms(90),
+            ca_rtt: Dur::from_ms(90),
             in_flight: 2,
             last_sent_seq: 3,
             tag: 0,

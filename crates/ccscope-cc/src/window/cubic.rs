@@ -29,7 +29,7 @@ use crate::common::hystart::{
 };
 use crate::common::reno::check_reno_params;
 use crate::common::reno::{Phase, Undo};
-use crate::common::{NewestAcked, RttEstimator};
+use crate::common::RttEstimator;
 use crate::params::{invalid, ParamError, ParamSpec, StackDefault};
 use crate::{AckEvent, CongestionEvent, Controller};
 
@@ -181,8 +181,6 @@ pub struct Cubic {
     classic: Option<ClassicHyStart>,
     /// SND.NXT in packets, where the classic HyStart's round restarts after an RTO.
     next_seq: u64,
-    /// With `hystart = "linux"`: the newest packet the ACK being processed acknowledges.
-    newest_acked: NewestAcked,
 }
 
 impl Cubic {
@@ -205,7 +203,6 @@ impl Cubic {
                 HyStartFlavour::Rfc9406 | HyStartFlavour::Off => None,
             },
             next_seq: 0,
-            newest_acked: NewestAcked::default(),
             p,
         }
     }
@@ -308,18 +305,13 @@ impl Controller for Cubic {
         0
     }
 
-    fn on_packet_acked(&mut self, _now: Time, ev: &crate::PacketAcked) {
-        self.newest_acked.on_packet_acked(ev);
-    }
-
-    fn wants_packet_acks(&self) -> bool {
-        self.p.hystart == HyStartFlavour::Linux
-    }
-
     fn on_ack(&mut self, now: Time, ev: &AckEvent) {
         self.rtt.on_sample(ev.rtt);
-        // Linux hands Cubic `ca_rtt_us`, the newest (S)ACKed packet's RTT, not the echoed one's.
-        let ca_rtt = self.newest_acked.take_rtt(now, ev.rtt);
+        // Linux hands Cubic `ca_rtt_us`, the newest (S)ACKed packet's RTT; ns-3 the echo.
+        let ca_rtt = match self.p.hystart {
+            HyStartFlavour::Linux => ev.ca_rtt,
+            _ => ev.rtt,
+        };
         if let Some(h) = self.classic.as_mut() {
             // tcp_cubic.c L463 (tcp-cubic.cc PktsAcked): no delay samples right after a reduction.
             if !self

@@ -68,6 +68,7 @@ pub fn replay(script: &str) -> Vec<Decision> {
                     send_time: Time(now.0 - rtt.0),
                     recv_time: Time(now.0 - rtt.0 / 2),
                     rtt,
+                    ca_rtt: rtt,
                     in_flight: outstanding.len() as u32,
                     last_sent_seq: outstanding.keys().next_back().copied().unwrap_or(id),
                     tag: 0,

@@ -522,9 +522,6 @@ impl DatagramSender {
                 tag: ev.tag,
                 recv_time: Some(ev.recv_time),
                 host_bytes: ev.host_bytes,
-                // Datagrams are never resent.
-                retransmitted: false,
-                sacked: false,
             };
             self.cc.on_packet_acked(now, &packet);
         }
@@ -544,6 +541,8 @@ impl DatagramSender {
             send_time: rec.sent,
             recv_time: ack.recv,
             rtt: now - rec.sent,
+            // One datagram per ACK, never resent: its own RTT.
+            ca_rtt: now - rec.sent,
             in_flight: self.in_flight,
             last_sent_seq: self.next_seq.saturating_sub(1),
             tag: rec.tag,

@@ -96,6 +96,10 @@ enum State {
 }
 
 /// The earlier of two optional times (either one when the other is `None`).
+/// What `sack_run` found: F-RTO's evidence (an original (S)ACKed, something newly SACKed), reordering,
+/// packets newly delivered, and Linux's `first_sackt` and `last_sackt` (with its seq).
+type SackRun = (bool, bool, bool, u32, Option<Time>, Option<(u64, Time)>);
+
 fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.min(y)),
@@ -780,6 +784,10 @@ impl ReliableSender {
         let mut reordered = false;
         // Linux `first_sackt`: the send time of the first never-resent packet this ACK newly SACKs.
         let mut first_sackt: Option<Time> = None;
+        // Linux `last_ackt` and `last_sackt`: the send time of the newest packet never resent that this
+        // ACK newly acknowledges cumulatively, and (highest seq, send time) of the one it newly SACKs.
+        let mut last_ackt: Option<Time> = None;
+        let mut last_sackt: Option<(u64, Time)> = None;
         let dup = !advanced && self.snd_una < self.snd_nxt;
         let dupacks_before = self.dupacks;
         let dsack = self.dsack_block(ack);
@@ -805,8 +813,11 @@ impl ReliableSender {
                     State::Sacked => self.sacked_out -= 1,
                 }
                 if s.state != State::Sacked {
+                    if !s.retransmitted {
+                        last_ackt = Some(s.sent);
+                    }
                     if self.packet_acks {
-                        self.packet_acked(now, self.snd_una, &s, ack, false);
+                        self.packet_acked(now, self.snd_una, &s, ack);
                     }
                     self.rate.on_delivered(now, &s.rate(), s.sent, self.snd_una);
                     if self.rack_enabled {
@@ -857,8 +868,11 @@ impl ReliableSender {
                     .iter()
                     .filter(|r| r.0 > run)
                     .fold(hi, |e, r| e.min(r.0));
-                let (o, f, r, n, t) = self.sack_run(now, run, end, ack);
+                let (o, f, r, n, t, l) = self.sack_run(now, run, end, ack);
                 first_sackt = earliest(first_sackt, t);
+                if l.is_some_and(|(seq, _)| last_sackt.is_none_or(|(h, _)| seq > h)) {
+                    last_sackt = l;
+                }
                 orig_acked |= o;
                 sacked |= f;
                 reordered |= r;
@@ -969,6 +983,13 @@ impl ReliableSender {
             send_time: ack.sent,
             recv_time: ack.recv,
             rtt,
+            // tcp_clean_rtx_queue: ca_rtt_us from last_sackt if this ACK SACKed anything never resent,
+            // else from last_ackt unless a resent packet was cumulatively ACKed (FLAG_RETRANS_DATA_ACKED);
+            // tcp_ack_update_rtt falls back to the timestamp echo.
+            ca_rtt: last_sackt
+                .map(|(_, t)| t)
+                .or(last_ackt.filter(|_| !retx_acked))
+                .map_or(rtt, |t| now.since(t)),
             in_flight: self.in_flight,
             last_sent_seq: self.snd_nxt.saturating_sub(1),
             tag: echoed_tag,
@@ -1011,17 +1032,11 @@ impl ReliableSender {
 
     /// Packets `lo..hi` are SACKed by this ACK: the newly SACKed ones leave the pipe and feed the rate
     /// sample and RACK. Returns F-RTO's evidence (an original (S)ACKed, something newly SACKed), the
-    /// reordering seen, how many packets were newly delivered and the earliest send time of a newly
-    /// SACKed packet never resent.
-    fn sack_run(
-        &mut self,
-        now: Time,
-        lo: u64,
-        hi: u64,
-        ack: &Ack,
-    ) -> (bool, bool, bool, u32, Option<Time>) {
+    /// reordering seen, how many packets were newly delivered, the earliest send time of a newly
+    /// SACKed packet never resent, and (seq, send time) of the highest one.
+    fn sack_run(&mut self, now: Time, lo: u64, hi: u64, ack: &Ack) -> SackRun {
         let (mut orig_acked, mut sacked, mut reordered, mut newly) = (false, false, false, 0u32);
-        let mut first_sackt = None;
+        let (mut first_sackt, mut last_sackt) = (None, None);
         for seq in lo..hi {
             let s = self.seg(seq);
             let before = *s;
@@ -1046,9 +1061,10 @@ impl ReliableSender {
                 self.sacked_out += 1;
                 if !before.retransmitted {
                     first_sackt = earliest(first_sackt, Some(before.sent));
+                    last_sackt = Some((seq, before.sent));
                 }
                 if self.packet_acks {
-                    self.packet_acked(now, seq, &before, ack, true);
+                    self.packet_acked(now, seq, &before, ack);
                 }
                 self.rate
                     .on_delivered(now, &before.rate(), before.sent, seq);
@@ -1060,12 +1076,19 @@ impl ReliableSender {
                 }
             }
         }
-        (orig_acked, sacked, reordered, newly, first_sackt)
+        (
+            orig_acked,
+            sacked,
+            reordered,
+            newly,
+            first_sackt,
+            last_sackt,
+        )
     }
 
     /// Hand the controller packet `seq`, newly delivered by `ack` (by one of its SACK blocks if `sacked`),
     /// with its own tag; its arrival time is known only if `ack` echoes this transmission of it.
-    fn packet_acked(&mut self, now: Time, seq: u64, s: &Seg, ack: &Ack, sacked: bool) {
+    fn packet_acked(&mut self, now: Time, seq: u64, s: &Seg, ack: &Ack) {
         // RFC 7323 §4.3: the echoed send time names the transmission; an earlier one's arrival (the
         // original of a packet resent since) says nothing of when the retransmission came.
         let echoed = seq == ack.seq && ack.sent == s.sent;
@@ -1076,8 +1099,6 @@ impl ReliableSender {
             tag: s.tag,
             recv_time: echoed.then_some(ack.recv),
             host_bytes: ack.host_bytes.filter(|_| echoed),
-            retransmitted: s.retransmitted,
-            sacked,
         };
         self.cc.on_packet_acked(now, &ev);
     }
@@ -1212,9 +1233,6 @@ impl ReliableSender {
                 tag,
                 recv_time: None,
                 host_bytes: None,
-                // The probe resent it.
-                retransmitted: true,
-                sacked: false,
             };
             self.cc.on_packet_acked(now, &ev);
         } else {
@@ -2224,17 +2242,63 @@ mod tests {
         assert_eq!(p.recv_time, None);
     }
 
-    #[test]
-    fn packets_a_sack_block_delivers_are_marked_sacked_and_those_the_cumulative_ack_delivers_are_not(
+    /// A window of 4 that keeps each ACK's (rtt, ca_rtt).
+    struct RttSpy(std::sync::Arc<std::sync::Mutex<Vec<(Dur, Dur)>>>);
+
+    impl ccscope_cc::Controller for RttSpy {
+        fn on_ack(&mut self, _now: Time, ev: &AckEvent) {
+            self.0
+                .lock()
+                .expect("not poisoned")
+                .push((ev.rtt, ev.ca_rtt));
+        }
+        fn cwnd(&self) -> u32 {
+            4
+        }
+    }
+
+    /// A sender driven by an `RttSpy`, its first four packets sent at time zero.
+    fn rtt_spy() -> (
+        std::sync::Arc<std::sync::Mutex<Vec<(Dur, Dur)>>>,
+        ReliableSender,
+        Vec<Packet>,
     ) {
-        let (packets, mut s, mut out) = spied_sender();
-        // 2-3 SACKed, then the cumulative ACK passes them: 0 and 1 come from it (tcp_clean_rtx_queue's
-        // last_ackt), 2 and 3 from the SACK block (tcp_sacktag_one's last_sackt).
-        s.on_ack(ms(40), &unlimited(ack(0, 0, &[(2, 4)])), &mut out);
-        s.on_ack(ms(41), &unlimited(ack(4, 0, &[])), &mut out);
-        let packets = packets.lock().expect("not poisoned");
-        let got: Vec<(u64, bool)> = packets.iter().map(|p| (p.seq, p.sacked)).collect();
-        assert_eq!(got, [(2, true), (3, true), (0, false), (1, false)]);
+        let rtts = std::sync::Arc::default();
+        let cc = AnyController::boxed(RttSpy(std::sync::Arc::clone(&rtts)));
+        let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
+        s.start(Time::ZERO);
+        let mut out = Vec::new();
+        s.try_send(Time::ZERO, &mut out);
+        (rtts, s, out)
+    }
+
+    #[test]
+    fn ca_rtt_is_the_rtt_of_the_newest_packet_an_ack_covers() {
+        let (rtts, mut s, mut out) = rtt_spy();
+        // 0-3 at 0 ms; the ACKs at 40 and 41 ms let out 4 and 5. One ACK at 90 ms covers 2-5: its echo
+        // (this helper's, sent at 0) gives rtt 90 ms; Linux's ca_rtt_us is packet 5's, sent at 41 ms.
+        s.on_ack(ms(40), &unlimited(ack(1, 0, &[])), &mut out);
+        s.on_ack(ms(41), &unlimited(ack(2, 0, &[])), &mut out);
+        s.on_ack(ms(90), &unlimited(ack(6, 0, &[])), &mut out);
+        let last = *rtts.lock().expect("not poisoned").last().expect("an ACK");
+        assert_eq!(last, (Dur::from_ms(90), Dur::from_ms(49)));
+    }
+
+    #[test]
+    fn a_resent_packet_cumulatively_acked_voids_the_cumulative_sample_but_a_sack_sample_stands() {
+        let (rtts, mut s, mut out) = rtt_spy();
+        // The RTO at 1 s resends 0-3. The ACK of 0 (resent) at 1010 ms: tcp_clean_rtx_queue sets
+        // FLAG_RETRANS_DATA_ACKED and takes no time from it, so ca_rtt falls back to the echo.
+        s.on_timeout(ms(1000), &mut out);
+        out.clear();
+        s.on_ack(ms(1010), &unlimited(ack(1, 0, &[])), &mut out);
+        assert_eq!(seqs(&out), [4]);
+        let got = *rtts.lock().expect("not poisoned").last().expect("an ACK");
+        assert_eq!(got, (Dur::from_ms(1010), Dur::from_ms(1010)));
+        // Then 1 (resent) cumulatively and 4 (sent once, at 1010 ms) by SACK: last_sackt gives 40 ms.
+        s.on_ack(ms(1050), &unlimited(ack(2, 0, &[(4, 5)])), &mut out);
+        let got = *rtts.lock().expect("not poisoned").last().expect("an ACK");
+        assert_eq!(got, (Dur::from_ms(1050), Dur::from_ms(40)));
     }
 
     #[test]
