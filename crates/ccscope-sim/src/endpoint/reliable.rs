@@ -2196,14 +2196,21 @@ mod tests {
 
     type Spied = std::sync::Arc<std::sync::Mutex<Vec<PacketAcked>>>;
 
-    /// A sender driven by a `PacketSpy`, its first four packets sent at time zero (in `out`).
-    fn spied_sender() -> (Spied, ReliableSender, Vec<Packet>) {
-        let packets: Spied = std::sync::Arc::default();
-        let cc = AnyController::boxed(PacketSpy(std::sync::Arc::clone(&packets)));
+    /// A sender driven by `cc` (a window of 4), its first four packets sent at time zero (in `out`).
+    fn started(cc: AnyController) -> (ReliableSender, Vec<Packet>) {
         let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
         s.start(Time::ZERO);
         let mut out = Vec::new();
         s.try_send(Time::ZERO, &mut out);
+        (s, out)
+    }
+
+    /// A sender driven by a `PacketSpy`.
+    fn spied_sender() -> (Spied, ReliableSender, Vec<Packet>) {
+        let packets: Spied = std::sync::Arc::default();
+        let (s, out) = started(AnyController::boxed(PacketSpy(std::sync::Arc::clone(
+            &packets,
+        ))));
         (packets, s, out)
     }
 
@@ -2257,18 +2264,14 @@ mod tests {
         }
     }
 
-    /// A sender driven by an `RttSpy`, its first four packets sent at time zero.
+    /// A sender driven by an `RttSpy`.
     fn rtt_spy() -> (
         std::sync::Arc<std::sync::Mutex<Vec<(Dur, Dur)>>>,
         ReliableSender,
         Vec<Packet>,
     ) {
         let rtts = std::sync::Arc::default();
-        let cc = AnyController::boxed(RttSpy(std::sync::Arc::clone(&rtts)));
-        let mut s = ReliableSender::new(0, cc, PKT, None, RtoParams::default());
-        s.start(Time::ZERO);
-        let mut out = Vec::new();
-        s.try_send(Time::ZERO, &mut out);
+        let (s, out) = started(AnyController::boxed(RttSpy(std::sync::Arc::clone(&rtts))));
         (rtts, s, out)
     }
 
